@@ -1,0 +1,201 @@
+/*
+ * alloc.c - the one allocation path of the library.
+ *
+ * Every block starts with a hidden 64-byte prefix that records the allocator
+ * that made it (callbacks and user pointer) and its sizes. That is what lets
+ * npyio_free() release any block the library handed out, through the right
+ * allocator, even after the npyio_options that named the allocator is gone;
+ * and it lets sized allocators be told the size on free. The caller's
+ * pointer is the byte after the prefix, so it keeps the 64-byte alignment
+ * the allocator was asked for.
+ */
+#include "internal.h"
+#include "platform.h"
+
+#include <string.h>
+
+#define BLOCK_MAGIC UINT64_C(0x4e505949424c4b31) /* "NPYIBLK1" */
+#define BLOCK_FREED UINT64_C(0x4e5059494652454b) /* "NPYIFREK" */
+
+typedef struct block_prefix {
+    uint64_t magic;
+    void *(*alloc)(void *user, size_t size, size_t alignment);
+    void *(*realloc)(void *user, void *ptr, size_t old_size, size_t new_size,
+                     size_t alignment);
+    void (*free)(void *user, void *ptr, size_t size);
+    void *user;
+    size_t total; /* bytes obtained from the allocator, prefix included */
+    size_t size;  /* bytes the library asked for */
+} block_prefix;
+
+#define PREFIX_SIZE NPYIO__BLOCK_ALIGN
+_Static_assert(sizeof(block_prefix) <= PREFIX_SIZE,
+               "the block prefix must fit in front of an aligned block");
+
+static block_prefix *prefix_of(const void *block)
+{
+    return (block_prefix *)((unsigned char *)block - PREFIX_SIZE);
+}
+
+static size_t alignment_for(size_t total)
+{
+    return total >= NPYIO__HUGE_THRESHOLD ? NPYIO__HUGE_ALIGN
+                                          : NPYIO__BLOCK_ALIGN;
+}
+
+void npyio__mem_init(npyio__mem *mem, const npyio_options *options)
+{
+    int64_t limit;
+
+    npyio__options_allocator(options, &mem->ops, &mem->user);
+    limit = npyio__limit(options, NPYIO_LIMIT_ALLOC_BYTES);
+    mem->max_alloc = (uint64_t)limit;
+}
+
+/* Size checks shared by alloc and realloc: representability, then limit. */
+static npyio_status check_request(const npyio__mem *mem, size_t size,
+                                  const char *what, size_t *total)
+{
+    if (!npyio__add_size(size, PREFIX_SIZE, total))
+        return npyio__fail(NPYIO_E_OVERFLOW,
+                           "%s: %zu bytes do not fit this host's address "
+                           "space", what, size);
+    if ((uint64_t)size > mem->max_alloc)
+        return npyio__fail(NPYIO_E_LIMIT,
+                           "%s: %zu bytes needed, above the allocation limit "
+                           "of %llu bytes (NPYIO_LIMIT_ALLOC_BYTES)",
+                           what, size, (unsigned long long)mem->max_alloc);
+    return NPYIO_OK;
+}
+
+static void *init_block(void *base, const npyio__mem *mem, size_t total,
+                        size_t size)
+{
+    block_prefix *p = base;
+
+    p->magic = BLOCK_MAGIC;
+    p->alloc = mem->ops.alloc;
+    p->realloc = mem->ops.realloc;
+    p->free = mem->ops.free;
+    p->user = mem->user;
+    p->total = total;
+    p->size = size;
+    return (unsigned char *)base + PREFIX_SIZE;
+}
+
+npyio_status npyio__alloc(const npyio__mem *mem, size_t size,
+                          const char *what, void **out)
+{
+    size_t total = 0;
+    void *base;
+    npyio_status st;
+
+    *out = NULL;
+    st = check_request(mem, size, what, &total);
+    if (st != NPYIO_OK)
+        return st;
+    base = mem->ops.alloc(mem->user, total, alignment_for(total));
+    if (base == NULL)
+        return npyio__fail(NPYIO_E_NOMEM, "%s: allocating %zu bytes failed",
+                           what, size);
+    *out = init_block(base, mem, total, size);
+    return NPYIO_OK;
+}
+
+npyio_status npyio__alloc_array(const npyio__mem *mem, size_t count,
+                                size_t item_size, const char *what,
+                                void **out)
+{
+    size_t size;
+
+    *out = NULL;
+    if (!npyio__mul_size(count, item_size, &size))
+        return npyio__fail(NPYIO_E_OVERFLOW,
+                           "%s: %zu items of %zu bytes do not fit this "
+                           "host's address space", what, count, item_size);
+    return npyio__alloc(mem, size, what, out);
+}
+
+npyio_status npyio__alloc_zero(const npyio__mem *mem, size_t size,
+                               const char *what, void **out)
+{
+    npyio_status st = npyio__alloc(mem, size, what, out);
+
+    if (st == NPYIO_OK)
+        memset(*out, 0, size);
+    return st;
+}
+
+/* Resize in place through the allocator's own realloc, when it has one and
+ * the block stays in the same alignment class. */
+static void *realloc_base(block_prefix *p, size_t total)
+{
+    size_t alignment = alignment_for(total);
+
+    if (p->realloc == NULL || alignment != alignment_for(p->total))
+        return NULL;
+    return p->realloc(p->user, p, p->total, total, alignment);
+}
+
+npyio_status npyio__realloc(const npyio__mem *mem, void **block, size_t size,
+                            const char *what)
+{
+    block_prefix *old;
+    npyio__mem same;
+    size_t total = 0;
+    void *base;
+    void *fresh;
+    npyio_status st;
+
+    if (*block == NULL)
+        return npyio__alloc(mem, size, what, block);
+    st = check_request(mem, size, what, &total);
+    if (st != NPYIO_OK)
+        return st;
+    old = prefix_of(*block);
+    base = realloc_base(old, total);
+    if (base != NULL) {
+        ((block_prefix *)base)->total = total;
+        ((block_prefix *)base)->size = size;
+        *block = (unsigned char *)base + PREFIX_SIZE;
+        return NPYIO_OK;
+    }
+    /* Allocate, copy, free, with the allocator that made the block. */
+    same = *mem;
+    same.ops.alloc = old->alloc;
+    same.ops.realloc = old->realloc;
+    same.ops.free = old->free;
+    same.user = old->user;
+    st = npyio__alloc(&same, size, what, &fresh);
+    if (st != NPYIO_OK)
+        return st;
+    memcpy(fresh, *block, size < old->size ? size : old->size);
+    npyio__free(*block);
+    *block = fresh;
+    return NPYIO_OK;
+}
+
+size_t npyio__block_size(const void *block)
+{
+    return block == NULL ? 0 : prefix_of(block)->size;
+}
+
+void npyio__free(void *block)
+{
+    block_prefix *p;
+
+    if (block == NULL)
+        return;
+    p = prefix_of(block);
+    /* A pointer that is not a live block of ours is left alone rather than
+     * handed to an allocator that would corrupt its heap. */
+    if (p->magic != BLOCK_MAGIC)
+        return;
+    p->magic = BLOCK_FREED;
+    p->free(p->user, p, p->total);
+}
+
+void npyio_free(void *ptr)
+{
+    npyio__free(ptr);
+}

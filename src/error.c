@@ -1,0 +1,81 @@
+/*
+ * error.c - status codes and the thread-local message of the last failure.
+ *
+ * The message lives in a fixed buffer per thread (C11 _Thread_local), so
+ * recording an error never allocates and cannot itself fail; this is the
+ * only per-thread state of the library.
+ */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char last_message[NPYIO__MESSAGE_CAP];
+
+const char *npyio_status_string(npyio_status status)
+{
+    switch (status) {
+    case NPYIO_OK: return "success";
+    case NPYIO_END: return "end of data";
+    case NPYIO_E_INVALID_ARG: return "invalid argument";
+    case NPYIO_E_NOMEM: return "out of memory";
+    case NPYIO_E_IO: return "I/O error";
+    case NPYIO_E_FORMAT: return "bad format";
+    case NPYIO_E_UNSUPPORTED: return "unsupported feature";
+    case NPYIO_E_LIMIT: return "limit exceeded";
+    case NPYIO_E_TRUNCATED: return "truncated data";
+    case NPYIO_E_NOT_FOUND: return "not found";
+    case NPYIO_E_CHECKSUM: return "checksum mismatch";
+    case NPYIO_E_STATE: return "wrong state";
+    case NPYIO_E_OVERFLOW: return "value too large";
+    case NPYIO_E_BUFFER_TOO_SMALL: return "buffer too small";
+    default: return "unknown status";
+    }
+}
+
+const char *npyio_last_error(void)
+{
+    return last_message;
+}
+
+/*
+ * A message cut to fit the buffer may end inside a UTF-8 sequence (names
+ * from headers are UTF-8); drop the incomplete tail so the message stays
+ * valid UTF-8 for bindings that decode it strictly.
+ */
+static void trim_partial_utf8(char *text, size_t len)
+{
+    size_t start = len;
+    size_t need;
+    unsigned char lead;
+
+    /* Find the start of the last sequence: at most 3 continuation bytes. */
+    while (start > 0 && len - start < 4 &&
+           ((unsigned char)text[start - 1] & 0xC0u) == 0x80u)
+        start--;
+    if (start == 0)
+        return;
+    lead = (unsigned char)text[start - 1];
+    if (lead < 0xC0u)
+        return; /* ASCII (or stray continuation bytes: leave them) */
+    need = lead >= 0xF0u ? 4 : lead >= 0xE0u ? 3 : 2;
+    if (len - (start - 1) < need)
+        text[start - 1] = '\0';
+}
+
+npyio_status npyio__fail(npyio_status status, const char *fmt, ...)
+{
+    va_list args;
+    int written;
+
+    va_start(args, fmt);
+    /* vsnprintf truncates and terminates; a formatting failure leaves an
+     * empty message, which is still a valid string. */
+    written = vsnprintf(last_message, sizeof last_message, fmt, args);
+    va_end(args);
+    if (written < 0)
+        last_message[0] = '\0';
+    else if ((size_t)written >= sizeof last_message)
+        trim_partial_utf8(last_message, sizeof last_message - 1);
+    return status;
+}

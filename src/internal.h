@@ -1,0 +1,144 @@
+/*
+ * internal.h - helpers shared by every module of libnpyio: setting the
+ * thread-local error message, checking handles, and allocating through the
+ * caller's allocator with size and limit checks. Nothing here is exported;
+ * the public interface is include/npyio.h.
+ */
+#ifndef NPYIO_INTERNAL_H
+#define NPYIO_INTERNAL_H
+
+#include "npyio.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define NPYIO__PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#define NPYIO__WARN_UNUSED __attribute__((warn_unused_result))
+#else
+#define NPYIO__PRINTF(fmt, args)
+#define NPYIO__WARN_UNUSED
+#endif
+
+/* ---- errors (error.c) -------------------------------------------------- */
+
+/* Size of the thread-local message buffer, terminator included. */
+#define NPYIO__MESSAGE_CAP 1024
+
+/*
+ * Record a failure for the calling thread and return `status`, so a failing
+ * path reads `return npyio__fail(NPYIO_E_FORMAT, "header byte %zu: ...", i)`.
+ * Messages are "<where>: <what>"; the text is cut to fit, never overrun.
+ */
+npyio_status npyio__fail(npyio_status status, const char *fmt, ...)
+    NPYIO__PRINTF(2, 3);
+
+/* ---- handles ----------------------------------------------------------- */
+
+/*
+ * Every handle starts with a 32-bit magic naming its kind, checked at every
+ * entry point: a pointer to the wrong kind of handle (a common binding
+ * mistake) is reported, not trusted. Freeing a handle clears its magic, so a
+ * use after free is often caught too, though that cannot be guaranteed.
+ */
+#define NPYIO__MAGIC_OPTIONS 0x4f50544eu /* "OPTN" */
+#define NPYIO__MAGIC_DEAD 0xdeaddeadu
+
+/* ---- memory (alloc.c) -------------------------------------------------- */
+
+/*
+ * An allocation context: the allocator and the limit on single allocations,
+ * copied out of an npyio_options when a handle is made. Every allocation of
+ * the library goes through one of these.
+ */
+typedef struct npyio__mem {
+    npyio_allocator ops; /* all members filled in; realloc may be NULL */
+    void *user;
+    uint64_t max_alloc; /* NPYIO_LIMIT_ALLOC_BYTES */
+} npyio__mem;
+
+/* Blocks of at least this many bytes are asked for 2 MiB aligned, so that
+ * the kernel can back them with transparent huge pages (see PERF-NOTES). */
+#define NPYIO__HUGE_THRESHOLD ((size_t)4 << 20)
+#define NPYIO__HUGE_ALIGN ((size_t)2 << 20)
+/* Alignment of every block the library returns (a cache line; enough for
+ * any scalar and for SIMD loads). */
+#define NPYIO__BLOCK_ALIGN ((size_t)64)
+
+/* Fill `mem` from options (NULL: defaults). Cannot fail. */
+void npyio__mem_init(npyio__mem *mem, const npyio_options *options);
+
+/*
+ * Allocate `size` bytes (0 is allowed and gives a valid block). Fails with
+ * NPYIO_E_LIMIT above the allocation limit, NPYIO_E_OVERFLOW if the size
+ * cannot be represented, NPYIO_E_NOMEM if the allocator fails; `what` names
+ * the purpose in the message ("header text"). The block is released with
+ * npyio__free() (the same as the public npyio_free()).
+ */
+npyio_status npyio__alloc(const npyio__mem *mem, size_t size,
+                          const char *what, void **out) NPYIO__WARN_UNUSED;
+
+/* As npyio__alloc, for `count` items of `item_size` bytes, with the product
+ * checked for overflow first. */
+npyio_status npyio__alloc_array(const npyio__mem *mem, size_t count,
+                                size_t item_size, const char *what,
+                                void **out) NPYIO__WARN_UNUSED;
+
+/* As npyio__alloc, zero-filled. */
+npyio_status npyio__alloc_zero(const npyio__mem *mem, size_t size,
+                               const char *what, void **out)
+    NPYIO__WARN_UNUSED;
+
+/*
+ * Resize a block from npyio__alloc to `size` bytes, keeping its contents.
+ * On failure `*block` is left as it was (still valid, still owned by the
+ * caller). A NULL `*block` allocates.
+ */
+npyio_status npyio__realloc(const npyio__mem *mem, void **block, size_t size,
+                            const char *what) NPYIO__WARN_UNUSED;
+
+/* The usable size of a block from npyio__alloc (what was asked for). */
+size_t npyio__block_size(const void *block);
+
+/* Release a block from npyio__alloc; NULL is ignored. */
+void npyio__free(void *block);
+
+/* ---- options (options.c) ----------------------------------------------- */
+
+/* The allocator of options (NULL: the default one), all members filled. */
+void npyio__options_allocator(const npyio_options *options,
+                              npyio_allocator *ops, void **user);
+
+/* Fetch a limit without the public call's argument checks; `options` may be
+ * NULL (defaults). `which` must be a known limit. */
+int64_t npyio__limit(const npyio_options *options, npyio_limit which);
+
+/* Checked size arithmetic: false on overflow (and *out is left unset). */
+static inline bool npyio__mul_size(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return false;
+    *out = a * b;
+    return true;
+}
+
+static inline bool npyio__add_size(size_t a, size_t b, size_t *out)
+{
+    if (b > SIZE_MAX - a)
+        return false;
+    *out = a + b;
+    return true;
+}
+
+/*
+ * Copy a caller's callback table that starts with its size: the members
+ * within both sizes are copied, the rest of `dst` is zeroed. Members beyond
+ * what this version knows must be zero, else NPYIO_E_UNSUPPORTED; a table
+ * smaller than `min_size` is NPYIO_E_INVALID_ARG. `what` names the table in
+ * messages ("npyio_options_set_allocator: allocator").
+ */
+npyio_status npyio__copy_table(void *dst, size_t dst_size, const void *src,
+                               size_t min_size, const char *what);
+
+#endif /* NPYIO_INTERNAL_H */

@@ -1,0 +1,182 @@
+/*
+ * options.c - the npyio_options handle: resource limits and the allocator
+ * that handles made with it copy when they are created. Knows nothing of
+ * the formats; the modules that enforce a limit read it through
+ * npyio__limit().
+ */
+#include "internal.h"
+#include "platform.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One past the highest NPYIO_LIMIT_* this version knows. */
+#define LIMIT_END 8
+
+struct npyio_options {
+    uint32_t magic;
+    int64_t limits[LIMIT_END];
+    npyio_allocator allocator;
+    void *allocator_user;
+};
+
+static const int64_t default_limits[LIMIT_END] = {
+    [NPYIO_LIMIT_HEADER_BYTES] = INT64_C(16) << 20,
+    [NPYIO_LIMIT_NDIM] = 64,
+    [NPYIO_LIMIT_DEPTH] = 32,
+    [NPYIO_LIMIT_NPZ_MEMBERS] = 65536,
+    [NPYIO_LIMIT_NPZ_MEMBER_BYTES] = INT64_MAX,
+    [NPYIO_LIMIT_NPZ_RATIO] = 1100,
+    [NPYIO_LIMIT_ALLOC_BYTES] = INT64_MAX,
+};
+
+static const npyio_allocator default_allocator = {
+    sizeof(npyio_allocator),
+    npyio__sys_alloc,
+    NULL, /* realloc of posix_memalign blocks would lose their alignment */
+    npyio__sys_free,
+};
+
+static bool known_limit(npyio_limit which)
+{
+    return which >= NPYIO_LIMIT_HEADER_BYTES && which < LIMIT_END;
+}
+
+static npyio_status check_options(const npyio_options *options,
+                                  const char *where)
+{
+    if (options == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: options is NULL", where);
+    if (options->magic != NPYIO__MAGIC_OPTIONS)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: the pointer given as options is not an "
+                           "npyio_options handle (or was freed)", where);
+    return NPYIO_OK;
+}
+
+static npyio_status check_limit_name(npyio_limit which, const char *where)
+{
+    if (!known_limit(which))
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: limit %d is not known to libnpyio %s", where,
+                           (int)which, NPYIO_VERSION_STRING);
+    return NPYIO_OK;
+}
+
+npyio_status npyio_options_new(npyio_options **out)
+{
+    npyio_options *options;
+
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "npyio_options_new: out is NULL");
+    *out = NULL;
+    /* The one allocation not routed through npyio__alloc: the handle that
+     * carries the allocator cannot be made by it. */
+    options = malloc(sizeof *options);
+    if (options == NULL)
+        return npyio__fail(NPYIO_E_NOMEM,
+                           "npyio_options_new: allocating %zu bytes failed",
+                           sizeof *options);
+    options->magic = NPYIO__MAGIC_OPTIONS;
+    memcpy(options->limits, default_limits, sizeof options->limits);
+    options->allocator = default_allocator;
+    options->allocator_user = NULL;
+    *out = options;
+    return NPYIO_OK;
+}
+
+void npyio_options_free(npyio_options *options)
+{
+    if (options == NULL || options->magic != NPYIO__MAGIC_OPTIONS)
+        return;
+    options->magic = NPYIO__MAGIC_DEAD;
+    free(options);
+}
+
+npyio_status npyio_options_set_limit(npyio_options *options,
+                                     npyio_limit which, int64_t value)
+{
+    static const char where[] = "npyio_options_set_limit";
+    npyio_status st;
+
+    st = check_options(options, where);
+    if (st == NPYIO_OK)
+        st = check_limit_name(which, where);
+    if (st != NPYIO_OK)
+        return st;
+    if (value < 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: limit %d cannot be negative (%lld given)",
+                           where, (int)which, (long long)value);
+    options->limits[which] = value;
+    return NPYIO_OK;
+}
+
+npyio_status npyio_options_get_limit(const npyio_options *options,
+                                     npyio_limit which, int64_t *value)
+{
+    static const char where[] = "npyio_options_get_limit";
+    npyio_status st;
+
+    if (value == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: value is NULL", where);
+    *value = 0;
+    st = options == NULL ? NPYIO_OK : check_options(options, where);
+    if (st == NPYIO_OK)
+        st = check_limit_name(which, where);
+    if (st != NPYIO_OK)
+        return st;
+    *value = npyio__limit(options, which);
+    return NPYIO_OK;
+}
+
+npyio_status npyio_options_set_allocator(npyio_options *options,
+                                         const npyio_allocator *allocator,
+                                         void *user)
+{
+    static const char where[] = "npyio_options_set_allocator: allocator";
+    npyio_allocator copy;
+    npyio_status st;
+
+    st = check_options(options, "npyio_options_set_allocator");
+    if (st != NPYIO_OK)
+        return st;
+    if (allocator == NULL) {
+        options->allocator = default_allocator;
+        options->allocator_user = NULL;
+        return NPYIO_OK;
+    }
+    st = npyio__copy_table(&copy, sizeof copy, allocator,
+                           offsetof(npyio_allocator, free) +
+                               sizeof allocator->free,
+                           where);
+    if (st != NPYIO_OK)
+        return st;
+    if (copy.alloc == NULL || copy.free == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: alloc and free are required, %s is NULL",
+                           where, copy.alloc == NULL ? "alloc" : "free");
+    options->allocator = copy;
+    options->allocator_user = user;
+    return NPYIO_OK;
+}
+
+void npyio__options_allocator(const npyio_options *options,
+                              npyio_allocator *ops, void **user)
+{
+    if (options == NULL) {
+        *ops = default_allocator;
+        *user = NULL;
+        return;
+    }
+    *ops = options->allocator;
+    *user = options->allocator_user;
+}
+
+int64_t npyio__limit(const npyio_options *options, npyio_limit which)
+{
+    const int64_t *limits = options ? options->limits : default_limits;
+
+    return limits[which];
+}

@@ -1,0 +1,206 @@
+/*
+ * test_error.c - status codes, status strings, the version API and the
+ * thread-local message of the last failure.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "testutil.h"
+
+/* Every pinned status, with the value the header promises forever. */
+static const struct {
+    npyio_status status;
+    int value;
+} pinned[] = {
+    {NPYIO_OK, 0},
+    {NPYIO_END, 1},
+    {NPYIO_E_INVALID_ARG, -1},
+    {NPYIO_E_NOMEM, -2},
+    {NPYIO_E_IO, -3},
+    {NPYIO_E_FORMAT, -4},
+    {NPYIO_E_UNSUPPORTED, -5},
+    {NPYIO_E_LIMIT, -6},
+    {NPYIO_E_TRUNCATED, -7},
+    {NPYIO_E_NOT_FOUND, -8},
+    {NPYIO_E_CHECKSUM, -9},
+    {NPYIO_E_STATE, -10},
+    {NPYIO_E_OVERFLOW, -11},
+    {NPYIO_E_BUFFER_TOO_SMALL, -12},
+};
+#define PINNED_COUNT (sizeof pinned / sizeof pinned[0])
+
+static void test_status_values_are_pinned(void **state)
+{
+    size_t i;
+
+    (void)state;
+    assert_int_equal(sizeof(npyio_status), 4);
+    assert_true((npyio_status)-1 < 0); /* signed */
+    for (i = 0; i < PINNED_COUNT; i++)
+        assert_int_equal(pinned[i].status, pinned[i].value);
+}
+
+static void test_every_status_has_its_own_string(void **state)
+{
+    const char *unknown = npyio_status_string(-9999);
+    size_t i, j;
+
+    (void)state;
+    assert_string_equal(unknown, "unknown status");
+    assert_string_equal(npyio_status_string(NPYIO_OK), "success");
+    assert_string_equal(npyio_status_string(NPYIO_E_NOMEM), "out of memory");
+    for (i = 0; i < PINNED_COUNT; i++) {
+        const char *s = npyio_status_string(pinned[i].status);
+
+        assert_non_null(s);
+        assert_true(strlen(s) > 0);
+        assert_string_not_equal(s, unknown);
+        for (j = 0; j < i; j++)
+            assert_string_not_equal(s, npyio_status_string(pinned[j].status));
+    }
+    /* Neighbours of the known range are unknown, not a neighbour's text. */
+    assert_string_equal(npyio_status_string(2), unknown);
+    assert_string_equal(npyio_status_string(-13), unknown);
+    assert_string_equal(npyio_status_string(INT32_MIN), unknown);
+    assert_string_equal(npyio_status_string(INT32_MAX), unknown);
+}
+
+static void test_version_matches_header(void **state)
+{
+    char expected[32];
+
+    (void)state;
+    snprintf(expected, sizeof expected, "%d.%d.%d", NPYIO_VERSION_MAJOR,
+             NPYIO_VERSION_MINOR, NPYIO_VERSION_PATCH);
+    assert_string_equal(NPYIO_VERSION_STRING, expected);
+    assert_string_equal(npyio_version_string(), expected);
+    assert_int_equal(NPYIO_VERSION_NUMBER,
+                     NPYIO_VERSION_MAJOR * 10000 + NPYIO_VERSION_MINOR * 100 +
+                         NPYIO_VERSION_PATCH);
+    assert_int_equal(npyio_version_number(), NPYIO_VERSION_NUMBER);
+    assert_int_equal(NPYIO_VERSION_MAJOR, 1);
+}
+
+/* A failing public call fills the message with the function and the cause. */
+static void test_failure_sets_message(void **state)
+{
+    int64_t value = 123;
+
+    (void)state;
+    assert_status(npyio_options_get_limit(NULL, 99, &value),
+                  NPYIO_E_INVALID_ARG);
+    assert_int_equal(value, 0);
+    assert_string_equal(npyio_last_error(),
+                        "npyio_options_get_limit: limit 99 is not known to "
+                        "libnpyio " NPYIO_VERSION_STRING);
+    /* Success does not clear it. */
+    assert_ok(npyio_options_get_limit(NULL, NPYIO_LIMIT_NDIM, &value));
+    assert_error_contains("limit 99 is not known");
+}
+
+/* Messages longer than the buffer are cut, terminated, and never end in
+ * the middle of a UTF-8 sequence. */
+static void test_long_message_is_cut_at_utf8_boundary(void **state)
+{
+    char name[3 * NPYIO__MESSAGE_CAP];
+    size_t shift, len, i;
+
+    (void)state;
+    for (shift = 0; shift < 4; shift++) {
+        memset(name, 'a', shift);
+        for (i = shift; i + 2 < sizeof name - 1; i += 2) {
+            name[i] = (char)0xC4; /* U+0109, two bytes */
+            name[i + 1] = (char)0x89;
+        }
+        name[i] = '\0';
+        assert_status(npyio__fail(NPYIO_E_FORMAT, "field %s", name),
+                      NPYIO_E_FORMAT);
+        len = strlen(npyio_last_error());
+        assert_true(len < NPYIO__MESSAGE_CAP);
+        assert_true(len >= NPYIO__MESSAGE_CAP - 4);
+        /* The last character is complete: its lead byte has both bytes. */
+        for (i = len; i > 0; i--)
+            if (((unsigned char)npyio_last_error()[i - 1] & 0xC0u) != 0x80u)
+                break;
+        if ((unsigned char)npyio_last_error()[i - 1] == 0xC4u)
+            assert_int_equal(len - i, 1);
+    }
+}
+
+/*
+ * Two threads fail with different messages while the other's message is
+ * live; each must read back its own. The barrier makes both messages exist
+ * at once, so one shared buffer could not pass.
+ */
+struct thread_case {
+    pthread_barrier_t *barrier;
+    npyio_limit limit;
+    char seen_before[NPYIO__MESSAGE_CAP];
+    char seen_after[NPYIO__MESSAGE_CAP];
+    npyio_status status;
+};
+
+static void *fail_in_thread(void *arg)
+{
+    struct thread_case *c = arg;
+    int64_t value;
+
+    snprintf(c->seen_before, sizeof c->seen_before, "%s", npyio_last_error());
+    c->status = npyio_options_get_limit(NULL, c->limit, &value);
+    pthread_barrier_wait(c->barrier); /* both have failed */
+    pthread_barrier_wait(c->barrier); /* the main thread has failed too */
+    snprintf(c->seen_after, sizeof c->seen_after, "%s", npyio_last_error());
+    return NULL;
+}
+
+static void test_message_is_per_thread(void **state)
+{
+    pthread_barrier_t barrier;
+    struct thread_case cases[2] = {{.limit = 1000}, {.limit = 2000}};
+    pthread_t threads[2];
+    int i;
+
+    (void)state;
+    assert_int_equal(pthread_barrier_init(&barrier, NULL, 3), 0);
+    for (i = 0; i < 2; i++) {
+        cases[i].barrier = &barrier;
+        assert_int_equal(
+            pthread_create(&threads[i], NULL, fail_in_thread, &cases[i]), 0);
+    }
+    pthread_barrier_wait(&barrier);
+    assert_status(npyio_options_set_limit(NULL, NPYIO_LIMIT_NDIM, 1),
+                  NPYIO_E_INVALID_ARG);
+    pthread_barrier_wait(&barrier);
+    for (i = 0; i < 2; i++)
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+    pthread_barrier_destroy(&barrier);
+
+    assert_string_equal(npyio_last_error(),
+                        "npyio_options_set_limit: options is NULL");
+    for (i = 0; i < 2; i++) {
+        char expected[128];
+
+        snprintf(expected, sizeof expected,
+                 "npyio_options_get_limit: limit %d is not known to "
+                 "libnpyio %s", (int)cases[i].limit, NPYIO_VERSION_STRING);
+        assert_int_equal(cases[i].status, NPYIO_E_INVALID_ARG);
+        assert_string_equal(cases[i].seen_before, ""); /* new thread: empty */
+        assert_string_equal(cases[i].seen_after, expected);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_values_are_pinned),
+        cmocka_unit_test(test_every_status_has_its_own_string),
+        cmocka_unit_test(test_version_matches_header),
+        cmocka_unit_test(test_failure_sets_message),
+        cmocka_unit_test(test_long_message_is_cut_at_utf8_boundary),
+        cmocka_unit_test(test_message_is_per_thread),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,41 @@
+/*
+ * testutil.h - what every unit test program includes: cmocka, the public and
+ * internal headers, and assertions that print the library's last error
+ * message next to the values when they fail.
+ */
+#ifndef NPYIO_TESTUTIL_H
+#define NPYIO_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "npyio.h"
+#include "internal.h"
+
+/* A call must return `expected`; on failure, show both statuses by number
+ * and name, the expression, and the thread's last error message. */
+#define assert_status(expr, expected)                                        \
+    do {                                                                     \
+        npyio_status st_ = (expr);                                           \
+        npyio_status ex_ = (expected);                                       \
+        if (st_ != ex_)                                                      \
+            fail_msg("%s returned %d (%s), expected %d (%s); last error: %s",\
+                     #expr, (int)st_, npyio_status_string(st_), (int)ex_,    \
+                     npyio_status_string(ex_), npyio_last_error());          \
+    } while (0)
+
+#define assert_ok(expr) assert_status((expr), NPYIO_OK)
+
+/* The last error message must contain `needle`. */
+#define assert_error_contains(needle)                                        \
+    do {                                                                     \
+        const char *msg_ = npyio_last_error();                               \
+        if (strstr(msg_, (needle)) == NULL)                                  \
+            fail_msg("last error \"%s\" does not contain \"%s\"", msg_,      \
+                     (needle));                                              \
+    } while (0)
+
+#endif /* NPYIO_TESTUTIL_H */
