@@ -114,6 +114,9 @@ void npyio__options_allocator(const npyio_options *options,
  * NULL (defaults). `which` must be a known limit. */
 int64_t npyio__limit(const npyio_options *options, npyio_limit which);
 
+/* The header's name of a known limit ("NPYIO_LIMIT_NDIM"), for messages. */
+const char *npyio__limit_name(npyio_limit which);
+
 /* Checked size arithmetic: false on overflow (and *out is left unset). */
 static inline bool npyio__mul_size(size_t a, size_t b, size_t *out)
 {

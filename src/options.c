@@ -30,6 +30,17 @@ static const int64_t default_limits[LIMIT_END] = {
     [NPYIO_LIMIT_ALLOC_BYTES] = INT64_MAX,
 };
 
+/* Names for messages, as the header spells them. */
+static const char *const limit_names[LIMIT_END] = {
+    [NPYIO_LIMIT_HEADER_BYTES] = "NPYIO_LIMIT_HEADER_BYTES",
+    [NPYIO_LIMIT_NDIM] = "NPYIO_LIMIT_NDIM",
+    [NPYIO_LIMIT_DEPTH] = "NPYIO_LIMIT_DEPTH",
+    [NPYIO_LIMIT_NPZ_MEMBERS] = "NPYIO_LIMIT_NPZ_MEMBERS",
+    [NPYIO_LIMIT_NPZ_MEMBER_BYTES] = "NPYIO_LIMIT_NPZ_MEMBER_BYTES",
+    [NPYIO_LIMIT_NPZ_RATIO] = "NPYIO_LIMIT_NPZ_RATIO",
+    [NPYIO_LIMIT_ALLOC_BYTES] = "NPYIO_LIMIT_ALLOC_BYTES",
+};
+
 static const npyio_allocator default_allocator = {
     sizeof(npyio_allocator),
     npyio__sys_alloc,
@@ -107,8 +118,8 @@ npyio_status npyio_options_set_limit(npyio_options *options,
         return st;
     if (value < 0)
         return npyio__fail(NPYIO_E_INVALID_ARG,
-                           "%s: limit %d cannot be negative (%lld given)",
-                           where, (int)which, (long long)value);
+                           "%s: %s cannot be negative (%lld given)", where,
+                           limit_names[which], (long long)value);
     options->limits[which] = value;
     return NPYIO_OK;
 }
@@ -172,6 +183,11 @@ void npyio__options_allocator(const npyio_options *options,
     }
     *ops = options->allocator;
     *user = options->allocator_user;
+}
+
+const char *npyio__limit_name(npyio_limit which)
+{
+    return limit_names[which];
 }
 
 int64_t npyio__limit(const npyio_options *options, npyio_limit which)
