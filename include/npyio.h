@@ -262,11 +262,12 @@ typedef struct npyio_options npyio_options;
  */
 typedef int32_t npyio_limit;
 
-/** Largest .npy header accepted, in bytes (the length field's value).
- * Default 16 MiB. NumPy's own default is 10000 characters, which refuses
- * some headers NumPy writes (records with hundreds of fields); libnpyio's
- * parser is linear in the header size, so it can afford a higher default. */
-#define NPYIO_LIMIT_HEADER_BYTES 1
+/** Largest .npy header accepted, counted as NumPy's max_header_size counts:
+ * in characters after decoding (latin-1 for 1.0/2.0, UTF-8 for 3.0),
+ * padding and newline included. Default 10000, NumPy's default, which
+ * refuses some headers NumPy itself writes (records with hundreds of
+ * fields): raise it to read those. */
+#define NPYIO_LIMIT_HEADER_SIZE 1
 /** Largest number of dimensions accepted in a shape. Default 64 (NumPy 2's
  * maximum; NumPy 1.x writes at most 32). */
 #define NPYIO_LIMIT_NDIM 2
@@ -352,6 +353,392 @@ NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
  */
 NPYIO_API npyio_status npyio_options_set_allocator(
     npyio_options *options, const npyio_allocator *allocator, void *user);
+
+/* ------------------------------------------------------------------------ */
+/* Data types                                                               */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * An array's element type: NumPy's dtype. Opaque, immutable and reference
+ * counted (atomically), so a dtype may be shared by any number of threads
+ * and handles. Obtain one from npyio_dtype_from_descr(),
+ * npyio_dtype_scalar(), npyio_dtype_datetime(), npyio_dtype_native() or a
+ * header; release it with npyio_dtype_unref(). Getters on a header return
+ * borrowed dtypes: take npyio_dtype_ref() to keep one longer than its header.
+ */
+typedef struct npyio_dtype npyio_dtype;
+
+/**
+ * The kind of a dtype. For scalars the value is NumPy's `dtype.kind`
+ * character; records and subarray types, which NumPy files under kind 'V'
+ * with fields or a shape, have kinds of their own here.
+ */
+typedef int32_t npyio_kind;
+
+#define NPYIO_KIND_BOOL 'b'      /**< bool: |b1 */
+#define NPYIO_KIND_INT 'i'       /**< signed integer: i1 i2 i4 i8 */
+#define NPYIO_KIND_UINT 'u'      /**< unsigned integer: u1 u2 u4 u8 */
+#define NPYIO_KIND_FLOAT 'f'     /**< float: f2 f4 f8, long double f12 f16 */
+#define NPYIO_KIND_COMPLEX 'c'   /**< complex: c8 c16, long double c24 c32 */
+#define NPYIO_KIND_BYTES 'S'     /**< fixed-size bytes: S<n>, n bytes */
+#define NPYIO_KIND_STR 'U'       /**< fixed-size UCS-4 text: U<n>, 4n bytes */
+#define NPYIO_KIND_VOID 'V'      /**< raw bytes without fields: V<n> */
+#define NPYIO_KIND_OBJECT 'O'    /**< Python objects: the data is a pickle */
+#define NPYIO_KIND_DATETIME 'M'  /**< datetime64: M8, M8[unit], M8[25s] */
+#define NPYIO_KIND_TIMEDELTA 'm' /**< timedelta64: m8, m8[unit], m8[3h] */
+#define NPYIO_KIND_RECORD 'R'    /**< structured: named fields (NumPy: 'V') */
+#define NPYIO_KIND_SUBARRAY 'A'  /**< a fixed-shape array of a base dtype */
+
+/**
+ * Make a dtype from its description: a type string as NumPy's np.dtype()
+ * takes it (`<f8`, `f8`, `=i4`, `float64`, `d`, `U10`, `M8[ns]`,
+ * `datetime64[25s]`, ...), or a descr as it is written in a .npy header,
+ * which is a Python literal (`'<f8'` with its quotes; record lists arrive
+ * in a later version). The two are told apart by the first character: a
+ * quote or a bracket starts a literal.
+ *
+ * Byte order: `<` little, `>` big, `=` or none the host's, `|` not
+ * applicable; `!` is big-endian. As in NumPy, 1-byte numbers and `b1 S V O`
+ * always report `|`, and `=` is resolved to the host's order, so `f8` and
+ * `'<f8'` give equal dtypes on a little-endian host. Long doubles of every
+ * platform are accepted (f12/c24 from 32-bit x86, f16/c32 from x86-64,
+ * POWER, s390x or AArch64): their bytes are carried unchanged, never
+ * converted. Type names whose size depends on the C platform (`l`, `long`,
+ * `g`, `longdouble`, `p`, `intp`, ...) mean this host's sizes, as in NumPy.
+ *
+ * @param[in] text the description, not necessarily NUL-terminated.
+ * @param[in] len its length in bytes.
+ * @param[in] options limits (nesting depth) and allocator, or NULL.
+ * @param[out] out receives a new reference; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_FORMAT for a description NumPy would reject
+ *         (the message says why); NPYIO_E_OVERFLOW for an itemsize beyond
+ *         2**31 - 1 (NumPy's limit); NPYIO_E_INVALID_ARG for NULL text or
+ *         out; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_dtype_from_descr(const char *text, size_t len,
+                                              const npyio_options *options,
+                                              npyio_dtype **out);
+
+/**
+ * Make a scalar dtype from its kind, size and byte order.
+ *
+ * @param[in] kind one of NPYIO_KIND_BOOL .. NPYIO_KIND_OBJECT (for
+ *            datetimes use npyio_dtype_datetime()).
+ * @param[in] itemsize the size in bytes (for NPYIO_KIND_STR: 4 per
+ *            character); must be a size NumPy allows for the kind. Object
+ *            dtypes take 0, or the size of a pointer.
+ * @param[in] byteorder '<', '>', '=' (this host's), or '|' (also accepted
+ *            for multi-byte kinds, meaning the host's order, as in NumPy).
+ * @param[out] out receives a new reference; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG for an unknown kind, a size the
+ *         kind does not have, or an unknown byte order; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
+                                          char byteorder, npyio_dtype **out);
+
+/**
+ * Make a datetime64 or timedelta64 dtype.
+ *
+ * @param[in] kind NPYIO_KIND_DATETIME or NPYIO_KIND_TIMEDELTA.
+ * @param[in] unit "Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns",
+ *            "ps", "fs", "as", or NULL or "" for the generic (unit-less)
+ *            type.
+ * @param[in] multiplier the number of units per tick, 1 .. 2**31 - 1
+ *            (25 in `m8[25s]`); must be 1 for the generic type.
+ * @param[in] byteorder '<', '>', '=' or '|' (the host's).
+ * @param[out] out receives a new reference; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
+                                            int64_t multiplier,
+                                            char byteorder,
+                                            npyio_dtype **out);
+
+/**
+ * Take another reference to a dtype.
+ *
+ * @param[in] dtype a dtype, or NULL.
+ * @return dtype itself (now with one more reference), or NULL.
+ * @since 1.0
+ */
+NPYIO_API npyio_dtype *npyio_dtype_ref(const npyio_dtype *dtype);
+
+/**
+ * Drop a reference; the dtype is freed with its last reference.
+ *
+ * @param[in] dtype a dtype, or NULL.
+ * @since 1.0
+ */
+NPYIO_API void npyio_dtype_unref(npyio_dtype *dtype);
+
+/**
+ * The kind: an NPYIO_KIND_* value, or 0 if dtype is NULL or not a dtype.
+ * @since 1.0
+ */
+NPYIO_API npyio_kind npyio_dtype_kind(const npyio_dtype *dtype);
+
+/**
+ * The size of one element in bytes (NumPy's `dtype.itemsize`); 0 for NULL.
+ * Object dtypes report the size of a pointer, as NumPy does.
+ * @since 1.0
+ */
+NPYIO_API size_t npyio_dtype_itemsize(const npyio_dtype *dtype);
+
+/**
+ * The alignment this host's NumPy gives the type (`dtype.alignment`): that
+ * of the matching C type, so it can differ between hosts (int64 is aligned
+ * to 4 on 32-bit x86). 0 for NULL.
+ * @since 1.0
+ */
+NPYIO_API size_t npyio_dtype_alignment(const npyio_dtype *dtype);
+
+/**
+ * The byte order: '<' (little-endian), '>' (big-endian) or '|' (not
+ * applicable: one-byte types, bytes, void, objects, records). Never '='.
+ * 0 for NULL.
+ * @since 1.0
+ */
+NPYIO_API char npyio_dtype_byteorder(const npyio_dtype *dtype);
+
+/**
+ * 1 if the dtype's bytes are in this host's order (or order does not
+ * apply), else 0.
+ * @since 1.0
+ */
+NPYIO_API int npyio_dtype_is_native(const npyio_dtype *dtype);
+
+/**
+ * The unit of a datetime64 or timedelta64 dtype: "Y" .. "as" as in
+ * npyio_dtype_datetime(), or "generic" for the unit-less type. NULL for
+ * other kinds.
+ * @since 1.0
+ */
+NPYIO_API const char *npyio_dtype_datetime_unit(const npyio_dtype *dtype);
+
+/**
+ * The multiplier of a datetime64 or timedelta64 dtype (25 for `m8[25s]`,
+ * 1 when none is written); 0 for other kinds.
+ * @since 1.0
+ */
+NPYIO_API int64_t npyio_dtype_datetime_multiplier(const npyio_dtype *dtype);
+
+/**
+ * 1 if the two dtypes describe the same type (as NumPy's `==`: kind, size,
+ * byte order, datetime unit and multiplier), else 0. NULL equals only NULL.
+ * @since 1.0
+ */
+NPYIO_API int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b);
+
+/**
+ * The same type in this host's byte order (NumPy's
+ * `dtype.newbyteorder('=')`). If dtype already is native, that is another
+ * reference to it.
+ *
+ * @param[in] dtype the dtype.
+ * @param[out] out receives a new reference; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_dtype_native(const npyio_dtype *dtype,
+                                          npyio_dtype **out);
+
+/**
+ * NumPy's `dtype.str`, such as "<f8", "|u1", "<U3", "<M8[ns]" or "|O".
+ *
+ * Writes at most cap bytes including a terminating NUL. If cap is too
+ * small, returns NPYIO_E_BUFFER_TOO_SMALL and sets *len to the length
+ * needed (without the NUL): call once with cap 0 to size the buffer.
+ *
+ * @param[in] dtype the dtype.
+ * @param[out] buf where the text goes (may be NULL when cap is 0).
+ * @param[in] cap the size of buf.
+ * @param[out] len the length of the text without its NUL (may be NULL).
+ * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL; NPYIO_E_INVALID_ARG.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_dtype_str(const npyio_dtype *dtype, char *buf,
+                                       size_t cap, size_t *len);
+
+/**
+ * The descr as np.save writes it in a header: a Python literal, such as
+ * `'<f8'` (with its quotes). Same buffer protocol as npyio_dtype_str().
+ *
+ * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL; NPYIO_E_INVALID_ARG;
+ *         NPYIO_E_UNSUPPORTED for dtypes no descr can express.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
+                                         size_t cap, size_t *len);
+
+/* ------------------------------------------------------------------------ */
+/* Headers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * The description of an array in a .npy file: dtype, shape and memory
+ * order, plus, for a header parsed from a file, its format version and
+ * layout. Opaque and immutable: may be shared between threads. Release with
+ * npyio_header_free().
+ *
+ * The format (NumPy's NEP 1): the 6-byte magic "\x93NUMPY", a major and a
+ * minor version byte, a little-endian header length (2 bytes in 1.0, 4 in
+ * 2.0 and 3.0), then that many bytes of a Python dict literal
+ * `{'descr': ..., 'fortran_order': ..., 'shape': (...), }` padded with spaces
+ * and ending in a newline, so that the data begins at a multiple of 64.
+ * 1.0 and 2.0 headers are latin-1, 3.0 headers UTF-8.
+ */
+typedef struct npyio_header npyio_header;
+
+/**
+ * Describe an array to be written.
+ *
+ * A subarray dtype is folded into the shape, as np.save does (a (5,) array
+ * of ('<i4', (2, 3)) is a (5, 2, 3) array of '<i4'). The version and layout
+ * reported for the new header are those np.save would choose: the lowest
+ * version that can hold it.
+ *
+ * @param[in] dtype the element type (the header takes its own reference).
+ * @param[in] ndim number of dimensions, 0 for a 0-d array.
+ * @param[in] shape ndim sizes, each >= 0 (may be NULL when ndim is 0).
+ * @param[in] fortran_order nonzero: the data is in column-major order.
+ * @param[out] out receives the header; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG for NULL dtype or out, negative
+ *         ndim or sizes; NPYIO_E_OVERFLOW if the element count or byte
+ *         size overflows int64_t; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
+                                        const int64_t *shape,
+                                        int fortran_order,
+                                        npyio_header **out);
+
+/**
+ * Parse the header at the start of a .npy file.
+ *
+ * Accepts what NumPy >= 1.9 reads from a header that any writer produces
+ * (any key order, white space, double quotes, Python 2 `L` suffixes in 1.0
+ * and 2.0, old 16-byte alignment, no final newline, a higher version than
+ * needed, duplicate keys of which the last wins), and refuses what NumPy
+ * refuses, with a message naming the problem and its byte offset.
+ *
+ * The header text must be this subset of Python literals:
+ *
+ *     value  := dict | list | tuple | '(' value ')' | string | int
+ *             | 'True' | 'False' | 'None'
+ *     dict   := '{' [ value ':' value { ',' value ':' value } [','] ] '}'
+ *     list   := '[' [ value { ',' value } [','] ] ']'
+ *     tuple  := '(' ')' | '(' value ',' [ value { ',' value } [','] ] ')'
+ *     string := [u|U|b|B] ( "'" chars "'" | '"' chars '"' )
+ *     int    := ['+'|'-'] decimal-digits ['L']   ('L': 1.0 and 2.0 only)
+ *
+ * with spaces, tabs, form feeds, CR and LF between tokens, Python's string
+ * escapes (\\ \' \" \a \b \f \n \r \t \v \ooo \xhh \uhhhh
+ * \Uhhhhhhhh, backslash-newline), and integers that fit in int64_t. Python
+ * forms that NumPy's literal_eval also takes but no writer produces are
+ * refused by name: hex, octal, binary and underscored integers, floats,
+ * comments, line continuations outside strings, implicit string
+ * concatenation, triple-quoted and raw strings, \N{} escapes, sets.
+ * The dict must have exactly the keys 'descr' (a string or a list),
+ * 'fortran_order' (True or False) and 'shape' (a tuple of ints >= 0).
+ *
+ * Limits from options: NPYIO_LIMIT_HEADER_SIZE (checked against the length
+ * field before anything is read or allocated), NPYIO_LIMIT_NDIM,
+ * NPYIO_LIMIT_DEPTH.
+ *
+ * @param[in] bytes the beginning of the file.
+ * @param[in] len how many bytes are available; bytes after the header
+ *            (the data) are ignored.
+ * @param[in] options limits and allocator, or NULL.
+ * @param[out] out receives the header; NULL on failure.
+ * @param[out] consumed on success, the data offset (magic + length field +
+ *            header); on NPYIO_E_TRUNCATED, the total number of bytes
+ *            needed to go on (so a caller reading from its own source can
+ *            fetch the rest and call again); otherwise 0. May be NULL.
+ * @return NPYIO_OK; NPYIO_E_TRUNCATED (too few bytes, see consumed);
+ *         NPYIO_E_FORMAT (not an .npy header, or a malformed one);
+ *         NPYIO_E_UNSUPPORTED (format version other than 1.0, 2.0, 3.0, or
+ *         a descr this version cannot represent); NPYIO_E_LIMIT;
+ *         NPYIO_E_OVERFLOW (an integer beyond int64_t, an element count or
+ *         byte size beyond int64_t); NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_header_parse(const void *bytes, size_t len,
+                                          const npyio_options *options,
+                                          npyio_header **out,
+                                          size_t *consumed);
+
+/**
+ * Write the header as np.save (NumPy >= 1.24) writes it: the same bytes,
+ * growth padding and 64-byte alignment included.
+ *
+ * @param[in] header the header.
+ * @param[in] version 0 to choose as np.save does (1.0 if the text is latin-1
+ *            and fits a 16-bit length, else 2.0 if latin-1, else 3.0), or
+ *            1, 2 or 3 to force a version.
+ * @param[out] buf where the bytes go (may be NULL when cap is 0).
+ * @param[in] cap the size of buf.
+ * @param[out] len the number of bytes written, or needed when buf is too
+ *            small (may be NULL).
+ * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL (see len);
+ *         NPYIO_E_INVALID_ARG for an unknown version, or a forced version
+ *         that cannot hold the header (1.0 beyond 65535 bytes, 1.0/2.0 with
+ *         text that is not latin-1); NPYIO_E_UNSUPPORTED for dtypes no descr
+ *         can express; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_header_emit(const npyio_header *header,
+                                         int version, void *buf, size_t cap,
+                                         size_t *len);
+
+/**
+ * Release a header. Dtypes borrowed from it become invalid unless a
+ * reference was taken.
+ * @param[in] header the header, or NULL.
+ * @since 1.0
+ */
+NPYIO_API void npyio_header_free(npyio_header *header);
+
+/** The element type, borrowed from the header; NULL for NULL. @since 1.0 */
+NPYIO_API const npyio_dtype *npyio_header_dtype(const npyio_header *header);
+
+/** The number of dimensions (0 for a 0-d array, or NULL). @since 1.0 */
+NPYIO_API int npyio_header_ndim(const npyio_header *header);
+
+/**
+ * The shape: ndim sizes, borrowed from the header. Never NULL for a valid
+ * header (a 0-d array gives a pointer that must not be read). @since 1.0
+ */
+NPYIO_API const int64_t *npyio_header_shape(const npyio_header *header);
+
+/** 1 if the data is in Fortran (column-major) order, else 0. @since 1.0 */
+NPYIO_API int npyio_header_fortran_order(const npyio_header *header);
+
+/** The number of elements: the product of the shape (1 for 0-d). @since 1.0 */
+NPYIO_API int64_t npyio_header_count(const npyio_header *header);
+
+/** The size of the data in bytes: count * itemsize. @since 1.0 */
+NPYIO_API int64_t npyio_header_nbytes(const npyio_header *header);
+
+/**
+ * The format's major version: that of the file for a parsed header, or
+ * the one np.save would choose for a new one (1, 2 or 3). @since 1.0
+ */
+NPYIO_API int npyio_header_version(const npyio_header *header);
+
+/**
+ * The value of the header-length field (the dict text with its padding
+ * and newline): the file's, or what np.save would write. @since 1.0
+ */
+NPYIO_API int64_t npyio_header_length(const npyio_header *header);
+
+/**
+ * Where the data begins: the total size of magic, version, length field and
+ * header. A multiple of 64 for files NumPy >= 1.24 wrote. @since 1.0
+ */
+NPYIO_API int64_t npyio_header_data_offset(const npyio_header *header);
 
 #ifdef __cplusplus
 }

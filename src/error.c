@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char last_message[NPYIO__MESSAGE_CAP];
 
@@ -78,4 +79,31 @@ npyio_status npyio__fail(npyio_status status, const char *fmt, ...)
     else if ((size_t)written >= sizeof last_message)
         trim_partial_utf8(last_message, sizeof last_message - 1);
     return status;
+}
+
+const char *npyio__show(const void *text, size_t len, char *buf, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = text;
+    size_t i, used = 0;
+
+    for (i = 0; i < len; i++) {
+        size_t need = s[i] >= 0x20 && s[i] < 0x7F && s[i] != '\\' ? 1 : 4;
+
+        if (used + need + 4 > cap) { /* room for "..." and the NUL */
+            memcpy(buf + used, "...", 3);
+            used += 3;
+            break;
+        }
+        if (need == 1) {
+            buf[used++] = (char)s[i];
+        } else {
+            buf[used++] = '\\';
+            buf[used++] = 'x';
+            buf[used++] = hex[s[i] >> 4];
+            buf[used++] = hex[s[i] & 15];
+        }
+    }
+    buf[used] = '\0';
+    return buf;
 }

@@ -34,6 +34,13 @@
 npyio_status npyio__fail(npyio_status status, const char *fmt, ...)
     NPYIO__PRINTF(2, 3);
 
+/*
+ * Quote untrusted text for a message: printable ASCII as is, every other
+ * byte as \xNN, cut to fit with "..." (messages stay valid UTF-8 whatever
+ * the input holds). Returns buf.
+ */
+const char *npyio__show(const void *text, size_t len, char *buf, size_t cap);
+
 /* ---- handles ----------------------------------------------------------- */
 
 /*

@@ -21,7 +21,7 @@ struct npyio_options {
 };
 
 static const int64_t default_limits[LIMIT_END] = {
-    [NPYIO_LIMIT_HEADER_BYTES] = INT64_C(16) << 20,
+    [NPYIO_LIMIT_HEADER_SIZE] = 10000,
     [NPYIO_LIMIT_NDIM] = 64,
     [NPYIO_LIMIT_DEPTH] = 32,
     [NPYIO_LIMIT_NPZ_MEMBERS] = 65536,
@@ -32,7 +32,7 @@ static const int64_t default_limits[LIMIT_END] = {
 
 /* Names for messages, as the header spells them. */
 static const char *const limit_names[LIMIT_END] = {
-    [NPYIO_LIMIT_HEADER_BYTES] = "NPYIO_LIMIT_HEADER_BYTES",
+    [NPYIO_LIMIT_HEADER_SIZE] = "NPYIO_LIMIT_HEADER_SIZE",
     [NPYIO_LIMIT_NDIM] = "NPYIO_LIMIT_NDIM",
     [NPYIO_LIMIT_DEPTH] = "NPYIO_LIMIT_DEPTH",
     [NPYIO_LIMIT_NPZ_MEMBERS] = "NPYIO_LIMIT_NPZ_MEMBERS",
@@ -50,7 +50,7 @@ static const npyio_allocator default_allocator = {
 
 static bool known_limit(npyio_limit which)
 {
-    return which >= NPYIO_LIMIT_HEADER_BYTES && which < LIMIT_END;
+    return which >= NPYIO_LIMIT_HEADER_SIZE && which < LIMIT_END;
 }
 
 static npyio_status check_options(const npyio_options *options,

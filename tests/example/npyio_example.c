@@ -14,7 +14,7 @@ static const struct {
     npyio_limit which;
     const char *name;
 } limits[] = {
-    {NPYIO_LIMIT_HEADER_BYTES, "NPYIO_LIMIT_HEADER_BYTES"},
+    {NPYIO_LIMIT_HEADER_SIZE, "NPYIO_LIMIT_HEADER_SIZE"},
     {NPYIO_LIMIT_NDIM, "NPYIO_LIMIT_NDIM"},
     {NPYIO_LIMIT_DEPTH, "NPYIO_LIMIT_DEPTH"},
     {NPYIO_LIMIT_NPZ_MEMBERS, "NPYIO_LIMIT_NPZ_MEMBERS"},

@@ -82,7 +82,7 @@ static void test_default_limits(void **state)
         npyio_limit which;
         int64_t value;
     } defaults[] = {
-        {NPYIO_LIMIT_HEADER_BYTES, 16 << 20},
+        {NPYIO_LIMIT_HEADER_SIZE, 10000},
         {NPYIO_LIMIT_NDIM, 64},
         {NPYIO_LIMIT_DEPTH, 32},
         {NPYIO_LIMIT_NPZ_MEMBERS, 65536},
@@ -119,8 +119,8 @@ static void test_set_and_get_limit(void **state)
     assert_ok(npyio_options_get_limit(o, NPYIO_LIMIT_DEPTH, &value));
     assert_int_equal(value, 0);
     /* Other limits and other handles keep their defaults. */
-    assert_ok(npyio_options_get_limit(o, NPYIO_LIMIT_HEADER_BYTES, &value));
-    assert_int_equal(value, 16 << 20);
+    assert_ok(npyio_options_get_limit(o, NPYIO_LIMIT_HEADER_SIZE, &value));
+    assert_int_equal(value, 10000);
     assert_ok(npyio_options_get_limit(NULL, NPYIO_LIMIT_NDIM, &value));
     assert_int_equal(value, 64);
     npyio_options_free(o);

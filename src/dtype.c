@@ -1,0 +1,935 @@
+/*
+ * dtype.c - the dtype model: scalar kinds with their sizes, byte orders and
+ * alignments, datetime units, NumPy's type strings, dtype.str and the descr
+ * literal of scalars; reference counting and equality. Knows nothing of
+ * streams or files; the header module hands it descr nodes.
+ *
+ * The most common dtypes (bool, integers, floats, complex, object, in both
+ * byte orders) are static and immortal, so parsing an ordinary header
+ * allocates nothing for its dtype.
+ */
+#include "dtype.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the host ---------------------------------------------------------------- */
+
+char npyio__host_order(void)
+{
+    const uint16_t probe = 1;
+    unsigned char first;
+
+    memcpy(&first, &probe, 1);
+    return first == 1 ? '<' : '>';
+}
+
+/* C types NumPy maps platform-dependent names to. */
+#define SIZE_LONG sizeof(long)
+#define SIZE_INTP sizeof(void *)
+#define SIZE_LONGDOUBLE sizeof(long double)
+
+/* ---- datetime units --------------------------------------------------------------- */
+
+static const char *const unit_names[NPYIO__DT_COUNT] = {
+    "generic", "Y", "M", "W", "D", "h", "m", "s",
+    "ms", "us", "ns", "ps", "fs", "as",
+};
+
+static int unit_from_name(const char *s, size_t len)
+{
+    int i;
+
+    for (i = 0; i < NPYIO__DT_COUNT; i++)
+        if (strlen(unit_names[i]) == len && memcmp(unit_names[i], s, len) == 0)
+            return i;
+    return NPYIO__DT_NONE;
+}
+
+/* ---- sizes and alignment ------------------------------------------------------------- */
+
+/* Alignment of a float of `size` bytes: the C type's where this host has
+ * one; for another platform's long double, the largest power of two that
+ * divides its size, as those platforms align it (f12: 4, f16: 16). */
+static size_t float_alignment(size_t size)
+{
+    switch (size) {
+    case 2: return _Alignof(uint16_t);
+    case 4: return _Alignof(float);
+    case 8: return _Alignof(double);
+    default:
+        if (size == SIZE_LONGDOUBLE)
+            return _Alignof(long double);
+        {
+            size_t low_bit = size & (~size + 1);
+
+            return low_bit > 16 ? 16 : low_bit;
+        }
+    }
+}
+
+static size_t int_alignment(size_t size)
+{
+    switch (size) {
+    case 1: return _Alignof(int8_t);
+    case 2: return _Alignof(int16_t);
+    case 4: return _Alignof(int32_t);
+    default: return _Alignof(int64_t);
+    }
+}
+
+static size_t scalar_alignment(npyio_kind kind, size_t itemsize)
+{
+    switch (kind) {
+    case NPYIO_KIND_INT:
+    case NPYIO_KIND_UINT: return int_alignment(itemsize);
+    case NPYIO_KIND_FLOAT: return float_alignment(itemsize);
+    case NPYIO_KIND_COMPLEX: return float_alignment(itemsize / 2);
+    case NPYIO_KIND_STR: return _Alignof(uint32_t);
+    case NPYIO_KIND_OBJECT: return _Alignof(void *);
+    case NPYIO_KIND_DATETIME:
+    case NPYIO_KIND_TIMEDELTA: return _Alignof(int64_t);
+    default: return 1; /* bool, bytes, void */
+    }
+}
+
+/* Sizes each kind can have; flexible kinds take any size. Long doubles of
+ * every platform are accepted (12 and 16 bytes), whatever this host has. */
+static bool valid_size(npyio_kind kind, size_t itemsize)
+{
+    switch (kind) {
+    case NPYIO_KIND_BOOL: return itemsize == 1;
+    case NPYIO_KIND_INT:
+    case NPYIO_KIND_UINT:
+        return itemsize == 1 || itemsize == 2 || itemsize == 4 ||
+               itemsize == 8;
+    case NPYIO_KIND_FLOAT:
+        return itemsize == 2 || itemsize == 4 || itemsize == 8 ||
+               itemsize == 12 || itemsize == 16;
+    case NPYIO_KIND_COMPLEX:
+        return itemsize == 8 || itemsize == 16 || itemsize == 24 ||
+               itemsize == 32;
+    case NPYIO_KIND_STR: return itemsize % 4 == 0;
+    case NPYIO_KIND_OBJECT: return itemsize == SIZE_INTP;
+    case NPYIO_KIND_DATETIME:
+    case NPYIO_KIND_TIMEDELTA: return itemsize == 8;
+    default: return true; /* bytes, void */
+    }
+}
+
+/* Whether byte order means anything for a scalar of this kind and size. */
+static bool order_applies(npyio_kind kind, size_t itemsize)
+{
+    switch (kind) {
+    case NPYIO_KIND_BOOL:
+    case NPYIO_KIND_BYTES:
+    case NPYIO_KIND_VOID:
+    case NPYIO_KIND_OBJECT:
+    case NPYIO_KIND_RECORD:
+    case NPYIO_KIND_SUBARRAY: return false;
+    case NPYIO_KIND_INT:
+    case NPYIO_KIND_UINT: return itemsize > 1;
+    default: return true; /* floats, complex, str (even U0), datetimes */
+    }
+}
+
+/* ---- built-in immortal dtypes ----------------------------------------------------------- */
+
+#define BUILTIN(k, size, order, align)                                     \
+    {                                                                       \
+        .magic = NPYIO__MAGIC_DTYPE, .immortal = true, .kind = (k),         \
+        .byteorder = (order), .itemsize = (size), .alignment = (align),     \
+        .unit = NPYIO__DT_NONE, .multiplier = 1                             \
+    }
+#define BUILTIN_BOTH(k, size, align)                                        \
+    BUILTIN(k, size, '<', align), BUILTIN(k, size, '>', align)
+
+static npyio_dtype builtins[] = {
+    BUILTIN(NPYIO_KIND_BOOL, 1, '|', 1),
+    BUILTIN(NPYIO_KIND_INT, 1, '|', 1),
+    BUILTIN(NPYIO_KIND_UINT, 1, '|', 1),
+    BUILTIN(NPYIO_KIND_OBJECT, sizeof(void *), '|', _Alignof(void *)),
+    BUILTIN_BOTH(NPYIO_KIND_INT, 2, _Alignof(int16_t)),
+    BUILTIN_BOTH(NPYIO_KIND_INT, 4, _Alignof(int32_t)),
+    BUILTIN_BOTH(NPYIO_KIND_INT, 8, _Alignof(int64_t)),
+    BUILTIN_BOTH(NPYIO_KIND_UINT, 2, _Alignof(int16_t)),
+    BUILTIN_BOTH(NPYIO_KIND_UINT, 4, _Alignof(int32_t)),
+    BUILTIN_BOTH(NPYIO_KIND_UINT, 8, _Alignof(int64_t)),
+    BUILTIN_BOTH(NPYIO_KIND_FLOAT, 2, _Alignof(uint16_t)),
+    BUILTIN_BOTH(NPYIO_KIND_FLOAT, 4, _Alignof(float)),
+    BUILTIN_BOTH(NPYIO_KIND_FLOAT, 8, _Alignof(double)),
+    BUILTIN_BOTH(NPYIO_KIND_COMPLEX, 8, _Alignof(float)),
+    BUILTIN_BOTH(NPYIO_KIND_COMPLEX, 16, _Alignof(double)),
+};
+
+static npyio_dtype *find_builtin(npyio_kind kind, size_t itemsize,
+                                 char byteorder)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (builtins[i].kind == kind && builtins[i].itemsize == itemsize &&
+            builtins[i].byteorder == byteorder)
+            return &builtins[i];
+    return NULL;
+}
+
+/* ---- construction ------------------------------------------------------------------------ */
+
+static bool is_scalar_kind(npyio_kind kind)
+{
+    switch (kind) {
+    case NPYIO_KIND_BOOL:
+    case NPYIO_KIND_INT:
+    case NPYIO_KIND_UINT:
+    case NPYIO_KIND_FLOAT:
+    case NPYIO_KIND_COMPLEX:
+    case NPYIO_KIND_BYTES:
+    case NPYIO_KIND_STR:
+    case NPYIO_KIND_VOID:
+    case NPYIO_KIND_OBJECT:
+    case NPYIO_KIND_DATETIME:
+    case NPYIO_KIND_TIMEDELTA: return true;
+    default: return false;
+    }
+}
+
+/* Resolve a requested byte order ('<', '>', '=', '|', '!', or 0 for none)
+ * to what the dtype reports. */
+static char resolve_order(npyio_kind kind, size_t itemsize, char requested)
+{
+    if (!order_applies(kind, itemsize))
+        return '|';
+    if (requested == '<' || requested == '>')
+        return requested;
+    if (requested == '!')
+        return '>';
+    return npyio__host_order();
+}
+
+static npyio_status new_dtype(npyio_kind kind, size_t itemsize, char order,
+                              npyio_dtype **out)
+{
+    npyio__mem mem;
+    npyio_dtype *dt;
+    npyio_status st;
+
+    npyio__mem_init(&mem, NULL);
+    st = npyio__alloc_zero(&mem, sizeof *dt, "dtype", (void **)&dt);
+    if (st != NPYIO_OK)
+        return st;
+    dt->magic = NPYIO__MAGIC_DTYPE;
+    atomic_init(&dt->refs, 1);
+    dt->kind = kind;
+    dt->byteorder = order;
+    dt->itemsize = itemsize;
+    dt->alignment = scalar_alignment(kind, itemsize);
+    dt->unit = NPYIO__DT_NONE;
+    dt->multiplier = 1;
+    dt->has_objects = kind == NPYIO_KIND_OBJECT;
+    *out = dt;
+    return NPYIO_OK;
+}
+
+/* A scalar of a checked kind and size: a built-in if there is one. */
+static npyio_status make_scalar(npyio_kind kind, size_t itemsize,
+                                char requested_order, npyio_dtype **out)
+{
+    char order = resolve_order(kind, itemsize, requested_order);
+    npyio_dtype *builtin = find_builtin(kind, itemsize, order);
+
+    if (builtin != NULL) {
+        *out = builtin;
+        return NPYIO_OK;
+    }
+    return new_dtype(kind, itemsize, order, out);
+}
+
+static npyio_status make_datetime(npyio_kind kind, int unit, int32_t mult,
+                                  char requested_order, npyio_dtype **out)
+{
+    npyio_status st = new_dtype(kind, 8, resolve_order(kind, 8,
+                                                       requested_order),
+                                out);
+
+    if (st == NPYIO_OK) {
+        (*out)->unit = unit;
+        (*out)->multiplier = mult;
+    }
+    return st;
+}
+
+static bool valid_order_char(char c)
+{
+    return c == '<' || c == '>' || c == '=' || c == '|';
+}
+
+npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
+                                char byteorder, npyio_dtype **out)
+{
+    static const char where[] = "npyio_dtype_scalar";
+
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    *out = NULL;
+    if (!is_scalar_kind(kind) || kind == NPYIO_KIND_DATETIME ||
+        kind == NPYIO_KIND_TIMEDELTA)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: kind %d is not a scalar kind (datetimes: use "
+                           "npyio_dtype_datetime)", where, (int)kind);
+    if (kind == NPYIO_KIND_OBJECT && itemsize == 0)
+        itemsize = SIZE_INTP;
+    if (!valid_size(kind, itemsize) || itemsize > NPYIO__MAX_ITEMSIZE)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: kind '%c' has no itemsize %zu", where,
+                           (char)kind, itemsize);
+    if (!valid_order_char(byteorder))
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: byte order must be '<', '>', '=' or '|'",
+                           where);
+    return make_scalar(kind, itemsize, byteorder, out);
+}
+
+npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
+                                  int64_t multiplier, char byteorder,
+                                  npyio_dtype **out)
+{
+    static const char where[] = "npyio_dtype_datetime";
+    int u;
+
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    *out = NULL;
+    if (kind != NPYIO_KIND_DATETIME && kind != NPYIO_KIND_TIMEDELTA)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: kind must be NPYIO_KIND_DATETIME or "
+                           "NPYIO_KIND_TIMEDELTA", where);
+    u = unit == NULL || unit[0] == '\0' ? NPYIO__DT_GENERIC
+                                        : unit_from_name(unit, strlen(unit));
+    if (u == NPYIO__DT_NONE)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: unknown unit \"%s\"",
+                           where, unit);
+    if (multiplier < 1 || multiplier > INT32_MAX ||
+        (u == NPYIO__DT_GENERIC && multiplier != 1))
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: multiplier %lld is out of range (1 .. "
+                           "2147483647, and 1 for the generic unit)",
+                           where, (long long)multiplier);
+    if (!valid_order_char(byteorder))
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: byte order must be '<', '>', '=' or '|'",
+                           where);
+    return make_datetime(kind, u, (int32_t)multiplier, byteorder, out);
+}
+
+/* ---- type strings ----------------------------------------------------------------------------- */
+
+/* Names NumPy's np.dtype() takes, with what they mean on this host. Sizes
+ * of 0 for flexible kinds mean "no size given" (S0, U0, V0). */
+typedef struct type_name {
+    const char *name;
+    npyio_kind kind;
+    size_t itemsize;
+} type_name;
+
+static const type_name type_names[] = {
+    /* single-character codes */
+    {"?", NPYIO_KIND_BOOL, 1}, {"b", NPYIO_KIND_INT, 1},
+    {"B", NPYIO_KIND_UINT, 1}, {"h", NPYIO_KIND_INT, sizeof(short)},
+    {"H", NPYIO_KIND_UINT, sizeof(short)}, {"i", NPYIO_KIND_INT, sizeof(int)},
+    {"I", NPYIO_KIND_UINT, sizeof(int)}, {"l", NPYIO_KIND_INT, SIZE_LONG},
+    {"L", NPYIO_KIND_UINT, SIZE_LONG}, {"q", NPYIO_KIND_INT, 8},
+    {"Q", NPYIO_KIND_UINT, 8}, {"p", NPYIO_KIND_INT, SIZE_INTP},
+    {"P", NPYIO_KIND_UINT, SIZE_INTP}, {"e", NPYIO_KIND_FLOAT, 2},
+    {"f", NPYIO_KIND_FLOAT, 4}, {"d", NPYIO_KIND_FLOAT, 8},
+    {"g", NPYIO_KIND_FLOAT, SIZE_LONGDOUBLE}, {"F", NPYIO_KIND_COMPLEX, 8},
+    {"D", NPYIO_KIND_COMPLEX, 16},
+    {"G", NPYIO_KIND_COMPLEX, 2 * SIZE_LONGDOUBLE},
+    {"S", NPYIO_KIND_BYTES, 0}, {"a", NPYIO_KIND_BYTES, 0},
+    {"U", NPYIO_KIND_STR, 0}, {"V", NPYIO_KIND_VOID, 0},
+    {"O", NPYIO_KIND_OBJECT, SIZE_INTP}, {"M", NPYIO_KIND_DATETIME, 8},
+    {"m", NPYIO_KIND_TIMEDELTA, 8}, {"c", NPYIO_KIND_BYTES, 1},
+    /* names */
+    {"bool", NPYIO_KIND_BOOL, 1}, {"bool_", NPYIO_KIND_BOOL, 1},
+    {"bool8", NPYIO_KIND_BOOL, 1},
+    {"byte", NPYIO_KIND_INT, 1}, {"ubyte", NPYIO_KIND_UINT, 1},
+    {"short", NPYIO_KIND_INT, sizeof(short)},
+    {"ushort", NPYIO_KIND_UINT, sizeof(short)},
+    {"intc", NPYIO_KIND_INT, sizeof(int)},
+    {"uintc", NPYIO_KIND_UINT, sizeof(int)},
+    {"int", NPYIO_KIND_INT, SIZE_LONG}, {"int_", NPYIO_KIND_INT, SIZE_LONG},
+    {"long", NPYIO_KIND_INT, SIZE_LONG},
+    {"uint", NPYIO_KIND_UINT, SIZE_LONG},
+    {"ulong", NPYIO_KIND_UINT, SIZE_LONG},
+    {"longlong", NPYIO_KIND_INT, 8}, {"ulonglong", NPYIO_KIND_UINT, 8},
+    {"intp", NPYIO_KIND_INT, SIZE_INTP}, {"uintp", NPYIO_KIND_UINT, SIZE_INTP},
+    {"int0", NPYIO_KIND_INT, SIZE_INTP}, {"uint0", NPYIO_KIND_UINT, SIZE_INTP},
+    {"int8", NPYIO_KIND_INT, 1}, {"int16", NPYIO_KIND_INT, 2},
+    {"int32", NPYIO_KIND_INT, 4}, {"int64", NPYIO_KIND_INT, 8},
+    {"uint8", NPYIO_KIND_UINT, 1}, {"uint16", NPYIO_KIND_UINT, 2},
+    {"uint32", NPYIO_KIND_UINT, 4}, {"uint64", NPYIO_KIND_UINT, 8},
+    {"half", NPYIO_KIND_FLOAT, 2}, {"single", NPYIO_KIND_FLOAT, 4},
+    {"double", NPYIO_KIND_FLOAT, 8}, {"float", NPYIO_KIND_FLOAT, 8},
+    {"float_", NPYIO_KIND_FLOAT, 8},
+    {"longdouble", NPYIO_KIND_FLOAT, SIZE_LONGDOUBLE},
+    {"longfloat", NPYIO_KIND_FLOAT, SIZE_LONGDOUBLE},
+    {"float16", NPYIO_KIND_FLOAT, 2}, {"float32", NPYIO_KIND_FLOAT, 4},
+    {"float64", NPYIO_KIND_FLOAT, 8},
+    {"csingle", NPYIO_KIND_COMPLEX, 8},
+    {"singlecomplex", NPYIO_KIND_COMPLEX, 8},
+    {"cdouble", NPYIO_KIND_COMPLEX, 16}, {"cfloat", NPYIO_KIND_COMPLEX, 16},
+    {"complex", NPYIO_KIND_COMPLEX, 16}, {"complex_", NPYIO_KIND_COMPLEX, 16},
+    {"clongdouble", NPYIO_KIND_COMPLEX, 2 * SIZE_LONGDOUBLE},
+    {"clongfloat", NPYIO_KIND_COMPLEX, 2 * SIZE_LONGDOUBLE},
+    {"longcomplex", NPYIO_KIND_COMPLEX, 2 * SIZE_LONGDOUBLE},
+    {"complex64", NPYIO_KIND_COMPLEX, 8},
+    {"complex128", NPYIO_KIND_COMPLEX, 16},
+    {"object", NPYIO_KIND_OBJECT, SIZE_INTP},
+    {"object_", NPYIO_KIND_OBJECT, SIZE_INTP},
+    {"object0", NPYIO_KIND_OBJECT, SIZE_INTP},
+    {"str", NPYIO_KIND_STR, 0}, {"str_", NPYIO_KIND_STR, 0},
+    {"str0", NPYIO_KIND_STR, 0}, {"unicode", NPYIO_KIND_STR, 0},
+    {"unicode_", NPYIO_KIND_STR, 0},
+    {"bytes", NPYIO_KIND_BYTES, 0}, {"bytes_", NPYIO_KIND_BYTES, 0},
+    {"bytes0", NPYIO_KIND_BYTES, 0}, {"string_", NPYIO_KIND_BYTES, 0},
+    {"void", NPYIO_KIND_VOID, 0}, {"void0", NPYIO_KIND_VOID, 0},
+    {"datetime64", NPYIO_KIND_DATETIME, 8},
+    {"timedelta64", NPYIO_KIND_TIMEDELTA, 8},
+};
+
+/* The sized long-double names exist under the host's size only, as in
+ * NumPy (float128 on x86-64, float96 on 32-bit x86). */
+static bool long_double_name(const char *s, size_t len, type_name *found)
+{
+    char name[16];
+
+    snprintf(name, sizeof name, "float%zu", 8 * SIZE_LONGDOUBLE);
+    if (SIZE_LONGDOUBLE > 8 && strlen(name) == len &&
+        memcmp(name, s, len) == 0) {
+        *found = (type_name){"", NPYIO_KIND_FLOAT, SIZE_LONGDOUBLE};
+        return true;
+    }
+    snprintf(name, sizeof name, "complex%zu", 16 * SIZE_LONGDOUBLE);
+    if (SIZE_LONGDOUBLE > 8 && strlen(name) == len &&
+        memcmp(name, s, len) == 0) {
+        *found = (type_name){"", NPYIO_KIND_COMPLEX, 2 * SIZE_LONGDOUBLE};
+        return true;
+    }
+    return false;
+}
+
+static bool lookup_name(const char *s, size_t len, type_name *found)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
+        if (strlen(type_names[i].name) == len &&
+            memcmp(type_names[i].name, s, len) == 0) {
+            *found = type_names[i];
+            return true;
+        }
+    return long_double_name(s, len, found);
+}
+
+/* Parse decimal digits s[0..len) (all digits, len > 0) into *value,
+ * refusing values above `max`. */
+static bool parse_count(const char *s, size_t len, uint64_t max,
+                        uint64_t *value)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (len == 0)
+        return false;
+    for (i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        if (v > (max - (uint64_t)(s[i] - '0')) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    *value = v;
+    return true;
+}
+
+typedef struct type_spec {
+    char order;  /* as written, 0 if none */
+    npyio_kind kind;
+    size_t itemsize;
+    int unit;    /* NPYIO__DT_NONE unless a datetime */
+    int32_t mult;
+} type_spec;
+
+/* A message about a type string, with where it was found. */
+static npyio_status bad_type(const char *s, size_t len, size_t offset,
+                             npyio_status status, const char *why)
+{
+    char shown[80];
+
+    npyio__show(s, len, shown, sizeof shown);
+    if (offset == SIZE_MAX)
+        return npyio__fail(status, "type string \"%s\": %s", shown, why);
+    return npyio__fail(status, "header byte %zu: descr '%s' is not a valid "
+                               "dtype: %s", offset, shown, why);
+}
+
+/* Kind character followed by a size: "f8", "S10", "U3", "b1", "c16". */
+static bool sized_code(const char *s, size_t len, type_spec *spec,
+                       bool *too_big)
+{
+    static const char codes[] = "biufcSaUVOMm";
+    uint64_t n;
+
+    *too_big = false;
+    if (len < 2 || memchr(codes, s[0], sizeof codes - 1) == NULL)
+        return false;
+    if (!parse_count(s + 1, len - 1, UINT64_MAX / 8, &n)) {
+        size_t i;
+
+        for (i = 1; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+            ;
+        *too_big = i == len; /* all digits, too many of them */
+        return false;
+    }
+    switch (s[0]) {
+    case 'b':
+        spec->kind = NPYIO_KIND_BOOL;
+        break;
+    case 'i': spec->kind = NPYIO_KIND_INT; break;
+    case 'u': spec->kind = NPYIO_KIND_UINT; break;
+    case 'f': spec->kind = NPYIO_KIND_FLOAT; break;
+    case 'c': spec->kind = NPYIO_KIND_COMPLEX; break;
+    case 'S':
+    case 'a': spec->kind = NPYIO_KIND_BYTES; break;
+    case 'U':
+        spec->kind = NPYIO_KIND_STR;
+        n *= 4; /* U<n> counts characters of 4 bytes */
+        break;
+    case 'V': spec->kind = NPYIO_KIND_VOID; break;
+    case 'O':
+        spec->kind = NPYIO_KIND_OBJECT;
+        if (n == 4 || n == 8)
+            n = SIZE_INTP; /* NumPy takes both as "object" */
+        break;
+    case 'M': spec->kind = NPYIO_KIND_DATETIME; break;
+    default: spec->kind = NPYIO_KIND_TIMEDELTA; break;
+    }
+    if (n > NPYIO__MAX_ITEMSIZE) {
+        *too_big = true;
+        return false;
+    }
+    spec->itemsize = (size_t)n;
+    return valid_size(spec->kind, spec->itemsize);
+}
+
+/* "[unit]" or "[25unit]" after a datetime type. */
+static bool parse_unit(const char *s, size_t len, type_spec *spec)
+{
+    size_t digits = 0;
+    uint64_t mult = 1;
+
+    if (len < 3 || s[0] != '[' || s[len - 1] != ']')
+        return false;
+    s++;
+    len -= 2;
+    while (digits < len && s[digits] >= '0' && s[digits] <= '9')
+        digits++;
+    if (digits > 0 && !parse_count(s, digits, INT32_MAX, &mult))
+        return false;
+    if (mult == 0)
+        return false;
+    spec->unit = unit_from_name(s + digits, len - digits);
+    if (spec->unit == NPYIO__DT_NONE ||
+        (spec->unit == NPYIO__DT_GENERIC && digits > 0))
+        return false;
+    spec->mult = (int32_t)mult;
+    return true;
+}
+
+static npyio_status parse_type(const char *s, size_t len, size_t offset,
+                               type_spec *spec)
+{
+    const char *body = s;
+    const char *bracket;
+    size_t body_len = len;
+    type_name named;
+    bool too_big = false;
+
+    spec->order = 0;
+    spec->unit = NPYIO__DT_NONE;
+    spec->mult = 1;
+    if (len > 0 && (s[0] == '<' || s[0] == '>' || s[0] == '=' ||
+                    s[0] == '|' || s[0] == '!')) {
+        spec->order = s[0];
+        body++;
+        body_len--;
+    }
+    bracket = memchr(body, '[', body_len);
+    if (bracket != NULL)
+        body_len = (size_t)(bracket - body);
+    if (body_len == 0)
+        return bad_type(s, len, offset, NPYIO_E_FORMAT, "no type is named");
+    if (lookup_name(body, body_len, &named)) {
+        bool is_datetime_word = named.kind == NPYIO_KIND_DATETIME ||
+                                named.kind == NPYIO_KIND_TIMEDELTA;
+
+        /* NumPy takes a byte order before a one-letter code, but before a
+         * word ("float64") only for datetime64 and timedelta64; and a unit
+         * after M8, m8 and those two words, not after a bare M or m. */
+        if (spec->order != 0 && body_len > 1 && !is_datetime_word)
+            return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                            "a byte order cannot precede a type name");
+        if (bracket != NULL && body_len == 1)
+            return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                            "a datetime unit needs M8 or m8, not M or m");
+        spec->kind = named.kind;
+        spec->itemsize = named.itemsize;
+    } else if (!sized_code(body, body_len, spec, &too_big)) {
+        return too_big ? bad_type(s, len, offset, NPYIO_E_OVERFLOW,
+                                  "the size is above NumPy's limit of "
+                                  "2147483647 bytes")
+                       : bad_type(s, len, offset, NPYIO_E_FORMAT,
+                                  "unknown type or size");
+    }
+    if (bracket == NULL) {
+        if (spec->kind == NPYIO_KIND_DATETIME ||
+            spec->kind == NPYIO_KIND_TIMEDELTA)
+            spec->unit = NPYIO__DT_GENERIC;
+        return NPYIO_OK;
+    }
+    if (spec->kind != NPYIO_KIND_DATETIME &&
+        spec->kind != NPYIO_KIND_TIMEDELTA)
+        return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                        "only datetime64 and timedelta64 take a [unit]");
+    if (!parse_unit(bracket, len - (size_t)(bracket - s), spec))
+        return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                        "the datetime unit must be [unit] or [<n>unit] with "
+                        "unit one of Y M W D h m s ms us ns ps fs as "
+                        "generic and 1 <= n <= 2147483647");
+    return NPYIO_OK;
+}
+
+npyio_status npyio__dtype_from_str(const char *s, size_t len, size_t offset,
+                                   npyio_dtype **out)
+{
+    type_spec spec = {0, 0, 0, NPYIO__DT_NONE, 1};
+    npyio_status st;
+
+    *out = NULL;
+    st = parse_type(s, len, offset, &spec);
+    if (st != NPYIO_OK)
+        return st;
+    if (spec.unit != NPYIO__DT_NONE)
+        return make_datetime(spec.kind, spec.unit, spec.mult, spec.order, out);
+    return make_scalar(spec.kind, spec.itemsize, spec.order, out);
+}
+
+npyio_status npyio__dtype_from_node(const npyio__lit_doc *doc,
+                                    const npyio__lit_node *node,
+                                    const npyio_options *options,
+                                    npyio_dtype **out)
+{
+    size_t offset = npyio__lit_offset(doc, node);
+    char small[64];
+
+    (void)options;
+    *out = NULL;
+    if (node->kind == NPYIO__LIT_STR) {
+        const char *text = doc->text + node->pos;
+        size_t len = node->len;
+
+        /* Type strings are ASCII; only an escaped one needs decoding. */
+        if (node->flags != 0) {
+            if (npyio__lit_str_room(node) > sizeof small)
+                return npyio__fail(NPYIO_E_FORMAT,
+                                   "header byte %zu: descr is not a valid "
+                                   "dtype: an overlong type string", offset);
+            len = npyio__lit_str_decode(doc, node, small);
+            text = small;
+        }
+        return npyio__dtype_from_str(text, len, offset, out);
+    }
+    if (node->kind == NPYIO__LIT_LIST || node->kind == NPYIO__LIT_TUPLE)
+        return npyio__fail(NPYIO_E_UNSUPPORTED,
+                           "header byte %zu: record and subarray descrs are "
+                           "not supported by libnpyio %s yet", offset,
+                           NPYIO_VERSION_STRING);
+    return npyio__fail(NPYIO_E_FORMAT,
+                       "header byte %zu: descr is not a valid dtype "
+                       "descriptor: it is %s, not a string or a list",
+                       offset, npyio__lit_kind_name(node));
+}
+
+/* A Python literal starts with a quote (maybe after a u or b prefix) or a
+ * bracket; no type string does. */
+static bool looks_like_literal(const char *text, size_t len)
+{
+    size_t i = 0;
+
+    if (len > 1 && (text[0] == 'u' || text[0] == 'U' || text[0] == 'b' ||
+                    text[0] == 'B'))
+        i = 1;
+    return len > i && (text[i] == '\'' || text[i] == '"' ||
+                       (i == 0 && (text[0] == '[' || text[0] == '(')));
+}
+
+npyio_status npyio_dtype_from_descr(const char *text, size_t len,
+                                    const npyio_options *options,
+                                    npyio_dtype **out)
+{
+    static const char where[] = "npyio_dtype_from_descr";
+    npyio__lit_config config;
+    npyio__lit_doc doc;
+    npyio__mem mem;
+    npyio_status st;
+
+    if (out == NULL || text == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           out == NULL ? "out" : "text");
+    *out = NULL;
+    if (!looks_like_literal(text, len))
+        return npyio__dtype_from_str(text, len, SIZE_MAX, out);
+    npyio__mem_init(&mem, options);
+    config.encoding = NPYIO__LIT_UTF8;
+    config.allow_long_suffix = false;
+    config.max_depth = npyio__limit(options, NPYIO_LIMIT_DEPTH);
+    config.base_offset = 0;
+    st = npyio__lit_parse(&doc, text, len, &config, &mem);
+    if (st == NPYIO_OK)
+        st = npyio__dtype_from_node(&doc, npyio__lit_resolve(&doc, doc.nodes),
+                                    options, out);
+    npyio__lit_free(&doc);
+    return st;
+}
+
+/* ---- references ---------------------------------------------------------------------------------- */
+
+npyio_status npyio__check_dtype(const npyio_dtype *dtype, const char *where)
+{
+    if (dtype == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dtype is NULL", where);
+    if (dtype->magic != NPYIO__MAGIC_DTYPE)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: the pointer given as a dtype is not an "
+                           "npyio_dtype (or was freed)", where);
+    return NPYIO_OK;
+}
+
+static bool is_dtype(const npyio_dtype *dtype)
+{
+    return dtype != NULL && dtype->magic == NPYIO__MAGIC_DTYPE;
+}
+
+npyio_dtype *npyio_dtype_ref(const npyio_dtype *dtype)
+{
+    npyio_dtype *dt = (npyio_dtype *)dtype; /* references are not state */
+
+    if (!is_dtype(dt))
+        return NULL;
+    if (!dt->immortal)
+        atomic_fetch_add_explicit(&dt->refs, 1, memory_order_relaxed);
+    return dt;
+}
+
+void npyio_dtype_unref(npyio_dtype *dtype)
+{
+    size_t i;
+
+    if (!is_dtype(dtype) || dtype->immortal)
+        return;
+    /* Release ordering so that the last owner sees all prior writes. */
+    if (atomic_fetch_sub_explicit(&dtype->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (i = 0; i < dtype->field_count; i++)
+        npyio_dtype_unref(dtype->fields[i].dtype);
+    npyio_dtype_unref(dtype->base);
+    npyio__free(dtype->fields);
+    npyio__free(dtype->shape);
+    dtype->magic = NPYIO__MAGIC_DEAD;
+    npyio__free(dtype);
+}
+
+/* ---- queries ---------------------------------------------------------------------------------------- */
+
+npyio_kind npyio_dtype_kind(const npyio_dtype *dtype)
+{
+    return is_dtype(dtype) ? dtype->kind : 0;
+}
+
+size_t npyio_dtype_itemsize(const npyio_dtype *dtype)
+{
+    return is_dtype(dtype) ? dtype->itemsize : 0;
+}
+
+size_t npyio_dtype_alignment(const npyio_dtype *dtype)
+{
+    return is_dtype(dtype) ? dtype->alignment : 0;
+}
+
+char npyio_dtype_byteorder(const npyio_dtype *dtype)
+{
+    return is_dtype(dtype) ? dtype->byteorder : 0;
+}
+
+int npyio_dtype_is_native(const npyio_dtype *dtype)
+{
+    return is_dtype(dtype) && (dtype->byteorder == '|' ||
+                               dtype->byteorder == npyio__host_order());
+}
+
+const char *npyio_dtype_datetime_unit(const npyio_dtype *dtype)
+{
+    if (!is_dtype(dtype) || dtype->unit == NPYIO__DT_NONE)
+        return NULL;
+    return unit_names[dtype->unit];
+}
+
+int64_t npyio_dtype_datetime_multiplier(const npyio_dtype *dtype)
+{
+    if (!is_dtype(dtype) || dtype->unit == NPYIO__DT_NONE)
+        return 0;
+    return dtype->multiplier;
+}
+
+int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b)
+{
+    if (a == b)
+        return 1;
+    if (!is_dtype(a) || !is_dtype(b))
+        return 0;
+    return a->kind == b->kind && a->itemsize == b->itemsize &&
+           a->byteorder == b->byteorder && a->unit == b->unit &&
+           a->multiplier == b->multiplier;
+}
+
+npyio_status npyio_dtype_native(const npyio_dtype *dtype, npyio_dtype **out)
+{
+    static const char where[] = "npyio_dtype_native";
+    npyio_status st;
+
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    *out = NULL;
+    st = npyio__check_dtype(dtype, where);
+    if (st != NPYIO_OK)
+        return st;
+    if (npyio_dtype_is_native(dtype)) {
+        *out = npyio_dtype_ref(dtype);
+        return NPYIO_OK;
+    }
+    if (dtype->unit != NPYIO__DT_NONE)
+        return make_datetime(dtype->kind, dtype->unit, dtype->multiplier,
+                             '=', out);
+    return make_scalar(dtype->kind, dtype->itemsize, '=', out);
+}
+
+/* ---- text ---------------------------------------------------------------------------------------------- */
+
+size_t npyio__dtype_str(const npyio_dtype *dtype, char *out, size_t cap)
+{
+    char text[64];
+    int n;
+
+    switch (dtype->kind) {
+    case NPYIO_KIND_OBJECT:
+        n = snprintf(text, sizeof text, "|O");
+        break;
+    case NPYIO_KIND_DATETIME:
+    case NPYIO_KIND_TIMEDELTA:
+        if (dtype->unit == NPYIO__DT_GENERIC)
+            n = snprintf(text, sizeof text, "%c%c8", dtype->byteorder,
+                         (char)dtype->kind);
+        else if (dtype->multiplier == 1)
+            n = snprintf(text, sizeof text, "%c%c8[%s]", dtype->byteorder,
+                         (char)dtype->kind, unit_names[dtype->unit]);
+        else
+            n = snprintf(text, sizeof text, "%c%c8[%ld%s]", dtype->byteorder,
+                         (char)dtype->kind, (long)dtype->multiplier,
+                         unit_names[dtype->unit]);
+        break;
+    case NPYIO_KIND_STR:
+        n = snprintf(text, sizeof text, "%cU%zu", dtype->byteorder,
+                     dtype->itemsize / 4);
+        break;
+    case NPYIO_KIND_RECORD:
+    case NPYIO_KIND_SUBARRAY:
+        n = snprintf(text, sizeof text, "|V%zu", dtype->itemsize);
+        break;
+    default:
+        n = snprintf(text, sizeof text, "%c%c%zu", dtype->byteorder,
+                     (char)dtype->kind, dtype->itemsize);
+        break;
+    }
+    if (cap > 0)
+        memcpy(out, text, (size_t)n < cap ? (size_t)n : cap);
+    return (size_t)n;
+}
+
+npyio_status npyio__dtype_descr(const npyio_dtype *dtype, char *out,
+                                size_t cap, size_t *len)
+{
+    char text[64];
+    size_t n;
+
+    if (dtype->kind == NPYIO_KIND_RECORD || dtype->kind == NPYIO_KIND_SUBARRAY)
+        return npyio__fail(NPYIO_E_UNSUPPORTED,
+                           "record and subarray descrs are not supported by "
+                           "libnpyio %s yet", NPYIO_VERSION_STRING);
+    n = npyio__dtype_str(dtype, text, sizeof text);
+    *len = n + 2;
+    if (cap >= *len) {
+        out[0] = '\'';
+        memcpy(out + 1, text, n);
+        out[n + 1] = '\'';
+    }
+    return NPYIO_OK;
+}
+
+/* The buffer protocol shared by npyio_dtype_str and npyio_dtype_descr: the
+ * text and a NUL, or BUFFER_TOO_SMALL with the length needed. */
+static npyio_status deliver(const char *text, size_t n, char *buf, size_t cap,
+                            size_t *len, const char *where)
+{
+    if (len != NULL)
+        *len = n;
+    if (buf == NULL && cap > 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: buf is NULL", where);
+    if (cap < n + 1) {
+        if (cap > 0)
+            buf[0] = '\0';
+        return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL,
+                           "%s: the text needs %zu bytes and a NUL, the "
+                           "buffer has %zu", where, n, cap);
+    }
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    return NPYIO_OK;
+}
+
+npyio_status npyio_dtype_str(const npyio_dtype *dtype, char *buf, size_t cap,
+                             size_t *len)
+{
+    static const char where[] = "npyio_dtype_str";
+    char text[64];
+    npyio_status st = npyio__check_dtype(dtype, where);
+
+    if (st != NPYIO_OK)
+        return st;
+    return deliver(text, npyio__dtype_str(dtype, text, sizeof text), buf, cap,
+                   len, where);
+}
+
+npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
+                               size_t cap, size_t *len)
+{
+    static const char where[] = "npyio_dtype_descr";
+    char text[80];
+    size_t n;
+    npyio_status st = npyio__check_dtype(dtype, where);
+
+    if (st == NPYIO_OK)
+        st = npyio__dtype_descr(dtype, text, sizeof text, &n);
+    if (st != NPYIO_OK)
+        return st;
+    return deliver(text, n, buf, cap, len, where);
+}

@@ -1,0 +1,810 @@
+/*
+ * header.c - the NPY header: preamble (magic, version, length field), the
+ * header dict and its rules, and emission byte-identical to np.save of
+ * NumPy >= 1.24. Knows nothing of streams: it parses and writes bytes in
+ * memory. The literal syntax is literal.c's, the descr dtype.c's.
+ */
+#include "header.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* np.save leaves room for a first (C order) or last (Fortran) dimension of
+ * this many digits, so that appending can rewrite the header in place. */
+#define GROWTH_AXIS_MAX_DIGITS 21
+/* Data starts at a multiple of this. */
+#define ARRAY_ALIGN 64
+#define V1_MAX_HLEN 65535u
+
+/* ---- preamble ------------------------------------------------------------------ */
+
+static void describe_bytes(const unsigned char *b, size_t n, char *out,
+                           size_t cap)
+{
+    size_t i, used = 0;
+
+    out[0] = '\0';
+    for (i = 0; i < n && used + 4 < cap; i++)
+        used += (size_t)snprintf(out + used, cap - used, "%s%02x",
+                                 i ? " " : "", b[i]);
+}
+
+static npyio_status check_magic(const unsigned char *b, size_t len,
+                                size_t *need)
+{
+    size_t n = len < NPYIO__NPY_MAGIC_LEN ? len : NPYIO__NPY_MAGIC_LEN;
+    char shown[32];
+
+    if (memcmp(b, NPYIO__NPY_MAGIC, n) != 0) {
+        describe_bytes(b, n, shown, sizeof shown);
+        if (n >= 4 && memcmp(b, "PK\x03\x04", 4) == 0)
+            return npyio__fail(NPYIO_E_FORMAT,
+                               "not an .npy file: it starts with %s, a ZIP "
+                               "archive (an .npz file?)", shown);
+        return npyio__fail(NPYIO_E_FORMAT,
+                           "not an .npy file: it starts with %s, not the "
+                           "magic string \\x93NUMPY", shown);
+    }
+    if (len < 8) {
+        *need = 8;
+        return npyio__fail(NPYIO_E_TRUNCATED,
+                           "the file ends after %zu bytes, inside the NPY "
+                           "magic string and version (8 bytes)", len);
+    }
+    return NPYIO_OK;
+}
+
+static uint64_t read_le(const unsigned char *b, size_t n)
+{
+    uint64_t v = 0;
+
+    while (n-- > 0)
+        v = (v << 8) | b[n];
+    return v;
+}
+
+/* The header-size limit counts decoded characters: 1.0/2.0 headers are
+ * latin-1 (one byte, one character); 3.0 headers are UTF-8, at most four
+ * bytes per character, so only a length beyond four times the limit can be
+ * refused before the text is read. */
+static npyio_status check_length_field(const npyio__preamble *pre,
+                                       const npyio_options *options)
+{
+    uint64_t limit = (uint64_t)npyio__limit(options, NPYIO_LIMIT_HEADER_SIZE);
+    uint64_t bytes_per_char = pre->version == 3 ? 4 : 1;
+
+    if (pre->hlen / bytes_per_char > limit)
+        return npyio__fail(NPYIO_E_LIMIT,
+                           "header length field says %llu bytes, more than "
+                           "the limit of %llu characters "
+                           "(NPYIO_LIMIT_HEADER_SIZE)",
+                           (unsigned long long)pre->hlen,
+                           (unsigned long long)limit);
+    return NPYIO_OK;
+}
+
+npyio_status npyio__preamble_parse(const unsigned char *bytes, size_t len,
+                                   const npyio_options *options,
+                                   npyio__preamble *pre, size_t *need)
+{
+    npyio_status st;
+
+    *need = 0;
+    st = check_magic(bytes, len, need);
+    if (st != NPYIO_OK)
+        return st;
+    if (bytes[6] < 1 || bytes[6] > 3 || bytes[7] != 0)
+        return npyio__fail(NPYIO_E_UNSUPPORTED,
+                           "NPY format version %u.%u is not supported (1.0, "
+                           "2.0 and 3.0 are)", bytes[6], bytes[7]);
+    pre->version = bytes[6];
+    pre->prefix = pre->version == 1 ? 10 : 12;
+    if (len < pre->prefix) {
+        *need = pre->prefix;
+        return npyio__fail(NPYIO_E_TRUNCATED,
+                           "the file ends after %zu bytes, inside the %zu-byte "
+                           "header length field of format %d.0", len,
+                           pre->prefix - 8, pre->version);
+    }
+    pre->hlen = read_le(bytes + 8, pre->prefix - 8);
+    return check_length_field(pre, options);
+}
+
+/* ---- text checks --------------------------------------------------------------- */
+
+/* Length of the UTF-8 sequence at s[0..avail) if it is one that Python's
+ * strict decoder accepts (no overlong forms, surrogates or values beyond
+ * U+10FFFF), else 0. */
+static size_t utf8_sequence(const unsigned char *s, size_t avail)
+{
+    unsigned char c = s[0];
+    size_t n, i;
+    unsigned char lo = 0x80, hi = 0xBF;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4;
+    else
+        return 0;
+    if (c == 0xE0)
+        lo = 0xA0; /* overlong */
+    else if (c == 0xED)
+        hi = 0x9F; /* surrogates */
+    else if (c == 0xF0)
+        lo = 0x90; /* overlong */
+    else if (c == 0xF4)
+        hi = 0x8F; /* beyond U+10FFFF */
+    if (avail < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+/* Check the header text: no NUL bytes (NumPy: "source code string cannot
+ * contain null bytes"), valid UTF-8 in 3.0; count its characters. */
+static npyio_status check_text(const unsigned char *text, size_t len,
+                               const npyio__preamble *pre, size_t *chars)
+{
+    size_t i = 0;
+    size_t n = 0;
+
+    while (i < len) {
+        size_t step = 1;
+
+        if (text[i] == 0)
+            return npyio__fail(NPYIO_E_FORMAT,
+                               "header byte %zu: NUL byte in the header",
+                               pre->prefix + i);
+        if (pre->version == 3 && text[i] >= 0x80) {
+            step = utf8_sequence(text + i, len - i);
+            if (step == 0)
+                return npyio__fail(NPYIO_E_FORMAT,
+                                   "header byte %zu: invalid UTF-8 (byte "
+                                   "0x%02x) in a format 3.0 header",
+                                   pre->prefix + i, text[i]);
+        }
+        i += step;
+        n++;
+    }
+    *chars = n;
+    return NPYIO_OK;
+}
+
+/* ---- the dict ----------------------------------------------------------------- */
+
+typedef struct header_fields {
+    const npyio__lit_node *descr;
+    const npyio__lit_node *fortran;
+    const npyio__lit_node *shape;
+} header_fields;
+
+static const char key_rule[] =
+    "the keys must be exactly 'descr', 'fortran_order' and 'shape'";
+
+static npyio_status find_keys(const npyio__lit_doc *doc,
+                              const npyio__lit_node *dict, header_fields *f)
+{
+    const npyio__lit_node *key;
+    char shown[64];
+
+    memset(f, 0, sizeof *f);
+    if (dict->kind != NPYIO__LIT_DICT)
+        return npyio__fail(NPYIO_E_FORMAT,
+                           "header byte %zu: the header is %s, not a dict",
+                           npyio__lit_offset(doc, dict),
+                           npyio__lit_kind_name(dict));
+    for (key = npyio__lit_child(doc, dict); key != NULL;
+         key = npyio__lit_next(doc, npyio__lit_next(doc, key))) {
+        const npyio__lit_node *value = npyio__lit_next(doc, key);
+
+        /* Duplicate keys are allowed; the last one wins, as in Python. */
+        if (npyio__lit_str_equals(doc, key, "descr", 5))
+            f->descr = value;
+        else if (npyio__lit_str_equals(doc, key, "fortran_order", 13))
+            f->fortran = value;
+        else if (npyio__lit_str_equals(doc, key, "shape", 5))
+            f->shape = value;
+        else if (key->kind != NPYIO__LIT_STR)
+            return npyio__fail(NPYIO_E_FORMAT,
+                               "header byte %zu: a key is %s; %s",
+                               npyio__lit_offset(doc, key),
+                               npyio__lit_kind_name(key), key_rule);
+        else
+            return npyio__fail(NPYIO_E_FORMAT,
+                               "header byte %zu: unexpected key '%s'; %s",
+                               npyio__lit_offset(doc, key),
+                               npyio__show(doc->text + key->pos, key->len,
+                                           shown, sizeof shown),
+                               key_rule);
+    }
+    if (f->descr == NULL || f->fortran == NULL || f->shape == NULL)
+        return npyio__fail(NPYIO_E_FORMAT, "header: key '%s' is missing; %s",
+                           f->descr == NULL     ? "descr"
+                           : f->fortran == NULL ? "fortran_order"
+                                                : "shape",
+                           key_rule);
+    return NPYIO_OK;
+}
+
+/* Shape entries: ints >= 0, at most NPYIO_LIMIT_NDIM of them. */
+static npyio_status check_shape(const npyio__lit_doc *doc,
+                                const npyio__lit_node *shape,
+                                const npyio_options *options, int *ndim)
+{
+    int64_t limit = npyio__limit(options, NPYIO_LIMIT_NDIM);
+    const npyio__lit_node *dim;
+    int i = 0;
+
+    if (shape->kind != NPYIO__LIT_TUPLE)
+        return npyio__fail(NPYIO_E_FORMAT,
+                           "header byte %zu: 'shape' is %s, not a tuple",
+                           npyio__lit_offset(doc, shape),
+                           npyio__lit_kind_name(shape));
+    if ((int64_t)shape->count > limit)
+        return npyio__fail(NPYIO_E_LIMIT,
+                           "header byte %zu: the shape has %u dimensions, "
+                           "more than the limit of %lld (NPYIO_LIMIT_NDIM)",
+                           npyio__lit_offset(doc, shape),
+                           (unsigned)shape->count, (long long)limit);
+    for (dim = npyio__lit_child(doc, shape); dim != NULL;
+         dim = npyio__lit_next(doc, dim), i++) {
+        if (dim->kind != NPYIO__LIT_INT)
+            return npyio__fail(NPYIO_E_FORMAT,
+                               "header byte %zu: shape entry %d is %s, not "
+                               "an int", npyio__lit_offset(doc, dim), i,
+                               npyio__lit_kind_name(dim));
+        if (dim->value < 0)
+            return npyio__fail(NPYIO_E_FORMAT,
+                               "header byte %zu: shape entry %d is negative "
+                               "(%lld)", npyio__lit_offset(doc, dim), i,
+                               (long long)dim->value);
+    }
+    *ndim = i;
+    return NPYIO_OK;
+}
+
+static npyio_status check_fortran(const npyio__lit_doc *doc,
+                                  const npyio__lit_node *node, bool *fortran)
+{
+    if (node->kind != NPYIO__LIT_TRUE && node->kind != NPYIO__LIT_FALSE)
+        return npyio__fail(NPYIO_E_FORMAT,
+                           "header byte %zu: 'fortran_order' is %s, not True "
+                           "or False", npyio__lit_offset(doc, node),
+                           npyio__lit_kind_name(node));
+    *fortran = node->kind == NPYIO__LIT_TRUE;
+    return NPYIO_OK;
+}
+
+/* ---- the header object -------------------------------------------------------- */
+
+/* Element count and byte size, refusing what int64_t cannot hold (NumPy
+ * computes these in int64 and wraps silently). */
+static npyio_status compute_sizes(npyio_header *h, const char *where)
+{
+    int64_t count = 1;
+    int i;
+
+    for (i = 0; i < h->ndim; i++)
+        if (h->shape[i] == 0)
+            count = 0;
+    for (i = 0; i < h->ndim && count != 0; i++) {
+        if (count > INT64_MAX / h->shape[i])
+            return npyio__fail(NPYIO_E_OVERFLOW,
+                               "%s: the shape has more elements than a 64-bit "
+                               "count can hold", where);
+        count *= h->shape[i];
+    }
+    if (h->dtype->itemsize != 0 &&
+        (uint64_t)count > (uint64_t)INT64_MAX / h->dtype->itemsize)
+        return npyio__fail(NPYIO_E_OVERFLOW,
+                           "%s: %lld elements of %zu bytes are more bytes "
+                           "than a 64-bit size can hold", where,
+                           (long long)count, h->dtype->itemsize);
+    h->count = count;
+    h->nbytes = count * (int64_t)h->dtype->itemsize;
+    return NPYIO_OK;
+}
+
+static npyio_status alloc_header(const npyio_options *options, int ndim,
+                                 npyio_header **out)
+{
+    npyio__mem mem;
+    npyio_header *h;
+    npyio_status st;
+
+    npyio__mem_init(&mem, options);
+    st = npyio__alloc_zero(&mem, sizeof *h + (size_t)ndim * sizeof(int64_t),
+                           "header", (void **)&h);
+    if (st != NPYIO_OK)
+        return st;
+    h->magic = NPYIO__MAGIC_HEADER;
+    h->ndim = ndim;
+    *out = h;
+    return NPYIO_OK;
+}
+
+void npyio_header_free(npyio_header *header)
+{
+    if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)
+        return;
+    npyio_dtype_unref(header->dtype);
+    header->magic = NPYIO__MAGIC_DEAD;
+    npyio__free(header);
+}
+
+/* ---- parse ------------------------------------------------------------------------ */
+
+static npyio_status build_from_dict(const npyio__lit_doc *doc,
+                                    const npyio__preamble *pre,
+                                    const npyio_options *options,
+                                    npyio_header **out)
+{
+    const npyio__lit_node *root = npyio__lit_resolve(doc, doc->nodes);
+    header_fields f;
+    const npyio__lit_node *dim;
+    npyio_header *h;
+    bool fortran = false;
+    int ndim = 0;
+    int i = 0;
+    npyio_status st;
+
+    /* NumPy's order: keys, shape, fortran_order, descr. */
+    st = find_keys(doc, root, &f);
+    if (st == NPYIO_OK)
+        st = check_shape(doc, f.shape, options, &ndim);
+    if (st == NPYIO_OK)
+        st = check_fortran(doc, f.fortran, &fortran);
+    if (st == NPYIO_OK)
+        st = alloc_header(options, ndim, &h);
+    if (st != NPYIO_OK)
+        return st;
+    for (dim = npyio__lit_child(doc, f.shape); dim != NULL;
+         dim = npyio__lit_next(doc, dim))
+        h->shape[i++] = dim->value;
+    h->fortran_order = fortran;
+    h->version = pre->version;
+    h->hlen = (int64_t)pre->hlen;
+    h->data_offset = (int64_t)(pre->prefix + pre->hlen);
+    st = npyio__dtype_from_node(doc, f.descr, options, &h->dtype);
+    if (st == NPYIO_OK)
+        st = compute_sizes(h, "header");
+    if (st != NPYIO_OK) {
+        npyio_header_free(h);
+        return st;
+    }
+    *out = h;
+    return NPYIO_OK;
+}
+
+npyio_status npyio_header_parse(const void *bytes, size_t len,
+                                const npyio_options *options,
+                                npyio_header **out, size_t *consumed)
+{
+    const unsigned char *b = bytes;
+    npyio__preamble pre;
+    npyio__lit_config config;
+    npyio__lit_doc doc;
+    npyio__mem mem;
+    size_t need = 0;
+    size_t chars = 0;
+    npyio_status st;
+
+    if (consumed != NULL)
+        *consumed = 0;
+    if (out == NULL || (bytes == NULL && len > 0))
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "npyio_header_parse: %s is NULL",
+                           out == NULL ? "out" : "bytes");
+    *out = NULL;
+    st = npyio__preamble_parse(b, len, options, &pre, &need);
+    if (st == NPYIO_OK && len - pre.prefix < pre.hlen) {
+        need = pre.prefix + (size_t)pre.hlen;
+        st = npyio__fail(NPYIO_E_TRUNCATED,
+                         "the header length field says %llu bytes, but only "
+                         "%zu follow it", (unsigned long long)pre.hlen,
+                         len - pre.prefix);
+    }
+    if (st == NPYIO_OK)
+        st = check_text(b + pre.prefix, (size_t)pre.hlen, &pre, &chars);
+    if (st == NPYIO_OK &&
+        (int64_t)chars > npyio__limit(options, NPYIO_LIMIT_HEADER_SIZE))
+        st = npyio__fail(NPYIO_E_LIMIT,
+                         "the header has %zu characters, more than the limit "
+                         "of %lld (NPYIO_LIMIT_HEADER_SIZE)", chars,
+                         (long long)npyio__limit(options,
+                                                 NPYIO_LIMIT_HEADER_SIZE));
+    if (st != NPYIO_OK) {
+        if (st == NPYIO_E_TRUNCATED && consumed != NULL)
+            *consumed = need;
+        return st;
+    }
+    npyio__mem_init(&mem, options);
+    config.encoding = pre.version == 3 ? NPYIO__LIT_UTF8 : NPYIO__LIT_LATIN1;
+    config.allow_long_suffix = pre.version != 3;
+    config.max_depth = npyio__limit(options, NPYIO_LIMIT_DEPTH);
+    config.base_offset = pre.prefix;
+    st = npyio__lit_parse(&doc, (const char *)b + pre.prefix,
+                          (size_t)pre.hlen, &config, &mem);
+    if (st == NPYIO_OK)
+        st = build_from_dict(&doc, &pre, options, out);
+    npyio__lit_free(&doc);
+    if (st == NPYIO_OK && consumed != NULL)
+        *consumed = pre.prefix + (size_t)pre.hlen;
+    return st;
+}
+
+/* ---- emit ---------------------------------------------------------------------------- */
+
+/* The dict text, UTF-8, growth padding included (what NumPy encodes). */
+typedef struct dict_text {
+    char *text;
+    size_t len;
+    size_t max_code; /* largest code point: decides latin-1 or UTF-8 */
+    char inline_buf[256];
+} dict_text;
+
+static size_t max_code_point(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t max = 0, i;
+
+    for (i = 0; i < len; i++)
+        if (u[i] >= 0x80) {
+            /* Only lead bytes matter: a 2-byte lead C2/C3 is latin-1. */
+            size_t code = u[i] >= 0xC4 ? 0x100 : 0xFF;
+
+            if (u[i] >= 0xC0 && code > max)
+                max = code;
+        }
+    return max;
+}
+
+/* np.save's fortran_order: True only if the data could not also be read as
+ * C order, i.e. not for empty arrays or at most one dimension above 1. */
+static bool saved_fortran(const npyio_header *h)
+{
+    int big = 0, i;
+
+    if (!h->fortran_order || h->count == 0)
+        return false;
+    for (i = 0; i < h->ndim; i++)
+        big += h->shape[i] > 1;
+    return big > 1;
+}
+
+static size_t put_str(char *out, size_t cap, size_t at, const char *s,
+                      size_t n)
+{
+    if (at < cap)
+        memcpy(out + at, s, n <= cap - at ? n : cap - at);
+    return at + n;
+}
+
+/* Format the dict into out[0..cap); return the full length. */
+static npyio_status format_dict(const npyio_header *h, char *out, size_t cap,
+                                size_t *len)
+{
+    bool fortran = saved_fortran(h);
+    size_t at = 0, descr_len = 0;
+    char num[32];
+    int i, digits = 0;
+    npyio_status st;
+
+    at = put_str(out, cap, at, "{'descr': ", 10);
+    st = npyio__dtype_descr(h->dtype, at < cap ? out + at : NULL,
+                            at < cap ? cap - at : 0, &descr_len);
+    if (st != NPYIO_OK)
+        return st;
+    at += descr_len;
+    at = put_str(out, cap, at, ", 'fortran_order': ", 19);
+    at = fortran ? put_str(out, cap, at, "True", 4)
+                 : put_str(out, cap, at, "False", 5);
+    at = put_str(out, cap, at, ", 'shape': (", 12);
+    for (i = 0; i < h->ndim; i++) {
+        int n = snprintf(num, sizeof num, "%s%lld", i ? ", " : "",
+                         (long long)h->shape[i]);
+
+        at = put_str(out, cap, at, num, (size_t)n);
+    }
+    if (h->ndim == 1)
+        at = put_str(out, cap, at, ",", 1);
+    at = put_str(out, cap, at, "), }", 4);
+    if (h->ndim > 0) {
+        int64_t grow = h->shape[fortran ? h->ndim - 1 : 0];
+
+        digits = snprintf(num, sizeof num, "%lld", (long long)grow);
+        for (i = digits; i < GROWTH_AXIS_MAX_DIGITS; i++)
+            at = put_str(out, cap, at, " ", 1);
+    }
+    *len = at;
+    return NPYIO_OK;
+}
+
+static npyio_status build_text(const npyio_header *h, dict_text *t)
+{
+    npyio__mem mem;
+    npyio_status st;
+
+    t->text = t->inline_buf;
+    st = format_dict(h, t->text, sizeof t->inline_buf, &t->len);
+    if (st != NPYIO_OK)
+        return st;
+    if (t->len > sizeof t->inline_buf) {
+        npyio__mem_init(&mem, NULL);
+        st = npyio__alloc(&mem, t->len, "header text", (void **)&t->text);
+        if (st == NPYIO_OK)
+            st = format_dict(h, t->text, t->len, &t->len);
+        if (st != NPYIO_OK) {
+            npyio__free(t->text == t->inline_buf ? NULL : t->text);
+            return st;
+        }
+    }
+    t->max_code = max_code_point(t->text, t->len);
+    return NPYIO_OK;
+}
+
+static void free_text(dict_text *t)
+{
+    if (t->text != t->inline_buf)
+        npyio__free(t->text);
+}
+
+/* Number of bytes of the text in the version's encoding. */
+static size_t encoded_length(const dict_text *t, int version)
+{
+    size_t n = 0, i;
+
+    if (version == 3 || t->max_code < 0x80)
+        return t->len;
+    for (i = 0; i < t->len; i++) /* latin-1: one byte per character */
+        n += ((unsigned char)t->text[i] & 0xC0u) != 0x80u;
+    return n;
+}
+
+typedef struct layout {
+    int version;
+    size_t prefix;
+    size_t text_bytes;
+    size_t hlen; /* text + padding + newline */
+} layout;
+
+static void compute_layout(const dict_text *t, int version, layout *l)
+{
+    size_t hlen;
+
+    l->version = version;
+    l->prefix = version == 1 ? 10 : 12;
+    l->text_bytes = encoded_length(t, version);
+    hlen = l->text_bytes + 1;
+    l->hlen = hlen + (ARRAY_ALIGN - (l->prefix + hlen) % ARRAY_ALIGN);
+}
+
+/* The version np.save would pick, or check a forced one. */
+static npyio_status choose_layout(const dict_text *t, int version, layout *l)
+{
+    static const char where[] = "npyio_header_emit";
+    bool latin1 = t->max_code <= 0xFF;
+
+    if (version == 0) {
+        compute_layout(t, 1, l);
+        if (latin1 && l->hlen <= V1_MAX_HLEN)
+            return NPYIO_OK;
+        version = latin1 ? 2 : 3;
+    }
+    if (version < 1 || version > 3)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: version must be 0 (automatic), 1, 2 or 3, "
+                           "not %d", where, version);
+    if (version != 3 && !latin1)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: the header has characters outside latin-1, "
+                           "which only format 3.0 can hold", where);
+    compute_layout(t, version, l);
+    if (version == 1 && l->hlen > V1_MAX_HLEN)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: the header needs %zu bytes, more than the "
+                           "65535 of format 1.0", where, l->hlen);
+    if ((uint64_t)l->hlen > UINT32_MAX)
+        return npyio__fail(NPYIO_E_OVERFLOW,
+                           "%s: the header needs %zu bytes, more than a "
+                           "format %d.0 length field can hold", where,
+                           l->hlen, version);
+    return NPYIO_OK;
+}
+
+static void write_header(const dict_text *t, const layout *l,
+                         unsigned char *out)
+{
+    size_t i, at;
+
+    memcpy(out, NPYIO__NPY_MAGIC, NPYIO__NPY_MAGIC_LEN);
+    out[6] = (unsigned char)l->version;
+    out[7] = 0;
+    for (i = 8; i < l->prefix; i++)
+        out[i] = (unsigned char)(l->hlen >> (8 * (i - 8)));
+    at = l->prefix;
+    if (l->text_bytes == t->len) {
+        memcpy(out + at, t->text, t->len);
+    } else {
+        /* UTF-8 to latin-1: every character is below U+0100 here, so a
+         * lead byte is C2 or C3 and carries the top two bits. */
+        const unsigned char *s = (const unsigned char *)t->text;
+
+        for (i = 0; i < t->len; i++) {
+            if (s[i] < 0x80)
+                out[at++] = s[i];
+            else if (s[i] >= 0xC0)
+                out[at++] = (unsigned char)(((s[i] & 0x03u) << 6) |
+                                            (s[i + 1] & 0x3Fu));
+        }
+    }
+    memset(out + l->prefix + l->text_bytes, ' ',
+           l->hlen - l->text_bytes - 1);
+    out[l->prefix + l->hlen - 1] = '\n';
+}
+
+/* Version and layout np.save would choose; used for new headers. */
+static npyio_status auto_layout(const npyio_header *h, layout *l)
+{
+    dict_text t;
+    npyio_status st = build_text(h, &t);
+
+    if (st != NPYIO_OK)
+        return st;
+    st = choose_layout(&t, 0, l);
+    free_text(&t);
+    return st;
+}
+
+static npyio_status check_header(const npyio_header *h, const char *where)
+{
+    if (h == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is NULL", where);
+    if (h->magic != NPYIO__MAGIC_HEADER)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: the pointer given as a header is not an "
+                           "npyio_header (or was freed)", where);
+    return NPYIO_OK;
+}
+
+npyio_status npyio_header_emit(const npyio_header *header, int version,
+                               void *buf, size_t cap, size_t *len)
+{
+    static const char where[] = "npyio_header_emit";
+    dict_text t;
+    layout l;
+    size_t total;
+    npyio_status st;
+
+    if (len != NULL)
+        *len = 0;
+    st = check_header(header, where);
+    if (st != NPYIO_OK)
+        return st;
+    if (buf == NULL && cap > 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: buf is NULL", where);
+    st = build_text(header, &t);
+    if (st != NPYIO_OK)
+        return st;
+    st = choose_layout(&t, version, &l);
+    total = l.prefix + l.hlen;
+    if (st == NPYIO_OK && len != NULL)
+        *len = total;
+    if (st == NPYIO_OK && cap < total)
+        st = npyio__fail(NPYIO_E_BUFFER_TOO_SMALL,
+                         "%s: the header needs %zu bytes, the buffer has %zu",
+                         where, total, cap);
+    if (st == NPYIO_OK)
+        write_header(&t, &l, buf);
+    free_text(&t);
+    return st;
+}
+
+/* ---- new ------------------------------------------------------------------------------- */
+
+npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
+                              const int64_t *shape, int fortran_order,
+                              npyio_header **out)
+{
+    static const char where[] = "npyio_header_new";
+    npyio_header *h;
+    layout l;
+    int i;
+    npyio_status st;
+
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    *out = NULL;
+    st = npyio__check_dtype(dtype, where);
+    if (st != NPYIO_OK)
+        return st;
+    if (ndim < 0 || (ndim > 0 && shape == NULL))
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: ndim is %d%s", where, ndim,
+                           ndim < 0 ? "" : " but shape is NULL");
+    for (i = 0; i < ndim; i++)
+        if (shape[i] < 0)
+            return npyio__fail(NPYIO_E_INVALID_ARG,
+                               "%s: shape[%d] is negative (%lld)", where, i,
+                               (long long)shape[i]);
+    st = alloc_header(NULL, ndim, &h);
+    if (st != NPYIO_OK)
+        return st;
+    if (ndim > 0)
+        memcpy(h->shape, shape, (size_t)ndim * sizeof *shape);
+    h->dtype = npyio_dtype_ref(dtype);
+    h->fortran_order = fortran_order != 0;
+    st = compute_sizes(h, where);
+    if (st == NPYIO_OK)
+        st = auto_layout(h, &l);
+    if (st == NPYIO_OK) {
+        h->version = l.version;
+        h->hlen = (int64_t)l.hlen;
+        h->data_offset = (int64_t)(l.prefix + l.hlen);
+    }
+    if (st != NPYIO_OK) {
+        npyio_header_free(h);
+        return st;
+    }
+    *out = h;
+    return NPYIO_OK;
+}
+
+/* ---- getters ---------------------------------------------------------------------------- */
+
+static bool is_header(const npyio_header *h)
+{
+    return h != NULL && h->magic == NPYIO__MAGIC_HEADER;
+}
+
+const npyio_dtype *npyio_header_dtype(const npyio_header *header)
+{
+    return is_header(header) ? header->dtype : NULL;
+}
+
+int npyio_header_ndim(const npyio_header *header)
+{
+    return is_header(header) ? header->ndim : 0;
+}
+
+const int64_t *npyio_header_shape(const npyio_header *header)
+{
+    return is_header(header) ? header->shape : NULL;
+}
+
+int npyio_header_fortran_order(const npyio_header *header)
+{
+    return is_header(header) && header->fortran_order;
+}
+
+int64_t npyio_header_count(const npyio_header *header)
+{
+    return is_header(header) ? header->count : 0;
+}
+
+int64_t npyio_header_nbytes(const npyio_header *header)
+{
+    return is_header(header) ? header->nbytes : 0;
+}
+
+int npyio_header_version(const npyio_header *header)
+{
+    return is_header(header) ? header->version : 0;
+}
+
+int64_t npyio_header_length(const npyio_header *header)
+{
+    return is_header(header) ? header->hlen : 0;
+}
+
+int64_t npyio_header_data_offset(const npyio_header *header)
+{
+    return is_header(header) ? header->data_offset : 0;
+}

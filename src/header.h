@@ -1,0 +1,47 @@
+/*
+ * header.h - the NPY preamble and header dict, private to the library: what
+ * the array I/O core needs beyond the public header API.
+ */
+#ifndef NPYIO_HEADER_H
+#define NPYIO_HEADER_H
+
+#include "dtype.h"
+
+#define NPYIO__MAGIC_HEADER 0x48454144u /* "HEAD" */
+
+/* "\x93NUMPY": the first six bytes of every .npy file. */
+#define NPYIO__NPY_MAGIC "\x93NUMPY"
+#define NPYIO__NPY_MAGIC_LEN 6
+/* Magic, version and the longest length field (2.0 and 3.0). */
+#define NPYIO__PREAMBLE_MAX 12
+
+struct npyio_header {
+    uint32_t magic;
+    npyio_dtype *dtype;
+    int ndim;
+    bool fortran_order;
+    int version;         /* 1, 2 or 3 */
+    int64_t count;       /* elements */
+    int64_t nbytes;      /* count * itemsize */
+    int64_t hlen;        /* value of the header-length field */
+    int64_t data_offset; /* preamble + hlen */
+    int64_t shape[];     /* ndim sizes */
+};
+
+/* What the first bytes of a file say: version, length-field size, HLEN. */
+typedef struct npyio__preamble {
+    int version;
+    size_t prefix; /* 10 for 1.0, 12 for 2.0 and 3.0 */
+    uint64_t hlen;
+} npyio__preamble;
+
+/*
+ * Read the preamble from bytes[0..len). On NPYIO_E_TRUNCATED, *need is the
+ * total number of bytes required to go on. Checks NPYIO_LIMIT_HEADER_SIZE
+ * against the length field as far as that is possible without the text.
+ */
+npyio_status npyio__preamble_parse(const unsigned char *bytes, size_t len,
+                                   const npyio_options *options,
+                                   npyio__preamble *pre, size_t *need);
+
+#endif /* NPYIO_HEADER_H */

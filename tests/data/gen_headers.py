@@ -1,0 +1,708 @@
+#!/usr/bin/python3
+"""Generate the .npy header test corpus for libnpyio's C unit tests.
+
+Run with a Python that has NumPy (the reference build is NumPy 1.24.2 on
+x86_64 Linux):
+
+    /usr/bin/python3 tests/data/gen_headers.py
+
+Output (under tests/data/headers/, next to this script):
+
+  valid/<name>.hdr        the first data_offset bytes of a .npy file
+                          (magic, version, length field, dict text, padding)
+  valid/<name>.canon.hdr  what np.save would write for the same array, for
+                          the cases NumPy did not write with version=None
+  valid/manifest.tsv      one row per case: what NumPy reads from the header
+  dtype_strings.tsv       which type strings np.dtype() accepts, and as what
+
+The C tests read these files without NumPy, so the formats are fixed (see the
+column lists below).  The output is deterministic: nothing depends on time,
+randomness or dict/set ordering, and every file is rewritten on each run.
+After writing, the script re-reads everything and checks it against NumPy.
+"""
+
+import io
+import math
+import os
+import struct
+import sys
+import warnings
+
+import numpy as np
+from numpy.lib import format as npf
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT_DIR = os.path.join(HERE, "headers")
+VALID_DIR = os.path.join(OUT_DIR, "valid")
+MANIFEST = os.path.join(VALID_DIR, "manifest.tsv")
+DTYPE_TSV = os.path.join(OUT_DIR, "dtype_strings.tsv")
+
+MAGIC = b"\x93NUMPY"
+
+MANIFEST_COLUMNS = [
+    "name", "file", "version", "hlen", "data_offset", "descr", "kind",
+    "itemsize", "alignment", "byteorder", "ndim", "shape", "fortran",
+    "count", "nbytes", "dt_unit", "dt_mult", "canonical",
+]
+DTYPE_COLUMNS = [
+    "input", "accepted", "str", "kind", "itemsize", "alignment",
+    "host_dependent",
+]
+
+# Datetime units in the order NumPy documents them.
+DT_UNITS = ["Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs",
+            "as"]
+# File names must stay distinct on case-insensitive file systems, and the
+# units 'M' (month) and 'm' (minute) differ only by case, so spell them out.
+DT_UNIT_NAMES = {"Y": "year", "M": "month", "W": "week", "D": "day",
+                 "h": "hour", "m": "minute"}
+
+
+class Case:
+    """One valid/ header.
+
+    origin is 'save' (bytes written by NumPy with version=None, so the file is
+    its own canonical form), 'forced' (NumPy with an explicit version) or
+    'legacy' (hand-crafted bytes that NumPy 1.24 still loads).  expect is
+    (dtype.str, shape, fortran_order) as we intend NumPy to read it; the
+    check against NumPy's actual reading catches mistakes in this script.
+    """
+
+    def __init__(self, name, data, origin, expect):
+        self.name = name
+        self.data = data
+        self.origin = origin
+        self.expect = expect
+
+
+# ---------------------------------------------------------------------------
+# Low-level helpers
+# ---------------------------------------------------------------------------
+
+def preamble(buf):
+    """Return (major, hlen, data_offset) from the first bytes of a .npy."""
+    assert buf[:6] == MAGIC, buf[:10]
+    major, minor = buf[6], buf[7]
+    assert minor == 0 and major in (1, 2, 3)
+    if major == 1:
+        (hlen,) = struct.unpack("<H", buf[8:10])
+        return major, hlen, 10 + hlen
+    (hlen,) = struct.unpack("<I", buf[8:12])
+    return major, hlen, 12 + hlen
+
+
+def frame(body, major):
+    """Wrap raw header text bytes (dict + padding + newline, whatever the
+    caller wants) in magic, version and a length field that fits exactly."""
+    if major == 1:
+        length = struct.pack("<H", len(body))
+    else:
+        length = struct.pack("<I", len(body))
+    return MAGIC + bytes([major, 0]) + length + body
+
+
+def numpy_read(hdr):
+    """Parse header bytes exactly as np.load does (read_magic +
+    _read_array_header).  Returns (major, shape, fortran_order, dtype) and
+    insists that NumPy consumed every byte (so data_offset == len(hdr))."""
+    fp = io.BytesIO(hdr)
+    version = npf.read_magic(fp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 1.24 must load these silently
+        shape, fortran, dtype = npf._read_array_header(fp, version)
+    assert fp.tell() == len(hdr), "NumPy did not consume the whole header"
+    return version[0], shape, fortran, dtype
+
+
+def header_from_save(arr, version=None):
+    """Header bytes np.save / write_array produce for arr.
+
+    version=None goes through np.save itself; an explicit version goes
+    through write_array (np.save has no version argument).  The stream is
+    cut at the data offset; the bytes after it are checked to be the data.
+    """
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # small arrays must not need v2/v3
+        if version is None:
+            np.save(buf, arr)
+        else:
+            npf.write_array(buf, arr, version=version)
+    raw = buf.getvalue()
+    _, _, offset = preamble(raw)
+    if not arr.dtype.hasobject:  # object data is a pickle of any length
+        assert len(raw) - offset == arr.nbytes, (len(raw), offset)
+    return raw[:offset]
+
+
+def header_from_dict(descr, fortran, shape, version=None):
+    """Header bytes via _write_array_header, the function np.save calls.
+    Used for shapes whose data could not be allocated (or, like 64 dims,
+    cannot exist in NumPy 1.24 at all)."""
+    buf = io.BytesIO()
+    d = {"descr": descr, "fortran_order": fortran, "shape": tuple(shape)}
+    npf._write_array_header(buf, d, version)
+    return buf.getvalue()
+
+
+def canonical_header(dtype, shape, fortran):
+    """What np.save (version=None) writes for an array of this dtype, shape
+    and order. np.save writes fortran_order True only for an array that is
+    F-contiguous and not C-contiguous; an F-ordered array is also
+    C-contiguous when it is empty or has at most one dimension above 1."""
+    if sum(1 for d in shape if d > 1) <= 1 or 0 in shape:
+        fortran = False
+    return header_from_dict(npf.dtype_to_descr(dtype), fortran, shape, None)
+
+
+# ---------------------------------------------------------------------------
+# Cases written by NumPy
+# ---------------------------------------------------------------------------
+
+def save_case(cases, name, arr, version=None):
+    """Add a case whose bytes come from np.save (or write_array)."""
+    origin = "save" if version is None else "forced"
+    # np.save writes fortran_order=True only for arrays that are
+    # F-contiguous but not C-contiguous (format.header_data_from_array_1_0).
+    fortran = bool(arr.flags.f_contiguous and not arr.flags.c_contiguous)
+    expect = (arr.dtype.str, arr.shape, fortran)
+    cases.append(Case(name, header_from_save(arr, version), origin, expect))
+
+
+def dict_case(cases, name, descr, fortran, shape, version=None):
+    """Add a case written by _write_array_header without any array."""
+    origin = "save" if version is None else "forced"
+    expect = (np.dtype(descr).str, tuple(shape), fortran)
+    data = header_from_dict(descr, fortran, shape, version)
+    cases.append(Case(name, data, origin, expect))
+
+
+def numpy_written_cases():
+    cases = []
+
+    # Every scalar kind, little- and big-endian where '>' means something.
+    # Types of itemsize 1 (and S, V, O) have no byte order: NumPy writes '|'.
+    for code in ["b1", "i1", "u1"]:
+        save_case(cases, "save_" + code, np.zeros(3, code))
+    multi_byte = ["i2", "i4", "i8", "u2", "u4", "u8", "f2", "f4", "f8",
+                  "c8", "c16"]
+    for code in multi_byte:
+        save_case(cases, "save_%s_le" % code, np.zeros(3, "<" + code))
+        save_case(cases, "save_%s_be" % code, np.zeros(3, ">" + code))
+    # longdouble / clongdouble: '<f16' and '<c32' on x86_64 Linux.  Use the
+    # type chars so the script still runs (with other names) elsewhere.
+    for char, label in [("g", "longdouble"), ("G", "clongdouble")]:
+        save_case(cases, "save_%s_le" % label, np.zeros(3, "<" + char))
+        save_case(cases, "save_%s_be" % label, np.zeros(3, ">" + char))
+    save_case(cases, "save_s5", np.zeros(3, "S5"))
+    save_case(cases, "save_s1", np.zeros(3, "S1"))
+    save_case(cases, "save_u3_le", np.zeros(3, "<U3"))
+    save_case(cases, "save_u3_be", np.zeros(3, ">U3"))
+    save_case(cases, "save_v4", np.zeros(3, "V4"))
+    # V0 has no data at all whatever the shape; np.zeros keeps it V0
+    # (unlike S0, which np.zeros turns into S1).
+    save_case(cases, "save_v0", np.zeros(3, "V0"))
+    save_case(cases, "save_v0_empty", np.zeros(0, "V0"))
+    # Object arrays: np.save writes a normal header with descr '|O' and then
+    # a pickle; only the header is kept.
+    save_case(cases, "save_object", np.array([1, "a", None], dtype=object))
+
+    # Datetimes.
+    save_case(cases, "save_datetime_generic", np.zeros(3, "M8"))
+    save_case(cases, "save_timedelta_generic", np.zeros(3, "m8"))
+    save_case(cases, "save_datetime_ns_le", np.zeros(3, "<M8[ns]"))
+    save_case(cases, "save_datetime_ns_be", np.zeros(3, ">M8[ns]"))
+    save_case(cases, "save_datetime_day_be", np.zeros(3, ">M8[D]"))
+    save_case(cases, "save_timedelta_25s_le", np.zeros(3, "<m8[25s]"))
+    save_case(cases, "save_timedelta_25s_be", np.zeros(3, ">m8[25s]"))
+    save_case(cases, "save_timedelta_3h", np.zeros(3, "m8[3h]"))
+    save_case(cases, "save_datetime_10us", np.zeros(3, "M8[10us]"))
+    for unit in DT_UNITS:
+        label = DT_UNIT_NAMES.get(unit, unit)
+        save_case(cases, "save_datetime_unit_" + label,
+                  np.zeros(2, "M8[%s]" % unit))
+
+    # Memory order.  Only arrays that are F- but not C-contiguous get
+    # fortran_order True, so use genuine multi-dimensional F layouts.
+    save_case(cases, "save_c_2d", np.zeros((3, 4), "<f8"))
+    save_case(cases, "save_f_2d", np.asfortranarray(np.zeros((3, 4), "<f8")))
+    save_case(cases, "save_c_3d", np.zeros((2, 3, 4), "<i4"))
+    save_case(cases, "save_f_3d",
+              np.asfortranarray(np.zeros((2, 3, 4), "<i4")))
+    save_case(cases, "save_f_2d_be",
+              np.asfortranarray(np.zeros((5, 2), ">i2")))
+    # a.T of a C array is F-contiguous: written as fortran, bytes as in memory.
+    save_case(cases, "save_transposed", np.zeros((3, 2), "<u4").T)
+    # Growth padding counts the digits of the last axis for fortran order
+    # (the first for C order): make the two differ.
+    save_case(cases, "save_f_wide_last",
+              np.asfortranarray(np.zeros((2, 123456), "|u1")))
+
+    # 0-d arrays: shape (), no growth padding.
+    save_case(cases, "save_0d_i2_be", np.array(7, ">i2"))
+    save_case(cases, "save_0d_f8", np.array(1.5, "<f8"))
+    save_case(cases, "save_0d_s2", np.array(b"ab", "S2"))
+    save_case(cases, "save_0d_datetime", np.array(0, "<M8[s]"))
+
+    # Empty arrays.  A size-0 array is both C- and F-contiguous, so np.save
+    # writes fortran_order False even for asfortranarray; the explicit
+    # fortran=True variant needs _write_array_header.
+    save_case(cases, "save_empty_0", np.zeros((0,), "<f8"))
+    save_case(cases, "save_empty_3_0", np.zeros((3, 0), "<i4"))
+    save_case(cases, "save_empty_0_5_f",
+              np.asfortranarray(np.zeros((0, 5), "<f8")))
+    dict_case(cases, "hdr_empty_0_5_fortran", "<f8", True, (0, 5))
+
+    # Shapes too big to allocate, written by the np.save code path.
+    dict_case(cases, "hdr_big_12345678901", "<f8", False, (12345678901,))
+    dict_case(cases, "hdr_big_2p40_2p20", "|u1", False, (2**40, 2**20))
+    dict_case(cases, "hdr_big_2p40_2p20_fortran", "<u2", True,
+              (2**40, 2**20))
+    dict_case(cases, "hdr_big_int64_max", "|u1", False,
+              (9223372036854775807,))
+
+    # Many dimensions: NumPy 1.24 arrays have at most 32; 64 is header-only.
+    save_case(cases, "save_ndim10", np.zeros((1, 2) * 5, "<f4"))
+    save_case(cases, "save_ndim32", np.ones((1,) * 32, "<f8"))
+    save_case(cases, "save_ndim32_f",
+              np.asfortranarray(np.zeros((2,) + (1,) * 30 + (3,), "|i1")))
+    dict_case(cases, "hdr_ndim64", "<f8", False, (1,) * 64)
+    # Mixed sizes whose product still fits in int64 (2**32 elements); a
+    # product beyond int64 is an error for libnpyio, not a valid header.
+    dict_case(cases, "hdr_ndim64_mixed", "<i4", False,
+              tuple(1 + (i % 2) for i in range(64)))
+
+    # Forced versions (write_array(version=...)).  NumPy itself would have
+    # written v1.0, so these get a .canon.hdr file.
+    save_case(cases, "forced_v2_c_2d", np.zeros((3, 4), "<f8"), (2, 0))
+    save_case(cases, "forced_v3_c_2d", np.zeros((3, 4), "<f8"), (3, 0))
+    save_case(cases, "forced_v2_0d", np.array(3, ">u2"), (2, 0))
+    save_case(cases, "forced_v3_f_3d",
+              np.asfortranarray(np.zeros((2, 3, 4), "<c8")), (3, 0))
+    save_case(cases, "forced_v2_datetime", np.zeros(4, "<m8[25s]"), (2, 0))
+    save_case(cases, "forced_v1_u3", np.zeros(2, "<U3"), (1, 0))
+    dict_case(cases, "forced_v2_big", "|u1", False,
+              (9223372036854775807,), (2, 0))
+    return cases
+
+
+# ---------------------------------------------------------------------------
+# Legacy / lenient headers, crafted by hand
+# ---------------------------------------------------------------------------
+
+def dict_text(descr="'<f8'", fortran="False", shape="(3,)"):
+    """The dict text in NumPy's own style, values given as source text."""
+    return "{'descr': %s, 'fortran_order': %s, 'shape': %s, }" % (
+        descr, fortran, shape)
+
+
+def pad_align(text, major, align=64, newline="\n"):
+    """Pad with spaces so that prefix + text + pad + newline is a multiple
+    of align (pad in 1..align, never 0, as NumPy's writers do).  No growth
+    padding: this is the layout of NumPy 1.14..1.23 with align=64."""
+    prefix = 10 if major == 1 else 12
+    used = prefix + len(text) + len(newline)
+    pad = align - used % align
+    return (text + " " * pad + newline).encode("latin-1")
+
+
+def pad_pre114(text, major):
+    """Padding as NumPy < 1.14 wrote it: 16-byte alignment computed with a
+    2-byte length field even for v2.0, so v2.0 data ended up misaligned
+    (numpy issue #8085; 64 bytes since numpy PR #9025, 1.14)."""
+    used = 8 + 2 + len(text) + 1
+    pad = 16 - used % 16
+    return (text + " " * pad + "\n").encode("latin-1")
+
+
+def legacy_cases():
+    cases = []
+
+    def add(name, body, expect, major=1):
+        # expect: (dtype.str NumPy should produce, shape, fortran)
+        cases.append(Case(name, frame(body, major), "legacy", expect))
+
+    f8_3 = ("<f8", (3,), False)
+    f8_34 = ("<f8", (3, 4), False)
+
+    # Layouts of older writers.
+    add("legacy_pad16_v1", pad_pre114(dict_text(shape="(3, 4)"), 1), f8_34)
+    add("legacy_pad16_v2", pad_pre114(dict_text(shape="(3, 4)"), 2), f8_34,
+        major=2)
+    add("legacy_nogrowth_pad64_v1",
+        pad_align(dict_text(shape="(3, 4)"), 1), f8_34)
+    add("legacy_nogrowth_pad64_fortran",
+        pad_align(dict_text(fortran="True", shape="(3, 4)"), 1),
+        ("<f8", (3, 4), True))
+    add("legacy_v2_tiny", pad_align(dict_text(), 2), f8_3, major=2)
+    add("legacy_v3_ascii", pad_align(dict_text(), 3), f8_3, major=3)
+    add("legacy_v3_ascii_unpadded", (dict_text() + "\n").encode(), f8_3,
+        major=3)
+
+    # Terminator and padding variations (the reader checks neither).
+    add("legacy_no_newline", pad_align(dict_text(), 1, newline=""), f8_3)
+    add("legacy_no_padding", (dict_text() + "\n").encode(), f8_3)
+    add("legacy_bare_dict", dict_text().encode(), f8_3)
+    add("legacy_crlf_then_pad",
+        pad_align(dict_text() + "\r\n", 1), f8_3)
+    add("legacy_pad_then_crlf", pad_align(dict_text(), 1, newline="\r\n"),
+        f8_3)
+    add("legacy_no_trailing_comma",
+        pad_align("{'descr': '<f8', 'fortran_order': False, 'shape': (3,)}",
+                  1), f8_3)
+
+    # Key order and duplicate keys (a dict literal: the last value wins).
+    add("legacy_keys_shape_first",
+        pad_align("{'shape': (3,), 'fortran_order': False, 'descr': '<f8'}",
+                  1), f8_3)
+    add("legacy_keys_fortran_first",
+        pad_align("{'fortran_order': False, 'descr': '<f8', 'shape': (3,), }",
+                  1), f8_3)
+    add("legacy_dup_shape",
+        pad_align("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), "
+                  "'shape': (2,), }", 1), ("<f8", (2,), False))
+    add("legacy_dup_descr",
+        pad_align("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 2), "
+                  "'descr': '>u2', 'fortran_order': False, }", 1),
+        (">u2", (2, 2), False))
+
+    # Whitespace between tokens inside the dict (spaces, tabs, newlines:
+    # inside brackets Python ignores indentation).
+    add("legacy_spaces",
+        pad_align("{ 'descr' : '<f8' , 'fortran_order' : False , "
+                  "'shape' : ( 3 , 4 ) , }", 1), f8_34)
+    add("legacy_tabs",
+        pad_align("{'descr':\t'<f8',\t'fortran_order':\tFalse,\t"
+                  "'shape':\t(3,\t4),\t}", 1), f8_34)
+    add("legacy_newlines",
+        pad_align("{\n  'descr': '<f8',\n  'fortran_order': False,\n"
+                  "  'shape': (3,\n 4),\n}", 1), f8_34)
+    add("legacy_no_spaces",
+        pad_align("{'descr':'<f8','fortran_order':False,'shape':(3,4)}", 1),
+        f8_34)
+    add("legacy_mixed_ws",
+        pad_align("{\t'descr'  :\n'<f8' ,\n\n\t 'fortran_order':False ,"
+                  "'shape':(\t3 ,\n4\t)\n}", 1), f8_34)
+
+    # Quoting.
+    add("legacy_double_quotes",
+        pad_align('{"descr": "<f8", "fortran_order": False, '
+                  '"shape": (3,), }', 1), f8_3)
+    add("legacy_mixed_quotes",
+        pad_align("{\"descr\": '<f8', 'fortran_order': False, "
+                  "\"shape\": (3,), }", 1), f8_3)
+
+    # descr spellings that np.dtype() accepts.
+    for label, descr, result in [
+            ("f8", "'f8'", "<f8"), ("eq_f8", "'=f8'", "<f8"),
+            ("d", "'d'", "<f8"), ("float64", "'float64'", "<f8"),
+            ("lt_u1", "'<u1'", "|u1"), ("gt_b1", "'>b1'", "|b1"),
+            ("bar_i1", "'|i1'", "|i1"), ("lt_i1", "'<i1'", "|i1"),
+            ("i4", "'i4'", "<i4"), ("eq_c8", "'=c8'", "<c8"),
+            ("m8_s", "'m8[s]'", "<m8[s]"), ("dq_gt_i2", '">i2"', ">i2")]:
+        add("legacy_descr_" + label,
+            pad_align(dict_text(descr=descr), 1), (result, (3,), False))
+
+    # Python 2 long literals: '3L' is filtered out for v1.0 and v2.0.
+    add("legacy_long_suffix_v1",
+        pad_align(dict_text(shape="(3L, 4L)"), 1), f8_34)
+    add("legacy_long_suffix_v2",
+        pad_align(dict_text(shape="(3L, 4L)"), 2), f8_34, major=2)
+    add("legacy_long_suffix_1d",
+        pad_pre114(dict_text(descr="'<i8'", shape="(5L,)"), 1),
+        ("<i8", (5,), False))
+
+    # Shape and fortran_order spellings.
+    add("legacy_fortran_1d",
+        pad_align(dict_text(fortran="True", shape="(5,)"), 1),
+        ("<f8", (5,), True))
+    add("legacy_fortran_0d",
+        pad_align(dict_text(fortran="True", shape="()"), 1),
+        ("<f8", (), True))
+    add("legacy_shape_spaced_trailing_comma",
+        pad_align(dict_text(shape="( 3 , 4 , )"), 1), f8_34)
+    add("legacy_shape_empty_spaced",
+        pad_align(dict_text(shape="( )"), 1), ("<f8", (), False))
+    add("legacy_shape_neg_zero",
+        pad_align(dict_text(shape="(-0, 3)"), 1), ("<f8", (0, 3), False))
+    add("legacy_shape_plus",
+        pad_align(dict_text(shape="(+2, 3)"), 1), ("<f8", (2, 3), False))
+    add("legacy_shape_1d_spaced",
+        pad_align(dict_text(shape="(3 ,)"), 1), f8_3)
+    return cases
+
+
+# ---------------------------------------------------------------------------
+# Manifest
+# ---------------------------------------------------------------------------
+
+def manifest_row(case, canonical_file):
+    """Describe a case from NumPy's own reading of its bytes."""
+    major, hlen, offset = preamble(case.data)
+    assert offset == len(case.data)
+    rmajor, shape, fortran, dtype = numpy_read(case.data)
+    assert rmajor == major
+    got = (dtype.str, tuple(shape), fortran)
+    assert got == case.expect, (case.name, got, case.expect)
+    assert dtype.names is None and dtype.subdtype is None, case.name
+    count = math.prod(shape)  # exact Python int; prod(()) == 1
+    if dtype.kind in "Mm":
+        unit, mult = np.datetime_data(dtype)
+    else:
+        unit, mult = "-", "-"
+    return [
+        case.name, case.name + ".hdr", major, hlen, offset, dtype.str,
+        dtype.kind, dtype.itemsize, dtype.alignment, dtype.str[0],
+        len(shape), ",".join(str(n) for n in shape), int(fortran), count,
+        count * dtype.itemsize, unit, mult, canonical_file,
+    ]
+
+
+def write_valid(cases):
+    """Write the .hdr files, canonical companions and manifest.tsv."""
+    os.makedirs(VALID_DIR, exist_ok=True)
+    # Remove stale output of earlier runs so renamed cases do not linger.
+    for fn in os.listdir(VALID_DIR):
+        if fn.endswith(".hdr") or fn == "manifest.tsv":
+            os.remove(os.path.join(VALID_DIR, fn))
+
+    names = [c.name for c in cases]
+    assert len({n.lower() for n in names}) == len(names), "duplicate name"
+
+    rows = []
+    n_canon = 0
+    for case in cases:
+        with open(os.path.join(VALID_DIR, case.name + ".hdr"), "wb") as f:
+            f.write(case.data)
+        _, shape, fortran, dtype = numpy_read(case.data)
+        canon = canonical_header(dtype, shape, fortran)
+        if case.name.startswith("save_"):
+            # np.save output must be canonical by definition.
+            assert canon == case.data, case.name
+        if canon == case.data:
+            canon_file = case.name + ".hdr"
+        else:
+            canon_file = case.name + ".canon.hdr"
+            with open(os.path.join(VALID_DIR, canon_file), "wb") as f:
+                f.write(canon)
+            n_canon += 1
+        rows.append(manifest_row(case, canon_file))
+
+    with open(MANIFEST, "w", encoding="ascii", newline="\n") as f:
+        f.write("#" + "\t".join(MANIFEST_COLUMNS) + "\n")
+        for row in rows:
+            f.write("\t".join(str(v) for v in row) + "\n")
+    return n_canon
+
+
+# ---------------------------------------------------------------------------
+# dtype string probe
+# ---------------------------------------------------------------------------
+
+PREFIXES = ["", "<", ">", "=", "|"]
+TYPE_CHARS = "?bBhHiIlLqQpPefdgFDGSUVOMmca"
+BAD_CHARS = "xtuzj"
+SIZED_KINDS = ["b", "i", "u", "f", "c", "S", "a", "U", "V", "O", "M", "m"]
+SIZES = [0, 1, 2, 3, 4, 5, 8, 10, 12, 16, 24, 32, 64]
+DT_BASES = ["M8", "m8", "M", "m", "datetime64", "timedelta64"]
+DT_SUFFIXES = ([""] + ["[%s]" % u for u in DT_UNITS]
+               + ["[25s]", "[3h]", "[1s]", "[2D]", "[10us]", "[generic]"]
+               + ["[xx]", "[]", "[0s]", "[-1s]", "[s", "[2147483648s]"])
+EXTRA_INVALID = ["", " ", "<", "f8 ", " f8", "F8", "i3", "<x8", "<f12",
+                 "S-1", "S99999999999999999999", "U536870912", "U536870911",
+                 "V2147483648", "S2147483647"]
+
+# Spellings whose meaning follows C types of the host: C long (l, L, long,
+# int_, int, uint: 4 bytes on Windows), intptr/pointer (p, P, intp, int0,
+# object: 4 bytes on 32-bit) and long double (g, G: 8, 12 or 16 bytes, and
+# whether 'f12'/'f16'/'c24'/'c32'/'float128'/'complex256' exist at all).
+HOST_CHARS = set("lLpPgGO")
+HOST_NAMES = {
+    "long", "ulong", "int", "int_", "uint", "intp", "uintp", "int0",
+    "uint0", "longdouble", "longfloat", "clongdouble", "clongfloat",
+    "longcomplex", "float128", "complex256", "float96", "complex192",
+    "object", "object_", "object0",
+}
+HOST_SIZED = {"f12", "f16", "c24", "c32"}
+
+
+def dtype_inputs():
+    """All probe strings, in a fixed order, duplicates dropped."""
+    cores = list(TYPE_CHARS) + list(BAD_CHARS)
+    cores += ["%s%d" % (k, n) for k in SIZED_KINDS for n in SIZES]
+    # sctypeDict also has int keys (type numbers); only strings are probed.
+    cores += [k for k in np.sctypeDict if isinstance(k, str)]
+    cores += [b + s for b in DT_BASES for s in DT_SUFFIXES]
+    seen, out = set(), []
+    for s in [p + c for p in PREFIXES for c in cores] + EXTRA_INVALID:
+        if s not in seen:
+            seen.add(s)
+            out.append(s)
+    return out
+
+
+def host_dependent(s, dtype):
+    """1 if the answer for s may differ on another platform because of C
+    type sizes (see HOST_* above).  Errs on the side of 1."""
+    core = s[1:] if s[:1] in ("<", ">", "=", "|") else s
+    if core in HOST_CHARS or core in HOST_NAMES or core in HOST_SIZED:
+        return 1
+    if core[:1] == "O" and core[1:].isdigit():  # O4 / O8: pointer size
+        return 1
+    if dtype is not None:
+        # Anything that came out as object or long double, whatever the
+        # spelling, has a host-sized layout.
+        if dtype.kind == "O":
+            return 1
+        if dtype.type in (np.longdouble, np.clongdouble):
+            return 1
+    return 0
+
+
+def probe_dtype(s):
+    """np.dtype(s) or None if NumPy refuses it.  Deprecation warnings
+    (e.g. 'int0', 'bool8' in 1.24) do not count as refusal."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return np.dtype(s)
+        except Exception:  # TypeError, ValueError, OverflowError, ...
+            return None
+
+
+def dtype_row(s):
+    dt = probe_dtype(s)
+    if dt is None:
+        return [s, 0, "-", "-", "-", "-", host_dependent(s, None)]
+    return [s, 1, dt.str, dt.kind, dt.itemsize, dt.alignment,
+            host_dependent(s, dt)]
+
+
+def write_dtype_strings():
+    rows = [dtype_row(s) for s in dtype_inputs()]
+    for row in rows:
+        assert "\t" not in row[0] and "\n" not in row[0]
+    with open(DTYPE_TSV, "w", encoding="ascii", newline="\n") as f:
+        f.write("#" + "\t".join(DTYPE_COLUMNS) + "\n")
+        for row in rows:
+            f.write("\t".join(str(v) for v in row) + "\n")
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Self-check: re-read the written files the way a C test would, and compare
+# with NumPy.
+# ---------------------------------------------------------------------------
+
+def read_tsv(path, columns):
+    with open(path, encoding="ascii", newline="\n") as f:
+        lines = f.read().split("\n")
+    assert lines[0] == "#" + "\t".join(columns), lines[0]
+    assert lines[-1] == ""
+    rows = [line.split("\t") for line in lines[1:-1]]
+    for r in rows:
+        assert len(r) == len(columns), r
+    return [dict(zip(columns, r)) for r in rows]
+
+
+def check_valid():
+    rows = read_tsv(MANIFEST, MANIFEST_COLUMNS)
+    files = set(os.listdir(VALID_DIR))
+    expected_files = {"manifest.tsv"}
+    for r in rows:
+        expected_files.add(r["file"])
+        expected_files.add(r["canonical"])
+        with open(os.path.join(VALID_DIR, r["file"]), "rb") as f:
+            data = f.read()
+        major, shape, fortran, dtype = numpy_read(data)
+        _, hlen, offset = preamble(data)
+        shape_txt = ",".join(str(n) for n in shape)
+        count = math.prod(shape)
+        # Element count and byte size must fit in int64 (NumPy computes
+        # them there); anything larger is a malformed header.
+        assert count * dtype.itemsize < 2**63, r["name"]
+        assert (int(r["version"]), int(r["hlen"]), int(r["data_offset"])) \
+            == (major, hlen, offset) and offset == len(data)
+        assert np.dtype(r["descr"]) == dtype and r["descr"] == dtype.str
+        assert r["kind"] == dtype.kind
+        assert int(r["itemsize"]) == dtype.itemsize
+        assert int(r["alignment"]) == dtype.alignment
+        assert r["byteorder"] == dtype.str[0] and r["byteorder"] in "<>|"
+        assert int(r["ndim"]) == len(shape) and r["shape"] == shape_txt
+        assert int(r["fortran"]) == int(fortran)
+        assert int(r["count"]) == count
+        assert int(r["nbytes"]) == count * dtype.itemsize
+        if dtype.kind in "Mm":
+            assert (r["dt_unit"], int(r["dt_mult"])) == \
+                np.datetime_data(dtype)
+        else:
+            assert r["dt_unit"] == "-" and r["dt_mult"] == "-"
+        # The canonical file is what np.save writes, and it reads back to
+        # the same dtype, shape and order.
+        with open(os.path.join(VALID_DIR, r["canonical"]), "rb") as f:
+            canon = f.read()
+        assert canon == canonical_header(dtype, shape, fortran)
+        c_shape, c_fortran, c_dtype = numpy_read(canon)[1:]
+        assert (c_shape, c_dtype) == (shape, dtype)
+        assert c_fortran == (fortran and sum(d > 1 for d in shape) > 1
+                             and 0 not in shape)
+        _, _, coff = preamble(canon)
+        assert coff % 64 == 0 and canon.endswith(b"\n")
+        # Full np.load of header + zero data, where the data is small
+        # enough to allocate (object arrays would need a pickle).
+        if dtype.kind != "O" and count * dtype.itemsize < 2**20 \
+                and len(shape) <= 32:
+            blob = data + bytes(count * dtype.itemsize)
+            arr = np.load(io.BytesIO(blob))
+            assert arr.dtype == dtype and arr.shape == tuple(shape)
+            if fortran and len(shape) > 1 and count > 1:
+                assert arr.flags.f_contiguous
+    assert files == expected_files, sorted(files ^ expected_files)
+    return rows
+
+
+def check_dtype_strings():
+    rows = read_tsv(DTYPE_TSV, DTYPE_COLUMNS)
+    inputs = dtype_inputs()
+    assert [r["input"] for r in rows] == inputs
+    for r in rows:
+        dt = probe_dtype(r["input"])
+        if dt is None:
+            assert r["accepted"] == "0"
+            assert [r[c] for c in DTYPE_COLUMNS[2:6]] == ["-"] * 4
+        else:
+            assert r["accepted"] == "1" and r["str"] == dt.str
+            assert (r["kind"], int(r["itemsize"]), int(r["alignment"])) \
+                == (dt.kind, dt.itemsize, dt.alignment)
+        assert r["host_dependent"] in ("0", "1")
+    return rows
+
+
+def main():
+    print("NumPy %s, Python %s" % (np.__version__, sys.version.split()[0]))
+    valid = numpy_written_cases() + legacy_cases()
+    n_canon = write_valid(valid)
+    write_dtype_strings()
+
+    rows = check_valid()
+    drows = check_dtype_strings()
+
+    by_origin = {}
+    for c in valid:
+        by_origin[c.origin] = by_origin.get(c.origin, 0) + 1
+    acc = sum(r["accepted"] == "1" for r in drows)
+    host = sum(r["host_dependent"] == "1" for r in drows)
+    print("valid/: %d cases (%s), %d .canon.hdr files, manifest %d rows"
+          % (len(valid), ", ".join("%s %d" % kv for kv in
+                                   sorted(by_origin.items())),
+             n_canon, len(rows)))
+    for v in (1, 2, 3):
+        print("  version %d: %d" % (v, sum(r["version"] == str(v)
+                                           for r in rows)))
+    print("dtype_strings.tsv: %d inputs, %d accepted, %d rejected, "
+          "%d host-dependent" % (len(drows), acc, len(drows) - acc, host))
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()

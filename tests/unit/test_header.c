@@ -1,0 +1,411 @@
+/*
+ * test_header.c - .npy headers against NumPy's own: every header of the
+ * NumPy-generated corpus (tests/data/headers, made by gen_headers.py and
+ * gen_invalid.py) is parsed and its facts compared with NumPy's; headers
+ * are re-emitted and compared byte for byte with what np.save writes; every
+ * malformed header fails with its status and a message naming the fault.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "testdata.h"
+
+enum {
+    COL_NAME, COL_FILE, COL_VERSION, COL_HLEN, COL_OFFSET, COL_DESCR,
+    COL_KIND, COL_ITEMSIZE, COL_ALIGN, COL_ORDER, COL_NDIM, COL_SHAPE,
+    COL_FORTRAN, COL_COUNT, COL_NBYTES, COL_UNIT, COL_MULT, COL_CANON,
+    COL_COUNT_ALL
+};
+
+static char host_order(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+
+    memcpy(&first, &one, 1);
+    return first == 1 ? '<' : '>';
+}
+
+static unsigned char *valid_file(const char *name, size_t *len)
+{
+    char rel[256];
+
+    snprintf(rel, sizeof rel, "headers/valid/%s", name);
+    return read_data_file(rel, len);
+}
+
+/* Parse the shape column ("3,4", "" for 0-d). */
+static int parse_shape(const char *text, int64_t *shape)
+{
+    int n = 0;
+    const char *p = text;
+
+    while (*p != '\0') {
+        char *end;
+
+        shape[n++] = strtoll(p, &end, 10);
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+static void check_facts(const tsv_row *r, const npyio_header *h)
+{
+    const npyio_dtype *dt = npyio_header_dtype(h);
+    int64_t shape[64];
+    char str[64];
+    int ndim = parse_shape(r->field[COL_SHAPE], shape);
+    int i;
+
+    assert_int_equal(npyio_header_version(h), atoi(r->field[COL_VERSION]));
+    assert_int_equal(npyio_header_length(h), atoll(r->field[COL_HLEN]));
+    assert_int_equal(npyio_header_data_offset(h),
+                     atoll(r->field[COL_OFFSET]));
+    assert_ok(npyio_dtype_str(dt, str, sizeof str, NULL));
+    assert_string_equal(str, r->field[COL_DESCR]);
+    assert_int_equal(npyio_dtype_kind(dt), r->field[COL_KIND][0]);
+    assert_int_equal(npyio_dtype_itemsize(dt), atoll(r->field[COL_ITEMSIZE]));
+    /* NumPy's alignments were taken on x86-64; 32-bit hosts differ. */
+    if (sizeof(void *) == 8)
+        assert_int_equal(npyio_dtype_alignment(dt),
+                         atoll(r->field[COL_ALIGN]));
+    assert_int_equal(npyio_dtype_byteorder(dt), r->field[COL_ORDER][0]);
+    assert_int_equal(npyio_dtype_is_native(dt),
+                     r->field[COL_ORDER][0] != (host_order() == '<' ? '>'
+                                                                    : '<'));
+    assert_int_equal(npyio_header_ndim(h), atoi(r->field[COL_NDIM]));
+    assert_int_equal(ndim, npyio_header_ndim(h));
+    for (i = 0; i < ndim; i++)
+        assert_int_equal(npyio_header_shape(h)[i], shape[i]);
+    assert_int_equal(npyio_header_fortran_order(h),
+                     atoi(r->field[COL_FORTRAN]));
+    assert_int_equal(npyio_header_count(h), strtoll(r->field[COL_COUNT],
+                                                     NULL, 10));
+    assert_int_equal(npyio_header_nbytes(h), strtoll(r->field[COL_NBYTES],
+                                                      NULL, 10));
+    if (strcmp(r->field[COL_UNIT], "-") == 0) {
+        assert_null(npyio_dtype_datetime_unit(dt));
+        assert_int_equal(npyio_dtype_datetime_multiplier(dt), 0);
+    } else {
+        assert_string_equal(npyio_dtype_datetime_unit(dt), r->field[COL_UNIT]);
+        assert_int_equal(npyio_dtype_datetime_multiplier(dt),
+                         atoll(r->field[COL_MULT]));
+    }
+}
+
+/* Emit with `version` and compare with a file of the corpus. */
+static void check_emit(const npyio_header *h, int version, const char *file)
+{
+    size_t want_len, len = 0;
+    unsigned char *want = valid_file(file, &want_len);
+    unsigned char *got;
+
+    assert_status(npyio_header_emit(h, version, NULL, 0, &len),
+                  NPYIO_E_BUFFER_TOO_SMALL);
+    assert_int_equal(len, want_len);
+    got = malloc(len);
+    assert_status(npyio_header_emit(h, version, got, len - 1, &len),
+                  NPYIO_E_BUFFER_TOO_SMALL);
+    assert_ok(npyio_header_emit(h, version, got, want_len, &len));
+    assert_int_equal(len, want_len);
+    if (memcmp(got, want, len) != 0)
+        fail_msg("emitted header differs from %s:\n got  %.*s\n want %.*s",
+                 file, (int)len, (const char *)got, (int)want_len,
+                 (const char *)want);
+    free(got);
+    free(want);
+}
+
+static void test_valid_corpus(void **state)
+{
+    tsv_table t;
+    size_t i;
+
+    (void)state;
+    tsv_load("headers/valid/manifest.tsv", &t);
+    assert_true(t.count >= 100);
+    for (i = 0; i < t.count; i++) {
+        const tsv_row *r = &t.rows[i];
+        npyio_header *h = NULL;
+        size_t len, consumed = 0;
+        unsigned char *bytes;
+
+        assert_int_equal(r->count, COL_COUNT_ALL);
+        bytes = valid_file(r->field[COL_FILE], &len);
+        print_message("%s\n", r->field[COL_NAME]);
+        assert_ok(npyio_header_parse(bytes, len, NULL, &h, &consumed));
+        assert_int_equal(consumed, atoll(r->field[COL_OFFSET]));
+        check_facts(r, h);
+        /* Re-emitted as np.save would write the array NumPy loads. */
+        check_emit(h, 0, r->field[COL_CANON]);
+        /* A header written with a forced version comes back the same when
+         * forced to that version again. */
+        if (strncmp(r->field[COL_NAME], "forced_", 7) == 0)
+            check_emit(h, atoi(r->field[COL_VERSION]), r->field[COL_FILE]);
+        npyio_header_free(h);
+        free(bytes);
+    }
+    tsv_free(&t);
+}
+
+/* New headers made from a dtype and shape are what np.save writes. */
+static void test_new_headers_match_numpy(void **state)
+{
+    tsv_table t;
+    size_t i;
+
+    (void)state;
+    tsv_load("headers/valid/manifest.tsv", &t);
+    for (i = 0; i < t.count; i++) {
+        const tsv_row *r = &t.rows[i];
+        npyio_dtype *dt = NULL;
+        npyio_header *h = NULL;
+        int64_t shape[64];
+        int ndim = parse_shape(r->field[COL_SHAPE], shape);
+        size_t canon_len;
+        unsigned char *canon = valid_file(r->field[COL_CANON], &canon_len);
+
+        assert_ok(npyio_dtype_from_descr(r->field[COL_DESCR],
+                                         strlen(r->field[COL_DESCR]), NULL,
+                                         &dt));
+        assert_ok(npyio_header_new(dt, ndim, shape,
+                                   atoi(r->field[COL_FORTRAN]), &h));
+        npyio_dtype_unref(dt); /* the header holds its own reference */
+        assert_int_equal(npyio_header_data_offset(h), canon_len);
+        assert_int_equal(npyio_header_version(h), canon[6]);
+        check_emit(h, 0, r->field[COL_CANON]);
+        npyio_header_free(h);
+        free(canon);
+    }
+    tsv_free(&t);
+}
+
+static void test_invalid_corpus(void **state)
+{
+    tsv_table t;
+    size_t i;
+
+    (void)state;
+    tsv_load("headers/invalid/manifest.tsv", &t);
+    assert_true(t.count >= 80);
+    for (i = 0; i < t.count; i++) {
+        const tsv_row *r = &t.rows[i];
+        npyio_header *h = (npyio_header *)&t; /* must be reset to NULL */
+        char rel[256];
+        size_t len;
+        unsigned char *bytes;
+
+        snprintf(rel, sizeof rel, "headers/invalid/%s", r->field[1]);
+        bytes = read_data_file(rel, &len);
+        print_message("%s\n", r->field[0]);
+        assert_status(npyio_header_parse(bytes, len, NULL, &h, NULL),
+                      status_named(r->field[2]));
+        assert_null(h);
+        assert_error_contains(r->field[3]);
+        free(bytes);
+    }
+    tsv_free(&t);
+}
+
+/* Every prefix of every valid header is truncated, with the number of
+ * bytes needed to go on; nothing past the given length is read (each
+ * prefix is copied into a buffer of exactly its size, for ASan). */
+static void test_truncated_at_every_byte(void **state)
+{
+    tsv_table t;
+    size_t i, cut;
+
+    (void)state;
+    tsv_load("headers/valid/manifest.tsv", &t);
+    for (i = 0; i < t.count; i++) {
+        size_t len;
+        unsigned char *bytes = valid_file(t.rows[i].field[COL_FILE], &len);
+        size_t prefix = bytes[6] == 1 ? 10 : 12;
+
+        for (cut = 0; cut < len; cut++) {
+            unsigned char *part = malloc(cut > 0 ? cut : 1);
+            npyio_header *h = NULL;
+            size_t need = 0;
+
+            memcpy(part, bytes, cut);
+            assert_status(npyio_header_parse(part, cut, NULL, &h, &need),
+                          NPYIO_E_TRUNCATED);
+            assert_int_equal(need, cut < 8 ? 8 : cut < prefix ? prefix : len);
+            assert_true(need > cut);
+            free(part);
+        }
+        free(bytes);
+    }
+    tsv_free(&t);
+}
+
+static unsigned char *make_header(const char *text, int version, size_t *len)
+{
+    size_t n = strlen(text), prefix = version == 1 ? 10 : 12;
+    unsigned char *b = malloc(prefix + n);
+
+    memcpy(b, "\x93NUMPY", 6);
+    b[6] = (unsigned char)version;
+    b[7] = 0;
+    b[8] = (unsigned char)(n & 0xFF);
+    b[9] = (unsigned char)(n >> 8);
+    if (version != 1)
+        b[10] = b[11] = 0;
+    memcpy(b + prefix, text, n);
+    *len = prefix + n;
+    return b;
+}
+
+static void test_header_size_limit_counts_characters(void **state)
+{
+    /* 'é' is two bytes in UTF-8 and one character: a format 3.0 header of
+     * this text has more bytes than characters. The first descr is a
+     * duplicate key that loses to the second, so the header is valid. */
+    const char *text = "{'descr': '\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9', "
+                       "'descr': '<f8', 'fortran_order': False, "
+                       "'shape': (2,), }\n";
+    size_t len, chars = strlen(text) - 4;
+    unsigned char *b = make_header(text, 3, &len);
+    char needle[128];
+    npyio_options *o = NULL;
+    npyio_header *h = NULL;
+
+    (void)state;
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_HEADER_SIZE,
+                                      (int64_t)chars));
+    assert_ok(npyio_header_parse(b, len, o, &h, NULL));
+    npyio_header_free(h);
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_HEADER_SIZE,
+                                      (int64_t)chars - 1));
+    assert_status(npyio_header_parse(b, len, o, &h, NULL), NPYIO_E_LIMIT);
+    snprintf(needle, sizeof needle, "the header has %zu characters, more "
+             "than the limit of %zu", chars, chars - 1);
+    assert_error_contains(needle);
+    free(b);
+    /* In 1.0 the same bytes are 4 characters more (latin-1). */
+    b = make_header(text, 1, &len);
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_HEADER_SIZE,
+                                      (int64_t)chars));
+    assert_status(npyio_header_parse(b, len, o, &h, NULL), NPYIO_E_LIMIT);
+    assert_error_contains("NPYIO_LIMIT_HEADER_SIZE");
+    npyio_options_free(o);
+    free(b);
+}
+
+static void test_ndim_and_depth_limits(void **state)
+{
+    const char *text = "{'descr': '<f8', 'fortran_order': False, "
+                       "'shape': (1, 2, 3), }\n";
+    size_t len;
+    unsigned char *b = make_header(text, 1, &len);
+    npyio_options *o = NULL;
+    npyio_header *h = NULL;
+
+    (void)state;
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_NDIM, 3));
+    assert_ok(npyio_header_parse(b, len, o, &h, NULL));
+    npyio_header_free(h);
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_NDIM, 2));
+    assert_status(npyio_header_parse(b, len, o, &h, NULL), NPYIO_E_LIMIT);
+    assert_error_contains("3 dimensions, more than the limit of 2");
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_NDIM, 64));
+    /* The dict and the shape tuple nest two deep. */
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_DEPTH, 2));
+    assert_ok(npyio_header_parse(b, len, o, &h, NULL));
+    npyio_header_free(h);
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_DEPTH, 1));
+    assert_status(npyio_header_parse(b, len, o, &h, NULL), NPYIO_E_LIMIT);
+    assert_error_contains("NPYIO_LIMIT_DEPTH");
+    npyio_options_free(o);
+    free(b);
+}
+
+static void test_header_new_checks(void **state)
+{
+    npyio_dtype *f8 = NULL, *u1 = NULL;
+    npyio_header *h = NULL;
+    int64_t shape[3] = {3, -1, 2};
+    int64_t big[2] = {INT64_C(1) << 40, INT64_C(1) << 30};
+    int64_t wide[1] = {INT64_C(1) << 61};
+
+    (void)state;
+    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &f8));
+    assert_ok(npyio_dtype_from_descr("u1", 2, NULL, &u1));
+    assert_status(npyio_header_new(f8, 3, shape, 0, &h), NPYIO_E_INVALID_ARG);
+    assert_error_contains("shape[1] is negative (-1)");
+    assert_null(h);
+    assert_status(npyio_header_new(f8, -1, shape, 0, &h), NPYIO_E_INVALID_ARG);
+    assert_status(npyio_header_new(f8, 2, NULL, 0, &h), NPYIO_E_INVALID_ARG);
+    assert_status(npyio_header_new(NULL, 0, NULL, 0, &h), NPYIO_E_INVALID_ARG);
+    assert_status(npyio_header_new(f8, 0, NULL, 0, NULL), NPYIO_E_INVALID_ARG);
+    assert_status(npyio_header_new(u1, 2, big, 0, &h), NPYIO_E_OVERFLOW);
+    assert_error_contains("more elements than a 64-bit count");
+    assert_status(npyio_header_new(f8, 1, wide, 0, &h), NPYIO_E_OVERFLOW);
+    assert_error_contains("more bytes than a 64-bit size");
+    /* 0-d: one element, no shape needed. */
+    assert_ok(npyio_header_new(f8, 0, NULL, 0, &h));
+    assert_int_equal(npyio_header_count(h), 1);
+    assert_int_equal(npyio_header_nbytes(h), 8);
+    assert_int_equal(npyio_header_data_offset(h), 128);
+    /* Forced versions and the version argument's range. */
+    assert_status(npyio_header_emit(h, 4, NULL, 0, NULL), NPYIO_E_INVALID_ARG);
+    assert_error_contains("version must be 0 (automatic), 1, 2 or 3");
+    npyio_header_free(h);
+    npyio_header_free(NULL);
+    npyio_dtype_unref(f8);
+    npyio_dtype_unref(u1);
+}
+
+/* A dimension of zero makes the count zero whatever the others are, as in
+ * NumPy (no overflow is reported for (2**40, 2**40, 0)). */
+static void test_zero_dimension(void **state)
+{
+    npyio_dtype *f8 = NULL;
+    npyio_header *h = NULL;
+    int64_t shape[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0};
+
+    (void)state;
+    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &f8));
+    assert_ok(npyio_header_new(f8, 3, shape, 1, &h));
+    assert_int_equal(npyio_header_count(h), 0);
+    assert_int_equal(npyio_header_nbytes(h), 0);
+    npyio_header_free(h);
+    npyio_dtype_unref(f8);
+}
+
+static void test_getters_on_null(void **state)
+{
+    (void)state;
+    assert_null(npyio_header_dtype(NULL));
+    assert_int_equal(npyio_header_ndim(NULL), 0);
+    assert_null(npyio_header_shape(NULL));
+    assert_int_equal(npyio_header_count(NULL), 0);
+    assert_int_equal(npyio_header_version(NULL), 0);
+    assert_status(npyio_header_parse(NULL, 10, NULL, NULL, NULL),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_header_emit(NULL, 0, NULL, 0, NULL),
+                  NPYIO_E_INVALID_ARG);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_corpus),
+        cmocka_unit_test(test_new_headers_match_numpy),
+        cmocka_unit_test(test_invalid_corpus),
+        cmocka_unit_test(test_truncated_at_every_byte),
+        cmocka_unit_test(test_header_size_limit_counts_characters),
+        cmocka_unit_test(test_ndim_and_depth_limits),
+        cmocka_unit_test(test_header_new_checks),
+        cmocka_unit_test(test_zero_dimension),
+        cmocka_unit_test(test_getters_on_null),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

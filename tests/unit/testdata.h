@@ -1,0 +1,113 @@
+/*
+ * testdata.h - reading the data-driven corpora under tests/data: whole
+ * files and tab-separated manifests. NPYIO_TEST_DATA_DIR is set by CMake.
+ */
+#ifndef NPYIO_TESTDATA_H
+#define NPYIO_TESTDATA_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TSV_MAX_FIELDS 24
+
+typedef struct tsv_row {
+    char *field[TSV_MAX_FIELDS];
+    int count;
+} tsv_row;
+
+typedef struct tsv_table {
+    char *text;
+    tsv_row *rows;
+    size_t count;
+} tsv_table;
+
+/* Read a file under the data directory; aborts the test if missing. */
+static inline unsigned char *read_data_file(const char *relative, size_t *len)
+{
+    char path[1024];
+    FILE *f;
+    unsigned char *buf;
+    long size;
+
+    snprintf(path, sizeof path, "%s/%s", NPYIO_TEST_DATA_DIR, relative);
+    f = fopen(path, "rb");
+    if (f == NULL)
+        fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    /* Exactly the file's size, so ASan sees any read past the end. */
+    buf = malloc(size > 0 ? (size_t)size : 1);
+    if (buf == NULL || fread(buf, 1, (size_t)size, f) != (size_t)size)
+        fail_msg("cannot read %s", path);
+    fclose(f);
+    *len = (size_t)size;
+    return buf;
+}
+
+/* Load a manifest: lines of tab-separated fields; '#' lines skipped. */
+static inline void tsv_load(const char *relative, tsv_table *t)
+{
+    size_t len, i, lines = 0;
+    char *p;
+
+    t->text = (char *)read_data_file(relative, &len);
+    t->text = realloc(t->text, len + 1);
+    t->text[len] = '\0';
+    for (i = 0; i < len; i++)
+        lines += t->text[i] == '\n';
+    t->rows = calloc(lines + 1, sizeof *t->rows);
+    t->count = 0;
+    for (p = t->text; *p != '\0';) {
+        char *end = strchr(p, '\n');
+        tsv_row *row;
+
+        if (end != NULL)
+            *end = '\0';
+        if (*p != '#' && *p != '\0') {
+            row = &t->rows[t->count++];
+            row->count = 0;
+            row->field[row->count++] = p;
+            for (; *p != '\0'; p++)
+                if (*p == '\t' && row->count < TSV_MAX_FIELDS) {
+                    *p = '\0';
+                    row->field[row->count++] = p + 1;
+                }
+        }
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+}
+
+static inline void tsv_free(tsv_table *t)
+{
+    free(t->text);
+    free(t->rows);
+}
+
+/* A status by the name the manifests use ("FORMAT" for NPYIO_E_FORMAT). */
+static inline npyio_status status_named(const char *name)
+{
+    static const struct {
+        const char *name;
+        npyio_status status;
+    } names[] = {
+        {"OK", NPYIO_OK}, {"INVALID_ARG", NPYIO_E_INVALID_ARG},
+        {"NOMEM", NPYIO_E_NOMEM}, {"IO", NPYIO_E_IO},
+        {"FORMAT", NPYIO_E_FORMAT}, {"UNSUPPORTED", NPYIO_E_UNSUPPORTED},
+        {"LIMIT", NPYIO_E_LIMIT}, {"TRUNCATED", NPYIO_E_TRUNCATED},
+        {"NOT_FOUND", NPYIO_E_NOT_FOUND}, {"CHECKSUM", NPYIO_E_CHECKSUM},
+        {"STATE", NPYIO_E_STATE}, {"OVERFLOW", NPYIO_E_OVERFLOW},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i].name, name) == 0)
+            return names[i].status;
+    fail_msg("unknown status name %s", name);
+    return 0;
+}
+
+#endif /* NPYIO_TESTDATA_H */
