@@ -17,6 +17,15 @@ if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
     # against the installed library and must use the same runtime.
     set(NPYIO_SANITIZER_FLAGS "${_npyio_san}")
   endif()
+  if(NPYIO_FUZZ)
+    if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+      message(FATAL_ERROR "NPYIO_FUZZ needs clang (CC=clang; Debian: clang "
+                          "libclang-rt-14-dev)")
+    endif()
+    add_compile_options(-fsanitize=fuzzer-no-link,address,undefined
+                        -fno-sanitize-recover=all -fno-omit-frame-pointer)
+    add_link_options(-fsanitize=address,undefined)
+  endif()
 elseif(NPYIO_WERROR OR NPYIO_SANITIZE)
   message(WARNING "NPYIO_WERROR and NPYIO_SANITIZE are only known for GCC and Clang")
 endif()

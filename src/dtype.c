@@ -423,7 +423,8 @@ static bool lookup_name(const char *s, size_t len, type_name *found)
     size_t i;
 
     for (i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
-        if (strlen(type_names[i].name) == len &&
+        if (type_names[i].name[0] == s[0] &&
+            strlen(type_names[i].name) == len &&
             memcmp(type_names[i].name, s, len) == 0) {
             *found = type_names[i];
             return true;
@@ -569,7 +570,13 @@ static npyio_status parse_type(const char *s, size_t len, size_t offset,
         body_len = (size_t)(bracket - body);
     if (body_len == 0)
         return bad_type(s, len, offset, NPYIO_E_FORMAT, "no type is named");
-    if (lookup_name(body, body_len, &named)) {
+    if (sized_code(body, body_len, spec, &too_big)) {
+        /* the common form: kind character and size ("f8", "S10") */
+    } else if (too_big) {
+        return bad_type(s, len, offset, NPYIO_E_OVERFLOW,
+                        "the size is above NumPy's limit of 2147483647 "
+                        "bytes");
+    } else if (lookup_name(body, body_len, &named)) {
         bool is_datetime_word = named.kind == NPYIO_KIND_DATETIME ||
                                 named.kind == NPYIO_KIND_TIMEDELTA;
 
@@ -584,12 +591,9 @@ static npyio_status parse_type(const char *s, size_t len, size_t offset,
                             "a datetime unit needs M8 or m8, not M or m");
         spec->kind = named.kind;
         spec->itemsize = named.itemsize;
-    } else if (!sized_code(body, body_len, spec, &too_big)) {
-        return too_big ? bad_type(s, len, offset, NPYIO_E_OVERFLOW,
-                                  "the size is above NumPy's limit of "
-                                  "2147483647 bytes")
-                       : bad_type(s, len, offset, NPYIO_E_FORMAT,
-                                  "unknown type or size");
+    } else {
+        return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                        "unknown type or size");
     }
     if (bracket == NULL) {
         if (spec->kind == NPYIO_KIND_DATETIME ||
@@ -825,44 +829,34 @@ npyio_status npyio_dtype_native(const npyio_dtype *dtype, npyio_dtype **out)
 
 /* ---- text ---------------------------------------------------------------------------------------------- */
 
+/* dtype.str is: byte order, kind character, a number (bytes, or
+ * characters for U), and for datetimes an optional [<mult>unit]. */
 size_t npyio__dtype_str(const npyio_dtype *dtype, char *out, size_t cap)
 {
     char text[64];
-    int n;
+    size_t n = 0;
+    bool record = dtype->kind == NPYIO_KIND_RECORD ||
+                  dtype->kind == NPYIO_KIND_SUBARRAY;
 
-    switch (dtype->kind) {
-    case NPYIO_KIND_OBJECT:
-        n = snprintf(text, sizeof text, "|O");
-        break;
-    case NPYIO_KIND_DATETIME:
-    case NPYIO_KIND_TIMEDELTA:
-        if (dtype->unit == NPYIO__DT_GENERIC)
-            n = snprintf(text, sizeof text, "%c%c8", dtype->byteorder,
-                         (char)dtype->kind);
-        else if (dtype->multiplier == 1)
-            n = snprintf(text, sizeof text, "%c%c8[%s]", dtype->byteorder,
-                         (char)dtype->kind, unit_names[dtype->unit]);
-        else
-            n = snprintf(text, sizeof text, "%c%c8[%ld%s]", dtype->byteorder,
-                         (char)dtype->kind, (long)dtype->multiplier,
-                         unit_names[dtype->unit]);
-        break;
-    case NPYIO_KIND_STR:
-        n = snprintf(text, sizeof text, "%cU%zu", dtype->byteorder,
-                     dtype->itemsize / 4);
-        break;
-    case NPYIO_KIND_RECORD:
-    case NPYIO_KIND_SUBARRAY:
-        n = snprintf(text, sizeof text, "|V%zu", dtype->itemsize);
-        break;
-    default:
-        n = snprintf(text, sizeof text, "%c%c%zu", dtype->byteorder,
-                     (char)dtype->kind, dtype->itemsize);
-        break;
+    text[n++] = dtype->byteorder;
+    text[n++] = record ? 'V' : (char)dtype->kind;
+    if (dtype->kind == NPYIO_KIND_STR)
+        n += npyio__format_u64(dtype->itemsize / 4, text + n);
+    else if (dtype->kind != NPYIO_KIND_OBJECT)
+        n += npyio__format_u64(dtype->itemsize, text + n);
+    if (dtype->unit > NPYIO__DT_GENERIC) {
+        size_t unit_len = strlen(unit_names[dtype->unit]);
+
+        text[n++] = '[';
+        if (dtype->multiplier != 1)
+            n += npyio__format_u64((uint64_t)dtype->multiplier, text + n);
+        memcpy(text + n, unit_names[dtype->unit], unit_len);
+        n += unit_len;
+        text[n++] = ']';
     }
     if (cap > 0)
-        memcpy(out, text, (size_t)n < cap ? (size_t)n : cap);
-    return (size_t)n;
+        memcpy(out, text, n < cap ? n : cap);
+    return n;
 }
 
 npyio_status npyio__dtype_descr(const npyio_dtype *dtype, char *out,

@@ -155,6 +155,17 @@ static npyio_status check_text(const unsigned char *text, size_t len,
     size_t i = 0;
     size_t n = 0;
 
+    if (pre->version != 3) { /* latin-1: every byte is a character */
+        const unsigned char *nul = memchr(text, 0, len);
+
+        if (nul != NULL)
+            return npyio__fail(NPYIO_E_FORMAT,
+                               "header byte %zu: NUL byte in the header",
+                               pre->prefix + (size_t)(nul - text));
+        *chars = len;
+        return NPYIO_OK;
+    }
+
     while (i < len) {
         size_t step = 1;
 
@@ -454,7 +465,12 @@ static size_t max_code_point(const char *s, size_t len)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t max = 0, i;
+    unsigned char any = 0;
 
+    for (i = 0; i < len; i++) /* the usual case: all ASCII */
+        any |= u[i];
+    if (any < 0x80)
+        return 0x7F;
     for (i = 0; i < len; i++)
         if (u[i] >= 0x80) {
             /* Only lead bytes matter: a 2-byte lead C2/C3 is latin-1. */
@@ -508,10 +524,10 @@ static npyio_status format_dict(const npyio_header *h, char *out, size_t cap,
                  : put_str(out, cap, at, "False", 5);
     at = put_str(out, cap, at, ", 'shape': (", 12);
     for (i = 0; i < h->ndim; i++) {
-        int n = snprintf(num, sizeof num, "%s%lld", i ? ", " : "",
-                         (long long)h->shape[i]);
-
-        at = put_str(out, cap, at, num, (size_t)n);
+        if (i > 0)
+            at = put_str(out, cap, at, ", ", 2);
+        at = put_str(out, cap, at, num,
+                     npyio__format_u64((uint64_t)h->shape[i], num));
     }
     if (h->ndim == 1)
         at = put_str(out, cap, at, ",", 1);
@@ -519,9 +535,11 @@ static npyio_status format_dict(const npyio_header *h, char *out, size_t cap,
     if (h->ndim > 0) {
         int64_t grow = h->shape[fortran ? h->ndim - 1 : 0];
 
-        digits = snprintf(num, sizeof num, "%lld", (long long)grow);
-        for (i = digits; i < GROWTH_AXIS_MAX_DIGITS; i++)
-            at = put_str(out, cap, at, " ", 1);
+        static const char spaces[GROWTH_AXIS_MAX_DIGITS] = "                     ";
+
+        digits = (int)npyio__format_u64((uint64_t)grow, num);
+        at = put_str(out, cap, at, spaces,
+                     (size_t)(GROWTH_AXIS_MAX_DIGITS - digits));
     }
     *len = at;
     return NPYIO_OK;

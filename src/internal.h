@@ -141,6 +141,23 @@ static inline bool npyio__add_size(size_t a, size_t b, size_t *out)
     return true;
 }
 
+/* Decimal digits of v into out (at least 20 bytes, no NUL); returns the
+ * count. Used instead of snprintf on hot paths (headers are written and
+ * read millions of times per second). */
+static inline size_t npyio__format_u64(uint64_t v, char *out)
+{
+    char tmp[20];
+    size_t n = 0, i;
+
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
 /*
  * Copy a caller's callback table that starts with its size: the members
  * within both sizes are copied, the rest of `dst` is zeroed. Members beyond

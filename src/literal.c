@@ -163,8 +163,12 @@ static void attach(parser *p, uint32_t index)
 
 static void skip_space(parser *p)
 {
-    while (p->pos < p->len && is_space(p->text[p->pos]))
-        p->pos++;
+    const unsigned char *t = p->text;
+    size_t pos = p->pos, len = p->len;
+
+    while (pos < len && is_space(t[pos]))
+        pos++;
+    p->pos = pos;
 }
 
 /* ---- scalars ---------------------------------------------------------------- */

@@ -1,0 +1,147 @@
+/*
+ * bench_header.c - header parse + emit speed against NumPy, measured side
+ * by side in one run (not part of ctest: machines here are shared and
+ * noisy, so timings are reported, never asserted).
+ *
+ *   bench_header [ROUNDS]
+ *
+ * For each header: libnpyio parses it, emits it again and frees it, in a
+ * loop; NumPy (/usr/bin/python3) runs read_magic + read_array_header_1_0
+ * (or _2_0) on the same bytes. Each side runs ROUNDS rounds (default 7) of
+ * at least 0.3 s; the median rate, min and max are printed, and the ratio
+ * of the medians.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "npyio.h"
+
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int compare(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Headers per second of parse + emit + free, one round. */
+static double round_rate(const unsigned char *hdr, size_t len)
+{
+    unsigned char out[65536];
+    long n = 0, batch = 1000;
+    double start = now(), elapsed;
+
+    do {
+        long i;
+
+        for (i = 0; i < batch; i++) {
+            npyio_header *h = NULL;
+            size_t olen;
+
+            if (npyio_header_parse(hdr, len, NULL, &h, NULL) != NPYIO_OK ||
+                npyio_header_emit(h, 0, out, sizeof out, &olen) != NPYIO_OK) {
+                fprintf(stderr, "bench: %s\n", npyio_last_error());
+                exit(1);
+            }
+            npyio_header_free(h);
+        }
+        n += batch;
+        elapsed = now() - start;
+    } while (elapsed < 0.3);
+    return (double)n / elapsed;
+}
+
+/* NumPy's rate for the same header, from a child Python. */
+static int numpy_rates(const char *hex, int rounds, double *rates)
+{
+    size_t cap = strlen(hex) + 4096;
+    char *cmd = malloc(cap);
+    FILE *p;
+    int i;
+
+    if (cmd == NULL)
+        return -1;
+    snprintf(cmd, cap,
+             "/usr/bin/python3 -c '\n"
+             "import io, time, numpy.lib.format as f\n"
+             "b = bytes.fromhex(\"%s\")\n"
+             "read = f.read_array_header_1_0 if b[6] == 1 else "
+             "f.read_array_header_2_0\n"
+             "def one():\n"
+             "    fp = io.BytesIO(b); f.read_magic(fp); read(fp)\n"
+             "for r in range(%d):\n"
+             "    n, t0 = 0, time.perf_counter()\n"
+             "    while time.perf_counter() - t0 < 0.3:\n"
+             "        for i in range(100): one()\n"
+             "        n += 100\n"
+             "    print(n / (time.perf_counter() - t0))\n"
+             "'", hex, rounds);
+    p = popen(cmd, "r");
+    free(cmd);
+    if (p == NULL)
+        return -1;
+    for (i = 0; i < rounds; i++)
+        if (fscanf(p, "%lf", &rates[i]) != 1) {
+            pclose(p);
+            return -1;
+        }
+    return pclose(p) == 0 ? 0 : -1;
+}
+
+static void bench(const char *name, const npyio_header *h, int rounds)
+{
+    unsigned char bytes[65536];
+    char hex[2 * sizeof bytes + 1];
+    double ours[64], theirs[64];
+    size_t len, i;
+    int r;
+
+    npyio_header_emit(h, 0, bytes, sizeof bytes, &len);
+    for (i = 0; i < len; i++)
+        sprintf(hex + 2 * i, "%02x", bytes[i]);
+    for (r = 0; r < rounds; r++)
+        ours[r] = round_rate(bytes, len);
+    if (numpy_rates(hex, rounds, theirs) != 0) {
+        fprintf(stderr, "bench: NumPy run failed (is python3-numpy "
+                        "installed?)\n");
+        exit(1);
+    }
+    qsort(ours, (size_t)rounds, sizeof *ours, compare);
+    qsort(theirs, (size_t)rounds, sizeof *theirs, compare);
+    printf("%-34s libnpyio %9.0f/s (%.0f..%.0f)  NumPy %7.0f/s "
+           "(%.0f..%.0f)  ratio %.0fx\n", name, ours[rounds / 2], ours[0],
+           ours[rounds - 1], theirs[rounds / 2], theirs[0],
+           theirs[rounds - 1], ours[rounds / 2] / theirs[rounds / 2]);
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 7;
+    int64_t shape[2] = {1000, 1000};
+    npyio_dtype *f8 = NULL;
+    npyio_header *h = NULL;
+
+    if (rounds < 1 || rounds > 64)
+        rounds = 7;
+    if (npyio_dtype_from_descr("<f8", 3, NULL, &f8) != NPYIO_OK ||
+        npyio_header_new(f8, 2, shape, 0, &h) != NPYIO_OK) {
+        fprintf(stderr, "bench: %s\n", npyio_last_error());
+        return 1;
+    }
+    printf("header parse+emit (libnpyio) vs read_magic+read_array_header "
+           "(NumPy), medians of %d rounds\n", rounds);
+    bench("'<f8' (1000, 1000)", h, rounds);
+    npyio_header_free(h);
+    npyio_dtype_unref(f8);
+    return 0;
+}
