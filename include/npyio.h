@@ -272,7 +272,8 @@ typedef int32_t npyio_limit;
  * maximum; NumPy 1.x writes at most 32). */
 #define NPYIO_LIMIT_NDIM 2
 /** Deepest nesting accepted in a header: brackets of the header literal,
- * nested records and subarrays. Default 32. */
+ * nested records and subarrays. Default 32, at most 256 (nested dtypes are
+ * processed recursively; the cap keeps that recursion bounded). */
 #define NPYIO_LIMIT_DEPTH 3
 /** Largest number of members accepted in an .npz archive. Default 65536. */
 #define NPYIO_LIMIT_NPZ_MEMBERS 4
@@ -313,7 +314,8 @@ NPYIO_API void npyio_options_free(npyio_options *options);
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG if options is NULL or not an options
  *         handle, if `which` is not a limit this version knows (a program
  *         built against a newer header gets an error rather than a silent
- *         default), or if value is negative.
+ *         default), if value is negative, or above a limit's maximum
+ *         (NPYIO_LIMIT_DEPTH: 256).
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_options_set_limit(npyio_options *options,
@@ -393,9 +395,12 @@ typedef int32_t npyio_kind;
  * Make a dtype from its description: a type string as NumPy's np.dtype()
  * takes it (`<f8`, `f8`, `=i4`, `float64`, `d`, `U10`, `M8[ns]`,
  * `datetime64[25s]`, ...), or a descr as it is written in a .npy header,
- * which is a Python literal (`'<f8'` with its quotes; record lists arrive
- * in a later version). The two are told apart by the first character: a
- * quote or a bracket starts a literal.
+ * which is a Python literal: `'<f8'` with its quotes, a record list such
+ * as `[('x', '<i4'), ('y', '<f8', (2,))]` with every form NumPy reads
+ * (titles, `('', '|V4')` padding, lists for tuples, int shapes), or a
+ * subarray `('<f8', (2, 3))`. The two are told apart by the first
+ * character: a quote (after an optional u or b) or a bracket starts a
+ * literal.
  *
  * Byte order: `<` little, `>` big, `=` or none the host's, `|` not
  * applicable; `!` is big-endian. As in NumPy, 1-byte numbers and `b1 S V O`
@@ -572,6 +577,184 @@ NPYIO_API npyio_status npyio_dtype_str(const npyio_dtype *dtype, char *buf,
  */
 NPYIO_API npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
                                          size_t cap, size_t *len);
+
+/* ------------------------------------------------------------------------ */
+/* Records and subarrays                                                    */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Make a subarray dtype: a fixed-shape array of `base` as one element
+ * (NumPy's `np.dtype((base, shape))`). Its itemsize is the base's times
+ * the number of elements; its kind is NPYIO_KIND_SUBARRAY. As in NumPy, a
+ * shape of no dimensions gives the base itself.
+ *
+ * @param[in] base the element type (the new dtype takes a reference).
+ * @param[in] ndim number of dimensions, 0 .. 64.
+ * @param[in] shape ndim sizes >= 0 (may be NULL when ndim is 0).
+ * @param[out] out receives a new reference; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG; NPYIO_E_OVERFLOW if the itemsize
+ *         would exceed 2**31 - 1 (NumPy's limit); NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_dtype_subarray(const npyio_dtype *base, int ndim,
+                                            const int64_t *shape,
+                                            npyio_dtype **out);
+
+/** The element type of a subarray dtype (borrowed); NULL for other kinds.
+ * @since 1.0 */
+NPYIO_API const npyio_dtype *npyio_dtype_subarray_base(
+    const npyio_dtype *dtype);
+
+/** The number of dimensions of a subarray dtype; 0 for other kinds.
+ * @since 1.0 */
+NPYIO_API int npyio_dtype_subarray_ndim(const npyio_dtype *dtype);
+
+/** The shape of a subarray dtype (borrowed, ndim sizes); NULL for other
+ * kinds. @since 1.0 */
+NPYIO_API const int64_t *npyio_dtype_subarray_shape(const npyio_dtype *dtype);
+
+/**
+ * The number of fields of a record dtype (0 for an empty record and for
+ * every other kind).
+ * @since 1.0
+ */
+NPYIO_API size_t npyio_dtype_field_count(const npyio_dtype *dtype);
+
+/**
+ * A field's name: UTF-8, borrowed, followed by a NUL; NULL if i is out of
+ * range. Names may be empty (NumPy keeps a non-padding field named '') and,
+ * read from a file, may contain NUL characters (NumPy allows "a\x00b"):
+ * use the length to see all of such a name.
+ *
+ * @param[in] dtype a record dtype.
+ * @param[in] i the field's index.
+ * @param[out] len receives the name's length in bytes (may be NULL).
+ * @since 1.0
+ */
+NPYIO_API const char *npyio_dtype_field_name(const npyio_dtype *dtype,
+                                             size_t i, size_t *len);
+
+/** A field's title (NumPy's `(title, name)` form), as for the name; NULL
+ * (and length 0) if it has none or i is out of range. @since 1.0 */
+NPYIO_API const char *npyio_dtype_field_title(const npyio_dtype *dtype,
+                                              size_t i, size_t *len);
+
+/** A field's byte offset within the record; -1 if i is out of range.
+ * @since 1.0 */
+NPYIO_API int64_t npyio_dtype_field_offset(const npyio_dtype *dtype,
+                                           size_t i);
+
+/**
+ * A field's element dtype (borrowed): for a subarray field such as
+ * `('pos', '<f4', (3,))`, the element ('<f4'), whose shape
+ * npyio_dtype_field_shape() gives; for other fields, the field's dtype.
+ * NULL if i is out of range.
+ * @since 1.0
+ */
+NPYIO_API const npyio_dtype *npyio_dtype_field_dtype(const npyio_dtype *dtype,
+                                                     size_t i);
+
+/** The number of dimensions of a subarray field (0 for a plain field or i
+ * out of range). @since 1.0 */
+NPYIO_API int npyio_dtype_field_ndim(const npyio_dtype *dtype, size_t i);
+
+/** The shape of a subarray field (borrowed, ndim sizes), or NULL for a
+ * plain field. @since 1.0 */
+NPYIO_API const int64_t *npyio_dtype_field_shape(const npyio_dtype *dtype,
+                                                 size_t i);
+
+/**
+ * Find a field by name or title.
+ *
+ * @param[in] dtype a record dtype.
+ * @param[in] name the name or title, NUL-terminated UTF-8.
+ * @param[out] index receives the field's index.
+ * @return NPYIO_OK; NPYIO_E_NOT_FOUND (also for dtypes that are not
+ *         records); NPYIO_E_INVALID_ARG.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
+                                               const char *name,
+                                               size_t *index);
+
+/**
+ * 1 if the dtype holds Python objects anywhere (an `O` scalar, or an `O`
+ * field at any depth, inside subarrays too), else 0. Such arrays are
+ * stored as pickles, which libnpyio never unpickles.
+ * @since 1.0
+ */
+NPYIO_API int npyio_dtype_contains_objects(const npyio_dtype *dtype);
+
+/**
+ * Builds a record dtype field by field, so that no field struct is ever
+ * part of the ABI. Create, add fields, finish, free. Not thread-safe;
+ * the dtype it finishes is immutable and thread-safe.
+ */
+typedef struct npyio_record_builder npyio_record_builder;
+
+/** Flags for npyio_record_builder_new(). */
+/** Place fields added with offset -1 at the next offset aligned for them,
+ * pad the record to a multiple of its largest alignment, and give it that
+ * alignment: NumPy's `align=True`. Without it fields are packed and the
+ * record's alignment is 1, as for every record NumPy reads from a file. */
+#define NPYIO_RECORD_ALIGNED 1u
+
+/**
+ * Start a record.
+ *
+ * @param[in] flags 0 or NPYIO_RECORD_ALIGNED.
+ * @param[in] options allocator, or NULL.
+ * @param[out] out receives the builder; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (unknown flags, NULL out);
+ *         NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_record_builder_new(uint32_t flags,
+                                                const npyio_options *options,
+                                                npyio_record_builder **out);
+
+/**
+ * Add a field.
+ *
+ * @param[in,out] builder the builder.
+ * @param[in] name the name, NUL-terminated UTF-8 (may be empty).
+ * @param[in] title a title, or NULL for none.
+ * @param[in] offset the byte offset, or -1 for the end of the previous
+ *            field (aligned with NPYIO_RECORD_ALIGNED). Fields may
+ *            overlap or be out of order, as in NumPy; such a record cannot
+ *            be written to a file.
+ * @param[in] dtype the element dtype (the record takes a reference).
+ * @param[in] ndim 0 for a plain field, else the subarray's dimensions.
+ * @param[in] shape ndim sizes >= 0 (NULL when ndim is 0).
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG for a name or title already used
+ *         as a name or title, a negative offset other than -1, bad shape;
+ *         NPYIO_E_OVERFLOW for sizes beyond NumPy's limit;
+ *         NPYIO_E_LIMIT for nesting deeper than 256 levels; NPYIO_E_NOMEM.
+ *         A failed add leaves the builder as it was.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_record_builder_add(
+    npyio_record_builder *builder, const char *name, const char *title,
+    int64_t offset, const npyio_dtype *dtype, int ndim, const int64_t *shape);
+
+/**
+ * Finish the record. The builder stays valid (and can be freed or used to
+ * finish again).
+ *
+ * @param[in] builder the builder.
+ * @param[in] itemsize the record's total size, or 0 for the end of the
+ *            field that ends last (rounded up to the record's alignment
+ *            with NPYIO_RECORD_ALIGNED); a nonzero itemsize smaller than
+ *            that end is an error.
+ * @param[out] out receives a new reference; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG; NPYIO_E_OVERFLOW; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_record_builder_finish(
+    const npyio_record_builder *builder, size_t itemsize, npyio_dtype **out);
+
+/** Release a builder (NULL is fine); dtypes it finished live on. @since 1.0 */
+NPYIO_API void npyio_record_builder_free(npyio_record_builder *builder);
 
 /* ------------------------------------------------------------------------ */
 /* Headers                                                                  */

@@ -139,7 +139,8 @@ static bool order_applies(npyio_kind kind, size_t itemsize)
     {                                                                       \
         .magic = NPYIO__MAGIC_DTYPE, .immortal = true, .kind = (k),         \
         .byteorder = (order), .itemsize = (size), .alignment = (align),     \
-        .unit = NPYIO__DT_NONE, .multiplier = 1                             \
+        .unit = NPYIO__DT_NONE, .multiplier = 1,                            \
+        .has_objects = (k) == NPYIO_KIND_OBJECT                             \
     }
 #define BUILTIN_BOTH(k, size, align)                                        \
     BUILTIN(k, size, '<', align), BUILTIN(k, size, '>', align)
@@ -207,19 +208,35 @@ static char resolve_order(npyio_kind kind, size_t itemsize, char requested)
     return npyio__host_order();
 }
 
-static npyio_status new_dtype(npyio_kind kind, size_t itemsize, char order,
-                              npyio_dtype **out)
+npyio_status npyio__dtype_alloc(size_t extra, npyio_dtype **out)
 {
     npyio__mem mem;
     npyio_dtype *dt;
+    size_t size;
     npyio_status st;
 
+    *out = NULL;
+    if (!npyio__add_size(sizeof *dt, extra, &size))
+        return npyio__fail(NPYIO_E_OVERFLOW, "dtype: too large");
     npyio__mem_init(&mem, NULL);
-    st = npyio__alloc_zero(&mem, sizeof *dt, "dtype", (void **)&dt);
+    st = npyio__alloc_zero(&mem, size, "dtype", (void **)&dt);
     if (st != NPYIO_OK)
         return st;
     dt->magic = NPYIO__MAGIC_DTYPE;
     atomic_init(&dt->refs, 1);
+    *out = dt;
+    return NPYIO_OK;
+}
+
+static npyio_status new_dtype(npyio_kind kind, size_t itemsize, char order,
+                              npyio_dtype **out)
+{
+    npyio_dtype *dt;
+    npyio_status st;
+
+    st = npyio__dtype_alloc(0, &dt);
+    if (st != NPYIO_OK)
+        return st;
     dt->kind = kind;
     dt->byteorder = order;
     dt->itemsize = itemsize;
@@ -633,10 +650,17 @@ npyio_status npyio__dtype_from_node(const npyio__lit_doc *doc,
                                     const npyio_options *options,
                                     npyio_dtype **out)
 {
+    return npyio__dtype_from_node_at(doc, node, options, 0, out);
+}
+
+npyio_status npyio__dtype_from_node_at(const npyio__lit_doc *doc,
+                                       const npyio__lit_node *node,
+                                       const npyio_options *options,
+                                       int depth, npyio_dtype **out)
+{
     size_t offset = npyio__lit_offset(doc, node);
     char small[64];
 
-    (void)options;
     *out = NULL;
     if (node->kind == NPYIO__LIT_STR) {
         const char *text = doc->text + node->pos;
@@ -654,10 +678,7 @@ npyio_status npyio__dtype_from_node(const npyio__lit_doc *doc,
         return npyio__dtype_from_str(text, len, offset, out);
     }
     if (node->kind == NPYIO__LIT_LIST || node->kind == NPYIO__LIT_TUPLE)
-        return npyio__fail(NPYIO_E_UNSUPPORTED,
-                           "header byte %zu: record and subarray descrs are "
-                           "not supported by libnpyio %s yet", offset,
-                           NPYIO_VERSION_STRING);
+        return npyio__compound_from_node(doc, node, options, depth, out);
     return npyio__fail(NPYIO_E_FORMAT,
                        "header byte %zu: descr is not a valid dtype "
                        "descriptor: it is %s, not a string or a list",
@@ -737,18 +758,12 @@ npyio_dtype *npyio_dtype_ref(const npyio_dtype *dtype)
 
 void npyio_dtype_unref(npyio_dtype *dtype)
 {
-    size_t i;
-
     if (!is_dtype(dtype) || dtype->immortal)
         return;
     /* Release ordering so that the last owner sees all prior writes. */
     if (atomic_fetch_sub_explicit(&dtype->refs, 1, memory_order_acq_rel) != 1)
         return;
-    for (i = 0; i < dtype->field_count; i++)
-        npyio_dtype_unref(dtype->fields[i].dtype);
-    npyio_dtype_unref(dtype->base);
-    npyio__free(dtype->fields);
-    npyio__free(dtype->shape);
+    npyio__compound_release(dtype);
     dtype->magic = NPYIO__MAGIC_DEAD;
     npyio__free(dtype);
 }
@@ -801,9 +816,12 @@ int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b)
         return 1;
     if (!is_dtype(a) || !is_dtype(b))
         return 0;
-    return a->kind == b->kind && a->itemsize == b->itemsize &&
-           a->byteorder == b->byteorder && a->unit == b->unit &&
-           a->multiplier == b->multiplier;
+    if (a->kind != b->kind)
+        return 0;
+    if (a->kind == NPYIO_KIND_RECORD || a->kind == NPYIO_KIND_SUBARRAY)
+        return npyio__compound_equal(a, b);
+    return a->itemsize == b->itemsize && a->byteorder == b->byteorder &&
+           a->unit == b->unit && a->multiplier == b->multiplier;
 }
 
 npyio_status npyio_dtype_native(const npyio_dtype *dtype, npyio_dtype **out)
@@ -817,6 +835,8 @@ npyio_status npyio_dtype_native(const npyio_dtype *dtype, npyio_dtype **out)
     st = npyio__check_dtype(dtype, where);
     if (st != NPYIO_OK)
         return st;
+    if (dtype->kind == NPYIO_KIND_RECORD || dtype->kind == NPYIO_KIND_SUBARRAY)
+        return npyio__compound_native(dtype, out);
     if (npyio_dtype_is_native(dtype)) {
         *out = npyio_dtype_ref(dtype);
         return NPYIO_OK;
@@ -866,9 +886,7 @@ npyio_status npyio__dtype_descr(const npyio_dtype *dtype, char *out,
     size_t n;
 
     if (dtype->kind == NPYIO_KIND_RECORD || dtype->kind == NPYIO_KIND_SUBARRAY)
-        return npyio__fail(NPYIO_E_UNSUPPORTED,
-                           "record and subarray descrs are not supported by "
-                           "libnpyio %s yet", NPYIO_VERSION_STRING);
+        return npyio__compound_descr(dtype, out, cap, len);
     n = npyio__dtype_str(dtype, text, sizeof text);
     *len = n + 2;
     if (cap >= *len) {
@@ -917,13 +935,28 @@ npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
                                size_t cap, size_t *len)
 {
     static const char where[] = "npyio_dtype_descr";
-    char text[80];
-    size_t n;
+    size_t n = 0;
     npyio_status st = npyio__check_dtype(dtype, where);
 
+    if (len != NULL)
+        *len = 0;
+    if (st == NPYIO_OK && buf == NULL && cap > 0)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: buf is NULL", where);
+    /* Written straight into the caller's buffer (records can be long);
+     * the writer never passes cap and reports the full length. */
     if (st == NPYIO_OK)
-        st = npyio__dtype_descr(dtype, text, sizeof text, &n);
+        st = npyio__dtype_descr(dtype, buf, cap, &n);
     if (st != NPYIO_OK)
         return st;
-    return deliver(text, n, buf, cap, len, where);
+    if (len != NULL)
+        *len = n;
+    if (cap < n + 1) {
+        if (cap > 0)
+            buf[0] = '\0';
+        return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL,
+                           "%s: the text needs %zu bytes and a NUL, the "
+                           "buffer has %zu", where, n, cap);
+    }
+    buf[n] = '\0';
+    return NPYIO_OK;
 }

@@ -26,11 +26,12 @@ enum npyio__dt_unit {
     NPYIO__DT_COUNT
 };
 
-/* One field of a record. Names and titles are UTF-8 and NUL-terminated. */
+/* One field of a record. Names and titles are UTF-8 and NUL-terminated;
+ * `dtype` is the whole field's dtype, a SUBARRAY for subarray fields. */
 typedef struct npyio__field {
-    char *name;
+    const char *name;
     size_t name_len;
-    char *title; /* NULL: no title */
+    const char *title; /* NULL: no title */
     size_t title_len;
     int64_t offset;
     npyio_dtype *dtype;
@@ -46,14 +47,16 @@ struct npyio_dtype {
     size_t alignment;
     int unit;           /* datetime: enum npyio__dt_unit; else NONE */
     int32_t multiplier; /* datetime: units per tick (1 when none) */
-    /* NPYIO_KIND_SUBARRAY */
+    int depth;          /* nesting: 0 for scalars */
+    bool has_objects;   /* an O anywhere inside */
+    /* NPYIO_KIND_SUBARRAY (shape points into the same allocation) */
     npyio_dtype *base;
     int ndim;
     int64_t *shape;
-    /* NPYIO_KIND_RECORD */
+    /* NPYIO_KIND_RECORD (fields, names and titles live in the same
+     * allocation as the dtype) */
     size_t field_count;
     npyio__field *fields;
-    bool has_objects;
 };
 
 /* The largest itemsize NumPy allows (its itemsize is a C int). */
@@ -74,6 +77,40 @@ npyio_status npyio__dtype_from_node(const npyio__lit_doc *doc,
                                     const npyio__lit_node *node,
                                     const npyio_options *options,
                                     npyio_dtype **out);
+
+/* Parse a descr that is a list (a record) or a 2-tuple (a subarray);
+ * record.c. `depth` is the dtype nesting already used. */
+npyio_status npyio__compound_from_node(const npyio__lit_doc *doc,
+                                       const npyio__lit_node *node,
+                                       const npyio_options *options, int depth,
+                                       npyio_dtype **out);
+
+/* The same, for any descr node (string, list or tuple). */
+npyio_status npyio__dtype_from_node_at(const npyio__lit_doc *doc,
+                                       const npyio__lit_node *node,
+                                       const npyio_options *options,
+                                       int depth, npyio_dtype **out);
+
+/* A subarray of base (ndim > 0), with the checks of npyio_dtype_subarray. */
+npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
+                                  const int64_t *shape, const char *where,
+                                  npyio_dtype **out);
+
+/* Descr literal of a record or subarray into the writer's buffer. */
+npyio_status npyio__compound_descr(const npyio_dtype *dtype, char *out,
+                                   size_t cap, size_t *len);
+
+/* Equality and native order of records and subarrays (record.c). */
+bool npyio__compound_equal(const npyio_dtype *a, const npyio_dtype *b);
+npyio_status npyio__compound_native(const npyio_dtype *dtype,
+                                    npyio_dtype **out);
+
+/* Free what a dtype owns besides itself (fields' and base references). */
+void npyio__compound_release(npyio_dtype *dtype);
+
+/* Allocate a zeroed dtype of `extra` more bytes (for fields, names and
+ * shapes kept in the same block), magic and one reference set. */
+npyio_status npyio__dtype_alloc(size_t extra, npyio_dtype **out);
 
 /* Build a dtype from a type string such as "<f8" or "datetime64[ns]".
  * `offset` is where the string starts in the file, for messages; pass

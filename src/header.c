@@ -352,6 +352,41 @@ void npyio_header_free(npyio_header *header)
 
 /* ---- parse ------------------------------------------------------------------------ */
 
+/* Dimensions a subarray dtype adds when folded into the array's shape, as
+ * np.save does: (5,) of ('<i4', (2, 3)) is (5, 2, 3) of '<i4'. */
+static int folded_ndim(const npyio_dtype *dt)
+{
+    int n = 0;
+
+    for (; dt->kind == NPYIO_KIND_SUBARRAY; dt = dt->base)
+        n += dt->ndim;
+    return n;
+}
+
+/* Fill h->shape[from..] with the subarray dims and set h->dtype to the
+ * innermost element type (a new reference). */
+static void fold_subarray(npyio_header *h, int from, const npyio_dtype *dt)
+{
+    for (; dt->kind == NPYIO_KIND_SUBARRAY; dt = dt->base) {
+        memcpy(h->shape + from, dt->shape, (size_t)dt->ndim * sizeof *dt->shape);
+        from += dt->ndim;
+    }
+    h->dtype = npyio_dtype_ref(dt);
+}
+
+static npyio_status check_total_ndim(int ndim, const npyio_options *options,
+                                     const char *where)
+{
+    int64_t limit = npyio__limit(options, NPYIO_LIMIT_NDIM);
+
+    if (ndim > limit)
+        return npyio__fail(NPYIO_E_LIMIT, "%s: the shape with the descr's "
+                           "subarray folded in has %d dimensions, more than "
+                           "the limit of %lld (NPYIO_LIMIT_NDIM)", where,
+                           ndim, (long long)limit);
+    return NPYIO_OK;
+}
+
 static npyio_status build_from_dict(const npyio__lit_doc *doc,
                                     const npyio__preamble *pre,
                                     const npyio_options *options,
@@ -360,9 +395,10 @@ static npyio_status build_from_dict(const npyio__lit_doc *doc,
     const npyio__lit_node *root = npyio__lit_resolve(doc, doc->nodes);
     header_fields f;
     const npyio__lit_node *dim;
-    npyio_header *h;
+    npyio_header *h = NULL;
+    npyio_dtype *dt = NULL;
     bool fortran = false;
-    int ndim = 0;
+    int ndim = 0, extra = 0;
     int i = 0;
     npyio_status st;
 
@@ -373,19 +409,27 @@ static npyio_status build_from_dict(const npyio__lit_doc *doc,
     if (st == NPYIO_OK)
         st = check_fortran(doc, f.fortran, &fortran);
     if (st == NPYIO_OK)
-        st = alloc_header(options, ndim, &h);
-    if (st != NPYIO_OK)
+        st = npyio__dtype_from_node(doc, f.descr, options, &dt);
+    if (st == NPYIO_OK) {
+        extra = folded_ndim(dt);
+        st = check_total_ndim(ndim + extra, options, "header");
+    }
+    if (st == NPYIO_OK)
+        st = alloc_header(options, ndim + extra, &h);
+    if (st != NPYIO_OK) {
+        npyio_dtype_unref(dt);
         return st;
+    }
     for (dim = npyio__lit_child(doc, f.shape); dim != NULL;
          dim = npyio__lit_next(doc, dim))
         h->shape[i++] = dim->value;
+    fold_subarray(h, ndim, dt);
+    npyio_dtype_unref(dt);
     h->fortran_order = fortran;
     h->version = pre->version;
     h->hlen = (int64_t)pre->hlen;
     h->data_offset = (int64_t)(pre->prefix + pre->hlen);
-    st = npyio__dtype_from_node(doc, f.descr, options, &h->dtype);
-    if (st == NPYIO_OK)
-        st = compute_sizes(h, "header");
+    st = compute_sizes(h, "header");
     if (st != NPYIO_OK) {
         npyio_header_free(h);
         return st;
@@ -752,12 +796,15 @@ npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
             return npyio__fail(NPYIO_E_INVALID_ARG,
                                "%s: shape[%d] is negative (%lld)", where, i,
                                (long long)shape[i]);
-    st = alloc_header(NULL, ndim, &h);
+    if (folded_ndim(dtype) > INT32_MAX / 2)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: too many dimensions",
+                           where);
+    st = alloc_header(NULL, ndim + folded_ndim(dtype), &h);
     if (st != NPYIO_OK)
         return st;
     if (ndim > 0)
         memcpy(h->shape, shape, (size_t)ndim * sizeof *shape);
-    h->dtype = npyio_dtype_ref(dtype);
+    fold_subarray(h, ndim, dtype);
     h->fortran_order = fortran_order != 0;
     st = compute_sizes(h, where);
     if (st == NPYIO_OK)

@@ -111,6 +111,11 @@ size_t npyio__block_size(const void *block);
 /* Release a block from npyio__alloc; NULL is ignored. */
 void npyio__free(void *block);
 
+/* The deepest nesting of dtypes (records in records, subarrays of
+ * subarrays) the library builds; code that walks dtypes recurses at most
+ * this deep. NPYIO_LIMIT_DEPTH cannot be set above it. */
+#define NPYIO__MAX_DEPTH 256
+
 /* ---- options (options.c) ----------------------------------------------- */
 
 /* The allocator of options (NULL: the default one), all members filled. */

@@ -120,6 +120,11 @@ npyio_status npyio_options_set_limit(npyio_options *options,
         return npyio__fail(NPYIO_E_INVALID_ARG,
                            "%s: %s cannot be negative (%lld given)", where,
                            limit_names[which], (long long)value);
+    if (which == NPYIO_LIMIT_DEPTH && value > NPYIO__MAX_DEPTH)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: NPYIO_LIMIT_DEPTH can be at most %d (%lld "
+                           "given)", where, NPYIO__MAX_DEPTH,
+                           (long long)value);
     options->limits[which] = value;
     return NPYIO_OK;
 }

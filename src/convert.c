@@ -1,0 +1,243 @@
+/*
+ * convert.c - byte-swap plans for any dtype (mixed-endian records, nested
+ * records, subarrays) and the kernel that applies them in place. Pure
+ * functions over memory: the I/O core calls them on blocks while the data
+ * is in cache.
+ */
+#include "convert.h"
+
+#include <string.h>
+
+typedef struct plan_builder {
+    npyio__swap_plan *plan;
+    size_t capacity;
+    const npyio__mem *mem;
+    char target;
+} plan_builder;
+
+static npyio_status push_op(plan_builder *b, const npyio__swap_op *op)
+{
+    npyio__swap_plan *p = b->plan;
+
+    if (p->count == b->capacity) {
+        size_t grown = b->capacity ? 2 * b->capacity : 8;
+        void *block = p->ops;
+        npyio_status st = npyio__realloc(b->mem, &block,
+                                         grown * sizeof *p->ops,
+                                         "byte-swap plan");
+
+        if (st != NPYIO_OK)
+            return st;
+        p->ops = block;
+        b->capacity = grown;
+    }
+    p->ops[p->count++] = *op;
+    return NPYIO_OK;
+}
+
+/* Add `count` units; merged into the previous op when they continue it
+ * (three adjacent '>f8' fields become one op of three units). `first` is
+ * the first op of the current body: merging never crosses into a REPEAT. */
+static npyio_status add_units(plan_builder *b, size_t first, size_t offset,
+                              uint32_t unit, size_t count)
+{
+    npyio__swap_plan *p = b->plan;
+    npyio__swap_op op = {NPYIO__SWAP_UNITS, unit, offset, count, 0, 0};
+
+    if (p->count > first) {
+        npyio__swap_op *last = &p->ops[p->count - 1];
+
+        if (last->kind == NPYIO__SWAP_UNITS && last->unit == unit &&
+            last->offset + last->count * unit == offset) {
+            last->count += count;
+            return NPYIO_OK;
+        }
+    }
+    return push_op(b, &op);
+}
+
+/* Does a scalar need reversing to reach the target order? */
+static bool needs_swap(const npyio_dtype *dt, char target)
+{
+    return (dt->byteorder == '<' || dt->byteorder == '>') &&
+           dt->byteorder != target;
+}
+
+static npyio_status add_dtype(plan_builder *b, size_t first,
+                              const npyio_dtype *dt, size_t offset,
+                              size_t repeat);
+
+/* A compound element repeated `repeat` times with stride `stride`: a
+ * REPEAT op and its body, or nothing if the body is empty. */
+static npyio_status add_repeat(plan_builder *b, const npyio_dtype *dt,
+                               size_t offset, size_t repeat)
+{
+    npyio__swap_op op = {NPYIO__SWAP_REPEAT, 0, offset, repeat, dt->itemsize,
+                         0};
+    size_t at = b->plan->count;
+    npyio_status st = push_op(b, &op);
+
+    if (st == NPYIO_OK)
+        st = add_dtype(b, at + 1, dt, 0, 1);
+    if (st != NPYIO_OK)
+        return st;
+    b->plan->ops[at].body = b->plan->count - at - 1;
+    if (b->plan->ops[at].body == 0)
+        b->plan->count = at; /* nothing to swap inside */
+    return NPYIO_OK;
+}
+
+static npyio_status add_fields(plan_builder *b, size_t first,
+                               const npyio_dtype *dt, size_t offset)
+{
+    size_t i;
+    npyio_status st = NPYIO_OK;
+
+    for (i = 0; i < dt->field_count && st == NPYIO_OK; i++)
+        st = add_dtype(b, first, dt->fields[i].dtype,
+                       offset + (size_t)dt->fields[i].offset, 1);
+    return st;
+}
+
+/* Add the ops for `repeat` consecutive elements of dt at offset. */
+static npyio_status add_dtype(plan_builder *b, size_t first,
+                              const npyio_dtype *dt, size_t offset,
+                              size_t repeat)
+{
+    size_t elements = 1;
+    int d;
+
+    switch (dt->kind) {
+    case NPYIO_KIND_RECORD:
+        if (repeat == 1)
+            return add_fields(b, first, dt, offset);
+        return add_repeat(b, dt, offset, repeat);
+    case NPYIO_KIND_SUBARRAY:
+        for (d = 0; d < dt->ndim; d++)
+            elements *= (size_t)dt->shape[d];
+        if (elements == 0)
+            return NPYIO_OK;
+        /* Nested repetitions of one element type are one repetition. */
+        return add_dtype(b, first, dt->base, offset, repeat * elements);
+    case NPYIO_KIND_COMPLEX:
+        if (!needs_swap(dt, b->target))
+            return NPYIO_OK;
+        return add_units(b, first, offset, (uint32_t)(dt->itemsize / 2),
+                         2 * repeat);
+    case NPYIO_KIND_STR:
+        if (!needs_swap(dt, b->target) || dt->itemsize == 0)
+            return NPYIO_OK;
+        return add_units(b, first, offset, 4, dt->itemsize / 4 * repeat);
+    default:
+        if (!needs_swap(dt, b->target) || dt->itemsize < 2)
+            return NPYIO_OK;
+        return add_units(b, first, offset, (uint32_t)dt->itemsize, repeat);
+    }
+}
+
+npyio_status npyio__swap_plan_make(const npyio_dtype *dtype, char target,
+                                   const npyio__mem *mem,
+                                   npyio__swap_plan *plan)
+{
+    plan_builder b = {plan, 0, mem, target};
+    npyio_status st;
+
+    plan->ops = NULL;
+    plan->count = 0;
+    plan->itemsize = dtype->itemsize;
+    st = add_dtype(&b, 0, dtype, 0, 1);
+    if (st != NPYIO_OK)
+        npyio__swap_plan_free(plan);
+    return st;
+}
+
+void npyio__swap_plan_free(npyio__swap_plan *plan)
+{
+    npyio__free(plan->ops);
+    plan->ops = NULL;
+    plan->count = 0;
+}
+
+/* ---- applying a plan ------------------------------------------------------------ */
+
+static void reverse_units(unsigned char *p, size_t unit, size_t count)
+{
+    size_t k, i;
+
+    switch (unit) {
+    case 2:
+        for (k = 0; k < count; k++, p += 2) {
+            unsigned char t = p[0];
+
+            p[0] = p[1];
+            p[1] = t;
+        }
+        return;
+    case 4:
+        for (k = 0; k < count; k++, p += 4) {
+            uint32_t v;
+
+            memcpy(&v, p, 4);
+            v = __builtin_bswap32(v);
+            memcpy(p, &v, 4);
+        }
+        return;
+    case 8:
+        for (k = 0; k < count; k++, p += 8) {
+            uint64_t v;
+
+            memcpy(&v, p, 8);
+            v = __builtin_bswap64(v);
+            memcpy(p, &v, 8);
+        }
+        return;
+    default: /* long doubles: 12 or 16 bytes, reversed whole */
+        for (k = 0; k < count; k++, p += unit)
+            for (i = 0; i < unit / 2; i++) {
+                unsigned char t = p[i];
+
+                p[i] = p[unit - 1 - i];
+                p[unit - 1 - i] = t;
+            }
+        return;
+    }
+}
+
+/* Run ops[0..n) on one element (or repetition) at base. */
+static void run_ops(const npyio__swap_op *ops, size_t n, unsigned char *base)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        const npyio__swap_op *op = &ops[i];
+
+        if (op->kind == NPYIO__SWAP_UNITS) {
+            reverse_units(base + op->offset, op->unit, op->count);
+            i++;
+        } else {
+            size_t k;
+
+            for (k = 0; k < op->count; k++)
+                run_ops(op + 1, op->body, base + op->offset + k * op->stride);
+            i += 1 + op->body;
+        }
+    }
+}
+
+void npyio__swap_apply(const npyio__swap_plan *plan, void *data, size_t count)
+{
+    unsigned char *p = data;
+    size_t k;
+
+    if (plan->count == 0)
+        return;
+    /* One op of whole-element units covers the array in one pass. */
+    if (plan->count == 1 && plan->ops[0].kind == NPYIO__SWAP_UNITS &&
+        plan->ops[0].offset == 0 &&
+        plan->ops[0].unit * plan->ops[0].count == plan->itemsize) {
+        reverse_units(p, plan->ops[0].unit, plan->ops[0].count * count);
+        return;
+    }
+    for (k = 0; k < count; k++)
+        run_ops(plan->ops, plan->count, p + k * plan->itemsize);
+}

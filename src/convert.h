@@ -1,0 +1,53 @@
+/*
+ * convert.h - the hot kernels of the I/O core, as pure functions over
+ * memory: the byte-swap plan of a dtype and its application. Knows nothing
+ * of streams, headers or files.
+ */
+#ifndef NPYIO_CONVERT_H
+#define NPYIO_CONVERT_H
+
+#include "dtype.h"
+
+enum npyio__swap_op_kind {
+    NPYIO__SWAP_UNITS = 1, /* reverse `count` units of `unit` bytes */
+    NPYIO__SWAP_REPEAT     /* run the next `body` ops `count` times */
+};
+
+/*
+ * One step of a swap plan. Offsets are relative to the element (or to the
+ * repetition) the op belongs to. A REPEAT op applies the `body` ops that
+ * follow it at offset + k * stride for k < count; plans stay as small as
+ * the dtype's description, whatever its itemsize.
+ */
+typedef struct npyio__swap_op {
+    uint8_t kind;
+    uint32_t unit;   /* UNITS: 2, 4, 8, 12, 16, ... bytes */
+    size_t offset;
+    size_t count;    /* UNITS: units; REPEAT: repetitions */
+    size_t stride;   /* REPEAT */
+    size_t body;     /* REPEAT: number of ops in the body */
+} npyio__swap_op;
+
+typedef struct npyio__swap_plan {
+    npyio__swap_op *ops;
+    size_t count;
+    size_t itemsize; /* bytes per element */
+} npyio__swap_plan;
+
+/*
+ * The units that must be reversed to bring one element of `dtype` to byte
+ * order `target` ('<' or '>'): every multi-byte scalar of the other order,
+ * through nested records and subarrays; complex values as two halves, U as
+ * 4-byte characters, long doubles as whole units; padding and one-byte
+ * types untouched. An empty plan means nothing to do.
+ */
+npyio_status npyio__swap_plan_make(const npyio_dtype *dtype, char target,
+                                   const npyio__mem *mem,
+                                   npyio__swap_plan *plan);
+
+void npyio__swap_plan_free(npyio__swap_plan *plan);
+
+/* Apply a plan in place to `count` consecutive elements. */
+void npyio__swap_apply(const npyio__swap_plan *plan, void *data, size_t count);
+
+#endif /* NPYIO_CONVERT_H */

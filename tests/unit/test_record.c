@@ -1,0 +1,376 @@
+/*
+ * test_record.c - record and subarray dtypes against NumPy: every header of
+ * the NumPy-generated record corpus (tests/data/records, gen_records.py) is
+ * parsed, every field fact compared with NumPy's (fields.tsv), the header
+ * re-emitted and compared byte for byte, and the byte-swap plan compared
+ * with the units NumPy's dtype says must be reversed (swaps.tsv). Then the
+ * builder: the same dtypes built field by field give NumPy's descr.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "testdata.h"
+#include "convert.h"
+
+enum {
+    M_NAME, M_FILE, M_VERSION, M_HLEN, M_OFFSET, M_DESCR, M_ITEMSIZE,
+    M_ALIGN, M_NFIELDS, M_NDIM, M_SHAPE, M_FORTRAN, M_COUNT, M_NBYTES,
+    M_OBJECT, M_CANON, M_COLUMNS
+};
+enum {
+    F_CASE, F_DEPTH, F_INDEX, F_NAME, F_TITLE, F_OFFSET, F_SHAPE, F_BASE_STR,
+    F_BASE_KIND, F_BASE_ITEMSIZE, F_ITEMSIZE, F_COLUMNS
+};
+
+static npyio_options *big_headers;
+
+static int setup(void **state)
+{
+    (void)state;
+    /* The corpus has headers of thousands of fields, beyond NumPy's (and
+     * libnpyio's) default limit of 10000 characters. */
+    npyio_options_new(&big_headers);
+    return npyio_options_set_limit(big_headers, NPYIO_LIMIT_HEADER_SIZE,
+                                   INT64_C(1) << 24) == NPYIO_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    npyio_options_free(big_headers);
+    return 0;
+}
+
+static char host_order(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+
+    memcpy(&first, &one, 1);
+    return first == 1 ? '<' : '>';
+}
+
+static unsigned char *record_file(const char *name, size_t *len)
+{
+    char rel[256];
+
+    snprintf(rel, sizeof rel, "records/valid/%s", name);
+    return read_data_file(rel, len);
+}
+
+static const tsv_row *find_case(const tsv_table *t, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < t->count; i++)
+        if (strcmp(t->rows[i].field[0], name) == 0)
+            return &t->rows[i];
+    return NULL;
+}
+
+static npyio_header *parse_case(const tsv_row *r)
+{
+    size_t len;
+    unsigned char *bytes = record_file(r->field[M_FILE], &len);
+    npyio_header *h = NULL;
+
+    assert_ok(npyio_header_parse(bytes, len, big_headers, &h, NULL));
+    free(bytes);
+    return h;
+}
+
+/* Hex of UTF-8 (the corpus's encoding of names) to text. */
+static size_t unhex(const char *hex, char *out)
+{
+    size_t i, n = strlen(hex) / 2;
+
+    for (i = 0; i < n; i++) {
+        unsigned v;
+
+        sscanf(hex + 2 * i, "%2x", &v);
+        out[i] = (char)v;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+static void expect_str(const npyio_dtype *dt, const char *numpy_str)
+{
+    char str[64], want[64];
+
+    strcpy(want, numpy_str);
+    assert_ok(npyio_dtype_str(dt, str, sizeof str, NULL));
+    if (strcmp(str, want) != 0)
+        fail_msg("dtype.str %s, NumPy %s", str, want);
+}
+
+/* Our kinds for NumPy's: records and subarrays are 'V' there. */
+static npyio_kind numpy_kind(const npyio_dtype *dt)
+{
+    npyio_kind k = npyio_dtype_kind(dt);
+
+    return k == NPYIO_KIND_RECORD || k == NPYIO_KIND_SUBARRAY ? 'V' : k;
+}
+
+/* Check the fields of `dt` against the rows that follow `*row` at `depth`,
+ * recursing into record-valued fields as fields.tsv lists them. */
+static void check_fields(const tsv_table *t, size_t *row, const char *name,
+                         const npyio_dtype *dt, int depth)
+{
+    size_t i;
+
+    for (i = 0; i < npyio_dtype_field_count(dt); i++) {
+        const tsv_row *r = &t->rows[*row];
+        const npyio_dtype *elem = npyio_dtype_field_dtype(dt, i);
+        char text[1024];
+        size_t n, len;
+        int ndim = npyio_dtype_field_ndim(dt, i);
+
+        assert_true(*row < t->count);
+        assert_string_equal(r->field[F_CASE], name);
+        assert_int_equal(atoi(r->field[F_DEPTH]), depth);
+        assert_int_equal(atoi(r->field[F_INDEX]), i);
+        n = unhex(r->field[F_NAME], text);
+        assert_non_null(npyio_dtype_field_name(dt, i, &len));
+        assert_int_equal(len, n);
+        assert_memory_equal(npyio_dtype_field_name(dt, i, NULL), text, n);
+        if (strcmp(r->field[F_TITLE], "-") == 0) {
+            assert_null(npyio_dtype_field_title(dt, i, &len));
+            assert_int_equal(len, 0);
+        } else {
+            n = unhex(r->field[F_TITLE], text);
+            assert_non_null(npyio_dtype_field_title(dt, i, &len));
+            assert_int_equal(len, n);
+            assert_memory_equal(npyio_dtype_field_title(dt, i, NULL), text,
+                                n);
+        }
+        assert_int_equal(npyio_dtype_field_offset(dt, i),
+                         atoll(r->field[F_OFFSET]));
+        if (strcmp(r->field[F_SHAPE], "-") == 0) {
+            assert_int_equal(ndim, 0);
+            assert_null(npyio_dtype_field_shape(dt, i));
+        } else {
+            const char *p = r->field[F_SHAPE];
+            int d;
+
+            for (d = 0; d < ndim; d++) {
+                char *end;
+
+                assert_int_equal(npyio_dtype_field_shape(dt, i)[d],
+                                 strtoll(p, &end, 10));
+                p = *end == ',' ? end + 1 : end;
+            }
+            assert_int_equal(*p, '\0');
+        }
+        expect_str(elem, r->field[F_BASE_STR]);
+        assert_int_equal(numpy_kind(elem), r->field[F_BASE_KIND][0]);
+        assert_int_equal(npyio_dtype_itemsize(elem),
+                         atoll(r->field[F_BASE_ITEMSIZE]));
+        (*row)++;
+        /* Sub-fields of a record field, or of the record inside (nested)
+         * subarrays. */
+        while (npyio_dtype_kind(elem) == NPYIO_KIND_SUBARRAY)
+            elem = npyio_dtype_subarray_base(elem);
+        if (npyio_dtype_kind(elem) == NPYIO_KIND_RECORD)
+            check_fields(t, row, name, elem, depth + 1);
+    }
+}
+
+/* Expand a plan to "offset:unit" words, sorted, as swaps.tsv lists them. */
+static void expand(const npyio__swap_op *ops, size_t n, size_t base,
+                   char *out, size_t *len)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        const npyio__swap_op *op = &ops[i];
+        size_t k;
+
+        if (op->kind == NPYIO__SWAP_UNITS) {
+            for (k = 0; k < op->count; k++)
+                *len += (size_t)sprintf(out + *len, "%s%zu:%u",
+                                        *len ? " " : "",
+                                        base + op->offset + k * op->unit,
+                                        op->unit);
+            i++;
+        } else {
+            for (k = 0; k < op->count; k++)
+                expand(op + 1, op->body, base + op->offset + k * op->stride,
+                       out, len);
+            i += 1 + op->body;
+        }
+    }
+}
+
+static int compare_units(const void *a, const void *b)
+{
+    long x = atol(*(char *const *)a), y = atol(*(char *const *)b);
+
+    return (x > y) - (x < y);
+}
+
+/* Sort the words of a unit list by offset, in place. */
+static void sort_units(char *text)
+{
+    char *words[65536], *copy = strdup(text), *w;
+    size_t n = 0, i, at = 0;
+
+    for (w = strtok(copy, " "); w != NULL; w = strtok(NULL, " "))
+        words[n++] = w;
+    qsort(words, n, sizeof *words, compare_units);
+    for (i = 0; i < n; i++)
+        at += (size_t)sprintf(text + at, "%s%s", i ? " " : "", words[i]);
+    text[at] = '\0';
+    free(copy);
+}
+
+static void check_swaps(const tsv_row *s, const npyio_dtype *dt)
+{
+    npyio__swap_plan plan;
+    npyio__mem mem;
+    size_t len = 0;
+    char *got = malloc(1 << 20);
+    const char *want = s->count > 1 ? s->field[host_order() == '<' ? 1 : 2]
+                                    : "";
+
+    npyio__mem_init(&mem, NULL);
+    got[0] = '\0';
+    assert_ok(npyio__swap_plan_make(dt, host_order(), &mem, &plan));
+    expand(plan.ops, plan.count, 0, got, &len);
+    sort_units(got);
+    if (strcmp(got, want) != 0)
+        fail_msg("swap units\n got  %.300s\n want %.300s", got, want);
+    npyio__swap_plan_free(&plan);
+    free(got);
+}
+
+static void test_record_corpus(void **state)
+{
+    tsv_table manifest, fields, swaps;
+    size_t i, row = 0;
+
+    (void)state;
+    tsv_load("records/valid/manifest.tsv", &manifest);
+    tsv_load("records/valid/fields.tsv", &fields);
+    tsv_load("records/valid/swaps.tsv", &swaps);
+    assert_true(manifest.count >= 40);
+    for (i = 0; i < manifest.count; i++) {
+        const tsv_row *r = &manifest.rows[i];
+        npyio_header *h;
+        const npyio_dtype *dt;
+        size_t canon_len, len;
+        unsigned char *canon, *out;
+
+        assert_int_equal(r->count, M_COLUMNS);
+        print_message("%s\n", r->field[M_NAME]);
+        h = parse_case(r);
+        dt = npyio_header_dtype(h);
+        assert_int_equal(npyio_header_version(h), atoi(r->field[M_VERSION]));
+        assert_int_equal(npyio_header_length(h), atoll(r->field[M_HLEN]));
+        assert_int_equal(npyio_header_data_offset(h),
+                         atoll(r->field[M_OFFSET]));
+        assert_int_equal(npyio_dtype_itemsize(dt),
+                         atoll(r->field[M_ITEMSIZE]));
+        if (sizeof(void *) == 8)
+            assert_int_equal(npyio_dtype_alignment(dt),
+                             atoll(r->field[M_ALIGN]));
+        assert_int_equal(npyio_dtype_field_count(dt),
+                         atoll(r->field[M_NFIELDS]));
+        assert_int_equal(npyio_header_ndim(h), atoi(r->field[M_NDIM]));
+        assert_int_equal(npyio_header_fortran_order(h),
+                         atoi(r->field[M_FORTRAN]));
+        assert_int_equal(npyio_header_count(h),
+                         strtoll(r->field[M_COUNT], NULL, 10));
+        assert_int_equal(npyio_header_nbytes(h),
+                         strtoll(r->field[M_NBYTES], NULL, 10));
+        assert_int_equal(npyio_dtype_contains_objects(dt),
+                         atoi(r->field[M_OBJECT]));
+        /* Field facts: rows for this case follow in order. */
+        /* (fields.tsv lists no fields for folded top-level subarrays) */
+        if (npyio_dtype_kind(dt) == NPYIO_KIND_RECORD &&
+            strncmp(r->field[M_NAME], "toplevel_", 9) != 0)
+            check_fields(&fields, &row, r->field[M_NAME], dt, 0);
+        if (strncmp(r->field[M_NAME], "toplevel_", 9) == 0) {
+            /* swaps.tsv covers the whole subarray element, before the
+             * header folds it into the shape: plan the descr itself. */
+            npyio_dtype *sub = NULL;
+
+            assert_ok(npyio_dtype_from_descr(r->field[M_DESCR],
+                                             strlen(r->field[M_DESCR]), NULL,
+                                             &sub));
+            assert_int_equal(npyio_dtype_kind(sub), NPYIO_KIND_SUBARRAY);
+            check_swaps(find_case(&swaps, r->field[M_NAME]), sub);
+            npyio_dtype_unref(sub);
+        } else {
+            check_swaps(find_case(&swaps, r->field[M_NAME]), dt);
+        }
+        /* Re-emitted as np.save writes the array NumPy loads. */
+        canon = record_file(r->field[M_CANON], &canon_len);
+        out = malloc(canon_len);
+        assert_ok(npyio_header_emit(h, 0, out, canon_len, &len));
+        assert_int_equal(len, canon_len);
+        if (memcmp(out, canon, len) != 0)
+            fail_msg("emitted header differs from %s:\n got  %.*s\n want "
+                     "%.*s", r->field[M_CANON], (int)(len > 400 ? 400 : len),
+                     (const char *)out, (int)(len > 400 ? 400 : len),
+                     (const char *)canon);
+        free(out);
+        free(canon);
+        npyio_header_free(h);
+    }
+    assert_int_equal(row, fields.count); /* every field row was checked */
+    tsv_free(&manifest);
+    tsv_free(&fields);
+    tsv_free(&swaps);
+}
+
+/* The descr parsed from the manifest's text gives the same dtype as the
+ * header, and npyio_dtype_descr writes NumPy's text back (for the cases
+ * NumPy itself wrote). */
+static void test_descr_text_round_trip(void **state)
+{
+    tsv_table manifest;
+    size_t i;
+
+    (void)state;
+    tsv_load("records/valid/manifest.tsv", &manifest);
+    for (i = 0; i < manifest.count; i++) {
+        const tsv_row *r = &manifest.rows[i];
+        const char *descr = r->field[M_DESCR];
+        npyio_dtype *dt = NULL;
+        npyio_header *h;
+        size_t len = 0;
+        char *text;
+
+        if (strncmp(r->field[M_NAME], "toplevel_", 9) == 0)
+            continue;
+        h = parse_case(r);
+        assert_ok(npyio_dtype_from_descr(descr, strlen(descr), NULL, &dt));
+        assert_true(npyio_dtype_equal(dt, npyio_header_dtype(h)));
+        if (strcmp(r->field[M_FILE], r->field[M_CANON]) == 0) {
+            assert_status(npyio_dtype_descr(dt, NULL, 0, &len),
+                          NPYIO_E_BUFFER_TOO_SMALL);
+            assert_int_equal(len, strlen(descr));
+            text = malloc(len + 1);
+            assert_ok(npyio_dtype_descr(dt, text, len + 1, &len));
+            assert_string_equal(text, descr);
+            free(text);
+        }
+        npyio_dtype_unref(dt);
+        npyio_header_free(h);
+    }
+    tsv_free(&manifest);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_record_corpus),
+        cmocka_unit_test(test_descr_text_round_trip),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
