@@ -210,6 +210,56 @@ def cases():
             ("descr_high_byte", "'<f8\xe9'", "FORMAT", "not a valid dtype"),
     ):
         hdr(name, GOOD.replace("'<f8'", descr), status, needle)
+    # -- record descrs (NPY-FORMAT.md section 6, #27-#33, and more)
+    for name, descr, status, needle in (
+            ("record_one_item", "[('a',)]", "FORMAT",
+             "not a tuple of 1 items"),
+            ("record_four_items", "[('a', '<f8', (1,), 1)]", "FORMAT",
+             "of 4 items"),
+            ("record_string_field", "['<f8']", "FORMAT", "not a string of"),
+            ("record_dict_field", "[{'a': '<f8'}]", "FORMAT", "not a dict"),
+            ("record_duplicate_name", "[('a', '<f8'), ('a', '<f8')]",
+             "FORMAT", "field name 'a' is already used"),
+            ("record_title_is_name", "[(('a', 'a'), '<i4')]", "FORMAT",
+             "title 'a' is already used"),
+            ("record_title_is_other_name",
+             "[(('b', 'a'), '<i4'), ('b', '<i4')]", "FORMAT",
+             "field name 'b' is already used"),
+            ("record_int_name", "[(1, '<i4')]", "FORMAT",
+             "field names must be strings"),
+            ("record_bytes_name", "[(b'a', '<i4')]", "FORMAT",
+             "field names must be strings"),
+            ("record_title_name_int", "[(('t', 1), '<i4')]", "FORMAT",
+             "field names must be strings, not an int"),
+            ("record_tuple_of_fields", "(('a', '<f8'),)", "FORMAT",
+             "not a 1-tuple"),
+            ("record_metadata", "[('a', ('<i4', {'k': 1}))]", "FORMAT",
+             "a subarray shape is a dict"),
+            ("record_bad_field_type", "[('a', '<x4')]", "FORMAT",
+             "unknown type or size"),
+            ("record_negative_subarray", "[('a', '<f8', (-1,))]", "FORMAT",
+             "subarray dimension 0 is negative"),
+            ("record_negative_int_shape", "[('a', '<f8', -2)]", "FORMAT",
+             "subarray dimension is negative (-2)"),
+            ("record_float_subarray", "[('a', '<f8', (2.5,))]", "FORMAT",
+             "floating-point"),
+            ("record_none_descr", "[('a', None)]", "FORMAT", "it is None"),
+            ("record_huge_subarray", "[('a', '<f8', (1000000, 1000000))]",
+             "OVERFLOW", "above NumPy's limit"),
+            ("subarray_three_items", "('<f8', (2,), 1)", "FORMAT",
+             "not a 3-tuple"),
+            ("subarray_bad_shape", "('<f8', 'x')", "FORMAT",
+             "a subarray shape is a string"),
+    ):
+        hdr(name, GOOD.replace("'<f8'", descr), status, needle)
+    # A valid record nested 20 deep: 41 brackets, beyond the default
+    # NPYIO_LIMIT_DEPTH of 32 (NumPy has no such limit).
+    hdr("record_nested_too_deep",
+        GOOD.replace("'<f8'", "[('a', " * 20 + "'<i4'" + ")]" * 20), "LIMIT",
+        "NPYIO_LIMIT_DEPTH", kind="refused")
+    hdr("record_title_not_string", GOOD.replace("'<f8'", "[((1, 'a'), '<i4')]"),
+        "UNSUPPORTED", "only string titles are supported", kind="refused")
+
     # -- encodings
     add("v1_stray_high_byte", npy(GOOD.replace("False", "False\x80")),
         "FORMAT", "unexpected '\\x80'")

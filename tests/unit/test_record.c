@@ -365,11 +365,403 @@ static void test_descr_text_round_trip(void **state)
     tsv_free(&manifest);
 }
 
+/* ---- the builder: the same dtypes built field by field ---------------------- */
+
+static npyio_dtype *scalar(const char *type)
+{
+    npyio_dtype *dt = NULL;
+
+    assert_ok(npyio_dtype_from_descr(type, strlen(type), NULL, &dt));
+    return dt;
+}
+
+/* Add a field whose dtype is given as a type string. */
+static void add(npyio_record_builder *b, const char *name, const char *title,
+                int64_t offset, const char *type, int ndim,
+                const int64_t *shape)
+{
+    npyio_dtype *dt = scalar(type);
+
+    assert_ok(npyio_record_builder_add(b, name, title, offset, dt, ndim,
+                                       shape));
+    npyio_dtype_unref(dt); /* the builder keeps its own reference */
+}
+
+static void add_dtype(npyio_record_builder *b, const char *name,
+                      npyio_dtype *dt, int ndim, const int64_t *shape)
+{
+    assert_ok(npyio_record_builder_add(b, name, NULL, -1, dt, ndim, shape));
+    npyio_dtype_unref(dt);
+}
+
+static npyio_dtype *finish(npyio_record_builder *b, size_t itemsize)
+{
+    npyio_dtype *dt = NULL;
+
+    assert_ok(npyio_record_builder_finish(b, itemsize, &dt));
+    npyio_record_builder_free(b);
+    return dt;
+}
+
+static npyio_record_builder *builder(uint32_t flags)
+{
+    npyio_record_builder *b = NULL;
+
+    assert_ok(npyio_record_builder_new(flags, NULL, &b));
+    return b;
+}
+
+/* The built dtype's descr must be NumPy's text for the corpus case. */
+static void expect_numpy_descr(const tsv_table *t, const char *name,
+                               npyio_dtype *dt)
+{
+    const tsv_row *r = find_case(t, name);
+    char text[4096];
+    npyio_header *h;
+
+    assert_non_null(r);
+    assert_ok(npyio_dtype_descr(dt, text, sizeof text, NULL));
+    if (strcmp(text, r->field[M_DESCR]) != 0)
+        fail_msg("%s: built %s\n NumPy %s", name, text, r->field[M_DESCR]);
+    assert_int_equal(npyio_dtype_itemsize(dt), atoll(r->field[M_ITEMSIZE]));
+    h = parse_case(r);
+    assert_true(npyio_dtype_equal(dt, npyio_header_dtype(h)));
+    npyio_header_free(h);
+    npyio_dtype_unref(dt);
+}
+
+static void test_builder_matches_numpy(void **state)
+{
+    static const int64_t three[1] = {3}, two_three[2] = {2, 3},
+                         four[1] = {4}, two[1] = {2};
+    npyio_record_builder *b, *inner;
+    npyio_dtype *rec, *sub;
+    tsv_table t;
+
+    (void)state;
+    tsv_load("records/valid/manifest.tsv", &t);
+
+    b = builder(0);
+    add(b, "id", NULL, -1, "<u4", 0, NULL);
+    add(b, "pos", NULL, -1, "<f4", 1, three);
+    add(b, "name", NULL, -1, "S8", 0, NULL);
+    expect_numpy_descr(&t, "flat_doc_example", finish(b, 0));
+
+    b = builder(0);
+    add(b, "a", "Title A", -1, "<i4", 0, NULL);
+    add(b, "b", NULL, -1, "<f4", 0, NULL);
+    expect_numpy_descr(&t, "titled_basic", finish(b, 0));
+
+    /* Offsets with gaps and trailing padding. */
+    b = builder(0);
+    add(b, "a", NULL, 0, "u1", 0, NULL);
+    add(b, "b", NULL, 4, "<i4", 0, NULL);
+    expect_numpy_descr(&t, "offsets_trailing_pad", finish(b, 12));
+    b = builder(0);
+    add(b, "a", NULL, 4, "<i4", 0, NULL);
+    expect_numpy_descr(&t, "offsets_leading_gap", finish(b, 8));
+
+    /* align=True: the builder places and pads as NumPy does. */
+    b = builder(NPYIO_RECORD_ALIGNED);
+    add(b, "a", NULL, -1, "u1", 0, NULL);
+    add(b, "b", NULL, -1, "<i4", 0, NULL);
+    rec = finish(b, 0);
+    assert_int_equal(npyio_dtype_alignment(rec), 4);
+    expect_numpy_descr(&t, "align_u1_i4", rec);
+    b = builder(NPYIO_RECORD_ALIGNED);
+    add(b, "a", NULL, -1, "u1", 0, NULL);
+    add(b, "b", NULL, -1, "<f8", 0, NULL);
+    add(b, "c", NULL, -1, "<i2", 0, NULL);
+    add(b, "d", NULL, -1, "u1", 0, NULL);
+    expect_numpy_descr(&t, "align_trailing", finish(b, 0));
+    b = builder(NPYIO_RECORD_ALIGNED);
+    add(b, "a", NULL, -1, "u1", 0, NULL);
+    add(b, "b", NULL, -1, "<f4", 1, three);
+    add(b, "c", NULL, -1, "u1", 0, NULL);
+    expect_numpy_descr(&t, "align_subarray", finish(b, 0));
+
+    /* Subarrays, records in subarrays in records. */
+    b = builder(0);
+    add(b, "m", NULL, -1, "<f4", 2, two_three);
+    add(b, "v", NULL, -1, ">i2", 1, four);
+    expect_numpy_descr(&t, "subarray_2d", finish(b, 0));
+    inner = builder(0);
+    add(inner, "b", NULL, -1, "<i4", 0, NULL);
+    b = builder(0);
+    add_dtype(b, "a", finish(inner, 0), 1, two);
+    expect_numpy_descr(&t, "subarray_of_record", finish(b, 0));
+    rec = scalar("<i4");
+    assert_ok(npyio_dtype_subarray(rec, 1, two, &sub));
+    npyio_dtype_unref(rec); /* the subarray keeps its own reference */
+    b = builder(0);
+    add_dtype(b, "a", sub, 1, three);
+    expect_numpy_descr(&t, "subarray_nested", finish(b, 0));
+
+    /* Nested three deep, with titles. */
+    inner = builder(0);
+    add(inner, "s", "inner title", -1, ">i2", 0, NULL);
+    add(inner, "t", NULL, -1, "<f4", 0, NULL);
+    rec = finish(inner, 0);
+    b = builder(0);
+    assert_ok(npyio_record_builder_add(b, "r", "outer title", -1, rec, 0,
+                                       NULL));
+    npyio_dtype_unref(rec);
+    add(b, "v", "sub title", -1, "<u2", 1, three);
+    expect_numpy_descr(&t, "titled_nested", finish(b, 0));
+
+    b = builder(0);
+    add_dtype(b, "a", finish(builder(0), 0), 0, NULL);
+    add(b, "b", NULL, -1, "<i4", 0, NULL);
+    expect_numpy_descr(&t, "empty_record_field", finish(b, 0));
+    expect_numpy_descr(&t, "empty_record", finish(builder(0), 0));
+
+    b = builder(0);
+    add(b, "a", NULL, -1, "<i4", 0, NULL);
+    add(b, "o", NULL, -1, "O", 0, NULL);
+    rec = finish(b, 0);
+    assert_true(npyio_dtype_contains_objects(rec));
+    expect_numpy_descr(&t, "object_field", rec);
+    tsv_free(&t);
+}
+
+static void test_builder_errors(void **state)
+{
+    npyio_record_builder *b = builder(0);
+    npyio_dtype *f8 = scalar("<f8"), *rec = NULL;
+    int64_t bad[1] = {-1};
+    char text[256];
+
+    (void)state;
+    assert_ok(npyio_record_builder_add(b, "a", "T", -1, f8, 0, NULL));
+    assert_status(npyio_record_builder_add(b, "a", NULL, -1, f8, 0, NULL),
+                  NPYIO_E_INVALID_ARG);
+    assert_error_contains("field name 'a' is already used");
+    assert_status(npyio_record_builder_add(b, "T", NULL, -1, f8, 0, NULL),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_record_builder_add(b, "b", "a", -1, f8, 0, NULL),
+                  NPYIO_E_INVALID_ARG);
+    assert_error_contains("title 'a' is already used");
+    assert_status(npyio_record_builder_add(b, "c", NULL, -2, f8, 0, NULL),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_record_builder_add(b, "c", NULL, -1, f8, 1, bad),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_record_builder_add(b, NULL, NULL, -1, f8, 0, NULL),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_record_builder_add(b, "c", NULL, -1, NULL, 0, NULL),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_record_builder_add(b, "c", NULL, INT64_C(1) << 40, f8,
+                                           0, NULL),
+                  NPYIO_E_OVERFLOW);
+    /* The failed adds left one field. */
+    assert_ok(npyio_record_builder_finish(b, 0, &rec));
+    assert_int_equal(npyio_dtype_field_count(rec), 1);
+    npyio_dtype_unref(rec);
+    assert_status(npyio_record_builder_finish(b, 4, &rec),
+                  NPYIO_E_INVALID_ARG);
+    assert_error_contains("smaller than the end of the fields");
+    /* Overlapping fields exist, but no descr can express them. */
+    assert_ok(npyio_record_builder_add(b, "c", NULL, 4, f8, 0, NULL));
+    assert_ok(npyio_record_builder_finish(b, 0, &rec));
+    assert_int_equal(npyio_dtype_itemsize(rec), 12);
+    assert_status(npyio_dtype_descr(rec, text, sizeof text, NULL),
+                  NPYIO_E_UNSUPPORTED);
+    assert_error_contains("overlaps the field before it");
+    npyio_dtype_unref(rec);
+    npyio_record_builder_free(b);
+    npyio_record_builder_free(NULL);
+    assert_status(npyio_record_builder_new(8, NULL, &b), NPYIO_E_INVALID_ARG);
+    assert_status(npyio_record_builder_finish(NULL, 0, &rec),
+                  NPYIO_E_INVALID_ARG);
+    npyio_dtype_unref(f8);
+}
+
+/* Out-of-order fields: a header cannot be made for them, as np.save
+ * fails before writing anything. */
+static void test_out_of_order_fields_cannot_be_saved(void **state)
+{
+    npyio_record_builder *b = builder(0);
+    npyio_dtype *rec;
+    npyio_header *h = NULL;
+    int64_t shape[1] = {2};
+
+    (void)state;
+    add(b, "a", NULL, 4, "<i4", 0, NULL);
+    add(b, "b", NULL, 0, "<i4", 0, NULL);
+    rec = finish(b, 0);
+    assert_int_equal(npyio_dtype_field_offset(rec, 1), 0);
+    assert_status(npyio_header_new(rec, 1, shape, 0, &h), NPYIO_E_UNSUPPORTED);
+    assert_error_contains("out of order");
+    assert_null(h);
+    npyio_dtype_unref(rec);
+}
+
+static void test_field_queries(void **state)
+{
+    const char *descr = "[('x', '<i4'), (('T', 'y'), '>f8', (2, 3))]";
+    npyio_dtype *rec = NULL, *native = NULL;
+    size_t index = 9, len = 9;
+
+    (void)state;
+    assert_ok(npyio_dtype_from_descr(descr, strlen(descr), NULL, &rec));
+    assert_int_equal(npyio_dtype_kind(rec), NPYIO_KIND_RECORD);
+    assert_int_equal(npyio_dtype_byteorder(rec), '|');
+    assert_int_equal(npyio_dtype_alignment(rec), 1);
+    assert_int_equal(npyio_dtype_field_count(rec), 2);
+    assert_ok(npyio_dtype_field_index(rec, "y", &index));
+    assert_int_equal(index, 1);
+    assert_ok(npyio_dtype_field_index(rec, "T", &index));
+    assert_int_equal(index, 1);
+    assert_status(npyio_dtype_field_index(rec, "z", &index),
+                  NPYIO_E_NOT_FOUND);
+    assert_error_contains("no field named 'z'");
+    assert_string_equal(npyio_dtype_field_title(rec, 1, &len), "T");
+    assert_int_equal(len, 1);
+    assert_int_equal(npyio_dtype_field_offset(rec, 1), 4);
+    assert_int_equal(npyio_dtype_field_ndim(rec, 1), 2);
+    assert_int_equal(npyio_dtype_field_shape(rec, 1)[1], 3);
+    assert_int_equal(npyio_dtype_itemsize(npyio_dtype_field_dtype(rec, 1)), 8);
+    assert_null(npyio_dtype_field_name(rec, 2, &len));
+    assert_int_equal(len, 0);
+    assert_int_equal(npyio_dtype_field_offset(rec, 2), -1);
+    assert_null(npyio_dtype_field_dtype(rec, 2));
+    assert_false(npyio_dtype_contains_objects(rec));
+    /* Native order: every field, through subarrays. */
+    assert_ok(npyio_dtype_native(rec, &native));
+    assert_true(npyio_dtype_is_native(npyio_dtype_field_dtype(native, 1)));
+    assert_true(npyio_dtype_is_native(npyio_dtype_field_dtype(native, 0)));
+    assert_string_equal(npyio_dtype_field_title(native, 1, NULL), "T");
+    assert_int_equal(npyio_dtype_field_ndim(native, 1), 2);
+    assert_false(npyio_dtype_equal(rec, native) &&
+                 !npyio_dtype_is_native(npyio_dtype_field_dtype(rec, 1)));
+    npyio_dtype_unref(native);
+    npyio_dtype_unref(rec);
+}
+
+static void test_subarray_constructor(void **state)
+{
+    npyio_dtype *f8 = scalar("<f8"), *sub = NULL, *same = NULL;
+    int64_t shape[2] = {2, 3}, bad[1] = {-1}, huge[2] = {1 << 20, 1 << 20};
+    char text[64];
+
+    (void)state;
+    assert_ok(npyio_dtype_subarray(f8, 2, shape, &sub));
+    assert_int_equal(npyio_dtype_kind(sub), NPYIO_KIND_SUBARRAY);
+    assert_int_equal(npyio_dtype_itemsize(sub), 48);
+    assert_int_equal(npyio_dtype_alignment(sub), npyio_dtype_alignment(f8));
+    assert_ptr_equal(npyio_dtype_subarray_base(sub), f8);
+    assert_int_equal(npyio_dtype_subarray_ndim(sub), 2);
+    assert_int_equal(npyio_dtype_subarray_shape(sub)[1], 3);
+    assert_ok(npyio_dtype_descr(sub, text, sizeof text, NULL));
+    assert_string_equal(text, "('<f8', (2, 3))");
+    assert_ok(npyio_dtype_str(sub, text, sizeof text, NULL));
+    assert_string_equal(text, "|V48");
+    assert_ok(npyio_dtype_subarray(f8, 0, NULL, &same));
+    assert_ptr_equal(same, f8); /* () is the base itself, as in NumPy */
+    npyio_dtype_unref(same);
+    assert_status(npyio_dtype_subarray(f8, 1, bad, &same),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_dtype_subarray(f8, 2, huge, &same), NPYIO_E_OVERFLOW);
+    assert_status(npyio_dtype_subarray(f8, 65, shape, &same),
+                  NPYIO_E_INVALID_ARG);
+    assert_null(npyio_dtype_subarray_base(f8));
+    assert_null(npyio_dtype_subarray_shape(f8));
+    npyio_dtype_unref(sub);
+    npyio_dtype_unref(f8);
+}
+
+/* A header for a subarray dtype folds its shape in, as np.save does. */
+static void test_header_folds_subarray(void **state)
+{
+    npyio_dtype *sub = NULL, *i4 = scalar("<i4");
+    npyio_header *h = NULL;
+    int64_t inner[2] = {2, 3}, outer[1] = {5};
+    char text[64];
+
+    (void)state;
+    assert_ok(npyio_dtype_subarray(i4, 2, inner, &sub));
+    assert_ok(npyio_header_new(sub, 1, outer, 0, &h));
+    assert_int_equal(npyio_header_ndim(h), 3);
+    assert_int_equal(npyio_header_shape(h)[0], 5);
+    assert_int_equal(npyio_header_shape(h)[2], 3);
+    assert_true(npyio_dtype_equal(npyio_header_dtype(h), i4));
+    assert_int_equal(npyio_header_count(h), 30);
+    assert_ok(npyio_dtype_str(npyio_header_dtype(h), text, sizeof text, NULL));
+    assert_string_equal(text, "<i4");
+    npyio_header_free(h);
+    npyio_dtype_unref(sub);
+    npyio_dtype_unref(i4);
+}
+
+/* Applying a plan reverses exactly the units NumPy lists (swaps.tsv) and
+ * leaves every other byte (padding, one-byte fields) alone, in every
+ * element. */
+static void test_swap_apply(void **state)
+{
+    tsv_table manifest, swaps;
+    size_t i;
+
+    (void)state;
+    tsv_load("records/valid/manifest.tsv", &manifest);
+    tsv_load("records/valid/swaps.tsv", &swaps);
+    for (i = 0; i < manifest.count; i++) {
+        const tsv_row *r = &manifest.rows[i];
+        const tsv_row *s = find_case(&swaps, r->field[M_NAME]);
+        const char *units = s->count > 1 ? s->field[host_order() == '<' ? 1
+                                                                        : 2]
+                                         : "";
+        npyio_dtype *dt = NULL;
+        npyio__swap_plan plan;
+        npyio__mem mem;
+        size_t size, k, elements = 3;
+        unsigned char *data, *want;
+        const char *p;
+
+        if (atoll(r->field[M_ITEMSIZE]) > 100000)
+            continue;
+        assert_ok(npyio_dtype_from_descr(r->field[M_DESCR],
+                                         strlen(r->field[M_DESCR]), NULL,
+                                         &dt));
+        size = npyio_dtype_itemsize(dt);
+        data = malloc(size * elements + 1);
+        want = malloc(size * elements + 1);
+        for (k = 0; k < size * elements; k++)
+            data[k] = want[k] = (unsigned char)(k * 7 + 1);
+        for (k = 0; k < elements; k++)
+            for (p = units; *p != '\0';) {
+                char *end;
+                size_t off = strtoul(p, &end, 10), unit, j;
+
+                unit = strtoul(end + 1, &end, 10);
+                for (j = 0; j < unit; j++)
+                    want[k * size + off + j] = data[k * size + off + unit - 1 - j];
+                p = *end == ' ' ? end + 1 : end;
+            }
+        npyio__mem_init(&mem, NULL);
+        assert_ok(npyio__swap_plan_make(dt, host_order(), &mem, &plan));
+        npyio__swap_apply(&plan, data, elements);
+        if (memcmp(data, want, size * elements) != 0)
+            fail_msg("%s: swapped bytes differ", r->field[M_NAME]);
+        npyio__swap_plan_free(&plan);
+        free(data);
+        free(want);
+        npyio_dtype_unref(dt);
+    }
+    tsv_free(&manifest);
+    tsv_free(&swaps);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_corpus),
         cmocka_unit_test(test_descr_text_round_trip),
+        cmocka_unit_test(test_builder_matches_numpy),
+        cmocka_unit_test(test_builder_errors),
+        cmocka_unit_test(test_out_of_order_fields_cannot_be_saved),
+        cmocka_unit_test(test_field_queries),
+        cmocka_unit_test(test_subarray_constructor),
+        cmocka_unit_test(test_header_folds_subarray),
+        cmocka_unit_test(test_swap_apply),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
