@@ -204,9 +204,9 @@ NPYIO_API const char *npyio_last_error(void);
  * users (the same convention as npyio stream callbacks).
  *
  * alloc   (required) Return `size` bytes (size > 0) aligned to `alignment`
- *         (a power of two, at least 64: the library asks for 2 MiB when a
- *         block is large enough to benefit from huge pages), or NULL on
- *         failure. posix_memalign() and aligned_alloc() qualify.
+ *         (a power of two: 16 for small blocks, 64 from 64 KiB, 2 MiB from
+ *         4 MiB, where huge pages pay off), or NULL on failure.
+ *         posix_memalign() and aligned_alloc() qualify.
  * realloc (optional, may be NULL) Resize a block from this allocator from
  *         `old_size` to `new_size` bytes, keeping its contents up to the
  *         smaller size, with the new block aligned to `alignment`; return

@@ -6,8 +6,8 @@
  * npyio_free() release any block the library handed out, through the right
  * allocator, even after the npyio_options that named the allocator is gone;
  * and it lets sized allocators be told the size on free. The caller's
- * pointer is the byte after the prefix, so it keeps the 64-byte alignment
- * the allocator was asked for.
+ * pointer is the byte after the prefix, so it keeps the alignment the
+ * allocator was asked for (the prefix is 64 bytes, a multiple of each).
  */
 #include "internal.h"
 #include "platform.h"
@@ -39,8 +39,9 @@ static block_prefix *prefix_of(const void *block)
 
 static size_t alignment_for(size_t total)
 {
-    return total >= NPYIO__HUGE_THRESHOLD ? NPYIO__HUGE_ALIGN
-                                          : NPYIO__BLOCK_ALIGN;
+    return total >= NPYIO__HUGE_THRESHOLD    ? NPYIO__HUGE_ALIGN
+           : total >= NPYIO__MEDIUM_THRESHOLD ? NPYIO__BLOCK_ALIGN
+                                              : NPYIO__SMALL_ALIGN;
 }
 
 void npyio__mem_init(npyio__mem *mem, const npyio_options *options)

@@ -168,6 +168,13 @@ static npyio_dtype *find_builtin(npyio_kind kind, size_t itemsize,
 {
     size_t i;
 
+    /* Built-ins are numbers and objects of the common sizes only. */
+    if (itemsize > 16 || (kind != NPYIO_KIND_INT && kind != NPYIO_KIND_UINT &&
+                          kind != NPYIO_KIND_FLOAT &&
+                          kind != NPYIO_KIND_COMPLEX &&
+                          kind != NPYIO_KIND_BOOL &&
+                          kind != NPYIO_KIND_OBJECT))
+        return NULL;
     for (i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
         if (builtins[i].kind == kind && builtins[i].itemsize == itemsize &&
             builtins[i].byteorder == byteorder)

@@ -502,7 +502,7 @@ typedef struct dict_text {
     char *text;
     size_t len;
     size_t max_code; /* largest code point: decides latin-1 or UTF-8 */
-    char inline_buf[256];
+    char inline_buf[4096]; /* one pass for all but very large records */
 } dict_text;
 
 static size_t max_code_point(const char *s, size_t len)

@@ -69,9 +69,12 @@ typedef struct npyio__mem {
  * the kernel can back them with transparent huge pages (see PERF-NOTES). */
 #define NPYIO__HUGE_THRESHOLD ((size_t)4 << 20)
 #define NPYIO__HUGE_ALIGN ((size_t)2 << 20)
-/* Alignment of every block the library returns (a cache line; enough for
- * any scalar and for SIMD loads). */
+/* Alignment of blocks: small ones (names, dtypes, headers: allocated and
+ * freed at a high rate) get what malloc() gives, enough for any scalar;
+ * from NPYIO__MEDIUM_THRESHOLD on, a cache line, for data buffers. */
+#define NPYIO__SMALL_ALIGN ((size_t)16)
 #define NPYIO__BLOCK_ALIGN ((size_t)64)
+#define NPYIO__MEDIUM_THRESHOLD ((size_t)64 << 10)
 
 /* Fill `mem` from options (NULL: defaults). Cannot fail. */
 void npyio__mem_init(npyio__mem *mem, const npyio_options *options);

@@ -121,7 +121,7 @@ static npyio_status add_node(parser *p, uint8_t kind, size_t pos,
     npyio__lit_node *node;
 
     if (doc->count == doc->capacity) {
-        size_t grown = (size_t)doc->capacity * 2;
+        size_t grown = (size_t)doc->capacity * 4;
         void *block = doc->nodes == doc->inline_nodes ? NULL : doc->nodes;
         npyio_status st;
 
@@ -336,6 +336,19 @@ static size_t check_escape(const parser *p, size_t pos, npyio_status *st)
     return 2 + need;
 }
 
+/* Bytes that end the fast scan inside a string: quotes, backslash, line
+ * breaks and non-ASCII (which sets NPYIO__LIT_HIGH). */
+static const bool string_special[256] = {
+    ['\''] = true, ['"'] = true, ['\\'] = true, ['\n'] = true, ['\r'] = true,
+#define HIGH8(n) [n] = true, [n + 1] = true, [n + 2] = true, [n + 3] = true, \
+                 [n + 4] = true, [n + 5] = true, [n + 6] = true, [n + 7] = true
+    HIGH8(0x80), HIGH8(0x88), HIGH8(0x90), HIGH8(0x98), HIGH8(0xA0),
+    HIGH8(0xA8), HIGH8(0xB0), HIGH8(0xB8), HIGH8(0xC0), HIGH8(0xC8),
+    HIGH8(0xD0), HIGH8(0xD8), HIGH8(0xE0), HIGH8(0xE8), HIGH8(0xF0),
+    HIGH8(0xF8),
+#undef HIGH8
+};
+
 static npyio_status parse_string(parser *p, uint32_t *index)
 {
     size_t start = p->pos;
@@ -360,11 +373,18 @@ static npyio_status parse_string(parser *p, uint32_t *index)
     for (;;) {
         unsigned char c;
 
+        /* Skip ordinary characters in a tight loop: most of a header. */
+        while (p->pos < p->len && !string_special[p->text[p->pos]])
+            p->pos++;
         if (p->pos >= p->len)
             return syntax_error(p, start, "unterminated string");
         c = p->text[p->pos];
         if (c == quote)
             break;
+        if (c == '\'' || c == '"') { /* the other quote: ordinary */
+            p->pos++;
+            continue;
+        }
         if (c == '\n' || c == '\r')
             return syntax_error(p, start, "unterminated string (line break "
                                           "inside quotes)");
@@ -888,12 +908,31 @@ static void emit_escape(out_buf *b, uint32_t c)
     emit(b, tmp, (size_t)(2 + digits));
 }
 
+/* Printable ASCII other than quotes and backslash: copied as is. */
+static bool plain_ascii(const unsigned char *u, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < len; i++)
+        if (u[i] < 0x20 || u[i] > 0x7E || u[i] == '\'' || u[i] == '"' ||
+            u[i] == '\\')
+            return false;
+    return true;
+}
+
 size_t npyio__lit_repr_str(const char *s, size_t len, char *out, size_t cap)
 {
     const unsigned char *u = (const unsigned char *)s;
     out_buf b = {out, cap, 0};
     char quote = '\'';
     size_t i = 0;
+
+    if (plain_ascii(u, len)) { /* the usual field name */
+        emit(&b, "'", 1);
+        emit(&b, s, len);
+        emit(&b, "'", 1);
+        return b.len;
+    }
 
     /* Python uses double quotes only for a string with ' and no ". */
     if (memchr(s, '\'', len) != NULL && memchr(s, '"', len) == NULL)

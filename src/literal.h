@@ -67,7 +67,7 @@ typedef struct npyio__lit_node {
 #define NPYIO__LIT_LATIN1 0
 #define NPYIO__LIT_UTF8 1
 
-#define NPYIO__LIT_INLINE_NODES 48
+#define NPYIO__LIT_INLINE_NODES 64
 #define NPYIO__LIT_INLINE_DEPTH 33
 
 typedef struct npyio__lit_config {

@@ -127,6 +127,23 @@ static void pending_release(pending *p)
     p->count = p->capacity = 0;
 }
 
+/* Room for n fields at least, allocated once. */
+static npyio_status pending_reserve(pending *p, size_t n)
+{
+    void *block = p->fields;
+    npyio_status st;
+
+    if (n <= p->capacity)
+        return NPYIO_OK;
+    st = npyio__realloc(&p->mem, &block, n * sizeof *p->fields,
+                        "record fields");
+    if (st == NPYIO_OK) {
+        p->fields = block;
+        p->capacity = n;
+    }
+    return st;
+}
+
 /* Append a field; takes over the dtype reference, even on failure. */
 static npyio_status pending_push(pending *p, const pending_field *f)
 {
@@ -187,19 +204,29 @@ static bool name_set_add(name_set *set, const char *s, size_t n)
 static npyio_status check_unique(const pending *p, const char *where,
                                  npyio_status status)
 {
+    enum { SMALL_SLOTS = 256 };
+    const char *small_text[SMALL_SLOTS];
+    size_t small_len[SMALL_SLOTS];
     name_set set;
-    void *block;
+    void *block = NULL;
     size_t i, slots = 16;
     npyio_status st = NPYIO_OK;
 
     while (slots < 4 * p->count)
         slots *= 2;
-    st = npyio__alloc_zero(&p->mem, slots * (sizeof(char *) + sizeof(size_t)),
-                           "record name check", &block);
-    if (st != NPYIO_OK)
-        return st;
-    set.text = block;
-    set.len = (size_t *)(set.text + slots);
+    if (slots <= SMALL_SLOTS) { /* most records: no allocation */
+        memset(small_text, 0, slots * sizeof *small_text);
+        set.text = small_text;
+        set.len = small_len;
+    } else {
+        st = npyio__alloc_zero(&p->mem,
+                               slots * (sizeof(char *) + sizeof(size_t)),
+                               "record name check", &block);
+        if (st != NPYIO_OK)
+            return st;
+        set.text = block;
+        set.len = (size_t *)(set.text + slots);
+    }
     set.slots = slots;
     for (i = 0; i < p->count && st == NPYIO_OK; i++) {
         const pending_field *f = &p->fields[i];
@@ -542,6 +569,7 @@ static npyio_status record_from_node(list_parser *lp,
     npyio_status st = NPYIO_OK;
 
     pending_init(&p, lp->options);
+    st = pending_reserve(&p, list->count);
     for (entry = npyio__lit_child(lp->doc, list);
          entry != NULL && st == NPYIO_OK;
          entry = npyio__lit_next(lp->doc, entry)) {

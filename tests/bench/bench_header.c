@@ -124,6 +124,44 @@ static void bench(const char *name, const npyio_header *h, int rounds)
            theirs[rounds - 1], ours[rounds / 2] / theirs[rounds / 2]);
 }
 
+/* A record of n fields of assorted types, subarrays and a title among
+ * them, like a table of measurements. */
+static npyio_header *record_header(int n)
+{
+    static const char *const types[] = {"<f8", "<i4", "|u1", ">f4", "<i8",
+                                        "S8", "<U4", "<M8[ns]", "<c16"};
+    npyio_record_builder *b = NULL;
+    npyio_header *h = NULL;
+    npyio_dtype *rec = NULL;
+    int64_t three[1] = {3}, rows[1] = {1000};
+    int i;
+
+    npyio_record_builder_new(0, NULL, &b);
+    for (i = 0; i < n; i++) {
+        const char *type = types[i % 9];
+        npyio_dtype *dt = NULL;
+        char name[32];
+
+        snprintf(name, sizeof name, "field_%02d", i);
+        npyio_dtype_from_descr(type, strlen(type), NULL, &dt);
+        if (npyio_record_builder_add(b, name, i == 7 ? "a title" : NULL, -1,
+                                     dt, i % 5 == 4 ? 1 : 0, three) !=
+            NPYIO_OK) {
+            fprintf(stderr, "bench: %s\n", npyio_last_error());
+            exit(1);
+        }
+        npyio_dtype_unref(dt);
+    }
+    npyio_record_builder_finish(b, 0, &rec);
+    npyio_record_builder_free(b);
+    if (npyio_header_new(rec, 1, rows, 0, &h) != NPYIO_OK) {
+        fprintf(stderr, "bench: %s\n", npyio_last_error());
+        exit(1);
+    }
+    npyio_dtype_unref(rec);
+    return h;
+}
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 7;
@@ -141,6 +179,9 @@ int main(int argc, char **argv)
     printf("header parse+emit (libnpyio) vs read_magic+read_array_header "
            "(NumPy), medians of %d rounds\n", rounds);
     bench("'<f8' (1000, 1000)", h, rounds);
+    npyio_header_free(h);
+    h = record_header(50);
+    bench("50-field record (1000,)", h, rounds);
     npyio_header_free(h);
     npyio_dtype_unref(f8);
     return 0;

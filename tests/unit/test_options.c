@@ -251,7 +251,7 @@ static void test_counting_allocator_sees_every_allocation(void **state)
     for (i = 0; i < 5; i++) {
         assert_ok(npyio__alloc(&mem, i * 100, "test block", &blocks[i]));
         assert_non_null(blocks[i]);
-        assert_int_equal((uintptr_t)blocks[i] % NPYIO__BLOCK_ALIGN, 0);
+        assert_int_equal((uintptr_t)blocks[i] % NPYIO__SMALL_ALIGN, 0);
         assert_int_equal(npyio__block_size(blocks[i]), i * 100);
         memset(blocks[i], 0xAB, i * 100);
     }
@@ -270,7 +270,7 @@ static void test_large_blocks_ask_for_huge_page_alignment(void **state)
     struct counter c;
     npyio_options *o;
     npyio__mem mem;
-    void *small, *large;
+    void *small, *medium, *large;
 
     (void)state;
     memset(&c, 0, sizeof c);
@@ -278,10 +278,15 @@ static void test_large_blocks_ask_for_huge_page_alignment(void **state)
     npyio__mem_init(&mem, o);
     npyio_options_free(o);
     assert_ok(npyio__alloc(&mem, 1000, "small", &small));
+    assert_int_equal(c.last_alignment, NPYIO__SMALL_ALIGN);
+    assert_int_equal((uintptr_t)small % NPYIO__SMALL_ALIGN, 0);
+    assert_ok(npyio__alloc(&mem, NPYIO__MEDIUM_THRESHOLD, "medium", &medium));
     assert_int_equal(c.last_alignment, NPYIO__BLOCK_ALIGN);
+    assert_int_equal((uintptr_t)medium % NPYIO__BLOCK_ALIGN, 0);
     assert_ok(npyio__alloc(&mem, NPYIO__HUGE_THRESHOLD, "large", &large));
     assert_int_equal(c.last_alignment, NPYIO__HUGE_ALIGN);
     npyio_free(small);
+    npyio_free(medium);
     npyio_free(large);
     assert_int_equal(c.live_bytes, 0);
 }
@@ -295,7 +300,7 @@ static void test_default_allocator(void **state)
     npyio__mem_init(&mem, NULL);
     assert_ok(npyio__alloc_zero(&mem, 4096, "zeroed", &block));
     assert_int_equal(((unsigned char *)block)[4095], 0);
-    assert_int_equal((uintptr_t)block % NPYIO__BLOCK_ALIGN, 0);
+    assert_int_equal((uintptr_t)block % NPYIO__SMALL_ALIGN, 0);
     assert_ok(npyio__realloc(&mem, &block, 8192, "grown"));
     assert_int_equal(((unsigned char *)block)[4095], 0);
     assert_int_equal(npyio__block_size(block), 8192);
@@ -363,8 +368,13 @@ static void test_allocator_failure_is_nomem(void **state)
     assert_memory_equal(block, "0123456789", 10);
     assert_int_equal(npyio__block_size(block), 10);
     c.fail_after = -1;
-    assert_ok(npyio__realloc(&mem, &block, 100000, "growth"));
+    assert_ok(npyio__realloc(&mem, &block, 10000, "growth"));
     assert_int_equal(c.reallocs, 1); /* the allocator's own realloc */
+    assert_memory_equal(block, "0123456789", 10);
+    /* Into another alignment class: allocate, copy, free instead. */
+    assert_ok(npyio__realloc(&mem, &block, 100000, "growth"));
+    assert_int_equal(c.reallocs, 1);
+    assert_int_equal(c.last_alignment, NPYIO__BLOCK_ALIGN);
     assert_memory_equal(block, "0123456789", 10);
     assert_ok(npyio__realloc(&mem, &block, 5, "shrink"));
     assert_memory_equal(block, "01234", 5);
