@@ -904,44 +904,17 @@ npyio_status npyio__dtype_descr(const npyio_dtype *dtype, char *out,
     return NPYIO_OK;
 }
 
-/* The buffer protocol shared by npyio_dtype_str and npyio_dtype_descr: the
- * text and a NUL, or BUFFER_TOO_SMALL with the length needed. */
-static npyio_status deliver(const char *text, size_t n, char *buf, size_t cap,
-                            size_t *len, const char *where)
-{
-    if (len != NULL)
-        *len = n;
-    if (buf == NULL && cap > 0)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: buf is NULL", where);
-    if (cap < n + 1) {
-        if (cap > 0)
-            buf[0] = '\0';
-        return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL,
-                           "%s: the text needs %zu bytes and a NUL, the "
-                           "buffer has %zu", where, n, cap);
-    }
-    memcpy(buf, text, n);
-    buf[n] = '\0';
-    return NPYIO_OK;
-}
+/* The text protocol of npyio_dtype_str and npyio_dtype_descr: check the
+ * arguments, have `write` put the text into buf (as far as cap allows; it
+ * reports the full length), then terminate it, or report the length needed
+ * with NPYIO_E_BUFFER_TOO_SMALL. */
+typedef npyio_status (*text_writer)(const npyio_dtype *dtype, char *out,
+                                    size_t cap, size_t *len);
 
-npyio_status npyio_dtype_str(const npyio_dtype *dtype, char *buf, size_t cap,
-                             size_t *len)
+static npyio_status write_text(const npyio_dtype *dtype, text_writer write,
+                               char *buf, size_t cap, size_t *len,
+                               const char *where)
 {
-    static const char where[] = "npyio_dtype_str";
-    char text[64];
-    npyio_status st = npyio__check_dtype(dtype, where);
-
-    if (st != NPYIO_OK)
-        return st;
-    return deliver(text, npyio__dtype_str(dtype, text, sizeof text), buf, cap,
-                   len, where);
-}
-
-npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
-                               size_t cap, size_t *len)
-{
-    static const char where[] = "npyio_dtype_descr";
     size_t n = 0;
     npyio_status st = npyio__check_dtype(dtype, where);
 
@@ -949,10 +922,8 @@ npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
         *len = 0;
     if (st == NPYIO_OK && buf == NULL && cap > 0)
         st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: buf is NULL", where);
-    /* Written straight into the caller's buffer (records can be long);
-     * the writer never passes cap and reports the full length. */
     if (st == NPYIO_OK)
-        st = npyio__dtype_descr(dtype, buf, cap, &n);
+        st = write(dtype, buf, cap, &n);
     if (st != NPYIO_OK)
         return st;
     if (len != NULL)
@@ -966,4 +937,25 @@ npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
     }
     buf[n] = '\0';
     return NPYIO_OK;
+}
+
+static npyio_status str_writer(const npyio_dtype *dtype, char *out,
+                               size_t cap, size_t *len)
+{
+    *len = npyio__dtype_str(dtype, out, cap);
+    return NPYIO_OK;
+}
+
+npyio_status npyio_dtype_str(const npyio_dtype *dtype, char *buf, size_t cap,
+                             size_t *len)
+{
+    return write_text(dtype, str_writer, buf, cap, len, "npyio_dtype_str");
+}
+
+npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
+                               size_t cap, size_t *len)
+{
+    /* Written straight into the caller's buffer: records can be long. */
+    return write_text(dtype, npyio__dtype_descr, buf, cap, len,
+                      "npyio_dtype_descr");
 }
