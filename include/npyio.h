@@ -50,6 +50,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h> /* FILE, for npyio_stream_open_file() */
 
 /*
  * NPYIO_API marks the functions that the shared library exports. The library
@@ -335,6 +336,41 @@ NPYIO_API npyio_status npyio_options_set_limit(npyio_options *options,
 NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
                                                npyio_limit which,
                                                int64_t *value);
+
+/**
+ * Names of on/off settings, for npyio_options_set_flag(). Values are
+ * pinned; later versions may add flags.
+ */
+typedef int32_t npyio_flag;
+
+/** Writers to paths fsync the file and its directory so that a completed
+ * npyio_writer_close() survives a crash (default on). Off trades that
+ * guarantee for speed; the replacement stays atomic either way. */
+#define NPYIO_FLAG_DURABLE 1
+
+/**
+ * Turn a setting on or off.
+ *
+ * @param[in,out] options the handle.
+ * @param[in] which one of the NPYIO_FLAG_* names.
+ * @param[in] enabled nonzero for on.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG for a bad handle or unknown flag.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_options_set_flag(npyio_options *options,
+                                              npyio_flag which, int enabled);
+
+/**
+ * Read a setting: the value set, or the default.
+ *
+ * @param[in] options the handle, or NULL for the defaults.
+ * @param[in] which one of the NPYIO_FLAG_* names.
+ * @param[out] enabled receives 1 or 0.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_options_get_flag(const npyio_options *options,
+                                              npyio_flag which, int *enabled);
 
 /**
  * Attach an allocator (see npyio_allocator), or restore the default.
@@ -922,6 +958,330 @@ NPYIO_API int64_t npyio_header_length(const npyio_header *header);
  * header. A multiple of 64 for files NumPy >= 1.24 wrote. @since 1.0
  */
 NPYIO_API int64_t npyio_header_data_offset(const npyio_header *header);
+
+/* ------------------------------------------------------------------------ */
+/* Streams                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A source or sink of bytes: a file, a descriptor, a FILE*, memory, or the
+ * caller's own callbacks. Opaque. Readers and writers borrow a stream: it
+ * must stay open until they are closed, and the caller closes it after
+ * them. One thread at a time.
+ *
+ * The library loops on short reads and writes, retries calls interrupted
+ * by signals (EINTR), treats a read of zero bytes as the end of the data
+ * and a write of zero bytes as an I/O error. Offsets are 64-bit on every
+ * host. Writing to a closed pipe or socket through the built-in back ends
+ * is NPYIO_E_IO, never a SIGPIPE that would kill the program.
+ */
+typedef struct npyio_stream npyio_stream;
+
+/** Origins for a seek callback (values pinned; not the C library's). */
+#define NPYIO_SEEK_SET 0
+#define NPYIO_SEEK_CUR 1
+#define NPYIO_SEEK_END 2
+
+/**
+ * Callbacks of a caller-defined stream. Set `size = sizeof(npyio_stream_ops)`;
+ * the library reads only members within `size` and copies the table. Every
+ * callback gets the `user` pointer given to npyio_stream_open_ops() first,
+ * and returns 0 on success, nonzero on failure (reported as NPYIO_E_IO).
+ *
+ * read   Read up to cap bytes (cap > 0); set *got to the number read, 0 at
+ *        the end of the data. May return fewer than cap at any time. NULL
+ *        for a write-only stream.
+ * write  Write up to len bytes (len > 0); set *put to the number written
+ *        (> 0, or the call counts as failed). NULL for a read-only stream.
+ * seek   Move to offset from whence (NPYIO_SEEK_*) and set *pos to the new
+ *        absolute position. NULL if the stream cannot seek (a pipe): then
+ *        the library never seeks, and features that need it say so.
+ * close  Release the user's resources; called once by npyio_stream_close().
+ *        May be NULL.
+ */
+typedef struct npyio_stream_ops {
+    size_t size;
+    int (*read)(void *user, void *buf, size_t cap, size_t *got);
+    int (*write)(void *user, const void *buf, size_t len, size_t *put);
+    int (*seek)(void *user, int64_t offset, int whence, int64_t *pos);
+    int (*close)(void *user);
+} npyio_stream_ops;
+
+/** Open modes for npyio_stream_open_path(). */
+#define NPYIO_OPEN_READ 1u  /**< read an existing file */
+#define NPYIO_OPEN_WRITE 2u /**< create or truncate, then write */
+
+/**
+ * A stream over callbacks.
+ * @param[in] ops the callbacks (copied).
+ * @param[in] user passed to every callback.
+ * @param[in] options allocator, or NULL.
+ * @param[out] out receives the stream; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (bad table: no read and no write,
+ *         or size too small); NPYIO_E_UNSUPPORTED (members this version
+ *         does not know are set); NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_stream_open_ops(const npyio_stream_ops *ops,
+                                             void *user,
+                                             const npyio_options *options,
+                                             npyio_stream **out);
+
+/**
+ * A stream over a file, opened with O_CLOEXEC. For writing .npy files use
+ * npyio_writer_open_path(), which replaces files atomically; this opener
+ * writes in place.
+ * @param[in] path the file's path (NUL-terminated, in the OS's encoding).
+ * @param[in] mode NPYIO_OPEN_READ or NPYIO_OPEN_WRITE.
+ * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such file or directory);
+ *         NPYIO_E_IO (other OS errors, named in the message);
+ *         NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
+                                              const npyio_options *options,
+                                              npyio_stream **out);
+
+/**
+ * A stream over an open file descriptor, from its current position. The
+ * stream does not close the descriptor. Pipes and sockets work (not
+ * seekable).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_stream_open_fd(int fd,
+                                            const npyio_options *options,
+                                            npyio_stream **out);
+
+/**
+ * A stream over a C stdio FILE, from its current position. The stream does
+ * not close the FILE; closing the stream flushes what it wrote.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_stream_open_file(FILE *file,
+                                              const npyio_options *options,
+                                              npyio_stream **out);
+
+/**
+ * A read-only, seekable stream over memory the caller keeps alive and
+ * unchanged until the stream is closed.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_stream_open_memory(const void *bytes,
+                                                size_t len,
+                                                const npyio_options *options,
+                                                npyio_stream **out);
+
+/**
+ * A writable, seekable stream into memory that grows as needed (through
+ * the options' allocator). Take the bytes with npyio_stream_take_bytes().
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_stream_open_growable(
+    const npyio_options *options, npyio_stream **out);
+
+/**
+ * Take the bytes written to a growable stream: the caller owns them and
+ * releases them with npyio_free(); the stream is empty afterwards.
+ * @param[out] bytes receives the block (never NULL on success, even when
+ *             empty).
+ * @param[out] len receives the number of bytes.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (not a growable stream).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_stream_take_bytes(npyio_stream *stream,
+                                               void **bytes, size_t *len);
+
+/**
+ * Close a stream: flush, run the close callback, release it. The stream is
+ * released even when this reports an error.
+ * @return NPYIO_OK; NPYIO_E_IO if flushing or the close callback failed.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_stream_close(npyio_stream *stream);
+
+/* ------------------------------------------------------------------------ */
+/* Reading arrays                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** A .npy array being read: its header and then its data. Opaque; one
+ * thread at a time. */
+typedef struct npyio_reader npyio_reader;
+
+/** Read flags. With none, the bytes arrive exactly as stored. */
+/** Convert every element to this host's byte order (records field by
+ * field, through nested records and subarrays; complex halves, U
+ * characters and long doubles as whole units). */
+#define NPYIO_READ_NATIVE 1u
+/** Deliver Fortran-order data in C order (the element at index (i, j, ..)
+ * lands where a C array's would). No effect on C-order files. */
+#define NPYIO_READ_C_ORDER 2u
+
+/**
+ * Open a .npy file for reading: parse its header and check that the data
+ * it promises is there (seekable files: before anything is read).
+ * @return NPYIO_OK; the statuses of npyio_header_parse(); NPYIO_E_NOT_FOUND;
+ *         NPYIO_E_IO; NPYIO_E_TRUNCATED (file shorter than its header says,
+ *         with both byte counts in the message); NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_reader_open_path(const char *path,
+                                              const npyio_options *options,
+                                              npyio_reader **out);
+
+/**
+ * Open a .npy array from a stream, at its current position. The stream is
+ * borrowed. On a seekable stream the data's length is checked at once; on
+ * a pipe, a short data section is found while reading it.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_reader_open_stream(npyio_stream *stream,
+                                                const npyio_options *options,
+                                                npyio_reader **out);
+
+/** The header, borrowed from the reader (valid until it is closed).
+ * @since 1.0 */
+NPYIO_API const npyio_header *npyio_reader_header(const npyio_reader *reader);
+
+/**
+ * Read all of the data into the caller's buffer, converting as flags ask,
+ * in cache-sized blocks (no second full-size copy).
+ *
+ * @param[in,out] reader a reader whose data has not been read.
+ * @param[out] dst at least npyio_header_nbytes() bytes.
+ * @param[in] cap the size of dst.
+ * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER, or 0.
+ * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL; NPYIO_E_UNSUPPORTED (object
+ *         arrays: their data is a pickle, see npyio_reader_read_pickle());
+ *         NPYIO_E_TRUNCATED; NPYIO_E_IO; NPYIO_E_STATE (already read);
+ *         NPYIO_E_INVALID_ARG (unknown flags).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_reader_read(npyio_reader *reader, void *dst,
+                                         size_t cap, uint32_t flags);
+
+/**
+ * Read all of the data into a new buffer (release it with npyio_free()),
+ * allocated through the options' allocator, 2 MiB aligned when large.
+ * Never allocates more than the stream can supply: the length is checked
+ * first when the stream is seekable, and the buffer grows in bounded steps
+ * as data arrives when it is not.
+ * @param[out] data receives the buffer (non-NULL even for 0 bytes).
+ * @param[out] len receives its size (may be NULL).
+ * @return as npyio_reader_read(); NPYIO_E_OVERFLOW if the data is larger
+ *         than this host's address space.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_reader_read_alloc(npyio_reader *reader,
+                                               uint32_t flags, void **data,
+                                               size_t *len);
+
+/**
+ * The raw bytes after the header of an object array: a Python pickle,
+ * which libnpyio never runs. Everything to the end of the stream is taken
+ * (the header does not give the pickle's length), in bounded steps,
+ * through the options' allocator; release with npyio_free().
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG if the dtype holds no objects;
+ *         NPYIO_E_IO; NPYIO_E_STATE; NPYIO_E_NOMEM; NPYIO_E_LIMIT
+ *         (beyond NPYIO_LIMIT_ALLOC_BYTES).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_reader_read_pickle(npyio_reader *reader,
+                                                void **bytes, size_t *len);
+
+/**
+ * Close a reader (not its stream). NULL is fine.
+ * @return NPYIO_OK, or NPYIO_E_IO if closing a file it opened failed; the
+ *         reader is released either way.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_reader_close(npyio_reader *reader);
+
+/**
+ * Load a whole .npy file in one call: npyio_reader_open_path(),
+ * npyio_reader_read_alloc(), close.
+ * @param[out] header receives the header (npyio_header_free()).
+ * @param[out] data receives the data (npyio_free()).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_load(const char *path, uint32_t flags,
+                                  const npyio_options *options,
+                                  npyio_header **header, void **data);
+
+/* ------------------------------------------------------------------------ */
+/* Writing arrays                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** A .npy array being written. Opaque; one thread at a time. */
+typedef struct npyio_writer npyio_writer;
+
+/**
+ * Start writing a .npy file at a path. The header is written as np.save
+ * writes it. The data goes to a temporary file in the destination's
+ * directory, which replaces the destination only when npyio_writer_close()
+ * succeeds; until then, and if anything fails, an existing file is left as
+ * it was and no temporary remains. A path that is a symbolic link is
+ * written through to its target. A new file gets the mode open(O_CREAT,
+ * 0666) would give it (umask applied); a replaced file keeps its mode.
+ * With NPYIO_FLAG_DURABLE (default) the file and then its directory are
+ * fsynced.
+ * @return NPYIO_OK; NPYIO_E_NOT_FOUND (missing directory); NPYIO_E_IO;
+ *         NPYIO_E_UNSUPPORTED (a dtype no descr can express);
+ *         NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_open_path(const char *path,
+                                              const npyio_header *header,
+                                              const npyio_options *options,
+                                              npyio_writer **out);
+
+/**
+ * Start writing a .npy array to a stream (borrowed) at its position. The
+ * header is written at once, so the shape must be known.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_open_stream(npyio_stream *stream,
+                                                const npyio_header *header,
+                                                const npyio_options *options,
+                                                npyio_writer **out);
+
+/**
+ * Write the next len bytes of data, in the header's memory order and byte
+ * order, in any number of calls. For an object dtype the bytes are a
+ * pickle the caller made, written verbatim (no count applies).
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (more bytes than the header's
+ *         nbytes: the message gives both numbers); NPYIO_E_IO; NPYIO_E_STATE
+ *         (the writer failed earlier: the first error is repeated).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_write(npyio_writer *writer,
+                                          const void *data, size_t len);
+
+/**
+ * Finish: check that exactly nbytes were written (NPYIO_E_TRUNCATED naming
+ * both numbers if fewer), flush, and for paths fsync and rename into place.
+ * The writer is released even when this fails; a failed writer to a path
+ * removes its temporary file and leaves the destination untouched.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_close(npyio_writer *writer);
+
+/**
+ * Abandon a writer: nothing replaces the destination, the temporary file
+ * is removed, the writer is released. NULL is fine.
+ * @since 1.0
+ */
+NPYIO_API void npyio_writer_abort(npyio_writer *writer);
+
+/**
+ * Save a whole array in one call: open, write, close.
+ * @param[in] data npyio_header_nbytes() bytes (for object dtypes: the
+ *            pickle, which must then be written with the writer API).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_save(const char *path,
+                                  const npyio_header *header,
+                                  const void *data,
+                                  const npyio_options *options);
 
 #ifdef __cplusplus
 }

@@ -241,3 +241,102 @@ void npyio__swap_apply(const npyio__swap_plan *plan, void *data, size_t count)
     for (k = 0; k < count; k++)
         run_ops(plan->ops, plan->count, p + k * plan->itemsize);
 }
+
+/* ---- Fortran to C order ------------------------------------------------------------- */
+
+void npyio__f2c_init(npyio__f2c *f, int ndim, const int64_t *shape,
+                     size_t itemsize, size_t *c_stride, size_t *index)
+{
+    size_t stride = 1;
+    int k;
+
+    f->ndim = ndim;
+    f->shape = shape;
+    f->itemsize = itemsize;
+    f->c_stride = c_stride;
+    f->index = index;
+    f->column = 0;
+    for (k = ndim - 1; k >= 0; k--) {
+        c_stride[k] = stride;
+        stride *= (size_t)shape[k];
+        index[k] = 0;
+    }
+}
+
+/* Copy `n` elements of `size` bytes from contiguous src to dst with a
+ * stride of `step` bytes: one run down a file column. */
+static void strided_copy(unsigned char *dst, size_t step,
+                         const unsigned char *src, size_t n, size_t size)
+{
+    size_t i;
+
+    switch (size) {
+    case 1:
+        for (i = 0; i < n; i++)
+            dst[i * step] = src[i];
+        return;
+    case 2:
+        for (i = 0; i < n; i++)
+            memcpy(dst + i * step, src + 2 * i, 2);
+        return;
+    case 4:
+        for (i = 0; i < n; i++)
+            memcpy(dst + i * step, src + 4 * i, 4);
+        return;
+    case 8:
+        for (i = 0; i < n; i++)
+            memcpy(dst + i * step, src + 8 * i, 8);
+        return;
+    case 16:
+        for (i = 0; i < n; i++)
+            memcpy(dst + i * step, src + 16 * i, 16);
+        return;
+    default:
+        for (i = 0; i < n; i++)
+            memcpy(dst + i * step, src + size * i, size);
+        return;
+    }
+}
+
+/* Move the cursor to the next file column (index[1..] as an odometer,
+ * axis 1 fastest), keeping `column` equal to its C offset. */
+static void next_column(npyio__f2c *f)
+{
+    int k = 1;
+
+    while (k < f->ndim) {
+        f->index[k]++;
+        f->column += f->c_stride[k];
+        if (f->index[k] < (size_t)f->shape[k])
+            return;
+        f->column -= f->index[k] * f->c_stride[k];
+        f->index[k] = 0;
+        k++;
+    }
+}
+
+void npyio__f2c_scatter(npyio__f2c *f, const void *src, size_t count,
+                        void *dst)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    size_t rows = (size_t)f->shape[0];
+    size_t step = f->c_stride[0] * f->itemsize;
+
+    while (count > 0) {
+        size_t run = rows - f->index[0];
+
+        if (run > count)
+            run = count;
+        strided_copy(d + (f->index[0] * f->c_stride[0] + f->column) *
+                             f->itemsize,
+                     step, s, run, f->itemsize);
+        s += run * f->itemsize;
+        count -= run;
+        f->index[0] += run;
+        if (f->index[0] == rows) {
+            f->index[0] = 0;
+            next_column(f);
+        }
+    }
+}

@@ -51,3 +51,28 @@ void npyio__swap_plan_free(npyio__swap_plan *plan);
 void npyio__swap_apply(const npyio__swap_plan *plan, void *data, size_t count);
 
 #endif /* NPYIO_CONVERT_H */
+
+/*
+ * Fortran-to-C reordering: a cursor over a Fortran-order array's elements
+ * as they arrive from a file (axis 0 fastest) that puts each where a
+ * C-order array keeps it, so data can be read in small blocks straight
+ * into its final place.
+ */
+typedef struct npyio__f2c {
+    int ndim;
+    const int64_t *shape;
+    size_t itemsize;
+    size_t *c_stride; /* ndim C strides in elements (caller-provided) */
+    size_t *index;    /* ndim indices of the next element (caller-provided) */
+    size_t column;    /* C offset (elements) of index[1..] with index[0] = 0 */
+} npyio__f2c;
+
+/* Set up for an array of `ndim` >= 1 dimensions; c_stride and index point
+ * to ndim size_t each. */
+void npyio__f2c_init(npyio__f2c *f, int ndim, const int64_t *shape,
+                     size_t itemsize, size_t *c_stride, size_t *index);
+
+/* Place the next `count` elements (from src, in file order) into dst, the
+ * whole C-order array. */
+void npyio__f2c_scatter(npyio__f2c *f, const void *src, size_t count,
+                        void *dst);

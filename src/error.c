@@ -69,15 +69,19 @@ npyio_status npyio__fail(npyio_status status, const char *fmt, ...)
     va_list args;
     int written;
 
+    char text[NPYIO__MESSAGE_CAP];
+
     va_start(args, fmt);
-    /* vsnprintf truncates and terminates; a formatting failure leaves an
-     * empty message, which is still a valid string. */
-    written = vsnprintf(last_message, sizeof last_message, fmt, args);
+    /* Formatted aside first: an argument may be the current message
+     * (adding context to a lower layer's error). vsnprintf truncates and
+     * terminates; a formatting failure leaves an empty message. */
+    written = vsnprintf(text, sizeof text, fmt, args);
     va_end(args);
     if (written < 0)
-        last_message[0] = '\0';
-    else if ((size_t)written >= sizeof last_message)
-        trim_partial_utf8(last_message, sizeof last_message - 1);
+        text[0] = '\0';
+    else if ((size_t)written >= sizeof text)
+        trim_partial_utf8(text, sizeof text - 1);
+    memcpy(last_message, text, sizeof text);
     return status;
 }
 

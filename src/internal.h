@@ -129,6 +129,9 @@ void npyio__options_allocator(const npyio_options *options,
  * NULL (defaults). `which` must be a known limit. */
 int64_t npyio__limit(const npyio_options *options, npyio_limit which);
 
+/* A known flag's value; `options` may be NULL (defaults). */
+bool npyio__flag(const npyio_options *options, npyio_flag which);
+
 /* The header's name of a known limit ("NPYIO_LIMIT_NDIM"), for messages. */
 const char *npyio__limit_name(npyio_limit which);
 

@@ -13,8 +13,13 @@
 /* One past the highest NPYIO_LIMIT_* this version knows. */
 #define LIMIT_END 8
 
+/* One past the highest NPYIO_FLAG_* this version knows. */
+#define FLAG_END 2
+#define DEFAULT_FLAGS (1u << NPYIO_FLAG_DURABLE)
+
 struct npyio_options {
     uint32_t magic;
+    uint32_t flags; /* bit n: NPYIO_FLAG n is on */
     int64_t limits[LIMIT_END];
     npyio_allocator allocator;
     void *allocator_user;
@@ -90,6 +95,7 @@ npyio_status npyio_options_new(npyio_options **out)
                            "npyio_options_new: allocating %zu bytes failed",
                            sizeof *options);
     options->magic = NPYIO__MAGIC_OPTIONS;
+    options->flags = DEFAULT_FLAGS;
     memcpy(options->limits, default_limits, sizeof options->limits);
     options->allocator = default_allocator;
     options->allocator_user = NULL;
@@ -176,6 +182,57 @@ npyio_status npyio_options_set_allocator(npyio_options *options,
     options->allocator = copy;
     options->allocator_user = user;
     return NPYIO_OK;
+}
+
+static npyio_status check_flag_name(npyio_flag which, const char *where)
+{
+    if (which < NPYIO_FLAG_DURABLE || which >= FLAG_END)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: flag %d is not known to libnpyio %s", where,
+                           (int)which, NPYIO_VERSION_STRING);
+    return NPYIO_OK;
+}
+
+npyio_status npyio_options_set_flag(npyio_options *options, npyio_flag which,
+                                    int enabled)
+{
+    static const char where[] = "npyio_options_set_flag";
+    npyio_status st = check_options(options, where);
+
+    if (st == NPYIO_OK)
+        st = check_flag_name(which, where);
+    if (st != NPYIO_OK)
+        return st;
+    if (enabled)
+        options->flags |= 1u << which;
+    else
+        options->flags &= ~(1u << which);
+    return NPYIO_OK;
+}
+
+npyio_status npyio_options_get_flag(const npyio_options *options,
+                                    npyio_flag which, int *enabled)
+{
+    static const char where[] = "npyio_options_get_flag";
+    npyio_status st;
+
+    if (enabled == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: enabled is NULL", where);
+    *enabled = 0;
+    st = options == NULL ? NPYIO_OK : check_options(options, where);
+    if (st == NPYIO_OK)
+        st = check_flag_name(which, where);
+    if (st != NPYIO_OK)
+        return st;
+    *enabled = npyio__flag(options, which);
+    return NPYIO_OK;
+}
+
+bool npyio__flag(const npyio_options *options, npyio_flag which)
+{
+    uint32_t flags = options ? options->flags : DEFAULT_FLAGS;
+
+    return (flags >> which) & 1u;
 }
 
 void npyio__options_allocator(const npyio_options *options,

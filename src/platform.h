@@ -15,3 +15,49 @@ void *npyio__sys_alloc(void *user, size_t size, size_t alignment);
 void npyio__sys_free(void *user, void *ptr, size_t size);
 
 #endif /* NPYIO_PLATFORM_H */
+
+/* ---- descriptors (POSIX), each retried on EINTR ----------------------------
+ * On failure they return -1 and leave "<what>: <OS reason>" as the thread's
+ * message; callers add where. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got);
+/* Never raises SIGPIPE: a closed pipe or socket is an error (EPIPE). */
+int npyio__fd_write(int fd, const void *buf, size_t len, size_t *put);
+int npyio__fd_seek(int fd, int64_t offset, int whence, int64_t *pos);
+bool npyio__fd_seekable(int fd);
+int npyio__fd_close(int fd);
+int npyio__fd_sync(int fd);
+/* open() with O_CLOEXEC; flags as for open(); mode applies with O_CREAT. */
+int npyio__fd_open(const char *path, int flags, unsigned mode);
+
+/* The same for a FILE* (write again without SIGPIPE). */
+int npyio__file_read(FILE *f, void *buf, size_t cap, size_t *got);
+int npyio__file_write(FILE *f, const void *buf, size_t len, size_t *put);
+int npyio__file_seek(FILE *f, int64_t offset, int whence, int64_t *pos);
+int npyio__file_flush(FILE *f);
+
+/* Set the thread's message to "<what>: <strerror(err)>"; returns -1. */
+int npyio__os_fail(const char *what, int err);
+
+/* ---- atomic replacement of a file ------------------------------------------
+ * A new file is written as a temporary in the destination's directory and
+ * renamed over the destination on commit; abandoning removes it. */
+#include "internal.h"
+
+typedef struct npyio__atomic {
+    int fd;         /* the temporary, open for writing */
+    char *temp;     /* its path (an npyio__alloc block) */
+    char *target;   /* the destination, symbolic links resolved */
+    char *dir;      /* the destination's directory */
+} npyio__atomic;
+
+/* NPYIO_E_NOT_FOUND for a missing directory, NPYIO_E_IO otherwise. */
+npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
+                                npyio__atomic *a);
+/* fsync (if durable), close, rename, fsync the directory (if durable).
+ * On failure the temporary is removed. Releases `a` either way. */
+npyio_status npyio__atomic_commit(npyio__atomic *a, bool durable);
+void npyio__atomic_abandon(npyio__atomic *a);

@@ -1,0 +1,568 @@
+/*
+ * reader.c - reading .npy arrays from streams: the header, then the data
+ * straight into the caller's buffer, converted (byte order, Fortran to C
+ * order) in cache-sized blocks as it arrives. Part of the array I/O core;
+ * knows nothing of zip archives.
+ */
+#include "convert.h"
+#include "header.h"
+#include "stream.h"
+
+#include <string.h>
+
+#define NPYIO__MAGIC_READER 0x52454144u /* "READ" */
+
+/* Bytes moved per block when converting: large enough to amortise the
+ * calls, small enough to stay in cache while it is converted. */
+#define BLOCK_BYTES ((size_t)1 << 20)
+/* Growth step for data of unknown length (pipes, pickles). */
+#define FIRST_STEP ((size_t)1 << 20)
+
+struct npyio_reader {
+    uint32_t magic;
+    npyio_stream *stream;
+    bool owns_stream; /* opened from a path */
+    bool done;        /* the data was read */
+    npyio_header *header;
+    npyio__mem mem;
+    bool seekable;
+};
+
+static npyio_status check_reader(const npyio_reader *r, const char *where)
+{
+    if (r == NULL || r->magic != NPYIO__MAGIC_READER)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s", where,
+                           r == NULL ? "reader is NULL"
+                                     : "the pointer given as a reader is not "
+                                       "an npyio_reader (or was closed)");
+    return NPYIO_OK;
+}
+
+/* ---- opening ------------------------------------------------------------------ */
+
+static npyio_status truncated_header(size_t got, size_t want)
+{
+    return npyio__fail(NPYIO_E_TRUNCATED, "the file ends after %zu bytes, "
+                       "inside its %zu-byte header", got, want);
+}
+
+/*
+ * Read the header without reading past it (a pipe cannot give bytes
+ * back): magic and version, then the length field, then the text. The
+ * text's size is checked against the limit, and on a seekable stream
+ * against what the stream holds, before it is allocated.
+ */
+static npyio_status read_header(npyio_reader *r, const npyio_options *options)
+{
+    unsigned char pre_bytes[NPYIO__PREAMBLE_MAX];
+    npyio__preamble pre;
+    unsigned char *buf = NULL;
+    size_t got = 0, more = 0, need = 0, total;
+    uint64_t left;
+    npyio_status st;
+
+    st = npyio__stream_read(r->stream, pre_bytes, 8, &got, "the header");
+    if (st == NPYIO_OK)
+        st = npyio__preamble_parse(pre_bytes, got, options, &pre, &need);
+    if (st == NPYIO_E_TRUNCATED && got == 8) { /* the length field is next */
+        st = npyio__stream_read(r->stream, pre_bytes + 8, need - 8, &more,
+                                "the header");
+        got += more;
+        if (st == NPYIO_OK)
+            st = npyio__preamble_parse(pre_bytes, got, options, &pre, &need);
+    }
+    if (st != NPYIO_OK)
+        return st;
+    if (pre.hlen > SIZE_MAX - pre.prefix)
+        return npyio__fail(NPYIO_E_OVERFLOW, "the header is larger than this "
+                           "host's address space");
+    total = pre.prefix + (size_t)pre.hlen;
+    if (r->seekable && npyio__stream_remaining(r->stream, &left) == NPYIO_OK &&
+        left < pre.hlen)
+        return truncated_header(got + (size_t)left, total);
+    st = npyio__alloc(&r->mem, total, "header", (void **)&buf);
+    if (st != NPYIO_OK)
+        return st;
+    memcpy(buf, pre_bytes, got);
+    st = npyio__stream_read(r->stream, buf + got, total - got, &more,
+                            "the header");
+    if (st == NPYIO_OK && more < total - got)
+        st = truncated_header(got + more, total);
+    if (st == NPYIO_OK)
+        st = npyio_header_parse(buf, total, options, &r->header, NULL);
+    npyio__free(buf);
+    return st;
+}
+
+/* On a seekable stream, a data section shorter than the header promises is
+ * found now, before anything is read into the caller's memory. */
+static npyio_status check_data_length(npyio_reader *r)
+{
+    uint64_t left;
+    npyio_status st;
+
+    if (!r->seekable || npyio_dtype_contains_objects(r->header->dtype))
+        return NPYIO_OK; /* a pickle's length is not in the header */
+    st = npyio__stream_remaining(r->stream, &left);
+    if (st != NPYIO_OK)
+        return st;
+    if (left < (uint64_t)r->header->nbytes)
+        return npyio__fail(NPYIO_E_TRUNCATED, "the data section is %llu "
+                           "bytes, but the header promises %lld",
+                           (unsigned long long)left,
+                           (long long)r->header->nbytes);
+    return NPYIO_OK;
+}
+
+static npyio_status open_on(npyio_stream *stream, bool owned,
+                            const npyio_options *options, npyio_reader **out)
+{
+    npyio__mem mem;
+    npyio_reader *r;
+    npyio_status st;
+
+    npyio__mem_init(&mem, options);
+    st = npyio__alloc_zero(&mem, sizeof *r, "reader", (void **)&r);
+    if (st != NPYIO_OK)
+        return st;
+    r->magic = NPYIO__MAGIC_READER;
+    r->stream = stream;
+    r->owns_stream = owned;
+    r->mem = mem;
+    r->seekable = npyio__stream_seekable(stream);
+    st = read_header(r, options);
+    if (st == NPYIO_OK)
+        st = check_data_length(r);
+    if (st != NPYIO_OK) {
+        r->owns_stream = false; /* the caller closes what it passed */
+        npyio_reader_close(r);
+        return st;
+    }
+    *out = r;
+    return NPYIO_OK;
+}
+
+npyio_status npyio_reader_open_stream(npyio_stream *stream,
+                                      const npyio_options *options,
+                                      npyio_reader **out)
+{
+    static const char where[] = "npyio_reader_open_stream";
+    npyio_status st;
+
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    *out = NULL;
+    st = npyio__check_stream(stream, where);
+    if (st != NPYIO_OK)
+        return st;
+    return open_on(stream, false, options, out);
+}
+
+/* Prefix the current message with the path, keeping the status. */
+static npyio_status with_path(npyio_status st, const char *path)
+{
+    char cause[NPYIO__MESSAGE_CAP];
+
+    if (st == NPYIO_OK)
+        return st;
+    snprintf(cause, sizeof cause, "%s", npyio_last_error());
+    return npyio__fail(st, "%s: %s", path, cause);
+}
+
+npyio_status npyio_reader_open_path(const char *path,
+                                    const npyio_options *options,
+                                    npyio_reader **out)
+{
+    npyio_stream *stream = NULL;
+    npyio_status st;
+
+    if (out == NULL || path == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_reader_open_path: %s "
+                           "is NULL", out == NULL ? "out" : "path");
+    *out = NULL;
+    st = npyio_stream_open_path(path, NPYIO_OPEN_READ, options, &stream);
+    if (st != NPYIO_OK)
+        return st;
+    st = open_on(stream, true, options, out);
+    if (st != NPYIO_OK) {
+        st = with_path(st, path);
+        npyio_stream_close(stream);
+    }
+    return st;
+}
+
+const npyio_header *npyio_reader_header(const npyio_reader *reader)
+{
+    if (reader == NULL || reader->magic != NPYIO__MAGIC_READER)
+        return NULL;
+    return reader->header;
+}
+
+npyio_status npyio_reader_close(npyio_reader *reader)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (reader == NULL || reader->magic != NPYIO__MAGIC_READER)
+        return NPYIO_OK;
+    if (reader->owns_stream)
+        st = npyio_stream_close(reader->stream);
+    npyio_header_free(reader->header);
+    reader->magic = NPYIO__MAGIC_DEAD;
+    npyio__free(reader);
+    return st;
+}
+
+/* ---- reading the data ------------------------------------------------------------ */
+
+/* What a read must do, decided once from the flags and the header. */
+typedef struct conversion {
+    npyio__swap_plan plan;  /* empty: bytes keep their order */
+    bool reorder;           /* Fortran to C */
+    size_t itemsize;
+    size_t nbytes;
+} conversion;
+
+static npyio_status check_read(npyio_reader *r, uint32_t flags,
+                               const char *where)
+{
+    npyio_status st = check_reader(r, where);
+
+    if (st != NPYIO_OK)
+        return st;
+    if ((flags & ~(NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER)) != 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: unknown flags 0x%x",
+                           where, (unsigned)flags);
+    if (r->done)
+        return npyio__fail(NPYIO_E_STATE, "%s: the data was already read",
+                           where);
+    if (npyio_dtype_contains_objects(r->header->dtype))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the array holds Python "
+                           "objects, stored as a pickle, which libnpyio "
+                           "never unpickles (npyio_reader_read_pickle gives "
+                           "the raw bytes)", where);
+    if ((uint64_t)r->header->nbytes > SIZE_MAX)
+        return npyio__fail(NPYIO_E_OVERFLOW, "%s: the data is %lld bytes, "
+                           "more than this host's address space", where,
+                           (long long)r->header->nbytes);
+    return NPYIO_OK;
+}
+
+/* Fortran-order data needs moving only if it is not also C order: not
+ * when empty or with at most one dimension above 1. */
+static bool needs_reorder(const npyio_header *h)
+{
+    int big = 0, i;
+
+    if (!h->fortran_order || h->count == 0)
+        return false;
+    for (i = 0; i < h->ndim; i++)
+        big += h->shape[i] > 1;
+    return big > 1;
+}
+
+static npyio_status plan_conversion(npyio_reader *r, uint32_t flags,
+                                    conversion *c)
+{
+    c->itemsize = r->header->dtype->itemsize;
+    c->nbytes = (size_t)r->header->nbytes;
+    c->reorder = (flags & NPYIO_READ_C_ORDER) && needs_reorder(r->header);
+    c->plan.ops = NULL;
+    c->plan.count = 0;
+    c->plan.itemsize = c->itemsize;
+    if (!(flags & NPYIO_READ_NATIVE))
+        return NPYIO_OK;
+    return npyio__swap_plan_make(r->header->dtype, npyio__host_order(),
+                                 &r->mem, &c->plan);
+}
+
+static npyio_status short_data(size_t got, size_t want)
+{
+    return npyio__fail(NPYIO_E_TRUNCATED, "the data section ends after %zu "
+                       "bytes, but the header promises %zu", got, want);
+}
+
+/* Whole elements per block. */
+static size_t block_bytes(size_t itemsize)
+{
+    if (itemsize >= BLOCK_BYTES)
+        return itemsize;
+    return BLOCK_BYTES / itemsize * itemsize;
+}
+
+/* Read straight into dst; swap each block while it is in cache. */
+static npyio_status read_in_place(npyio_reader *r, const conversion *c,
+                                  unsigned char *dst)
+{
+    size_t done = 0, step, got;
+    npyio_status st;
+
+    if (c->plan.count == 0) { /* no conversion: one request, no copies */
+        st = npyio__stream_read(r->stream, dst, c->nbytes, &got,
+                                "array data");
+        return st != NPYIO_OK || got == c->nbytes ? st
+                                                  : short_data(got, c->nbytes);
+    }
+    step = block_bytes(c->itemsize);
+    while (done < c->nbytes) {
+        size_t want = c->nbytes - done < step ? c->nbytes - done : step;
+
+        st = npyio__stream_read(r->stream, dst + done, want, &got,
+                                "array data");
+        if (st != NPYIO_OK)
+            return st;
+        if (got < want)
+            return short_data(done + got, c->nbytes);
+        npyio__swap_apply(&c->plan, dst + done, want / c->itemsize);
+        done += want;
+    }
+    return NPYIO_OK;
+}
+
+/* Fortran to C: blocks through a small bounce buffer, each swapped and
+ * then placed where C order keeps its elements. */
+static npyio_status read_reordered(npyio_reader *r, const conversion *c,
+                                   unsigned char *dst)
+{
+    const npyio_header *h = r->header;
+    size_t step = block_bytes(c->itemsize), done = 0, got;
+    size_t *cursor_state = NULL;
+    unsigned char *bounce = NULL;
+    npyio__f2c f2c;
+    npyio_status st;
+
+    st = npyio__alloc(&r->mem, step, "conversion buffer", (void **)&bounce);
+    if (st == NPYIO_OK)
+        st = npyio__alloc_array(&r->mem, 2 * (size_t)h->ndim, sizeof(size_t),
+                                "conversion state", (void **)&cursor_state);
+    if (st == NPYIO_OK)
+        npyio__f2c_init(&f2c, h->ndim, h->shape, c->itemsize, cursor_state,
+                        cursor_state + h->ndim);
+    while (st == NPYIO_OK && done < c->nbytes) {
+        size_t want = c->nbytes - done < step ? c->nbytes - done : step;
+
+        st = npyio__stream_read(r->stream, bounce, want, &got, "array data");
+        if (st == NPYIO_OK && got < want)
+            st = short_data(done + got, c->nbytes);
+        if (st != NPYIO_OK)
+            break;
+        npyio__swap_apply(&c->plan, bounce, want / c->itemsize);
+        npyio__f2c_scatter(&f2c, bounce, want / c->itemsize, dst);
+        done += want;
+    }
+    npyio__free(cursor_state);
+    npyio__free(bounce);
+    return st;
+}
+
+static npyio_status read_converted(npyio_reader *r, uint32_t flags, void *dst)
+{
+    conversion c;
+    npyio_status st = plan_conversion(r, flags, &c);
+
+    if (st != NPYIO_OK)
+        return st;
+    r->done = true; /* whatever happens, the stream has moved on */
+    st = c.reorder ? read_reordered(r, &c, dst) : read_in_place(r, &c, dst);
+    npyio__swap_plan_free(&c.plan);
+    return st;
+}
+
+npyio_status npyio_reader_read(npyio_reader *reader, void *dst, size_t cap,
+                               uint32_t flags)
+{
+    static const char where[] = "npyio_reader_read";
+    npyio_status st = check_read(reader, flags, where);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (cap < (size_t)reader->header->nbytes)
+        return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: the data is %lld "
+                           "bytes, the buffer %zu", where,
+                           (long long)reader->header->nbytes, cap);
+    if (dst == NULL && reader->header->nbytes > 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dst is NULL", where);
+    return read_converted(reader, flags, dst);
+}
+
+/*
+ * Everything left in the stream, in a buffer that grows geometrically
+ * from a small first step, up to `limit` bytes (then NPYIO_E_LIMIT...) or
+ * exactly `want` bytes when want is known (then a short stream is
+ * NPYIO_E_TRUNCATED). Used where the stream's length cannot be checked
+ * first, so memory follows the data that actually arrives.
+ */
+static npyio_status read_growing(npyio_reader *r, size_t want, bool known,
+                                 const char *what, void **out, size_t *len)
+{
+    void *block = NULL;
+    size_t have = 0, size = 0, got;
+    npyio_status st = NPYIO_OK;
+
+    for (;;) {
+        size_t next = size == 0 ? FIRST_STEP : size > SIZE_MAX / 2 ? SIZE_MAX
+                                                                  : 2 * size;
+
+        if (known && next > want)
+            next = want;
+        if (next > size) {
+            st = npyio__realloc(&r->mem, &block, next, what);
+            if (st != NPYIO_OK)
+                break;
+            size = next;
+        }
+        st = npyio__stream_read(r->stream, (unsigned char *)block + have,
+                                size - have, &got, what);
+        if (st != NPYIO_OK)
+            break;
+        have += got;
+        if (have < size || (known && have == want))
+            break; /* the end of the stream, or all of it */
+    }
+    if (st == NPYIO_OK && known && have < want)
+        st = short_data(have, want);
+    if (st == NPYIO_OK && block == NULL)
+        st = npyio__alloc(&r->mem, 0, what, &block);
+    if (st != NPYIO_OK) {
+        npyio__free(block);
+        return st;
+    }
+    *out = block;
+    *len = have;
+    return NPYIO_OK;
+}
+
+/* Fortran to C from a whole buffer already in memory (pipes only). */
+static npyio_status reorder_from_memory(npyio_reader *r, const void *raw,
+                                        void *dst)
+{
+    const npyio_header *h = r->header;
+    size_t *cursor_state = NULL;
+    npyio__f2c f2c;
+    npyio_status st;
+
+    st = npyio__alloc_array(&r->mem, 2 * (size_t)h->ndim, sizeof(size_t),
+                            "conversion state", (void **)&cursor_state);
+    if (st != NPYIO_OK)
+        return st;
+    npyio__f2c_init(&f2c, h->ndim, h->shape, h->dtype->itemsize, cursor_state,
+                    cursor_state + h->ndim);
+    npyio__f2c_scatter(&f2c, raw, (size_t)h->count, dst);
+    npyio__free(cursor_state);
+    return NPYIO_OK;
+}
+
+npyio_status npyio_reader_read_alloc(npyio_reader *reader, uint32_t flags,
+                                     void **data, size_t *len)
+{
+    static const char where[] = "npyio_reader_read_alloc";
+    void *block = NULL, *raw = NULL;
+    size_t nbytes, got = 0;
+    conversion c;
+    npyio_status st;
+
+    if (len != NULL)
+        *len = 0;
+    if (data == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
+    *data = NULL;
+    st = check_read(reader, flags, where);
+    if (st != NPYIO_OK)
+        return st;
+    nbytes = (size_t)reader->header->nbytes;
+    if (reader->seekable) { /* the length was checked when it was opened */
+        st = npyio__alloc(&reader->mem, nbytes, "array data", &block);
+        if (st == NPYIO_OK)
+            st = read_converted(reader, flags, block);
+    } else {
+        /* A pipe might end early: grow with the data, then convert. */
+        reader->done = true;
+        st = read_growing(reader, nbytes, true, "array data", &raw, &got);
+        if (st == NPYIO_OK)
+            st = plan_conversion(reader, flags, &c);
+        if (st == NPYIO_OK) {
+            npyio__swap_apply(&c.plan, raw, c.itemsize ? nbytes / c.itemsize
+                                                        : 0);
+            if (c.reorder) { /* the one case that needs a second buffer */
+                st = npyio__alloc(&reader->mem, nbytes, "array data", &block);
+                if (st == NPYIO_OK)
+                    st = reorder_from_memory(reader, raw, block);
+                npyio__free(raw);
+            } else {
+                block = raw;
+            }
+            raw = NULL;
+            npyio__swap_plan_free(&c.plan);
+        }
+        npyio__free(raw);
+    }
+    if (st != NPYIO_OK) {
+        npyio__free(block);
+        return st;
+    }
+    *data = block;
+    if (len != NULL)
+        *len = nbytes;
+    return NPYIO_OK;
+}
+
+npyio_status npyio_reader_read_pickle(npyio_reader *reader, void **bytes,
+                                      size_t *len)
+{
+    static const char where[] = "npyio_reader_read_pickle";
+    size_t got = 0;
+    npyio_status st;
+
+    if (bytes == NULL || len == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           bytes == NULL ? "bytes" : "len");
+    *bytes = NULL;
+    *len = 0;
+    st = check_reader(reader, where);
+    if (st != NPYIO_OK)
+        return st;
+    if (!npyio_dtype_contains_objects(reader->header->dtype))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the array holds no "
+                           "Python objects; its data is not a pickle",
+                           where);
+    if (reader->done)
+        return npyio__fail(NPYIO_E_STATE, "%s: the data was already read",
+                           where);
+    reader->done = true;
+    st = read_growing(reader, 0, false, "pickle", bytes, &got);
+    if (st == NPYIO_OK)
+        *len = got;
+    return st;
+}
+
+/* ---- one call ------------------------------------------------------------------------ */
+
+npyio_status npyio_load(const char *path, uint32_t flags,
+                        const npyio_options *options, npyio_header **header,
+                        void **data)
+{
+    npyio_reader *r = NULL;
+    npyio_status st, closed;
+
+    if (header == NULL || data == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_load: %s is NULL",
+                           header == NULL ? "header" : "data");
+    *header = NULL;
+    *data = NULL;
+    st = npyio_reader_open_path(path, options, &r);
+    if (st != NPYIO_OK)
+        return st;
+    st = with_path(npyio_reader_read_alloc(r, flags, data, NULL), path);
+    if (st == NPYIO_OK) {
+        *header = r->header; /* hand the header over */
+        r->header = NULL;
+    }
+    closed = npyio_reader_close(r);
+    if (st == NPYIO_OK && closed != NPYIO_OK) {
+        npyio_header_free(*header);
+        npyio__free(*data);
+        *header = NULL;
+        *data = NULL;
+        st = closed;
+    }
+    return st;
+}
