@@ -40,6 +40,59 @@ static npyio_status check_reader(const npyio_reader *r, const char *where)
 
 /* ---- opening ------------------------------------------------------------------ */
 
+/*
+ * Everything left in the stream, in a buffer that grows geometrically
+ * from a small first step (the allocation limit applies to each step), or
+ * at most `want` bytes: with `known`, a stream shorter than that is
+ * NPYIO_E_TRUNCATED; without, the caller checks. Used where the stream's
+ * length cannot be checked first, so memory follows the data that
+ * actually arrives.
+ */
+static npyio_status short_data(size_t got, size_t want);
+
+static npyio_status read_growing(npyio_reader *r, size_t want, bool known,
+                                 const char *what, void **out, size_t *len)
+{
+    void *block = NULL;
+    size_t have = 0, size = 0, got;
+    npyio_status st = NPYIO_OK;
+
+    for (;;) {
+        if (known && want == 0)
+            break; /* nothing to read (a want of 0 otherwise means all) */
+        size_t next = size == 0 ? FIRST_STEP : size > SIZE_MAX / 2 ? SIZE_MAX
+                                                                  : 2 * size;
+
+        if (want != 0 && next > want)
+            next = want;
+        if (next > size) {
+            st = npyio__realloc(&r->mem, &block, next, what);
+            if (st != NPYIO_OK)
+                break;
+            size = next;
+        }
+        st = npyio__stream_read(r->stream, (unsigned char *)block + have,
+                                size - have, &got, what);
+        if (st != NPYIO_OK)
+            break;
+        have += got;
+        if (have < size || (want != 0 && have == want))
+            break; /* the end of the stream, or all of it */
+    }
+    if (st == NPYIO_OK && known && have < want)
+        st = short_data(have, want);
+    if (st == NPYIO_OK && block == NULL)
+        st = npyio__alloc(&r->mem, 0, what, &block);
+    if (st != NPYIO_OK) {
+        npyio__free(block);
+        return st;
+    }
+    *out = block;
+    *len = have;
+    return NPYIO_OK;
+}
+
+
 static npyio_status truncated_header(size_t got, size_t want)
 {
     return npyio__fail(NPYIO_E_TRUNCATED, "the file ends after %zu bytes, "
@@ -80,12 +133,26 @@ static npyio_status read_header(npyio_reader *r, const npyio_options *options)
     if (r->seekable && npyio__stream_remaining(r->stream, &left) == NPYIO_OK &&
         left < pre.hlen)
         return truncated_header(got + (size_t)left, total);
-    st = npyio__alloc(&r->mem, total, "header", (void **)&buf);
-    if (st != NPYIO_OK)
-        return st;
-    memcpy(buf, pre_bytes, got);
-    st = npyio__stream_read(r->stream, buf + got, total - got, &more,
-                            "the header");
+    if (r->seekable) {
+        st = npyio__alloc(&r->mem, total, "header", (void **)&buf);
+        if (st != NPYIO_OK)
+            return st;
+        st = npyio__stream_read(r->stream, buf + got, total - got, &more,
+                                "the header");
+    } else {
+        /* A pipe's length is unknown: memory follows the bytes that
+         * arrive, then the whole header is put together. */
+        void *rest = NULL;
+
+        st = read_growing(r, total - got, false, "the header", &rest, &more);
+        if (st == NPYIO_OK && more == total - got)
+            st = npyio__alloc(&r->mem, total, "header", (void **)&buf);
+        if (st == NPYIO_OK && buf != NULL)
+            memcpy(buf + got, rest, more);
+        npyio__free(rest);
+    }
+    if (buf != NULL)
+        memcpy(buf, pre_bytes, got);
     if (st == NPYIO_OK && more < total - got)
         st = truncated_header(got + more, total);
     if (st == NPYIO_OK)
@@ -382,53 +449,6 @@ npyio_status npyio_reader_read(npyio_reader *reader, void *dst, size_t cap,
     if (dst == NULL && reader->header->nbytes > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dst is NULL", where);
     return read_converted(reader, flags, dst);
-}
-
-/*
- * Everything left in the stream, in a buffer that grows geometrically
- * from a small first step, up to `limit` bytes (then NPYIO_E_LIMIT...) or
- * exactly `want` bytes when want is known (then a short stream is
- * NPYIO_E_TRUNCATED). Used where the stream's length cannot be checked
- * first, so memory follows the data that actually arrives.
- */
-static npyio_status read_growing(npyio_reader *r, size_t want, bool known,
-                                 const char *what, void **out, size_t *len)
-{
-    void *block = NULL;
-    size_t have = 0, size = 0, got;
-    npyio_status st = NPYIO_OK;
-
-    for (;;) {
-        size_t next = size == 0 ? FIRST_STEP : size > SIZE_MAX / 2 ? SIZE_MAX
-                                                                  : 2 * size;
-
-        if (known && next > want)
-            next = want;
-        if (next > size) {
-            st = npyio__realloc(&r->mem, &block, next, what);
-            if (st != NPYIO_OK)
-                break;
-            size = next;
-        }
-        st = npyio__stream_read(r->stream, (unsigned char *)block + have,
-                                size - have, &got, what);
-        if (st != NPYIO_OK)
-            break;
-        have += got;
-        if (have < size || (known && have == want))
-            break; /* the end of the stream, or all of it */
-    }
-    if (st == NPYIO_OK && known && have < want)
-        st = short_data(have, want);
-    if (st == NPYIO_OK && block == NULL)
-        st = npyio__alloc(&r->mem, 0, what, &block);
-    if (st != NPYIO_OK) {
-        npyio__free(block);
-        return st;
-    }
-    *out = block;
-    *len = have;
-    return NPYIO_OK;
 }
 
 /* Fortran to C from a whole buffer already in memory (pipes only). */

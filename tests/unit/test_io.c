@@ -1,0 +1,566 @@
+/*
+ * test_io.c - readers and writers: byte counts, truncation, object arrays,
+ * allocation bounds, failures midway, and writing to paths: atomic
+ * replacement, modes, symbolic links, missing directories, no temporary
+ * left behind. The NumPy-made array corpus is test_arrays.c's.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char dir[64];
+
+static int make_dir(void **state)
+{
+    (void)state;
+    strcpy(dir, "/tmp/npyio-io-XXXXXX");
+    return mkdtemp(dir) != NULL ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void path_in_dir(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+static npyio_header *make_header(const char *type, int ndim,
+                                 const int64_t *shape, int fortran)
+{
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL;
+
+    assert_ok(npyio_dtype_from_descr(type, strlen(type), NULL, &dt));
+    assert_ok(npyio_header_new(dt, ndim, shape, fortran, &h));
+    npyio_dtype_unref(dt);
+    return h;
+}
+
+static void write_file(const char *path, const void *bytes, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+static unsigned char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = malloc(1 << 20);
+
+    assert_non_null(f);
+    *len = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    return buf;
+}
+
+/* Temporary files of `name` in the test directory (".name.*"). */
+static int stray_files(const char *name)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t n_len = strlen(name);
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] == '.' && strncmp(e->d_name + 1, name, n_len) == 0 &&
+            e->d_name[1 + n_len] == '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* ---- writer and reader over memory ---------------------------------------------- */
+
+static void test_round_trip_in_memory(void **state)
+{
+    int64_t shape[2] = {3, 4};
+    npyio_header *h = make_header("<f8", 2, shape, 0);
+    double data[12], back[12];
+    npyio_stream *s = NULL, *m = NULL;
+    npyio_writer *w = NULL;
+    npyio_reader *r = NULL;
+    void *bytes = NULL;
+    size_t len = 0, i;
+
+    (void)state;
+    for (i = 0; i < 12; i++)
+        data[i] = (double)i * 1.5;
+    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_writer_open_stream(s, h, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, 40)); /* in two parts */
+    assert_ok(npyio_writer_write(w, (char *)data + 40, 56));
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_stream_take_bytes(s, &bytes, &len));
+    assert_int_equal(len, 128 + 96);
+    assert_ok(npyio_stream_open_memory(bytes, len, NULL, &m));
+    assert_ok(npyio_reader_open_stream(m, NULL, &r));
+    assert_int_equal(npyio_header_ndim(npyio_reader_header(r)), 2);
+    assert_status(npyio_reader_read(r, back, 95, 0), NPYIO_E_BUFFER_TOO_SMALL);
+    assert_ok(npyio_reader_read(r, back, sizeof back, NPYIO_READ_NATIVE));
+    assert_memory_equal(back, data, sizeof data);
+    assert_status(npyio_reader_read(r, back, sizeof back, 0), NPYIO_E_STATE);
+    assert_error_contains("already read");
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(m));
+    assert_ok(npyio_stream_close(s));
+    npyio_free(bytes);
+    npyio_header_free(h);
+}
+
+static void test_write_counts(void **state)
+{
+    int64_t shape[1] = {4};
+    npyio_header *h = make_header("<i4", 1, shape, 0);
+    npyio_stream *s = NULL;
+    npyio_writer *w = NULL;
+    char data[20] = {0};
+
+    (void)state;
+    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_writer_open_stream(s, h, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, 12));
+    assert_status(npyio_writer_write(w, data, 8), NPYIO_E_INVALID_ARG);
+    assert_error_contains("8 more bytes would make 20, but the header "
+                          "promises 16");
+    /* The writer stays failed and says why. */
+    assert_status(npyio_writer_write(w, data, 4), NPYIO_E_STATE);
+    assert_error_contains("failed earlier (invalid argument");
+    assert_status(npyio_writer_close(w), NPYIO_E_STATE);
+    assert_ok(npyio_writer_open_stream(s, h, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, 12));
+    assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
+    assert_error_contains("12 bytes of data were written, but the header "
+                          "promises 16");
+    assert_ok(npyio_stream_close(s));
+    npyio_header_free(h);
+    npyio_writer_abort(NULL);
+    assert_status(npyio_writer_write(NULL, data, 1), NPYIO_E_INVALID_ARG);
+}
+
+/* A sink that fails after some bytes: the writer reports it, and stays
+ * failed. */
+typedef struct sink {
+    size_t taken, limit;
+} sink;
+
+static int sink_write(void *user, const void *buf, size_t len, size_t *put)
+{
+    sink *k = user;
+
+    (void)buf;
+    if (k->taken >= k->limit)
+        return -1;
+    *put = len < k->limit - k->taken ? len : k->limit - k->taken;
+    k->taken += *put;
+    return 0;
+}
+
+static void test_write_failing_midway(void **state)
+{
+    static const npyio_stream_ops ops = {sizeof ops, NULL, sink_write, NULL,
+                                         NULL};
+    int64_t shape[1] = {1000};
+    npyio_header *h = make_header("<f8", 1, shape, 0);
+    sink k = {0, 128 + 1000};
+    npyio_stream *s = NULL;
+    npyio_writer *w = NULL;
+    static double data[1000];
+
+    (void)state;
+    assert_ok(npyio_stream_open_ops(&ops, &k, NULL, &s));
+    assert_ok(npyio_writer_open_stream(s, h, NULL, &w));
+    assert_status(npyio_writer_write(w, data, sizeof data), NPYIO_E_IO);
+    assert_error_contains("writing array data at stream offset 1128");
+    assert_status(npyio_writer_write(w, data, 8), NPYIO_E_STATE);
+    assert_status(npyio_writer_close(w), NPYIO_E_STATE);
+    assert_error_contains("the write callback failed");
+    assert_ok(npyio_stream_close(s));
+    /* The header itself failing. */
+    k.taken = 0;
+    k.limit = 50;
+    assert_ok(npyio_stream_open_ops(&ops, &k, NULL, &s));
+    assert_status(npyio_writer_open_stream(s, h, NULL, &w), NPYIO_E_IO);
+    assert_null(w);
+    assert_ok(npyio_stream_close(s));
+    npyio_header_free(h);
+}
+
+/* ---- truncation and hostile sizes ---------------------------------------------- */
+
+/* A whole .npy file of n zeros, in a block from the library (npyio_free). */
+static unsigned char *npy_bytes(const char *type, int64_t n, size_t *len)
+{
+    npyio_header *h = make_header(type, 1, &n, 0);
+    npyio_stream *s = NULL;
+    npyio_writer *w = NULL;
+    unsigned char *data = calloc(1, (size_t)npyio_header_nbytes(h) + 1);
+    void *bytes = NULL;
+
+    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_writer_open_stream(s, h, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, (size_t)npyio_header_nbytes(h)));
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_stream_take_bytes(s, &bytes, len));
+    assert_ok(npyio_stream_close(s));
+    npyio_header_free(h);
+    free(data);
+    return bytes;
+}
+
+/* A non-seekable source over memory: a pipe without the plumbing. */
+typedef struct source {
+    const unsigned char *data;
+    size_t len, pos;
+} source;
+
+static int source_read(void *user, void *buf, size_t cap, size_t *got)
+{
+    source *src = user;
+    size_t n = src->len - src->pos < cap ? src->len - src->pos : cap;
+
+    memcpy(buf, src->data + src->pos, n);
+    src->pos += n;
+    *got = n;
+    return 0;
+}
+
+static const npyio_stream_ops source_ops = {sizeof source_ops, source_read,
+                                            NULL, NULL, NULL};
+
+static void test_truncated_data(void **state)
+{
+    size_t len;
+    unsigned char *bytes = npy_bytes("<f8", 100, &len);
+    char path[128];
+    npyio_reader *r = NULL;
+    npyio_stream *s = NULL;
+    source src = {bytes, len - 8, 0};
+    void *data = NULL;
+    double buf[100];
+
+    (void)state;
+    /* Seekable: found when opening, before any data is read. */
+    path_in_dir(path, sizeof path, "short.npy");
+    write_file(path, bytes, len - 8);
+    assert_status(npyio_reader_open_path(path, NULL, &r), NPYIO_E_TRUNCATED);
+    assert_error_contains("the data section is 792 bytes, but the header "
+                          "promises 800");
+    assert_error_contains("short.npy");
+    assert_null(r);
+    /* A pipe: found while reading, with both counts. */
+    assert_ok(npyio_stream_open_ops(&source_ops, &src, NULL, &s));
+    assert_ok(npyio_reader_open_stream(s, NULL, &r));
+    assert_status(npyio_reader_read(r, buf, sizeof buf, 0), NPYIO_E_TRUNCATED);
+    assert_error_contains("ends after 792 bytes, but the header promises 800");
+    assert_ok(npyio_reader_close(r));
+    src.pos = 0;
+    assert_ok(npyio_reader_open_stream(s, NULL, &r));
+    assert_status(npyio_reader_read_alloc(r, NPYIO_READ_NATIVE, &data, NULL),
+                  NPYIO_E_TRUNCATED);
+    assert_null(data);
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(s));
+    /* A header cut short. */
+    write_file(path, bytes, 100);
+    assert_status(npyio_reader_open_path(path, NULL, &r), NPYIO_E_TRUNCATED);
+    assert_error_contains("inside its 128-byte header");
+    write_file(path, bytes, 9);
+    assert_status(npyio_reader_open_path(path, NULL, &r), NPYIO_E_TRUNCATED);
+    unlink(path);
+    npyio_free(bytes);
+}
+
+/* ---- allocation bounds ---------------------------------------------------------- */
+
+static size_t largest;
+
+static void *track_alloc(void *user, size_t size, size_t alignment)
+{
+    void *p = NULL;
+
+    (void)user;
+    if (size > largest)
+        largest = size;
+    return posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *)
+                                                         : alignment,
+                          size) == 0
+               ? p
+               : NULL;
+}
+
+static void track_free(void *user, void *ptr, size_t size)
+{
+    (void)user;
+    (void)size;
+    free(ptr);
+}
+
+static void test_hostile_sizes_allocate_little(void **state)
+{
+    static const npyio_allocator tracker = {sizeof tracker, track_alloc, NULL,
+                                            track_free};
+    /* 12 bytes claiming a 4 GiB header, with the header limit raised. */
+    static const unsigned char claim[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', 2,
+                                            0, 0xff, 0xff, 0xff, 0xff};
+    npyio_options *o = NULL;
+    npyio_stream *s = NULL;
+    npyio_reader *r = NULL;
+    source src;
+    size_t len;
+    unsigned char *bytes;
+    void *data = NULL;
+    int64_t big = INT64_C(1) << 37; /* a 1 TiB promise with 800 bytes */
+
+    (void)state;
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_allocator(o, &tracker, NULL));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_HEADER_SIZE,
+                                      INT64_C(1) << 33));
+    largest = 0;
+    assert_ok(npyio_stream_open_memory(claim, sizeof claim, o, &s));
+    assert_status(npyio_reader_open_stream(s, o, &r), NPYIO_E_TRUNCATED);
+    assert_ok(npyio_stream_close(s));
+    assert_true(largest < 4096);
+    /* The same from a pipe, whose length cannot be asked: the header is
+     * read in growing steps, so memory follows the bytes that arrive. */
+    src.data = claim;
+    src.len = sizeof claim;
+    src.pos = 0;
+    largest = 0;
+    assert_ok(npyio_stream_open_ops(&source_ops, &src, o, &s));
+    assert_status(npyio_reader_open_stream(s, o, &r), NPYIO_E_TRUNCATED);
+    assert_ok(npyio_stream_close(s));
+    assert_true(largest <= (2u << 20));
+    /* Data: a file promising 1 TiB but holding 800 bytes, from a pipe. */
+    bytes = npy_bytes("<f8", 100, &len);
+    {
+        npyio_header *h = make_header("<f8", 1, &big, 0);
+        unsigned char hdr[128];
+        size_t hlen;
+
+        assert_ok(npyio_header_emit(h, 0, hdr, sizeof hdr, &hlen));
+        memcpy(bytes, hdr, hlen);
+        npyio_header_free(h);
+    }
+    src.data = bytes;
+    src.len = len;
+    src.pos = 0;
+    largest = 0;
+    assert_ok(npyio_stream_open_ops(&source_ops, &src, o, &s));
+    assert_ok(npyio_reader_open_stream(s, o, &r));
+    assert_status(npyio_reader_read_alloc(r, 0, &data, NULL),
+                  NPYIO_E_TRUNCATED);
+    assert_true(largest <= (2u << 20)); /* bounded steps, not 1 TiB */
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(s));
+    npyio_free(bytes);
+    npyio_options_free(o);
+}
+
+/* ---- object arrays ---------------------------------------------------------------- */
+
+static void test_object_arrays(void **state)
+{
+    static const unsigned char pickle[] = {0x80, 0x03, 'f', 'a', 'k', 'e',
+                                           '.'};
+    int64_t shape[1] = {3};
+    npyio_header *h = make_header("O", 1, shape, 0);
+    npyio_stream *s = NULL, *m = NULL;
+    npyio_writer *w = NULL;
+    npyio_reader *r = NULL;
+    void *bytes = NULL, *got = NULL;
+    size_t len = 0, got_len = 0;
+    char buf[64];
+
+    (void)state;
+    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_writer_open_stream(s, h, NULL, &w));
+    /* A pickle of any length: no count applies. */
+    assert_ok(npyio_writer_write(w, pickle, sizeof pickle));
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_stream_take_bytes(s, &bytes, &len));
+    assert_int_equal(len, 128 + sizeof pickle);
+    assert_ok(npyio_stream_open_memory(bytes, len, NULL, &m));
+    assert_ok(npyio_reader_open_stream(m, NULL, &r));
+    assert_status(npyio_reader_read(r, buf, sizeof buf, 0),
+                  NPYIO_E_UNSUPPORTED);
+    assert_error_contains("never unpickles");
+    assert_ok(npyio_reader_read_pickle(r, &got, &got_len));
+    assert_int_equal(got_len, sizeof pickle);
+    assert_memory_equal(got, pickle, sizeof pickle);
+    npyio_free(got);
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(m));
+    assert_ok(npyio_stream_close(s));
+    npyio_free(bytes);
+    assert_status(npyio_save("/tmp/x.npy", h, pickle, NULL),
+                  NPYIO_E_INVALID_ARG);
+    npyio_header_free(h);
+}
+
+/* ---- writing to paths ----------------------------------------------------------------- */
+
+static void test_save_and_load_path(void **state)
+{
+    int64_t shape[1] = {5};
+    npyio_header *h = make_header(">i2", 1, shape, 0), *back = NULL;
+    static const unsigned char data[10] = {0, 1, 0, 2, 0, 3, 0, 4, 0, 5};
+    char path[128];
+    unsigned char *native = NULL;
+    struct stat info;
+    mode_t mask = umask(022);
+
+    (void)state;
+    umask(mask);
+    path_in_dir(path, sizeof path, "a.npy");
+    assert_ok(npyio_save(path, h, data, NULL));
+    assert_int_equal(stray_files("a.npy"), 0);
+    assert_int_equal(stat(path, &info), 0);
+    assert_int_equal(info.st_mode & 0777, 0666 & ~mask);
+    assert_ok(npyio_load(path, NPYIO_READ_NATIVE, NULL, &back,
+                         (void **)&native));
+    assert_int_equal(npyio_header_count(back), 5);
+    assert_int_equal(((int16_t *)native)[4], 5);
+    npyio_free(native);
+    npyio_header_free(back);
+    /* A replaced file keeps its mode. */
+    assert_int_equal(chmod(path, 0640), 0);
+    assert_ok(npyio_save(path, h, data, NULL));
+    assert_int_equal(stat(path, &info), 0);
+    assert_int_equal(info.st_mode & 0777, 0640);
+    npyio_header_free(h);
+}
+
+static void test_failed_write_keeps_the_old_file(void **state)
+{
+    int64_t shape[1] = {4};
+    npyio_header *h = make_header("<i4", 1, shape, 0);
+    npyio_options *o = NULL;
+    npyio_writer *w = NULL;
+    char path[128];
+    size_t len;
+    unsigned char *before, *after;
+    char data[16] = {0};
+
+    (void)state;
+    path_in_dir(path, sizeof path, "keep.npy");
+    write_file(path, "previous contents", 17);
+    /* Too few bytes: close fails, the old file stays, no temporary. */
+    assert_ok(npyio_writer_open_path(path, h, NULL, &w));
+    assert_int_equal(stray_files("keep.npy"), 1); /* the temporary exists */
+    assert_ok(npyio_writer_write(w, data, 8));
+    assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
+    before = read_file(path, &len);
+    assert_int_equal(len, 17);
+    assert_memory_equal(before, "previous contents", 17);
+    assert_int_equal(stray_files("keep.npy"), 0);
+    /* Abandoned: the same. */
+    assert_ok(npyio_writer_open_path(path, h, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, 16));
+    npyio_writer_abort(w);
+    after = read_file(path, &len);
+    assert_memory_equal(after, "previous contents", 17);
+    assert_int_equal(stray_files("keep.npy"), 0);
+    /* Durability off still replaces atomically. */
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_flag(o, NPYIO_FLAG_DURABLE, 0));
+    assert_ok(npyio_save(path, h, data, o));
+    free(after);
+    after = read_file(path, &len);
+    assert_int_equal(len, 128 + 16);
+    assert_int_equal(stray_files("keep.npy"), 0);
+    npyio_options_free(o);
+    free(before);
+    free(after);
+    npyio_header_free(h);
+}
+
+static void test_symlink_is_written_through(void **state)
+{
+    int64_t shape[1] = {2};
+    npyio_header *h = make_header("|u1", 1, shape, 0);
+    char target[128], link[128];
+    struct stat info;
+    size_t len;
+    unsigned char *bytes;
+
+    (void)state;
+    path_in_dir(target, sizeof target, "target.npy");
+    path_in_dir(link, sizeof link, "link.npy");
+    write_file(target, "old", 3);
+    assert_int_equal(symlink("target.npy", link), 0);
+    assert_ok(npyio_save(link, h, "\x07\x08", NULL));
+    assert_int_equal(lstat(link, &info), 0);
+    assert_true(S_ISLNK(info.st_mode)); /* still a link */
+    bytes = read_file(target, &len);
+    assert_int_equal(len, 130);
+    assert_int_equal(bytes[129], 8);
+    free(bytes);
+    unlink(link);
+    unlink(target);
+    npyio_header_free(h);
+}
+
+static void test_path_errors(void **state)
+{
+    int64_t shape[1] = {2};
+    npyio_header *h = make_header("|u1", 1, shape, 0), *back = NULL;
+    npyio_writer *w = NULL;
+    char path[128];
+    void *data = NULL;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "missing/dir/a.npy");
+    assert_status(npyio_writer_open_path(path, h, NULL, &w),
+                  NPYIO_E_NOT_FOUND);
+    assert_error_contains("missing/dir/a.npy");
+    assert_null(w);
+    assert_status(npyio_writer_open_path(dir, h, NULL, &w), NPYIO_E_IO);
+    assert_error_contains("is a directory");
+    path_in_dir(path, sizeof path, "absent.npy");
+    assert_status(npyio_load(path, 0, NULL, &back, &data), NPYIO_E_NOT_FOUND);
+    assert_null(back);
+    assert_null(data);
+    assert_status(npyio_writer_open_path(NULL, h, NULL, &w),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_writer_open_path(path, NULL, NULL, &w),
+                  NPYIO_E_INVALID_ARG);
+    npyio_header_free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_in_memory),
+        cmocka_unit_test(test_write_counts),
+        cmocka_unit_test(test_write_failing_midway),
+        cmocka_unit_test(test_truncated_data),
+        cmocka_unit_test(test_hostile_sizes_allocate_little),
+        cmocka_unit_test(test_object_arrays),
+        cmocka_unit_test(test_save_and_load_path),
+        cmocka_unit_test(test_failed_write_keeps_the_old_file),
+        cmocka_unit_test(test_symlink_is_written_through),
+        cmocka_unit_test(test_path_errors),
+    };
+
+    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+}
