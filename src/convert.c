@@ -315,6 +315,48 @@ static void next_column(npyio__f2c *f)
     }
 }
 
+/* Columns per tile: a cache line of output per row for small items. */
+#define TILE_BYTES 128
+
+/*
+ * A tile of `cols` whole file columns of a 2-D array: row by row, each row
+ * of the tile is a run of adjacent elements in C order, so every output
+ * cache line is written once, whole, instead of once per column.
+ */
+static void transpose_tile(unsigned char *dst, size_t dst_row,
+                           const unsigned char *src, size_t rows,
+                           size_t cols, size_t size)
+{
+    size_t i, j;
+
+    for (i = 0; i < rows; i++) {
+        unsigned char *out = dst + i * dst_row;
+
+        switch (size) {
+        case 8:
+            for (j = 0; j < cols; j++)
+                memcpy(out + 8 * j, src + (j * rows + i) * 8, 8);
+            break;
+        case 4:
+            for (j = 0; j < cols; j++)
+                memcpy(out + 4 * j, src + (j * rows + i) * 4, 4);
+            break;
+        case 2:
+            for (j = 0; j < cols; j++)
+                memcpy(out + 2 * j, src + (j * rows + i) * 2, 2);
+            break;
+        case 1:
+            for (j = 0; j < cols; j++)
+                out[j] = src[j * rows + i];
+            break;
+        default:
+            for (j = 0; j < cols; j++)
+                memcpy(out + size * j, src + (j * rows + i) * size, size);
+            break;
+        }
+    }
+}
+
 void npyio__f2c_scatter(npyio__f2c *f, const void *src, size_t count,
                         void *dst)
 {
@@ -322,7 +364,29 @@ void npyio__f2c_scatter(npyio__f2c *f, const void *src, size_t count,
     unsigned char *d = dst;
     size_t rows = (size_t)f->shape[0];
     size_t step = f->c_stride[0] * f->itemsize;
+    size_t tile = f->itemsize < TILE_BYTES ? TILE_BYTES / f->itemsize : 1;
 
+    /* 2-D: whole columns at a column boundary go through tiles. Adjacent
+     * file columns are adjacent in C only in two dimensions. */
+    while (f->ndim == 2 && f->index[0] == 0 && tile > 1) {
+        size_t left = (size_t)f->shape[1] - f->index[1];
+        size_t cols = count / rows < tile ? count / rows : tile;
+
+        if (cols > left)
+            cols = left;
+        if (cols < 2)
+            break;
+        transpose_tile(d + f->column * f->itemsize, step, s, rows, cols,
+                       f->itemsize);
+        s += cols * rows * f->itemsize;
+        count -= cols * rows;
+        f->index[1] += cols;
+        f->column += cols;
+        if (f->index[1] == (size_t)f->shape[1]) { /* the last column */
+            f->index[1] = 0;
+            f->column = 0;
+        }
+    }
     while (count > 0) {
         size_t run = rows - f->index[0];
 

@@ -1,0 +1,251 @@
+/*
+ * test_arrays.c - reading and writing NumPy's own files
+ * (tests/data/arrays, made by gen_arrays.py): every array is read through
+ * every back end (path, memory, and a hostile stream handing out 1 to 7
+ * bytes per call, with and without seek) with every flag combination, and
+ * compared with the bytes NumPy computed for that conversion; then written
+ * back, byte-identical to np.save's file.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "testdata.h"
+
+enum { A_NAME, A_FILE, A_FORTRAN, A_NDIM, A_SHAPE, A_ITEMSIZE, A_NBYTES,
+       A_OFFSET, A_OBJECT, A_COLUMNS };
+
+static char host_order(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+
+    memcpy(&first, &one, 1);
+    return first == 1 ? '<' : '>';
+}
+
+static unsigned char *array_file(const char *name, const char *suffix,
+                                 size_t *len)
+{
+    char rel[256];
+
+    snprintf(rel, sizeof rel, "arrays/%s%s", name, suffix);
+    return read_data_file(rel, len);
+}
+
+/* ---- a hostile stream over memory ---------------------------------------------- */
+
+typedef struct hostile {
+    const unsigned char *data;
+    size_t len, pos;
+    unsigned calls;
+} hostile;
+
+static int hostile_read(void *user, void *buf, size_t cap, size_t *got)
+{
+    hostile *h = user;
+    size_t n = 1 + h->calls++ % 7;
+
+    if (n > cap)
+        n = cap;
+    if (n > h->len - h->pos)
+        n = h->len - h->pos;
+    memcpy(buf, h->data + h->pos, n);
+    h->pos += n;
+    *got = n;
+    return 0;
+}
+
+static int hostile_seek(void *user, int64_t offset, int whence, int64_t *pos)
+{
+    hostile *h = user;
+    int64_t base = whence == NPYIO_SEEK_SET   ? 0
+                   : whence == NPYIO_SEEK_CUR ? (int64_t)h->pos
+                                              : (int64_t)h->len;
+
+    if (base + offset < 0 || base + offset > (int64_t)h->len)
+        return -1;
+    h->pos = (size_t)(base + offset);
+    *pos = base + offset;
+    return 0;
+}
+
+enum { BACK_PATH, BACK_MEMORY, BACK_HOSTILE_SEEK, BACK_HOSTILE, BACK_COUNT };
+static const char *const back_names[BACK_COUNT] = {
+    "path", "memory", "hostile stream with seek", "hostile stream"};
+
+/* Open a reader on the file through one back end. */
+static npyio_reader *open_reader(int back, const char *path,
+                                 const unsigned char *file, size_t len,
+                                 hostile *h, npyio_stream **s)
+{
+    static const npyio_stream_ops seeking = {sizeof seeking, hostile_read,
+                                             NULL, hostile_seek, NULL};
+    static const npyio_stream_ops plain = {sizeof plain, hostile_read, NULL,
+                                           NULL, NULL};
+    npyio_reader *r = NULL;
+
+    *s = NULL;
+    h->data = file;
+    h->len = len;
+    h->pos = 0;
+    h->calls = 0;
+    switch (back) {
+    case BACK_PATH:
+        assert_ok(npyio_reader_open_path(path, NULL, &r));
+        return r;
+    case BACK_MEMORY:
+        assert_ok(npyio_stream_open_memory(file, len, NULL, s));
+        break;
+    case BACK_HOSTILE_SEEK:
+        assert_ok(npyio_stream_open_ops(&seeking, h, NULL, s));
+        break;
+    default:
+        assert_ok(npyio_stream_open_ops(&plain, h, NULL, s));
+        break;
+    }
+    assert_ok(npyio_reader_open_stream(*s, NULL, &r));
+    return r;
+}
+
+/* The bytes NumPy says a read with these flags gives on this host. */
+static unsigned char *expected(const tsv_row *r, const unsigned char *file,
+                               unsigned flags, size_t *len)
+{
+    static const char *const suffix[2][4] = {
+        {NULL, ".le.bin", ".c.bin", ".c_le.bin"},
+        {NULL, ".be.bin", ".c.bin", ".c_be.bin"}};
+    size_t nbytes = (size_t)atoll(r->field[A_NBYTES]);
+    unsigned char *copy;
+
+    if (flags == 0) { /* as stored */
+        copy = malloc(nbytes + 1);
+        memcpy(copy, file + atoll(r->field[A_OFFSET]), nbytes);
+        *len = nbytes;
+        return copy;
+    }
+    return array_file(r->field[A_NAME],
+                      suffix[host_order() == '>'][flags], len);
+}
+
+static void check_reads(const tsv_row *r)
+{
+    char path[512];
+    size_t len, want_len;
+    unsigned char *file = array_file(r->field[A_NAME], ".npy", &len);
+    size_t nbytes = (size_t)atoll(r->field[A_NBYTES]);
+    unsigned char *got = malloc(nbytes + 1);
+    unsigned flags;
+    int back;
+
+    snprintf(path, sizeof path, "%s/arrays/%s.npy", NPYIO_TEST_DATA_DIR,
+             r->field[A_NAME]);
+    for (back = 0; back < BACK_COUNT; back++)
+        for (flags = 0; flags < 4; flags++) {
+            hostile h;
+            npyio_stream *s;
+            npyio_reader *reader = open_reader(back, path, file, len, &h, &s);
+            unsigned char *want = expected(r, file, flags, &want_len);
+
+            assert_int_equal(want_len, nbytes);
+            memset(got, 0xEE, nbytes + 1);
+            assert_ok(npyio_reader_read(reader, got, nbytes + 1, flags));
+            if (memcmp(got, want, nbytes) != 0)
+                fail_msg("%s via %s, flags %u: data differs from NumPy's",
+                         r->field[A_NAME], back_names[back], flags);
+            assert_int_equal(got[nbytes], 0xEE); /* nothing past the end */
+            assert_ok(npyio_reader_close(reader));
+            assert_ok(npyio_stream_close(s));
+            /* The allocating read, through the same back end. */
+            reader = open_reader(back, path, file, len, &h, &s);
+            {
+                void *data = NULL;
+                size_t n = 0;
+
+                assert_ok(npyio_reader_read_alloc(reader, flags, &data, &n));
+                assert_int_equal(n, nbytes);
+                assert_memory_equal(data, want, nbytes);
+                npyio_free(data);
+            }
+            assert_ok(npyio_reader_close(reader));
+            assert_ok(npyio_stream_close(s));
+            free(want);
+        }
+    free(got);
+    free(file);
+}
+
+/* Written back from the parsed header and the stored bytes, the file is
+ * np.save's, byte for byte; and through a path too. */
+static void check_write(const tsv_row *r)
+{
+    size_t len, out_len, saved_len;
+    unsigned char *file = array_file(r->field[A_NAME], ".npy", &len);
+    npyio_header *h = NULL;
+    npyio_stream *s = NULL;
+    npyio_writer *w = NULL;
+    void *out = NULL;
+    char path[64];
+    unsigned char *saved;
+    FILE *f;
+    size_t offset = (size_t)atoll(r->field[A_OFFSET]);
+
+    assert_ok(npyio_header_parse(file, len, NULL, &h, NULL));
+    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_writer_open_stream(s, h, NULL, &w));
+    assert_ok(npyio_writer_write(w, file + offset, len - offset));
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_stream_take_bytes(s, &out, &out_len));
+    assert_int_equal(out_len, len);
+    if (memcmp(out, file, len) != 0)
+        fail_msg("%s: written bytes differ from np.save's", r->field[A_NAME]);
+    npyio_free(out);
+    assert_ok(npyio_stream_close(s));
+    if (strcmp(r->field[A_OBJECT], "0") == 0) {
+        snprintf(path, sizeof path, "/tmp/npyio-arrays-%ld.npy",
+                 (long)getpid());
+        assert_ok(npyio_save(path, h, file + offset, NULL));
+        f = fopen(path, "rb");
+        saved = malloc(len + 1);
+        saved_len = fread(saved, 1, len + 1, f);
+        fclose(f);
+        unlink(path);
+        assert_int_equal(saved_len, len);
+        assert_memory_equal(saved, file, len);
+        free(saved);
+    }
+    npyio_header_free(h);
+    free(file);
+}
+
+static void test_numpy_arrays(void **state)
+{
+    tsv_table t;
+    size_t i;
+
+    (void)state;
+    tsv_load("arrays/manifest.tsv", &t);
+    assert_true(t.count >= 40);
+    for (i = 0; i < t.count; i++) {
+        const tsv_row *r = &t.rows[i];
+
+        assert_int_equal(r->count, A_COLUMNS);
+        print_message("%s\n", r->field[A_NAME]);
+        if (strcmp(r->field[A_OBJECT], "0") == 0)
+            check_reads(r);
+        check_write(r);
+    }
+    tsv_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_numpy_arrays),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
