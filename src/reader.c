@@ -387,11 +387,27 @@ static npyio_status read_in_place(npyio_reader *r, const conversion *c,
 
 /* Fortran to C: blocks through a small bounce buffer, each swapped and
  * then placed where C order keeps its elements. */
+/* The bounce buffer for Fortran to C: whole columns for the tiled
+ * transposition of 2-D arrays (see convert.c) where that fits in
+ * REORDER_MAX_BYTES, else cache-sized blocks. */
+#define REORDER_TILE_COLUMNS 16
+#define REORDER_MAX_BYTES ((size_t)32 << 20)
+
+static size_t reorder_bytes(const npyio_header *h, size_t itemsize)
+{
+    size_t column = (size_t)h->shape[0] * itemsize;
+
+    if (h->ndim == 2 && column <= REORDER_MAX_BYTES / REORDER_TILE_COLUMNS &&
+        column * REORDER_TILE_COLUMNS > BLOCK_BYTES)
+        return column * REORDER_TILE_COLUMNS;
+    return block_bytes(itemsize);
+}
+
 static npyio_status read_reordered(npyio_reader *r, const conversion *c,
                                    unsigned char *dst)
 {
     const npyio_header *h = r->header;
-    size_t step = block_bytes(c->itemsize), done = 0, got;
+    size_t step = reorder_bytes(h, c->itemsize), done = 0, got;
     size_t *cursor_state = NULL;
     unsigned char *bounce = NULL;
     npyio__f2c f2c;
