@@ -73,9 +73,11 @@ static int hostile_seek(void *user, int64_t offset, int whence, int64_t *pos)
     return 0;
 }
 
-enum { BACK_PATH, BACK_MEMORY, BACK_HOSTILE_SEEK, BACK_HOSTILE, BACK_COUNT };
+enum { BACK_PATH, BACK_FILE, BACK_MEMORY, BACK_HOSTILE_SEEK, BACK_HOSTILE,
+       BACK_COUNT };
 static const char *const back_names[BACK_COUNT] = {
-    "path", "memory", "hostile stream with seek", "hostile stream"};
+    "path", "FILE*", "memory", "hostile stream with seek", "hostile stream"};
+static FILE *open_file;
 
 /* Open a reader on the file through one back end. */
 static npyio_reader *open_reader(int back, const char *path,
@@ -97,6 +99,11 @@ static npyio_reader *open_reader(int back, const char *path,
     case BACK_PATH:
         assert_ok(npyio_reader_open_path(path, NULL, &r));
         return r;
+    case BACK_FILE:
+        open_file = fopen(path, "rb");
+        assert_non_null(open_file);
+        assert_ok(npyio_stream_open_file(open_file, NULL, s));
+        break;
     case BACK_MEMORY:
         assert_ok(npyio_stream_open_memory(file, len, NULL, s));
         break;
@@ -109,6 +116,16 @@ static npyio_reader *open_reader(int back, const char *path,
     }
     assert_ok(npyio_reader_open_stream(*s, NULL, &r));
     return r;
+}
+
+static void close_reader(npyio_reader *reader, npyio_stream *s)
+{
+    assert_ok(npyio_reader_close(reader));
+    assert_ok(npyio_stream_close(s));
+    if (open_file != NULL) { /* the stream does not close a FILE */
+        fclose(open_file);
+        open_file = NULL;
+    }
 }
 
 /* The bytes NumPy says a read with these flags gives on this host. */
@@ -157,8 +174,7 @@ static void check_reads(const tsv_row *r)
                 fail_msg("%s via %s, flags %u: data differs from NumPy's",
                          r->field[A_NAME], back_names[back], flags);
             assert_int_equal(got[nbytes], 0xEE); /* nothing past the end */
-            assert_ok(npyio_reader_close(reader));
-            assert_ok(npyio_stream_close(s));
+            close_reader(reader, s);
             /* The allocating read, through the same back end. */
             reader = open_reader(back, path, file, len, &h, &s);
             {
@@ -170,8 +186,7 @@ static void check_reads(const tsv_row *r)
                 assert_memory_equal(data, want, nbytes);
                 npyio_free(data);
             }
-            assert_ok(npyio_reader_close(reader));
-            assert_ok(npyio_stream_close(s));
+            close_reader(reader, s);
             free(want);
         }
     free(got);

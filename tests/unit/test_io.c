@@ -547,6 +547,46 @@ static void test_path_errors(void **state)
     npyio_header_free(h);
 }
 
+/* Pipes: writing works when the shape is known up front, and reading
+ * needs no seek. */
+static void test_through_a_pipe(void **state)
+{
+    int64_t shape[2] = {2, 3};
+    npyio_header *h = make_header(">u2", 2, shape, 1);
+    static const unsigned char data[12] = {0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6};
+    unsigned char back[12];
+    npyio_stream *in = NULL, *out = NULL;
+    npyio_writer *w = NULL;
+    npyio_reader *r = NULL;
+    int fds[2];
+
+    (void)state;
+    assert_int_equal(pipe(fds), 0);
+    assert_ok(npyio_stream_open_fd(fds[1], NULL, &out));
+    assert_ok(npyio_writer_open_stream(out, h, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, sizeof data));
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_stream_close(out));
+    close(fds[1]);
+    assert_ok(npyio_stream_open_fd(fds[0], NULL, &in));
+    assert_ok(npyio_reader_open_stream(in, NULL, &r));
+    /* Fortran (2, 3) to C order: column-major 1..6 becomes 1 3 5 / 2 4 6,
+     * and each value to native order. */
+    assert_ok(npyio_reader_read(r, back, sizeof back,
+                                NPYIO_READ_C_ORDER | NPYIO_READ_NATIVE));
+    {
+        static const uint16_t want[6] = {1, 3, 5, 2, 4, 6};
+        uint16_t got[6];
+
+        memcpy(got, back, sizeof got);
+        assert_memory_equal(got, want, sizeof want);
+    }
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(in));
+    close(fds[0]);
+    npyio_header_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_failed_write_keeps_the_old_file),
         cmocka_unit_test(test_symlink_is_written_through),
         cmocka_unit_test(test_path_errors),
+        cmocka_unit_test(test_through_a_pipe),
     };
 
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
