@@ -50,7 +50,8 @@ Conversion rules the .bin files follow (the reader's contract):
   * Bytes that belong to no field (gaps and trailing padding of records
     with explicit offsets) are kept as stored: a reader moves whole
     elements and swaps fields in place.  The records with gaps fill them
-    with PAD_BYTE, not zero, so a reader that clears or moves them fails.
+    with PAD_BYTE (0xA5), not zero, so a reader that clears or moves them
+    fails.
 
 Why the bytes are built by hand instead of taken from NumPy conversions:
 NumPy 1.24 does not keep the bytes outside fields when it copies a record
@@ -59,8 +60,9 @@ and a cast that creates long doubles (e.g. int -> f16) leaves garbage in
 their 6 unused bytes.  So every array is written field by field into a
 buffer we own, long doubles are cleaned after the cast, and conversions are
 done by in-place byte swaps and whole-element (void) copies, which NumPy
-does byte-exactly.  The NumPy conversions the brief names (astype with
-newbyteorder, ascontiguousarray) are then used to check the values.
+does byte-exactly.  NumPy's own conversions (astype to
+dtype.newbyteorder(), a C-order copy) then check the values, and for
+dtypes without fields the bytes too.
 
 Values are distinct and spread over every byte of an element (integer kinds
 get a byte pattern in which no two bytes of an element are equal), so a
@@ -261,7 +263,7 @@ def values(leaf, n, start):
     unit (whole long double, complex halves, UCS4 characters) and, unlike
     a value cast, copies the long doubles' unused bytes as they are."""
     vals = native_values(leaf, n, start)
-    if leaf.str[0] in "|=" or leaf.isnative:
+    if leaf.isnative:  # True for '|' types too
         return vals.view(leaf)
     return vals.byteswap().view(leaf)
 
@@ -339,7 +341,7 @@ def make_cases():
         add(name + "_le", "scalar", "<" + code, (N1D,))
         add(name + "_be", "scalar", ">" + code, (N1D,))
 
-    # --- memory layouts: C and Fortran order, 2-D and 3-D ---------------------
+    # --- memory layouts: C and Fortran order, 2-D and 3-D -------------------
     for label, dt in LAYOUT_DTYPES_2D:
         for fortran in (False, True):
             add("%s_3x5_%s" % (label, "f" if fortran else "c"), "layout",
@@ -348,14 +350,14 @@ def make_cases():
         for fortran in (False, True):
             add("%s_2x3x4_%s" % (label, "f" if fortran else "c"), "layout",
                 dt, (2, 3, 4), fortran)
-    # Built Fortran, but with one dimension above 1 the array is also C
+    # Built Fortran, but with only one dimension above 1 the array is also C
     # contiguous, and np.save writes fortran_order False.
     add("f8be_1x5_f", "layout", ">f8", (1, 5), fortran=True)
     add("i4le_4x1_f", "layout", "<i4", (4, 1), fortran=True)
     add("f8le_300x2_f", "layout", "<f8", (300, 2), fortran=True)  # tall
     add("f4be_2x300_f", "layout", ">f4", (2, 300), fortran=True)  # wide
 
-    # --- 0-d and empty --------------------------------------------------------
+    # --- 0-d and empty ------------------------------------------------------
     add("i4le_0d", "edge", "<i4", ())
     add("f8be_0d", "edge", ">f8", ())
     add("rec24_0d", "edge", REC24, ())

@@ -172,20 +172,18 @@ def random_native(rng, leaf, n):
         return vals.astype(native)
     if kind == "S":
         # No NUL bytes: NumPy drops trailing NULs when it reads S values.
-        return np.array([rng.integers(1, 256, rng.integers(0, leaf.itemsize
-                                                           + 1),
-                                      dtype=np.uint8).tobytes()
-                         for _ in range(n)], dtype=native)
+        lengths = rng.integers(0, leaf.itemsize + 1, n)
+        return np.array([rng.integers(1, 256, k, dtype=np.uint8).tobytes()
+                         for k in lengths], dtype=native)
     if kind == "U":
         # Non-zero code points from ASCII to beyond the BMP, no surrogates.
         points = np.concatenate([np.arange(0x20, 0x7F),
                                  np.arange(0xA0, 0x800),
                                  np.arange(0x4E00, 0x4F00),
                                  np.arange(0x1F600, 0x1F650)])
-        chars = leaf.itemsize // 4
-        return np.array(["".join(chr(c) for c in rng.choice(
-            points, rng.integers(0, chars + 1))) for _ in range(n)],
-            dtype=native)
+        lengths = rng.integers(0, leaf.itemsize // 4 + 1, n)
+        return np.array(["".join(chr(c) for c in rng.choice(points, k))
+                         for k in lengths], dtype=native)
     if kind == "V":
         return np.frombuffer(rng.bytes(n * leaf.itemsize), native).copy()
     raise AssertionError("no values for %s" % leaf)
@@ -203,7 +201,7 @@ def random_array(rng, dtype, shape, fortran=False):
     arr = np.ndarray(shape, dtype, buffer=raw, order="F" if fortran else "C")
     for offset, leaf in leaves(dtype):
         vals = random_native(rng, leaf, count)
-        if not (leaf.str[0] in "|=" or leaf.isnative):
+        if not leaf.isnative:  # True for '|' types too
             vals = vals.byteswap()
         leaf_view(arr, offset, leaf)[...] = vals.view(leaf).reshape(shape)
     return arr
@@ -220,7 +218,11 @@ KIND_NAMES = {"?": "bool", "g": "longdouble", "G": "clongdouble",
               "M8[us]": "datetime_us", "m8[3h]": "timedelta_3h",
               "M8[D]": "datetime_day", "U1": "str1", "U4": "str4"}
 
-# Nested, mixed-endian, subarray of records, gaps (explicit offsets).
+# Nested, mixed-endian, a subarray of records, gaps (explicit offsets):
+#   INNER:  p 0..1 | gap 2..3 | q 4..7 | trailing 8..9
+#   PADDED: gap 0..1 | id 2..5 | gap 6..7 | pts 8..37 | gap 38 | flag 39 |
+#           gap 40 | when 41..48 (unaligned) | gap 49..51 | z 52..59 |
+#           trailing 60..62 (odd itemsize)
 INNER = np.dtype({"names": ["p", "q"], "formats": [">i2", "<f4"],
                   "offsets": [0, 4], "itemsize": 10})
 PADDED = np.dtype({"names": ["id", "pts", "flag", "when", "z"],
@@ -231,6 +233,7 @@ MIXED = np.dtype([("a", ">i4"), ("b", "<f8"), ("c", "S3"),
                   ("e", [("f", "<c16"), ("g", [("h", ">U2"), ("i", "<i8"),
                                                ("j", ">g")])]),
                   ("k", "<G", (2,))])
+# align=True: the padding a C compiler would add.
 ALIGNED = np.dtype([("a", "u1"), ("b", ">f8"), ("c", "<i2"),
                     ("d", [("e", "u1"), ("f", ">i4")], (2,))], align=True)
 SUBARRAYS = np.dtype([("m", "<f4", (2, 3)), ("n", ">i2", (3,)),
@@ -416,6 +419,9 @@ def check_case(tool, workdir, name, arr, failures):
     copy = os.path.join(workdir, name + ".copy.npy")
     remove(copy)
     err = run_tool(tool, ["copy", path, copy])
+    copied = read_output(copy)
+    if err is None and copied is None:
+        err = "no output file"
     if err is not None:
         failures.append("FAIL %s copy bytes: %s" % (name, err))
         failures.append("FAIL %s copy load: not checked (copy failed)"
@@ -423,7 +429,6 @@ def check_case(tool, workdir, name, arr, failures):
         return 6
     with open(path, "rb") as f:
         original = f.read()
-    copied = read_output(copy)
     if copied != original:
         failures.append("FAIL %s copy bytes: %s" % (name, first_difference(
             copied, original, 1)))
