@@ -526,9 +526,7 @@ static size_t max_code_point(const char *s, size_t len)
     return max;
 }
 
-/* np.save's fortran_order: True only if the data could not also be read as
- * C order, i.e. not for empty arrays or at most one dimension above 1. */
-static bool saved_fortran(const npyio_header *h)
+bool npyio__header_fortran_data(const npyio_header *h)
 {
     int big = 0, i;
 
@@ -551,7 +549,7 @@ static size_t put_str(char *out, size_t cap, size_t at, const char *s,
 static npyio_status format_dict(const npyio_header *h, char *out, size_t cap,
                                 size_t *len)
 {
-    bool fortran = saved_fortran(h);
+    bool fortran = npyio__header_fortran_data(h);
     size_t at = 0, descr_len = 0;
     char num[32];
     int i, digits = 0;

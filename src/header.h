@@ -44,4 +44,12 @@ npyio_status npyio__preamble_parse(const unsigned char *bytes, size_t len,
                                    const npyio_options *options,
                                    npyio__preamble *pre, size_t *need);
 
+/*
+ * Is the data in Fortran order in a way that matters: fortran_order set
+ * and the bytes not also in C order (they are for empty arrays and for
+ * shapes with at most one dimension above 1). np.save writes
+ * fortran_order True only then, and readers reorder only then.
+ */
+bool npyio__header_fortran_data(const npyio_header *h);
+
 #endif /* NPYIO_HEADER_H */

@@ -314,25 +314,12 @@ static npyio_status check_read(npyio_reader *r, uint32_t flags,
     return NPYIO_OK;
 }
 
-/* Fortran-order data needs moving only if it is not also C order: not
- * when empty or with at most one dimension above 1. */
-static bool needs_reorder(const npyio_header *h)
-{
-    int big = 0, i;
-
-    if (!h->fortran_order || h->count == 0)
-        return false;
-    for (i = 0; i < h->ndim; i++)
-        big += h->shape[i] > 1;
-    return big > 1;
-}
-
 static npyio_status plan_conversion(npyio_reader *r, uint32_t flags,
                                     conversion *c)
 {
     c->itemsize = r->header->dtype->itemsize;
     c->nbytes = (size_t)r->header->nbytes;
-    c->reorder = (flags & NPYIO_READ_C_ORDER) && needs_reorder(r->header);
+    c->reorder = (flags & NPYIO_READ_C_ORDER) && npyio__header_fortran_data(r->header);
     c->plan.ops = NULL;
     c->plan.count = 0;
     c->plan.itemsize = c->itemsize;

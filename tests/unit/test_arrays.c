@@ -18,15 +18,6 @@
 enum { A_NAME, A_FILE, A_FORTRAN, A_NDIM, A_SHAPE, A_ITEMSIZE, A_NBYTES,
        A_OFFSET, A_OBJECT, A_COLUMNS };
 
-static char host_order(void)
-{
-    const uint16_t one = 1;
-    unsigned char first;
-
-    memcpy(&first, &one, 1);
-    return first == 1 ? '<' : '>';
-}
-
 static unsigned char *array_file(const char *name, const char *suffix,
                                  size_t *len)
 {

@@ -13,15 +13,6 @@
 #include "testutil.h"
 #include "testdata.h"
 
-static char host_order(void)
-{
-    const uint16_t one = 1;
-    unsigned char first;
-
-    memcpy(&first, &one, 1);
-    return first == 1 ? '<' : '>';
-}
-
 /*
  * Where libnpyio departs from NumPy 1.24 on purpose (documented in
  * npyio.h): sizes that NumPy wraps to negative numbers ("S-1",

@@ -21,15 +21,6 @@ enum {
     COL_COUNT_ALL
 };
 
-static char host_order(void)
-{
-    const uint16_t one = 1;
-    unsigned char first;
-
-    memcpy(&first, &one, 1);
-    return first == 1 ? '<' : '>';
-}
-
 static unsigned char *valid_file(const char *name, size_t *len)
 {
     char rel[256];

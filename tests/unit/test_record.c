@@ -44,15 +44,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static char host_order(void)
-{
-    const uint16_t one = 1;
-    unsigned char first;
-
-    memcpy(&first, &one, 1);
-    return first == 1 ? '<' : '>';
-}
-
 static unsigned char *record_file(const char *name, size_t *len)
 {
     char rel[256];

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "npyio.h"
@@ -37,5 +38,16 @@
             fail_msg("last error \"%s\" does not contain \"%s\"", msg_,      \
                      (needle));                                              \
     } while (0)
+
+/* This host's byte order character, '<' or '>', found independently of
+ * the library. */
+static inline char host_order(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+
+    memcpy(&first, &one, 1);
+    return first == 1 ? '<' : '>';
+}
 
 #endif /* NPYIO_TESTUTIL_H */
