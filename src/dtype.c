@@ -163,12 +163,57 @@ static npyio_dtype builtins[] = {
     BUILTIN_BOTH(NPYIO_KIND_COMPLEX, 16, _Alignof(double)),
 };
 
+/*
+ * Short strings and datetimes of unit multiplier 1 are common in record
+ * fields; built in too, so a record of them is one allocation. Indexed,
+ * not searched.
+ */
+#define SHORT_MAX 32
+#define E8(M, a, b) M(a, b + 1), M(a, b + 2), M(a, b + 3), M(a, b + 4), \
+                    M(a, b + 5), M(a, b + 6), M(a, b + 7), M(a, b + 8)
+#define E32(M, a) E8(M, a, 0), E8(M, a, 8), E8(M, a, 16), E8(M, a, 24)
+#define BYTES_ENTRY(order, n) BUILTIN(NPYIO_KIND_BYTES, n, order, 1)
+#define STR_ENTRY(order, n) \
+    BUILTIN(NPYIO_KIND_STR, 4 * (n), order, _Alignof(uint32_t))
+#define DT_ENTRY(k, order, u)                                              \
+    {                                                                       \
+        .magic = NPYIO__MAGIC_DTYPE, .immortal = true, .kind = (k),         \
+        .byteorder = (order), .itemsize = 8, .alignment = _Alignof(int64_t),\
+        .unit = (u), .multiplier = 1                                         \
+    }
+#define DT_UNITS(k, order)                                                  \
+    DT_ENTRY(k, order, 0), DT_ENTRY(k, order, 1), DT_ENTRY(k, order, 2),    \
+        DT_ENTRY(k, order, 3), DT_ENTRY(k, order, 4), DT_ENTRY(k, order, 5),\
+        DT_ENTRY(k, order, 6), DT_ENTRY(k, order, 7), DT_ENTRY(k, order, 8),\
+        DT_ENTRY(k, order, 9), DT_ENTRY(k, order, 10),                      \
+        DT_ENTRY(k, order, 11), DT_ENTRY(k, order, 12),                     \
+        DT_ENTRY(k, order, 13)
+
+static npyio_dtype builtin_bytes[SHORT_MAX] = {E32(BYTES_ENTRY, '|')};
+static npyio_dtype builtin_str[2][SHORT_MAX] = {{E32(STR_ENTRY, '<')},
+                                                {E32(STR_ENTRY, '>')}};
+static npyio_dtype builtin_datetime[2][2][NPYIO__DT_COUNT] = {
+    {{DT_UNITS(NPYIO_KIND_DATETIME, '<')},
+     {DT_UNITS(NPYIO_KIND_DATETIME, '>')}},
+    {{DT_UNITS(NPYIO_KIND_TIMEDELTA, '<')},
+     {DT_UNITS(NPYIO_KIND_TIMEDELTA, '>')}},
+};
+_Static_assert(NPYIO__DT_COUNT == 14, "DT_UNITS lists every unit");
+
 static npyio_dtype *find_builtin(npyio_kind kind, size_t itemsize,
                                  char byteorder)
 {
     size_t i;
 
-    /* Built-ins are numbers and objects of the common sizes only. */
+    if (kind == NPYIO_KIND_BYTES)
+        return itemsize >= 1 && itemsize <= SHORT_MAX
+                   ? &builtin_bytes[itemsize - 1]
+                   : NULL;
+    if (kind == NPYIO_KIND_STR)
+        return itemsize >= 4 && itemsize <= 4 * SHORT_MAX
+                   ? &builtin_str[byteorder == '>'][itemsize / 4 - 1]
+                   : NULL;
+    /* The others: numbers and objects of the common sizes. */
     if (itemsize > 16 || (kind != NPYIO_KIND_INT && kind != NPYIO_KIND_UINT &&
                           kind != NPYIO_KIND_FLOAT &&
                           kind != NPYIO_KIND_COMPLEX &&
@@ -272,9 +317,15 @@ static npyio_status make_scalar(npyio_kind kind, size_t itemsize,
 static npyio_status make_datetime(npyio_kind kind, int unit, int32_t mult,
                                   char requested_order, npyio_dtype **out)
 {
-    npyio_status st = new_dtype(kind, 8, resolve_order(kind, 8,
-                                                       requested_order),
-                                out);
+    char order = resolve_order(kind, 8, requested_order);
+    npyio_status st;
+
+    if (mult == 1) {
+        *out = &builtin_datetime[kind == NPYIO_KIND_TIMEDELTA][order == '>']
+                                [unit];
+        return NPYIO_OK;
+    }
+    st = new_dtype(kind, 8, order, out);
 
     if (st == NPYIO_OK) {
         (*out)->unit = unit;
