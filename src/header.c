@@ -632,17 +632,18 @@ typedef struct layout {
     int version;
     size_t prefix;
     size_t text_bytes;
-    size_t hlen; /* text + padding + newline */
+    uint64_t hlen; /* text + padding + newline; 64-bit even where size_t
+                      is not, so that oversize is caught, not wrapped */
 } layout;
 
 static void compute_layout(const dict_text *t, int version, layout *l)
 {
-    size_t hlen;
+    uint64_t hlen;
 
     l->version = version;
     l->prefix = version == 1 ? 10 : 12;
     l->text_bytes = encoded_length(t, version);
-    hlen = l->text_bytes + 1;
+    hlen = (uint64_t)l->text_bytes + 1;
     l->hlen = hlen + (ARRAY_ALIGN - (l->prefix + hlen) % ARRAY_ALIGN);
 }
 
@@ -669,13 +670,15 @@ static npyio_status choose_layout(const dict_text *t, int version, layout *l)
     compute_layout(t, version, l);
     if (version == 1 && l->hlen > V1_MAX_HLEN)
         return npyio__fail(NPYIO_E_INVALID_ARG,
-                           "%s: the header needs %zu bytes, more than the "
-                           "65535 of format 1.0", where, l->hlen);
-    if ((uint64_t)l->hlen > UINT32_MAX)
+                           "%s: the header needs %llu bytes, more than the "
+                           "65535 of format 1.0", where,
+                           (unsigned long long)l->hlen);
+    if (l->hlen > UINT32_MAX || l->hlen > SIZE_MAX - l->prefix)
         return npyio__fail(NPYIO_E_OVERFLOW,
-                           "%s: the header needs %zu bytes, more than a "
-                           "format %d.0 length field can hold", where,
-                           l->hlen, version);
+                           "%s: the header needs %llu bytes, more than a "
+                           "format %d.0 length field (or this host) can "
+                           "hold", where, (unsigned long long)l->hlen,
+                           version);
     return NPYIO_OK;
 }
 
@@ -706,8 +709,8 @@ static void write_header(const dict_text *t, const layout *l,
         }
     }
     memset(out + l->prefix + l->text_bytes, ' ',
-           l->hlen - l->text_bytes - 1);
-    out[l->prefix + l->hlen - 1] = '\n';
+           (size_t)l->hlen - l->text_bytes - 1);
+    out[l->prefix + (size_t)l->hlen - 1] = '\n';
 }
 
 /* Version and layout np.save would choose; used for new headers. */
@@ -754,7 +757,7 @@ npyio_status npyio_header_emit(const npyio_header *header, int version,
     if (st != NPYIO_OK)
         return st;
     st = choose_layout(&t, version, &l);
-    total = l.prefix + l.hlen;
+    total = l.prefix + (size_t)l.hlen;
     if (st == NPYIO_OK && len != NULL)
         *len = total;
     if (st == NPYIO_OK && cap < total)

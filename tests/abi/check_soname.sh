@@ -6,7 +6,7 @@ set -eu
 lib=$1
 want=$2
 dir=$(dirname "$lib")
-soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+soname=$(${READELF:-readelf} -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 if [ "$soname" != "$want" ]; then
     echo "ABI CHECK FAILED: SONAME is '$soname', expected '$want'"
     exit 1

@@ -46,7 +46,7 @@ sed -e 's,/\*.*\*/,,g' -e '/^[[:space:]]*\/\?\*/d' "$map" | awk '
 
 # Defined dynamic symbols with their versions, e.g. "T npyio_free@@NPYIO_1.0".
 # The version nodes themselves show up as absolute symbols; skip those.
-nm -D --defined-only --with-symbol-versions "$lib" \
+${NM:-nm} -D --defined-only --with-symbol-versions "$lib" \
     | awk '$2 != "A" { print $3 }' | sort >"$tmp/versioned"
 sed 's/@.*//' "$tmp/versioned" | sort -u >"$tmp/exported"
 

@@ -59,6 +59,9 @@ static void check_facts(const tsv_row *r, const npyio_header *h)
     assert_ok(npyio_dtype_str(dt, str, sizeof str, NULL));
     assert_string_equal(str, r->field[COL_DESCR]);
     assert_int_equal(npyio_dtype_kind(dt), r->field[COL_KIND][0]);
+    /* An object is a pointer: its size is the host's (8 where NumPy ran). */
+    if (sizeof(void *) != 8 && npyio_dtype_kind(dt) == NPYIO_KIND_OBJECT)
+        return;
     assert_int_equal(npyio_dtype_itemsize(dt), atoll(r->field[COL_ITEMSIZE]));
     /* NumPy's alignments were taken on x86-64; 32-bit hosts differ. */
     if (sizeof(void *) == 8)

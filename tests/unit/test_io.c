@@ -337,7 +337,9 @@ static void test_hostile_sizes_allocate_little(void **state)
                                       INT64_C(1) << 33));
     largest = 0;
     assert_ok(npyio_stream_open_memory(claim, sizeof claim, o, &s));
-    assert_status(npyio_reader_open_stream(s, o, &r), NPYIO_E_TRUNCATED);
+    /* (4 GiB does not fit a 32-bit address space: a clear error there.) */
+    assert_status(npyio_reader_open_stream(s, o, &r),
+                  sizeof(size_t) >= 8 ? NPYIO_E_TRUNCATED : NPYIO_E_OVERFLOW);
     assert_ok(npyio_stream_close(s));
     assert_true(largest < 4096);
     /* The same from a pipe, whose length cannot be asked: the header is
@@ -347,7 +349,8 @@ static void test_hostile_sizes_allocate_little(void **state)
     src.pos = 0;
     largest = 0;
     assert_ok(npyio_stream_open_ops(&source_ops, &src, o, &s));
-    assert_status(npyio_reader_open_stream(s, o, &r), NPYIO_E_TRUNCATED);
+    assert_status(npyio_reader_open_stream(s, o, &r),
+                  sizeof(size_t) >= 8 ? NPYIO_E_TRUNCATED : NPYIO_E_OVERFLOW);
     assert_ok(npyio_stream_close(s));
     assert_true(largest <= (2u << 20));
     /* Data: a file promising 1 TiB but holding 800 bytes, from a pipe. */
@@ -367,8 +370,9 @@ static void test_hostile_sizes_allocate_little(void **state)
     largest = 0;
     assert_ok(npyio_stream_open_ops(&source_ops, &src, o, &s));
     assert_ok(npyio_reader_open_stream(s, o, &r));
+    /* 1 TiB does not fit a 32-bit address space: a clear error there. */
     assert_status(npyio_reader_read_alloc(r, 0, &data, NULL),
-                  NPYIO_E_TRUNCATED);
+                  sizeof(size_t) >= 8 ? NPYIO_E_TRUNCATED : NPYIO_E_OVERFLOW);
     assert_true(largest <= (2u << 20)); /* bounded steps, not 1 TiB */
     assert_ok(npyio_reader_close(r));
     assert_ok(npyio_stream_close(s));

@@ -210,7 +210,7 @@ static void test_allocator_table_checks(void **state)
     assert_status(npyio_options_set_allocator(o, &short_table, &c),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("the table needs at least");
-    garbage_size.size = (size_t)1 << 40;
+    garbage_size.size = SIZE_MAX / 2;
     assert_status(npyio_options_set_allocator(o, &garbage_size, &c),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("which no version's table has");

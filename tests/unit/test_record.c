@@ -259,6 +259,18 @@ static void test_record_corpus(void **state)
         print_message("%s\n", r->field[M_NAME]);
         h = parse_case(r);
         dt = npyio_header_dtype(h);
+        assert_int_equal(npyio_dtype_contains_objects(dt),
+                         atoi(r->field[M_OBJECT]));
+        /* Objects are pointers: sizes and offsets of records holding them
+         * are the host's, and NumPy's were taken where pointers are 8. */
+        if (sizeof(void *) != 8 && npyio_dtype_contains_objects(dt)) {
+            while (row < fields.count &&
+                   strcmp(fields.rows[row].field[F_CASE],
+                          r->field[M_NAME]) == 0)
+                row++;
+            npyio_header_free(h);
+            continue;
+        }
         assert_int_equal(npyio_header_version(h), atoi(r->field[M_VERSION]));
         assert_int_equal(npyio_header_length(h), atoll(r->field[M_HLEN]));
         assert_int_equal(npyio_header_data_offset(h),
@@ -414,7 +426,9 @@ static void expect_numpy_descr(const tsv_table *t, const char *name,
     assert_ok(npyio_dtype_descr(dt, text, sizeof text, NULL));
     if (strcmp(text, r->field[M_DESCR]) != 0)
         fail_msg("%s: built %s\n NumPy %s", name, text, r->field[M_DESCR]);
-    assert_int_equal(npyio_dtype_itemsize(dt), atoll(r->field[M_ITEMSIZE]));
+    if (sizeof(void *) == 8 || !npyio_dtype_contains_objects(dt))
+        assert_int_equal(npyio_dtype_itemsize(dt),
+                         atoll(r->field[M_ITEMSIZE]));
     h = parse_case(r);
     assert_true(npyio_dtype_equal(dt, npyio_header_dtype(h)));
     npyio_header_free(h);
@@ -452,7 +466,10 @@ static void test_builder_matches_numpy(void **state)
     add(b, "a", NULL, 4, "<i4", 0, NULL);
     expect_numpy_descr(&t, "offsets_leading_gap", finish(b, 8));
 
-    /* align=True: the builder places and pads as NumPy does. */
+    /* align=True: the builder places and pads as NumPy does (with
+     * x86-64's alignments, where NumPy made the expectations). */
+    if (_Alignof(double) != 8)
+        goto after_aligned;
     b = builder(NPYIO_RECORD_ALIGNED);
     add(b, "a", NULL, -1, "u1", 0, NULL);
     add(b, "b", NULL, -1, "<i4", 0, NULL);
@@ -470,6 +487,7 @@ static void test_builder_matches_numpy(void **state)
     add(b, "b", NULL, -1, "<f4", 1, three);
     add(b, "c", NULL, -1, "u1", 0, NULL);
     expect_numpy_descr(&t, "align_subarray", finish(b, 0));
+after_aligned:
 
     /* Subarrays, records in subarrays in records. */
     b = builder(0);
@@ -707,8 +725,9 @@ static void test_swap_apply(void **state)
         unsigned char *data, *want;
         const char *p;
 
-        if (atoll(r->field[M_ITEMSIZE]) > 100000)
-            continue;
+        if (atoll(r->field[M_ITEMSIZE]) > 100000 ||
+            (sizeof(void *) != 8 && atoi(r->field[M_OBJECT]) != 0))
+            continue; /* (object sizes: see test_record_corpus) */
         assert_ok(npyio_dtype_from_descr(r->field[M_DESCR],
                                          strlen(r->field[M_DESCR]), NULL,
                                          &dt));
