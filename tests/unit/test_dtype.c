@@ -71,8 +71,9 @@ static void test_numpy_type_strings(void **state)
             fail_msg("\"%s\" gives %s, NumPy %s", input, str, want);
         assert_int_equal(npyio_dtype_kind(dt), r->field[3][0]);
         assert_int_equal(npyio_dtype_itemsize(dt), atoll(r->field[4]));
-        if (sizeof(void *) == 8)
-            assert_int_equal(npyio_dtype_alignment(dt), atoll(r->field[5]));
+#if defined(__x86_64__) /* NumPy's alignments are x86-64's */
+        assert_int_equal(npyio_dtype_alignment(dt), atoll(r->field[5]));
+#endif
         npyio_dtype_unref(dt);
         accepted++;
     }
@@ -323,9 +324,9 @@ static void test_references(void **state)
     npyio_dtype_unref(dt);
     assert_int_equal(npyio_dtype_itemsize(again), 7); /* still alive */
     npyio_dtype_unref(again);
-    assert_ok(npyio_dtype_from_descr("<i4", 3, NULL, &a));
+    assert_ok(npyio_dtype_from_descr("=i4", 3, NULL, &a));
     assert_ok(npyio_dtype_from_descr("int32", 5, NULL, &b));
-    assert_ptr_equal(a, b); /* the same built-in */
+    assert_ptr_equal(a, b); /* the same built-in (both native) */
     npyio_dtype_unref(a);
     npyio_dtype_unref(b);
     npyio_dtype_unref(NULL);

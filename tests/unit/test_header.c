@@ -47,8 +47,9 @@ static int parse_shape(const char *text, int64_t *shape)
 static void check_facts(const tsv_row *r, const npyio_header *h)
 {
     const npyio_dtype *dt = npyio_header_dtype(h);
+    bool flip = host_order() == '>' && host_order_case(r->field[COL_NAME]);
     int64_t shape[64];
-    char str[64];
+    char str[64], want[64];
     int ndim = parse_shape(r->field[COL_SHAPE], shape);
     int i;
 
@@ -57,20 +58,24 @@ static void check_facts(const tsv_row *r, const npyio_header *h)
     assert_int_equal(npyio_header_data_offset(h),
                      atoll(r->field[COL_OFFSET]));
     assert_ok(npyio_dtype_str(dt, str, sizeof str, NULL));
-    assert_string_equal(str, r->field[COL_DESCR]);
+    snprintf(want, sizeof want, "%s", r->field[COL_DESCR]);
+    if (flip && want[0] == '<')
+        want[0] = '>';
+    assert_string_equal(str, want);
     assert_int_equal(npyio_dtype_kind(dt), r->field[COL_KIND][0]);
     /* An object is a pointer: its size is the host's (8 where NumPy ran). */
     if (sizeof(void *) != 8 && npyio_dtype_kind(dt) == NPYIO_KIND_OBJECT)
         return;
     assert_int_equal(npyio_dtype_itemsize(dt), atoll(r->field[COL_ITEMSIZE]));
-    /* NumPy's alignments were taken on x86-64; 32-bit hosts differ. */
-    if (sizeof(void *) == 8)
-        assert_int_equal(npyio_dtype_alignment(dt),
-                         atoll(r->field[COL_ALIGN]));
-    assert_int_equal(npyio_dtype_byteorder(dt), r->field[COL_ORDER][0]);
+    /* NumPy's alignments are x86-64's (C types align differently on
+     * 32-bit x86 and on s390x). */
+#if defined(__x86_64__)
+    assert_int_equal(npyio_dtype_alignment(dt), atoll(r->field[COL_ALIGN]));
+#endif
+    assert_int_equal(npyio_dtype_byteorder(dt), want[0] == '|' ? '|'
+                                                                : want[0]);
     assert_int_equal(npyio_dtype_is_native(dt),
-                     r->field[COL_ORDER][0] != (host_order() == '<' ? '>'
-                                                                    : '<'));
+                     want[0] != (host_order() == '<' ? '>' : '<'));
     assert_int_equal(npyio_header_ndim(h), atoi(r->field[COL_NDIM]));
     assert_int_equal(ndim, npyio_header_ndim(h));
     for (i = 0; i < ndim; i++)
@@ -91,13 +96,17 @@ static void check_facts(const tsv_row *r, const npyio_header *h)
     }
 }
 
-/* Emit with `version` and compare with a file of the corpus. */
-static void check_emit(const npyio_header *h, int version, const char *file)
+/* Emit with `version` and compare with a file of the corpus (flipped to
+ * big-endian for host-order cases on a big-endian host). */
+static void check_emit(const npyio_header *h, int version, const char *file,
+                       bool flip)
 {
     size_t want_len, len = 0;
     unsigned char *want = valid_file(file, &want_len);
     unsigned char *got;
 
+    if (flip)
+        flip_to_big_endian((char *)want, want_len);
     assert_status(npyio_header_emit(h, version, NULL, 0, &len),
                   NPYIO_E_BUFFER_TOO_SMALL);
     assert_int_equal(len, want_len);
@@ -135,11 +144,13 @@ static void test_valid_corpus(void **state)
         assert_int_equal(consumed, atoll(r->field[COL_OFFSET]));
         check_facts(r, h);
         /* Re-emitted as np.save would write the array NumPy loads. */
-        check_emit(h, 0, r->field[COL_CANON]);
+        check_emit(h, 0, r->field[COL_CANON],
+                   host_order() == '>' && host_order_case(r->field[COL_NAME]));
         /* A header written with a forced version comes back the same when
          * forced to that version again. */
         if (strncmp(r->field[COL_NAME], "forced_", 7) == 0)
-            check_emit(h, atoi(r->field[COL_VERSION]), r->field[COL_FILE]);
+            check_emit(h, atoi(r->field[COL_VERSION]), r->field[COL_FILE],
+                       false);
         npyio_header_free(h);
         free(bytes);
     }
@@ -171,7 +182,7 @@ static void test_new_headers_match_numpy(void **state)
         npyio_dtype_unref(dt); /* the header holds its own reference */
         assert_int_equal(npyio_header_data_offset(h), canon_len);
         assert_int_equal(npyio_header_version(h), canon[6]);
-        check_emit(h, 0, r->field[COL_CANON]);
+        check_emit(h, 0, r->field[COL_CANON], false);
         npyio_header_free(h);
         free(canon);
     }

@@ -93,7 +93,7 @@ static int stray_files(const char *name)
 static void test_round_trip_in_memory(void **state)
 {
     int64_t shape[2] = {3, 4};
-    npyio_header *h = make_header("<f8", 2, shape, 0);
+    npyio_header *h = make_header("=f8", 2, shape, 0); /* native doubles */
     double data[12], back[12];
     npyio_stream *s = NULL, *m = NULL;
     npyio_writer *w = NULL;

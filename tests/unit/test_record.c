@@ -111,6 +111,7 @@ static npyio_kind numpy_kind(const npyio_dtype *dt)
 static void check_fields(const tsv_table *t, size_t *row, const char *name,
                          const npyio_dtype *dt, int depth)
 {
+    bool flip = host_order() == '>' && host_order_case(name);
     size_t i;
 
     for (i = 0; i < npyio_dtype_field_count(dt); i++) {
@@ -156,7 +157,10 @@ static void check_fields(const tsv_table *t, size_t *row, const char *name,
             }
             assert_int_equal(*p, '\0');
         }
-        expect_str(elem, r->field[F_BASE_STR]);
+        snprintf(text, sizeof text, "%s", r->field[F_BASE_STR]);
+        if (flip && text[0] == '<')
+            text[0] = '>';
+        expect_str(elem, text);
         assert_int_equal(numpy_kind(elem), r->field[F_BASE_KIND][0]);
         assert_int_equal(npyio_dtype_itemsize(elem),
                          atoll(r->field[F_BASE_ITEMSIZE]));
@@ -218,14 +222,23 @@ static void sort_units(char *text)
     free(copy);
 }
 
+/* The units to swap on this host: NumPy's column for this byte order, or
+ * for a host-order case the little-endian one (its fields are native
+ * wherever it is read). */
+static const char *swap_units(const tsv_row *s)
+{
+    bool little = host_order() == '<' || host_order_case(s->field[0]);
+
+    return s->count > 1 ? s->field[little ? 1 : 2] : "";
+}
+
 static void check_swaps(const tsv_row *s, const npyio_dtype *dt)
 {
     npyio__swap_plan plan;
     npyio__mem mem;
     size_t len = 0;
     char *got = malloc(1 << 20);
-    const char *want = s->count > 1 ? s->field[host_order() == '<' ? 1 : 2]
-                                    : "";
+    const char *want = swap_units(s);
 
     npyio__mem_init(&mem, NULL);
     got[0] = '\0';
@@ -277,9 +290,9 @@ static void test_record_corpus(void **state)
                          atoll(r->field[M_OFFSET]));
         assert_int_equal(npyio_dtype_itemsize(dt),
                          atoll(r->field[M_ITEMSIZE]));
-        if (sizeof(void *) == 8)
-            assert_int_equal(npyio_dtype_alignment(dt),
-                             atoll(r->field[M_ALIGN]));
+#if defined(__x86_64__) /* NumPy's alignments are x86-64's */
+        assert_int_equal(npyio_dtype_alignment(dt), atoll(r->field[M_ALIGN]));
+#endif
         assert_int_equal(npyio_dtype_field_count(dt),
                          atoll(r->field[M_NFIELDS]));
         assert_int_equal(npyio_header_ndim(h), atoi(r->field[M_NDIM]));
@@ -312,6 +325,8 @@ static void test_record_corpus(void **state)
         }
         /* Re-emitted as np.save writes the array NumPy loads. */
         canon = record_file(r->field[M_CANON], &canon_len);
+        if (host_order() == '>' && host_order_case(r->field[M_NAME]))
+            flip_to_big_endian((char *)canon, canon_len);
         out = malloc(canon_len);
         assert_ok(npyio_header_emit(h, 0, out, canon_len, &len));
         assert_int_equal(len, canon_len);
@@ -715,9 +730,7 @@ static void test_swap_apply(void **state)
     for (i = 0; i < manifest.count; i++) {
         const tsv_row *r = &manifest.rows[i];
         const tsv_row *s = find_case(&swaps, r->field[M_NAME]);
-        const char *units = s->count > 1 ? s->field[host_order() == '<' ? 1
-                                                                        : 2]
-                                         : "";
+        const char *units = swap_units(s);
         npyio_dtype *dt = NULL;
         npyio__swap_plan plan;
         npyio__mem mem;

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define TSV_MAX_FIELDS 24
@@ -108,6 +109,38 @@ static inline npyio_status status_named(const char *name)
             return names[i].status;
     fail_msg("unknown status name %s", name);
     return 0;
+}
+
+/*
+ * Corpus cases whose descr names no byte order ('f8', '=f8', 'd', ...):
+ * they mean the reader's host order. NumPy made their expectations on a
+ * little-endian host, so on a big-endian one every '<' they expect is '>'
+ * and the byte-swap units are those NumPy lists for a little-endian host.
+ */
+static inline bool host_order_case(const char *name)
+{
+    static const char *const names[] = {
+        "legacy_descr_d", "legacy_descr_eq_c8", "legacy_descr_eq_f8",
+        "legacy_descr_f8", "legacy_descr_float64", "legacy_descr_i4",
+        "legacy_descr_m8_s", "legacy_no_byteorder",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* In text, turn every "'<" into "'>" (NumPy's little-endian expectation
+ * for a host-order case, as a big-endian host must see it). */
+static inline void flip_to_big_endian(char *text, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < len; i++)
+        if (text[i] == '\'' && text[i + 1] == '<')
+            text[i + 1] = '>';
 }
 
 #endif /* NPYIO_TESTDATA_H */
