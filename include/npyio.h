@@ -1189,6 +1189,51 @@ NPYIO_API npyio_status npyio_reader_read_pickle(npyio_reader *reader,
                                                 void **bytes, size_t *len);
 
 /**
+ * Read the next elements in a bounded buffer: as many whole elements as
+ * fit in cap (with NPYIO_READ_C_ORDER on Fortran-order data: whole rows
+ * along axis 0), converted as flags ask. Memory stays bounded by the
+ * caller's buffer whatever the array's size. Call repeatedly; the flags
+ * must be the same for every chunk of one pass.
+ *
+ * Fortran-order data in C order needs a seekable stream: each chunk of
+ * rows is gathered with one seek and one read per column (a column is all
+ * of axis 0 for one index of the other axes), so chunks of many rows cost
+ * least. On a stream that cannot seek this combination is refused.
+ *
+ * @param[out] got receives the number of bytes delivered.
+ * @return NPYIO_OK; NPYIO_END when no data is left (got 0);
+ *         NPYIO_E_BUFFER_TOO_SMALL (cap below one element, or one row);
+ *         NPYIO_E_UNSUPPORTED (objects; reordering without seek);
+ *         NPYIO_E_TRUNCATED; NPYIO_E_IO; NPYIO_E_STATE (after a whole read);
+ *         NPYIO_E_INVALID_ARG.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_reader_read_chunk(npyio_reader *reader,
+                                               void *dst, size_t cap,
+                                               uint32_t flags, size_t *got);
+
+/**
+ * Read rows [first, first + count) along axis 0 (elements, for a 1-D
+ * array) into dst, converted as flags ask. The rows come out as a
+ * (count, shape[1], ...) array: in C order for C-order files, and for
+ * Fortran-order files in Fortran order, or in C order with
+ * NPYIO_READ_C_ORDER. Seeks where it can; on a stream that cannot seek,
+ * reads forward and skips (rows before the current position are then
+ * refused). Independent of npyio_reader_read_chunk()'s position.
+ *
+ * @param[in] cap the size of dst: at least count rows.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (rows out of range, a 0-d array,
+ *         unknown flags); NPYIO_E_BUFFER_TOO_SMALL; NPYIO_E_UNSUPPORTED
+ *         (objects; going back on a stream that cannot seek);
+ *         NPYIO_E_TRUNCATED; NPYIO_E_IO; NPYIO_E_OVERFLOW.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_reader_read_rows(npyio_reader *reader,
+                                              int64_t first, int64_t count,
+                                              void *dst, size_t cap,
+                                              uint32_t flags);
+
+/**
  * Close a reader (not its stream). NULL is fine.
  * @return NPYIO_OK, or NPYIO_E_IO if closing a file it opened failed; the
  *         reader is released either way.
@@ -1282,6 +1327,78 @@ NPYIO_API npyio_status npyio_save(const char *path,
                                   const npyio_header *header,
                                   const void *data,
                                   const npyio_options *options);
+
+/* ------------------------------------------------------------------------ */
+/* Memory mapping                                                           */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A .npy file mapped into memory: its data is used in place, with no
+ * copy, at a cost independent of the file's size. Opaque.
+ *
+ * The bytes are as stored (the file's byte order and memory order): check
+ * npyio_header_dtype() and npyio_header_fortran_order() before using them
+ * as numbers. A mapping stays valid until npyio_map_close(); the file may
+ * be closed or renamed meanwhile. If another process truncates a mapped
+ * file, touching the lost pages raises SIGBUS: no library can prevent
+ * that, so map only files nobody shrinks underneath you.
+ */
+typedef struct npyio_map npyio_map;
+
+/** Mapping modes. */
+#define NPYIO_MAP_READ 0u  /**< read-only: writing through it faults */
+#define NPYIO_MAP_WRITE 1u /**< read-write, shared: changes reach the file */
+
+/**
+ * Map an existing .npy file.
+ * @param[in] mode NPYIO_MAP_READ or NPYIO_MAP_WRITE.
+ * @return NPYIO_OK; NPYIO_E_NOT_FOUND; NPYIO_E_IO; the header statuses;
+ *         NPYIO_E_TRUNCATED (the file is shorter than its header says);
+ *         NPYIO_E_UNSUPPORTED (object dtypes: a pickle is not an array);
+ *         NPYIO_E_OVERFLOW (larger than this host's address space).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t mode,
+                                      const npyio_options *options,
+                                      npyio_map **out);
+
+/**
+ * Create a .npy file for a header, sized for its data without writing the
+ * data (sparse where the file system allows: unwritten data reads as
+ * zeros), and map it read-write so the caller fills it in place: NumPy's
+ * `open_memmap(mode='w+')`. An existing file at the path is replaced
+ * (in place, as NumPy does: not atomically).
+ * @return as npyio_map_open(); NPYIO_E_UNSUPPORTED for object dtypes.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_map_create(const char *path,
+                                        const npyio_header *header,
+                                        const npyio_options *options,
+                                        npyio_map **out);
+
+/** The data (borrowed; NULL for a NULL map). For an array of 0 bytes, a
+ * pointer that must not be read. @since 1.0 */
+NPYIO_API void *npyio_map_data(const npyio_map *map);
+
+/** The header (borrowed). @since 1.0 */
+NPYIO_API const npyio_header *npyio_map_header(const npyio_map *map);
+
+/**
+ * 1 if the data's address is a multiple of the dtype's alignment (so it can
+ * be used as a C array of the type), else 0. Files NumPy >= 1.24 writes
+ * always are (their data starts at a multiple of 64).
+ * @since 1.0
+ */
+NPYIO_API int npyio_map_aligned(const npyio_map *map);
+
+/**
+ * Unmap. For a read-write map with NPYIO_FLAG_DURABLE (default), first
+ * flush the changes to the file (msync). NULL is fine; the map is released
+ * even when flushing fails.
+ * @return NPYIO_OK; NPYIO_E_IO.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_map_close(npyio_map *map);
 
 #ifdef __cplusplus
 }

@@ -823,6 +823,20 @@ npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
     return NPYIO_OK;
 }
 
+npyio_status npyio__header_copy(const npyio_header *h, npyio_header **out)
+{
+    npyio_header *copy;
+    npyio_status st = alloc_header(NULL, h->ndim, &copy);
+
+    *out = NULL;
+    if (st != NPYIO_OK)
+        return st;
+    memcpy(copy, h, sizeof *h + (size_t)h->ndim * sizeof(int64_t));
+    copy->dtype = npyio_dtype_ref(h->dtype);
+    *out = copy;
+    return NPYIO_OK;
+}
+
 /* ---- getters ---------------------------------------------------------------------------- */
 
 static bool is_header(const npyio_header *h)

@@ -52,4 +52,7 @@ npyio_status npyio__preamble_parse(const unsigned char *bytes, size_t len,
  */
 bool npyio__header_fortran_data(const npyio_header *h);
 
+/* An independent copy (its own reference to the dtype). */
+npyio_status npyio__header_copy(const npyio_header *h, npyio_header **out);
+
 #endif /* NPYIO_HEADER_H */

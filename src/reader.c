@@ -26,6 +26,9 @@ struct npyio_reader {
     npyio_header *header;
     npyio__mem mem;
     bool seekable;
+    int64_t data_start; /* stream position of the data (seekable) */
+    uint64_t data_pos;  /* bytes of the data section consumed so far */
+    uint64_t chunk_pos; /* read_chunk's cursor: bytes, or rows reordered */
 };
 
 static npyio_status check_reader(const npyio_reader *r, const char *where)
@@ -198,6 +201,8 @@ static npyio_status open_on(npyio_stream *stream, bool owned,
     r->mem = mem;
     r->seekable = npyio__stream_seekable(stream);
     st = read_header(r, options);
+    if (st == NPYIO_OK && r->seekable)
+        st = npyio__stream_seek(stream, 0, NPYIO_SEEK_CUR, &r->data_start);
     if (st == NPYIO_OK)
         st = check_data_length(r);
     if (st != NPYIO_OK) {
@@ -281,6 +286,68 @@ npyio_status npyio_reader_close(npyio_reader *reader)
 
 /* ---- reading the data ------------------------------------------------------------ */
 
+/*
+ * Move to `offset` bytes into the data section: by seeking, or on a stream
+ * that cannot seek, forward by reading and dropping (back is refused).
+ */
+static npyio_status seek_data(npyio_reader *r, uint64_t offset)
+{
+    unsigned char scratch[65536];
+
+    if (offset == r->data_pos)
+        return NPYIO_OK;
+    if (r->seekable) {
+        npyio_status st;
+
+        if (offset > (uint64_t)(INT64_MAX - r->data_start))
+            return npyio__fail(NPYIO_E_OVERFLOW, "data offset %llu is out "
+                               "of range", (unsigned long long)offset);
+        st = npyio__stream_seek(r->stream, r->data_start + (int64_t)offset,
+                                NPYIO_SEEK_SET, NULL);
+        if (st == NPYIO_OK)
+            r->data_pos = offset;
+        return st;
+    }
+    if (offset < r->data_pos)
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "the stream cannot seek, "
+                           "and byte %llu of the data is behind its "
+                           "position (%llu)", (unsigned long long)offset,
+                           (unsigned long long)r->data_pos);
+    while (r->data_pos < offset) {
+        uint64_t left = offset - r->data_pos;
+        size_t want = left < sizeof scratch ? (size_t)left : sizeof scratch;
+        size_t got;
+        npyio_status st = npyio__stream_read(r->stream, scratch, want, &got,
+                                             "array data");
+
+        if (st != NPYIO_OK)
+            return st;
+        r->data_pos += got;
+        if (got < want)
+            return npyio__fail(NPYIO_E_TRUNCATED, "the data section ends "
+                               "after %llu bytes, but the header promises "
+                               "%lld", (unsigned long long)r->data_pos,
+                               (long long)r->header->nbytes);
+    }
+    return NPYIO_OK;
+}
+
+/* Read len bytes of data at the current position; short is truncated. */
+static npyio_status read_data(npyio_reader *r, void *buf, size_t len)
+{
+    size_t got = 0;
+    npyio_status st = npyio__stream_read(r->stream, buf, len, &got,
+                                         "array data");
+
+    r->data_pos += got;
+    if (st == NPYIO_OK && got < len)
+        st = npyio__fail(NPYIO_E_TRUNCATED, "the data section ends after "
+                         "%llu bytes, but the header promises %lld",
+                         (unsigned long long)r->data_pos,
+                         (long long)r->header->nbytes);
+    return st;
+}
+
 /* What a read must do, decided once from the flags and the header. */
 typedef struct conversion {
     npyio__swap_plan plan;  /* empty: bytes keep their order */
@@ -289,8 +356,9 @@ typedef struct conversion {
     size_t nbytes;
 } conversion;
 
-static npyio_status check_read(npyio_reader *r, uint32_t flags,
-                               const char *where)
+/* Checks common to every read of numbers (whole, chunks, rows). */
+static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
+                                  const char *where)
 {
     npyio_status st = check_reader(r, where);
 
@@ -299,9 +367,6 @@ static npyio_status check_read(npyio_reader *r, uint32_t flags,
     if ((flags & ~(NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER)) != 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: unknown flags 0x%x",
                            where, (unsigned)flags);
-    if (r->done)
-        return npyio__fail(NPYIO_E_STATE, "%s: the data was already read",
-                           where);
     if (npyio_dtype_contains_objects(r->header->dtype))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the array holds Python "
                            "objects, stored as a pickle, which libnpyio "
@@ -312,6 +377,18 @@ static npyio_status check_read(npyio_reader *r, uint32_t flags,
                            "more than this host's address space", where,
                            (long long)r->header->nbytes);
     return NPYIO_OK;
+}
+
+/* A whole read happens once. */
+static npyio_status check_read(npyio_reader *r, uint32_t flags,
+                               const char *where)
+{
+    npyio_status st = check_numbers(r, flags, where);
+
+    if (st == NPYIO_OK && r->done)
+        st = npyio__fail(NPYIO_E_STATE, "%s: the data was already read",
+                         where);
+    return st;
 }
 
 static npyio_status plan_conversion(npyio_reader *r, uint32_t flags,
@@ -427,11 +504,14 @@ static npyio_status read_reordered(npyio_reader *r, const conversion *c,
 static npyio_status read_converted(npyio_reader *r, uint32_t flags, void *dst)
 {
     conversion c;
-    npyio_status st = plan_conversion(r, flags, &c);
+    npyio_status st = seek_data(r, 0);
 
+    if (st == NPYIO_OK)
+        st = plan_conversion(r, flags, &c);
     if (st != NPYIO_OK)
         return st;
     r->done = true; /* whatever happens, the stream has moved on */
+    r->data_pos = c.nbytes;
     st = c.reorder ? read_reordered(r, &c, dst) : read_in_place(r, &c, dst);
     npyio__swap_plan_free(&c.plan);
     return st;
@@ -498,8 +578,11 @@ npyio_status npyio_reader_read_alloc(npyio_reader *reader, uint32_t flags,
             st = read_converted(reader, flags, block);
     } else {
         /* A pipe might end early: grow with the data, then convert. */
+        st = seek_data(reader, 0); /* refused if chunks moved the pipe on */
         reader->done = true;
-        st = read_growing(reader, nbytes, true, "array data", &raw, &got);
+        if (st == NPYIO_OK)
+            st = read_growing(reader, nbytes, true, "array data", &raw, &got);
+        reader->data_pos += got;
         if (st == NPYIO_OK)
             st = plan_conversion(reader, flags, &c);
         if (st == NPYIO_OK) {
@@ -554,6 +637,205 @@ npyio_status npyio_reader_read_pickle(npyio_reader *reader, void **bytes,
     st = read_growing(reader, 0, false, "pickle", bytes, &got);
     if (st == NPYIO_OK)
         *len = got;
+    return st;
+}
+
+/* ---- chunks and rows ------------------------------------------------------------------ */
+
+/* Elements in one row along axis 0 (the product of the other axes). */
+static uint64_t row_elements(const npyio_header *h)
+{
+    uint64_t n = 1;
+    int i;
+
+    for (i = 1; i < h->ndim; i++)
+        n *= (uint64_t)h->shape[i];
+    return n;
+}
+
+/*
+ * Rows [first, first + count) of Fortran-order data: each column (one
+ * index of the other axes, all of axis 0) holds the rows' elements as one
+ * run, at increasing offsets; read the runs in turn and place them in
+ * Fortran order (runs one after the other) or, reordering, where a C-order
+ * array of shape (count, shape[1], ...) keeps them.
+ */
+static npyio_status gather_fortran_rows(npyio_reader *r, uint64_t first,
+                                        uint64_t count, unsigned char *dst,
+                                        bool reorder,
+                                        const npyio__swap_plan *plan)
+{
+    const npyio_header *h = r->header;
+    size_t itemsize = h->dtype->itemsize;
+    uint64_t columns = row_elements(h), m;
+    size_t run = (size_t)count * itemsize;
+    size_t step = run < BLOCK_BYTES ? run : block_bytes(itemsize);
+    int64_t *sub_shape = NULL;
+    size_t *cursor = NULL;
+    unsigned char *bounce = NULL;
+    npyio__f2c f2c;
+    npyio_status st = NPYIO_OK;
+
+    if (reorder) {
+        st = npyio__alloc(&r->mem, step, "conversion buffer",
+                          (void **)&bounce);
+        if (st == NPYIO_OK)
+            st = npyio__alloc_array(&r->mem, 3 * (size_t)h->ndim,
+                                    sizeof(size_t), "conversion state",
+                                    (void **)&cursor);
+        if (st == NPYIO_OK) {
+            sub_shape = (int64_t *)(cursor + 2 * (size_t)h->ndim);
+            memcpy(sub_shape, h->shape, (size_t)h->ndim * sizeof *sub_shape);
+            sub_shape[0] = (int64_t)count;
+            npyio__f2c_init(&f2c, h->ndim, sub_shape, itemsize, cursor,
+                            cursor + h->ndim);
+        }
+    }
+    for (m = 0; m < columns && st == NPYIO_OK; m++) {
+        size_t done = 0;
+
+        st = seek_data(r, ((uint64_t)m * (uint64_t)h->shape[0] + first) *
+                              itemsize);
+        while (st == NPYIO_OK && done < run) {
+            size_t want = run - done < step ? run - done : step;
+            unsigned char *into = reorder ? bounce
+                                          : dst + (size_t)m * run + done;
+
+            st = read_data(r, into, want);
+            if (st != NPYIO_OK)
+                break;
+            npyio__swap_apply(plan, into, want / itemsize);
+            if (reorder)
+                npyio__f2c_scatter(&f2c, bounce, want / itemsize, dst);
+            done += want;
+        }
+    }
+    npyio__free(cursor);
+    npyio__free(bounce);
+    return st;
+}
+
+/* Rows of any layout into dst; the caller checked ranges and sizes. */
+static npyio_status read_row_range(npyio_reader *r, uint64_t first,
+                                   uint64_t count, unsigned char *dst,
+                                   uint32_t flags)
+{
+    const npyio_header *h = r->header;
+    size_t itemsize = h->dtype->itemsize;
+    size_t row_bytes = (size_t)row_elements(h) * itemsize;
+    size_t len = (size_t)count * row_bytes;
+    conversion c;
+    npyio_status st = plan_conversion(r, flags, &c);
+
+    if (st != NPYIO_OK || len == 0) {
+        npyio__swap_plan_free(&c.plan);
+        return st;
+    }
+    if (npyio__header_fortran_data(h))
+        st = gather_fortran_rows(r, first, count, dst, c.reorder, &c.plan);
+    else {
+        st = seek_data(r, first * row_bytes);
+        if (st == NPYIO_OK)
+            st = read_data(r, dst, len);
+        if (st == NPYIO_OK)
+            npyio__swap_apply(&c.plan, dst, len / itemsize);
+    }
+    npyio__swap_plan_free(&c.plan);
+    return st;
+}
+
+npyio_status npyio_reader_read_rows(npyio_reader *reader, int64_t first,
+                                    int64_t count, void *dst, size_t cap,
+                                    uint32_t flags)
+{
+    static const char where[] = "npyio_reader_read_rows";
+    const npyio_header *h;
+    uint64_t need;
+    npyio_status st = check_numbers(reader, flags, where);
+
+    if (st != NPYIO_OK)
+        return st;
+    h = reader->header;
+    if (h->ndim == 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: a 0-d array has no "
+                           "rows", where);
+    if (first < 0 || count < 0 || first > h->shape[0] ||
+        count > h->shape[0] - first)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: rows [%lld, %lld) are "
+                           "not within the %lld rows", where,
+                           (long long)first, (long long)first + count,
+                           (long long)h->shape[0]);
+    need = (uint64_t)count * row_elements(h) * h->dtype->itemsize;
+    if (need > cap)
+        return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: %lld rows are "
+                           "%llu bytes, the buffer %zu", where,
+                           (long long)count, (unsigned long long)need, cap);
+    if (dst == NULL && need > 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dst is NULL", where);
+    return read_row_range(reader, (uint64_t)first, (uint64_t)count, dst,
+                          flags);
+}
+
+npyio_status npyio_reader_read_chunk(npyio_reader *reader, void *dst,
+                                     size_t cap, uint32_t flags, size_t *got)
+{
+    static const char where[] = "npyio_reader_read_chunk";
+    const npyio_header *h;
+    size_t itemsize;
+    uint64_t left, n;
+    conversion c;
+    npyio_status st;
+
+    if (got == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: got is NULL", where);
+    *got = 0;
+    st = check_numbers(reader, flags, where);
+    if (st != NPYIO_OK)
+        return st;
+    h = reader->header;
+    itemsize = h->dtype->itemsize;
+    if ((flags & NPYIO_READ_C_ORDER) && npyio__header_fortran_data(h)) {
+        /* Whole rows, gathered column by column. */
+        uint64_t row_bytes = row_elements(h) * itemsize;
+
+        if (!reader->seekable)
+            return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: Fortran-order data "
+                               "in C order needs a stream that can seek",
+                               where);
+        left = (uint64_t)h->shape[0] - reader->chunk_pos;
+        if (left == 0 || row_bytes == 0)
+            return NPYIO_END; /* (rows of 0 bytes: nothing to deliver) */
+        n = cap / row_bytes < left ? cap / row_bytes : left;
+        if (n == 0)
+            return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one row is "
+                               "%llu bytes, the buffer %zu", where,
+                               (unsigned long long)row_bytes, cap);
+        st = read_row_range(reader, reader->chunk_pos, n, dst, flags);
+        if (st == NPYIO_OK) {
+            reader->chunk_pos += n;
+            *got = (size_t)(n * row_bytes);
+        }
+        return st;
+    }
+    left = (uint64_t)h->nbytes - reader->chunk_pos;
+    if (left == 0)
+        return NPYIO_END;
+    if (cap < itemsize)
+        return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is %zu "
+                           "bytes, the buffer %zu", where, itemsize, cap);
+    n = cap / itemsize * itemsize < left ? cap / itemsize * itemsize : left;
+    st = seek_data(reader, reader->chunk_pos);
+    if (st == NPYIO_OK)
+        st = plan_conversion(reader, flags & NPYIO_READ_NATIVE, &c);
+    if (st != NPYIO_OK)
+        return st;
+    st = read_data(reader, dst, (size_t)n);
+    if (st == NPYIO_OK) {
+        npyio__swap_apply(&c.plan, dst, (size_t)n / itemsize);
+        reader->chunk_pos += n;
+        *got = (size_t)n;
+    }
+    npyio__swap_plan_free(&c.plan);
     return st;
 }
 

@@ -1,0 +1,248 @@
+/*
+ * map.c - memory-mapped .npy files: the header is read through a stream
+ * on the file, the data is used in place through mmap(2). Part of the
+ * array I/O core.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "header.h"
+#include "platform.h"
+#include "stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define NPYIO__MAGIC_MAP 0x4d415050u /* "MAPP" */
+
+struct npyio_map {
+    uint32_t magic;
+    bool writable;
+    bool durable;
+    void *base;     /* the mapping, from offset 0 of the file */
+    size_t length;  /* data offset + data bytes */
+    npyio_header *header;
+    npyio__mem mem;
+};
+
+static const npyio_map *live(const npyio_map *m)
+{
+    return m != NULL && m->magic == NPYIO__MAGIC_MAP ? m : NULL;
+}
+
+void *npyio_map_data(const npyio_map *map)
+{
+    return live(map) ? (unsigned char *)map->base +
+                           (size_t)map->header->data_offset
+                     : NULL;
+}
+
+const npyio_header *npyio_map_header(const npyio_map *map)
+{
+    return live(map) ? map->header : NULL;
+}
+
+int npyio_map_aligned(const npyio_map *map)
+{
+    size_t alignment;
+
+    if (!live(map))
+        return 0;
+    alignment = map->header->dtype->alignment;
+    return alignment <= 1 ||
+           (uintptr_t)npyio_map_data(map) % alignment == 0;
+}
+
+npyio_status npyio_map_close(npyio_map *map)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (!live(map))
+        return NPYIO_OK;
+    if (map->writable && map->durable &&
+        msync(map->base, map->length, MS_SYNC) != 0) {
+        npyio__os_fail("msync", errno);
+        st = NPYIO_E_IO;
+    }
+    munmap(map->base, map->length);
+    npyio_header_free(map->header);
+    map->magic = NPYIO__MAGIC_DEAD;
+    npyio__free(map);
+    return st;
+}
+
+/* The mapping's length: header and data, if the host can address it. */
+static npyio_status map_length(const npyio_header *h, size_t *len)
+{
+    uint64_t total = (uint64_t)h->data_offset + (uint64_t)h->nbytes;
+
+    if (npyio_dtype_contains_objects(h->dtype))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "the array holds Python "
+                           "objects (a pickle): it cannot be mapped");
+    if (total > SIZE_MAX)
+        return npyio__fail(NPYIO_E_OVERFLOW, "%llu bytes do not fit this "
+                           "host's address space",
+                           (unsigned long long)total);
+    *len = (size_t)total;
+    return NPYIO_OK;
+}
+
+/* Map fd and fill the handle; the header moves into it. */
+static npyio_status map_fd(int fd, npyio_header *h, bool writable,
+                           const npyio_options *options, npyio_map **out)
+{
+    npyio__mem mem;
+    npyio_map *m = NULL;
+    size_t len = 0;
+    void *base;
+    npyio_status st = map_length(h, &len);
+
+    npyio__mem_init(&mem, options);
+    if (st == NPYIO_OK)
+        st = npyio__alloc_zero(&mem, sizeof *m, "map", (void **)&m);
+    if (st != NPYIO_OK) {
+        npyio_header_free(h);
+        return st;
+    }
+    base = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+        npyio__os_fail("mmap", errno);
+        npyio__free(m);
+        npyio_header_free(h);
+        return NPYIO_E_IO;
+    }
+    m->magic = NPYIO__MAGIC_MAP;
+    m->writable = writable;
+    m->durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
+    m->base = base;
+    m->length = len;
+    m->header = h;
+    m->mem = mem;
+    *out = m;
+    return NPYIO_OK;
+}
+
+/* Prefix the thread's message with the path. */
+static npyio_status about(npyio_status st, const char *path)
+{
+    char cause[NPYIO__MESSAGE_CAP];
+
+    if (st == NPYIO_OK)
+        return st;
+    snprintf(cause, sizeof cause, "%s", npyio_last_error());
+    return npyio__fail(st, "%s: %s", path, cause);
+}
+
+npyio_status npyio_map_open(const char *path, uint32_t mode,
+                            const npyio_options *options, npyio_map **out)
+{
+    static const char where[] = "npyio_map_open";
+    npyio_stream *s = NULL;
+    npyio_reader *r = NULL;
+    npyio_header *h = NULL;
+    npyio_status st;
+    int fd;
+
+    if (out == NULL || path == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           out == NULL ? "out" : "path");
+    *out = NULL;
+    if (mode != NPYIO_MAP_READ && mode != NPYIO_MAP_WRITE)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: mode must be "
+                           "NPYIO_MAP_READ or NPYIO_MAP_WRITE", where);
+    fd = npyio__fd_open(path, mode == NPYIO_MAP_WRITE ? O_RDWR : O_RDONLY, 0);
+    if (fd < 0) {
+        int err = errno;
+
+        npyio__os_fail(path, err);
+        return npyio__fail(err == ENOENT ? NPYIO_E_NOT_FOUND : NPYIO_E_IO,
+                           "%s: cannot open %s", where, npyio_last_error());
+    }
+    /* The reader parses the header and checks the file holds the data:
+     * a mapping of a short file would fault (SIGBUS) when read. */
+    st = npyio_stream_open_fd(fd, options, &s);
+    if (st == NPYIO_OK)
+        st = npyio_reader_open_stream(s, options, &r);
+    if (st == NPYIO_OK) {
+        const npyio_header *rh = npyio_reader_header(r);
+
+        st = npyio__header_copy(rh, &h);
+    }
+    npyio_reader_close(r);
+    npyio_stream_close(s);
+    if (st == NPYIO_OK)
+        st = map_fd(fd, h, mode == NPYIO_MAP_WRITE, options, out);
+    npyio__fd_close(fd); /* the mapping keeps the file */
+    return about(st, path);
+}
+
+npyio_status npyio_map_create(const char *path, const npyio_header *header,
+                              const npyio_options *options, npyio_map **out)
+{
+    static const char where[] = "npyio_map_create";
+    unsigned char small[512], *bytes = small;
+    npyio_header *h = NULL;
+    size_t hlen = 0, total = 0;
+    npyio_status st;
+    int fd;
+
+    if (out == NULL || path == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           out == NULL ? "out" : "path");
+    *out = NULL;
+    if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is not an "
+                           "npyio_header", where);
+    st = npyio__header_copy(header, &h);
+    if (st == NPYIO_OK)
+        st = map_length(h, &total);
+    if (st != NPYIO_OK) {
+        npyio_header_free(h);
+        return about(st, path);
+    }
+    fd = npyio__fd_open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) {
+        int err = errno;
+
+        npyio_header_free(h);
+        npyio__os_fail(path, err);
+        return npyio__fail(err == ENOENT || err == ENOTDIR
+                               ? NPYIO_E_NOT_FOUND
+                               : NPYIO_E_IO,
+                           "%s: cannot create %s", where, npyio_last_error());
+    }
+    st = npyio_header_emit(h, 0, small, sizeof small, &hlen);
+    if (st == NPYIO_E_BUFFER_TOO_SMALL) {
+        npyio__mem mem;
+
+        npyio__mem_init(&mem, options);
+        st = npyio__alloc(&mem, hlen, "header", (void **)&bytes);
+        if (st == NPYIO_OK)
+            st = npyio_header_emit(h, 0, bytes, hlen, &hlen);
+    }
+    /* The header is written, the data only sized: ftruncate leaves a
+     * hole that reads as zeros, allocated as it is written. */
+    if (st == NPYIO_OK) {
+        size_t put = 0, done = 0;
+
+        while (st == NPYIO_OK && done < hlen)
+            if (npyio__fd_write(fd, bytes + done, hlen - done, &put) != 0)
+                st = NPYIO_E_IO;
+            else
+                done += put;
+    }
+    if (st == NPYIO_OK && ftruncate(fd, (off_t)total) != 0) {
+        npyio__os_fail("ftruncate", errno);
+        st = NPYIO_E_IO;
+    }
+    if (bytes != small)
+        npyio__free(bytes);
+    if (st == NPYIO_OK)
+        st = map_fd(fd, h, true, options, out);
+    else
+        npyio_header_free(h);
+    npyio__fd_close(fd);
+    return about(st, path);
+}
