@@ -19,6 +19,8 @@ set -euo pipefail
 arch=${1:?usage: run.sh s390x|i386 [BUILD_DIR]}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$top/build-$arch}
+mkdir -p "$build"
+build=$(cd "$build" && pwd) # absolute: the sysroot's paths go into CMake
 export DEBIAN_FRONTEND=noninteractive
 
 have() { dpkg -s "$1" >/dev/null 2>&1; }
