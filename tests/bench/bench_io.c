@@ -26,102 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "npyio.h"
+#include "benchutil.h"
 
-#define MAX_ROUNDS 64
-#define HUGE ((size_t)2 << 20)
-
-static double now(void)
+static double numpy_time_op(const char *op, const char *path)
 {
-    struct timespec ts;
+    char command[1100];
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "bench_io: %s: %s\n", what,
-            errno ? strerror(errno) : npyio_last_error());
-    exit(1);
-}
-
-static void *thp_alloc(size_t size)
-{
-    void *p = NULL;
-
-    if (posix_memalign(&p, HUGE, size ? size : 1) != 0)
-        die("posix_memalign");
-#ifdef MADV_HUGEPAGE
-    madvise(p, size, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
-/* Touch and release huge-page memory, so the next allocation is fast for
- * everyone alike (freed memory returns to the host at once here). */
-static void prime(void)
-{
-    size_t size = (size_t)64 << 20, i;
-    unsigned char *p = thp_alloc(size);
-
-    for (i = 0; i < size; i += 4096)
-        p[i] = 1;
-    free(p);
-}
-
-/* ---- NumPy in a persistent child ------------------------------------------- */
-
-static FILE *py_in, *py_out;
-
-static void start_numpy(void)
-{
-    int to[2], from[2];
-    pid_t pid;
-
-    if (pipe(to) != 0 || pipe(from) != 0)
-        die("pipe");
-    pid = fork();
-    if (pid < 0)
-        die("fork");
-    if (pid == 0) {
-        dup2(to[0], 0);
-        dup2(from[1], 1);
-        close(to[1]);
-        close(from[0]);
-        execl("/usr/bin/python3", "python3", "-c",
-              "import sys, time, numpy as np\n"
-              "cache = {}\n"
-              "for line in sys.stdin:\n"
-              "    op, path = line.split()\n"
-              "    t0 = time.perf_counter()\n"
-              "    if op == 'load': a = np.load(path)\n"
-              "    elif op == 'astype': a = np.load(path).astype('=f8')\n"
-              "    elif op == 'contig': a = np.ascontiguousarray(np.load(path))\n"
-              "    elif op == 'save': np.save(path, cache['a'])\n"
-              "    elif op == 'keep': cache['a'] = np.load(path)\n"
-              "    t = time.perf_counter() - t0\n"
-              "    a = None\n"
-              "    print(t, flush=True)\n",
-              (char *)NULL);
-        _exit(127);
-    }
-    close(to[0]);
-    close(from[1]);
-    py_in = fdopen(to[1], "w");
-    py_out = fdopen(from[0], "r");
-}
-
-static double numpy_time(const char *op, const char *path)
-{
-    double t;
-
-    prime();
-    fprintf(py_in, "%s %s\n", op, path);
-    fflush(py_in);
-    if (fscanf(py_out, "%lf", &t) != 1)
-        die("NumPy child (is python3-numpy installed?)");
-    return t;
+    snprintf(command, sizeof command, "%s %s", op, path);
+    return numpy_time(command);
 }
 
 /* ---- the anchors: plain system calls ----------------------------------------- */
@@ -268,53 +180,6 @@ static long load_rss_kib(const char *path)
     return extra;
 }
 
-/* ---- reporting ---------------------------------------------------------------------- */
-
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-static void stats(const double *v, int n, double *med, double *lo,
-                  double *hi)
-{
-    double s[MAX_ROUNDS];
-
-    memcpy(s, v, (size_t)n * sizeof *v);
-    qsort(s, (size_t)n, sizeof *s, compare);
-    *med = s[n / 2];
-    *lo = s[0];
-    *hi = s[n - 1];
-}
-
-/* One line: our rate, then each reference's rate and our ratio to it. */
-static void report(const char *name, int n, const double *ours,
-                   const double *ref1, const char *ref1_name,
-                   const double *ref2, const char *ref2_name)
-{
-    double rate[MAX_ROUNDS] = {0}, ratio[MAX_ROUNDS] = {0}, med, lo, hi, gb;
-    int i;
-
-    gb = (double)nbytes / 1e9;
-    for (i = 0; i < n; i++)
-        rate[i] = gb / ours[i];
-    stats(rate, n, &med, &lo, &hi);
-    printf("%-30s libnpyio %5.2f GB/s", name, med);
-    for (i = 0; i < n; i++)
-        ratio[i] = ref1[i] / ours[i];
-    stats(ratio, n, &med, &lo, &hi);
-    printf(" | vs %s %.2fx (%.2f..%.2f)", ref1_name, med, lo, hi);
-    if (ref2 != NULL) {
-        for (i = 0; i < n; i++)
-            ratio[i] = ref2[i] / ours[i];
-        stats(ratio, n, &med, &lo, &hi);
-        printf(" | vs %s %.2fx (%.2f..%.2f)", ref2_name, med, lo, hi);
-    }
-    printf("\n");
-}
-
 int main(int argc, char **argv)
 {
     const char *dir = "/dev/shm";
@@ -369,7 +234,7 @@ int main(int argc, char **argv)
     warm = thp_alloc(nbytes);
     memset(warm, 1, nbytes);
     start_numpy();
-    numpy_time("keep", le);
+    numpy_time_op("keep", le);
     for (i = 0; i < 16; i++)
         t[i] = calloc(MAX_ROUNDS, sizeof(double));
 
@@ -379,36 +244,35 @@ int main(int argc, char **argv)
     for (r = 0; r < rounds; r++) {
         t[0][r] = our_load(le, 0);
         t[1][r] = read_plain(le, NULL, 0);
-        t[2][r] = numpy_time("load", le);
+        t[2][r] = numpy_time_op("load", le);
         t[3][r] = our_read_into(le, warm);
         t[4][r] = read_plain(le, warm, 0);
         t[5][r] = our_save(out, h_le, data, 1);
         t[6][r] = write_plain(out, file_image, 1);
         t[7][r] = our_save(out, h_le, data, 0);
         t[8][r] = write_plain(out, file_image, 0);
-        t[9][r] = numpy_time("save", npout);
+        t[9][r] = numpy_time_op("save", npout);
         t[10][r] = our_load(be, NPYIO_READ_NATIVE);
         t[11][r] = read_plain(be, NULL, 1);
-        t[12][r] = numpy_time("astype", be);
+        t[12][r] = numpy_time_op("astype", be);
         t[13][r] = our_load(ft, NPYIO_READ_C_ORDER);
-        t[14][r] = numpy_time("contig", ft);
+        t[14][r] = numpy_time_op("contig", ft);
     }
-    report("load (new buffer)", rounds, t[0], t[1], "read()", t[2],
+    report("load (new buffer)", nbytes, rounds, t[0], t[1], "read()", t[2],
            "np.load");
-    report("load into caller's buffer", rounds, t[3], t[4], "read() warm",
+    report("load into caller's buffer", nbytes, rounds, t[3], t[4], "read() warm",
            NULL, NULL);
-    report("save, durable", rounds, t[5], t[6], "write()+fsync", t[9],
+    report("save, durable", nbytes, rounds, t[5], t[6], "write()+fsync", t[9],
            "np.save");
-    report("save, durability off", rounds, t[7], t[8], "write()", t[9],
+    report("save, durability off", nbytes, rounds, t[7], t[8], "write()", t[9],
            "np.save");
-    report("load >f8 to native", rounds, t[10], t[11], "read()+bswap",
+    report("load >f8 to native", nbytes, rounds, t[10], t[11], "read()+bswap",
            t[12], "np.load+astype");
-    report("load Fortran to C order", rounds, t[13], t[12 + 2], "NumPy",
+    report("load Fortran to C order", nbytes, rounds, t[13], t[12 + 2], "NumPy",
            NULL, NULL);
     printf("peak RSS of a load: %ld KiB over the baseline for %zu KiB of "
            "data (target: data + 1024)\n", load_rss_kib(le), nbytes >> 10);
-    fclose(py_in);
-    fclose(py_out);
+    stop_numpy();
     unlink(le);
     unlink(be);
     unlink(ft);
