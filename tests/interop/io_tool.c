@@ -5,10 +5,15 @@
  *                                 data bytes to OUT
  *   io_tool copy IN OUT           read IN and write it again with the
  *                                 writer to OUT (same header, same bytes)
+ *   io_tool create OUT ROWS COLS  create-and-map a '<f8' (ROWS, COLS) file
+ *                                 and fill element (i, j) with i * COLS + j
+ *   io_tool negate FILE           map a '<f8' file read-write and negate
+ *                                 every element in place
  * Exit 0 on success, 1 with a message on stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "npyio.h"
 
@@ -53,12 +58,76 @@ static int copy_cmd(const char *in, const char *out)
     return rc;
 }
 
+/* The value of a little-endian double, whatever the host. */
+static double get_le(const unsigned char *p)
+{
+    uint64_t bits = 0;
+    double v;
+    int k;
+
+    for (k = 7; k >= 0; k--)
+        bits = bits << 8 | p[k];
+    memcpy(&v, &bits, 8);
+    return v;
+}
+
+static void put_le(unsigned char *p, double v)
+{
+    uint64_t bits;
+    int k;
+
+    memcpy(&bits, &v, 8);
+    for (k = 0; k < 8; k++)
+        p[k] = (unsigned char)(bits >> (8 * k));
+}
+
+static int create_cmd(const char *out, long rows, long cols)
+{
+    npyio_dtype *f8 = NULL;
+    npyio_header *h = NULL;
+    npyio_map *m = NULL;
+    int64_t shape[2] = {rows, cols};
+    unsigned char *d;
+    long i;
+
+    if (npyio_dtype_from_descr("<f8", 3, NULL, &f8) != NPYIO_OK ||
+        npyio_header_new(f8, 2, shape, 0, &h) != NPYIO_OK ||
+        npyio_map_create(out, h, NULL, &m) != NPYIO_OK)
+        return fail(out);
+    d = npyio_map_data(m);
+    for (i = 0; i < rows * cols; i++)
+        put_le(d + 8 * i, (double)i);
+    npyio_dtype_unref(f8);
+    npyio_header_free(h);
+    return npyio_map_close(m) == NPYIO_OK ? 0 : fail(out);
+}
+
+static int negate_cmd(const char *path)
+{
+    npyio_map *m = NULL;
+    unsigned char *d;
+    int64_t i, n;
+
+    if (npyio_map_open(path, NPYIO_MAP_WRITE, NULL, &m) != NPYIO_OK)
+        return fail(path);
+    d = npyio_map_data(m);
+    n = npyio_header_count(npyio_map_header(m));
+    for (i = 0; i < n; i++)
+        put_le(d + 8 * i, -get_le(d + 8 * i));
+    return npyio_map_close(m) == NPYIO_OK ? 0 : fail(path);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc == 5 && argv[1][0] == 'r')
+    if (argc == 5 && strcmp(argv[1], "read") == 0)
         return read_cmd(argv[2], (unsigned)atoi(argv[3]), argv[4]);
-    if (argc == 4 && argv[1][0] == 'c')
+    if (argc == 4 && strcmp(argv[1], "copy") == 0)
         return copy_cmd(argv[2], argv[3]);
-    fprintf(stderr, "usage: io_tool read FILE FLAGS OUT | copy IN OUT\n");
+    if (argc == 5 && strcmp(argv[1], "create") == 0)
+        return create_cmd(argv[2], atol(argv[3]), atol(argv[4]));
+    if (argc == 3 && strcmp(argv[1], "negate") == 0)
+        return negate_cmd(argv[2]);
+    fprintf(stderr, "usage: io_tool read FILE FLAGS OUT | copy IN OUT | "
+                    "create OUT ROWS COLS | negate FILE\n");
     return 2;
 }
