@@ -680,11 +680,14 @@ static npyio_status gather_fortran_rows(npyio_reader *r, uint64_t first,
         st = npyio__alloc(&r->mem, step, "conversion buffer",
                           (void **)&bounce);
         if (st == NPYIO_OK)
-            st = npyio__alloc_array(&r->mem, 3 * (size_t)h->ndim,
+            st = npyio__alloc_array(&r->mem, 2 * (size_t)h->ndim,
                                     sizeof(size_t), "conversion state",
                                     (void **)&cursor);
+        if (st == NPYIO_OK)
+            st = npyio__alloc_array(&r->mem, (size_t)h->ndim,
+                                    sizeof(int64_t), "conversion state",
+                                    (void **)&sub_shape);
         if (st == NPYIO_OK) {
-            sub_shape = (int64_t *)(cursor + 2 * (size_t)h->ndim);
             memcpy(sub_shape, h->shape, (size_t)h->ndim * sizeof *sub_shape);
             sub_shape[0] = (int64_t)count;
             npyio__f2c_init(&f2c, h->ndim, sub_shape, itemsize, cursor,
@@ -710,6 +713,7 @@ static npyio_status gather_fortran_rows(npyio_reader *r, uint64_t first,
             done += want;
         }
     }
+    npyio__free(sub_shape);
     npyio__free(cursor);
     npyio__free(bounce);
     return st;
