@@ -111,3 +111,12 @@ const char *npyio__show(const void *text, size_t len, char *buf, size_t cap)
     buf[used] = '\0';
     return buf;
 }
+
+npyio_status npyio__with_context(npyio_status status, const char *context)
+{
+    if (status == NPYIO_OK)
+        return status;
+    /* npyio__fail formats aside, so the current message may be an
+     * argument. */
+    return npyio__fail(status, "%s: %s", context, last_message);
+}

@@ -34,6 +34,10 @@
 npyio_status npyio__fail(npyio_status status, const char *fmt, ...)
     NPYIO__PRINTF(2, 3);
 
+/* Prefix the thread's current message with `context` ("<context>: ..."),
+ * keeping `status`; NPYIO_OK passes through untouched. */
+npyio_status npyio__with_context(npyio_status status, const char *context);
+
 /*
  * Quote untrusted text for a message: printable ASCII as is, every other
  * byte as \xNN, cut to fit with "..." (messages stay valid UTF-8 whatever

@@ -124,17 +124,6 @@ static npyio_status map_fd(int fd, npyio_header *h, bool writable,
     return NPYIO_OK;
 }
 
-/* Prefix the thread's message with the path. */
-static npyio_status about(npyio_status st, const char *path)
-{
-    char cause[NPYIO__MESSAGE_CAP];
-
-    if (st == NPYIO_OK)
-        return st;
-    snprintf(cause, sizeof cause, "%s", npyio_last_error());
-    return npyio__fail(st, "%s: %s", path, cause);
-}
-
 npyio_status npyio_map_open(const char *path, uint32_t mode,
                             const npyio_options *options, npyio_map **out)
 {
@@ -175,7 +164,7 @@ npyio_status npyio_map_open(const char *path, uint32_t mode,
     if (st == NPYIO_OK)
         st = map_fd(fd, h, mode == NPYIO_MAP_WRITE, options, out);
     npyio__fd_close(fd); /* the mapping keeps the file */
-    return about(st, path);
+    return npyio__with_context(st, path);
 }
 
 npyio_status npyio_map_create(const char *path, const npyio_header *header,
@@ -200,7 +189,7 @@ npyio_status npyio_map_create(const char *path, const npyio_header *header,
         st = map_length(h, &total);
     if (st != NPYIO_OK) {
         npyio_header_free(h);
-        return about(st, path);
+        return npyio__with_context(st, path);
     }
     fd = npyio__fd_open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) {
@@ -244,5 +233,5 @@ npyio_status npyio_map_create(const char *path, const npyio_header *header,
     else
         npyio_header_free(h);
     npyio__fd_close(fd);
-    return about(st, path);
+    return npyio__with_context(st, path);
 }

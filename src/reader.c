@@ -230,17 +230,6 @@ npyio_status npyio_reader_open_stream(npyio_stream *stream,
     return open_on(stream, false, options, out);
 }
 
-/* Prefix the current message with the path, keeping the status. */
-static npyio_status with_path(npyio_status st, const char *path)
-{
-    char cause[NPYIO__MESSAGE_CAP];
-
-    if (st == NPYIO_OK)
-        return st;
-    snprintf(cause, sizeof cause, "%s", npyio_last_error());
-    return npyio__fail(st, "%s: %s", path, cause);
-}
-
 npyio_status npyio_reader_open_path(const char *path,
                                     const npyio_options *options,
                                     npyio_reader **out)
@@ -257,7 +246,7 @@ npyio_status npyio_reader_open_path(const char *path,
         return st;
     st = open_on(stream, true, options, out);
     if (st != NPYIO_OK) {
-        st = with_path(st, path);
+        st = npyio__with_context(st, path);
         npyio_stream_close(stream);
     }
     return st;
@@ -860,7 +849,7 @@ npyio_status npyio_load(const char *path, uint32_t flags,
     st = npyio_reader_open_path(path, options, &r);
     if (st != NPYIO_OK)
         return st;
-    st = with_path(npyio_reader_read_alloc(r, flags, data, NULL), path);
+    st = npyio__with_context(npyio_reader_read_alloc(r, flags, data, NULL), path);
     if (st == NPYIO_OK) {
         *header = r->header; /* hand the header over */
         r->header = NULL;

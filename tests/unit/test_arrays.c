@@ -14,6 +14,7 @@
 
 #include "testutil.h"
 #include "testdata.h"
+#include "hostile.h"
 
 enum { A_NAME, A_FILE, A_FORTRAN, A_NDIM, A_SHAPE, A_ITEMSIZE, A_NBYTES,
        A_OFFSET, A_OBJECT, A_COLUMNS };
@@ -29,40 +30,6 @@ static unsigned char *array_file(const char *name, const char *suffix,
 
 /* ---- a hostile stream over memory ---------------------------------------------- */
 
-typedef struct hostile {
-    const unsigned char *data;
-    size_t len, pos;
-    unsigned calls;
-} hostile;
-
-static int hostile_read(void *user, void *buf, size_t cap, size_t *got)
-{
-    hostile *h = user;
-    size_t n = 1 + h->calls++ % 7;
-
-    if (n > cap)
-        n = cap;
-    if (n > h->len - h->pos)
-        n = h->len - h->pos;
-    memcpy(buf, h->data + h->pos, n);
-    h->pos += n;
-    *got = n;
-    return 0;
-}
-
-static int hostile_seek(void *user, int64_t offset, int whence, int64_t *pos)
-{
-    hostile *h = user;
-    int64_t base = whence == NPYIO_SEEK_SET   ? 0
-                   : whence == NPYIO_SEEK_CUR ? (int64_t)h->pos
-                                              : (int64_t)h->len;
-
-    if (base + offset < 0 || base + offset > (int64_t)h->len)
-        return -1;
-    h->pos = (size_t)(base + offset);
-    *pos = base + offset;
-    return 0;
-}
 
 enum { BACK_PATH, BACK_FILE, BACK_MEMORY, BACK_HOSTILE_SEEK, BACK_HOSTILE,
        BACK_COUNT };
@@ -75,17 +42,9 @@ static npyio_reader *open_reader(int back, const char *path,
                                  const unsigned char *file, size_t len,
                                  hostile *h, npyio_stream **s)
 {
-    static const npyio_stream_ops seeking = {sizeof seeking, hostile_read,
-                                             NULL, hostile_seek, NULL};
-    static const npyio_stream_ops plain = {sizeof plain, hostile_read, NULL,
-                                           NULL, NULL};
     npyio_reader *r = NULL;
 
     *s = NULL;
-    h->data = file;
-    h->len = len;
-    h->pos = 0;
-    h->calls = 0;
     switch (back) {
     case BACK_PATH:
         assert_ok(npyio_reader_open_path(path, NULL, &r));
@@ -99,10 +58,10 @@ static npyio_reader *open_reader(int back, const char *path,
         assert_ok(npyio_stream_open_memory(file, len, NULL, s));
         break;
     case BACK_HOSTILE_SEEK:
-        assert_ok(npyio_stream_open_ops(&seeking, h, NULL, s));
+        assert_ok(hostile_open(h, file, len, true, s));
         break;
     default:
-        assert_ok(npyio_stream_open_ops(&plain, h, NULL, s));
+        assert_ok(hostile_open(h, file, len, false, s));
         break;
     }
     assert_ok(npyio_reader_open_stream(*s, NULL, &r));

@@ -13,6 +13,7 @@
 
 #include "testutil.h"
 #include "testdata.h"
+#include "hostile.h"
 #include "header.h"
 
 enum { A_NAME, A_FILE, A_FORTRAN, A_NDIM, A_SHAPE, A_ITEMSIZE, A_NBYTES,
@@ -29,40 +30,6 @@ static unsigned char *array_file(const char *name, const char *suffix,
 
 /* ---- streams ---------------------------------------------------------------- */
 
-typedef struct hostile {
-    const unsigned char *data;
-    size_t len, pos;
-    unsigned calls;
-} hostile;
-
-static int hostile_read(void *user, void *buf, size_t cap, size_t *got)
-{
-    hostile *h = user;
-    size_t n = 1 + h->calls++ % 7;
-
-    if (n > cap)
-        n = cap;
-    if (n > h->len - h->pos)
-        n = h->len - h->pos;
-    memcpy(buf, h->data + h->pos, n);
-    h->pos += n;
-    *got = n;
-    return 0;
-}
-
-static int hostile_seek(void *user, int64_t offset, int whence, int64_t *pos)
-{
-    hostile *h = user;
-    int64_t base = whence == NPYIO_SEEK_SET   ? 0
-                   : whence == NPYIO_SEEK_CUR ? (int64_t)h->pos
-                                              : (int64_t)h->len;
-
-    if (base + offset < 0 || base + offset > (int64_t)h->len)
-        return -1;
-    h->pos = (size_t)(base + offset);
-    *pos = base + offset;
-    return 0;
-}
 
 typedef struct source {
     hostile h;
@@ -73,17 +40,7 @@ typedef struct source {
 static void open_source(source *src, const unsigned char *file, size_t len,
                         bool seekable)
 {
-    static const npyio_stream_ops seeking = {sizeof seeking, hostile_read,
-                                             NULL, hostile_seek, NULL};
-    static const npyio_stream_ops plain = {sizeof plain, hostile_read, NULL,
-                                           NULL, NULL};
-
-    src->h.data = file;
-    src->h.len = len;
-    src->h.pos = 0;
-    src->h.calls = 0;
-    assert_ok(npyio_stream_open_ops(seekable ? &seeking : &plain, &src->h,
-                                    NULL, &src->stream));
+    assert_ok(hostile_open(&src->h, file, len, seekable, &src->stream));
     assert_ok(npyio_reader_open_stream(src->stream, NULL, &src->reader));
 }
 

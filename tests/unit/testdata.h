@@ -23,30 +23,6 @@ typedef struct tsv_table {
     size_t count;
 } tsv_table;
 
-/* Read a file under the data directory; aborts the test if missing. */
-static inline unsigned char *read_data_file(const char *relative, size_t *len)
-{
-    char path[1024];
-    FILE *f;
-    unsigned char *buf;
-    long size;
-
-    snprintf(path, sizeof path, "%s/%s", NPYIO_TEST_DATA_DIR, relative);
-    f = fopen(path, "rb");
-    if (f == NULL)
-        fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    /* Exactly the file's size, so ASan sees any read past the end. */
-    buf = malloc(size > 0 ? (size_t)size : 1);
-    if (buf == NULL || fread(buf, 1, (size_t)size, f) != (size_t)size)
-        fail_msg("cannot read %s", path);
-    fclose(f);
-    *len = (size_t)size;
-    return buf;
-}
-
 /* Read a file by its own path (exact size, for ASan). */
 static inline unsigned char *read_data_file_abs(const char *path, size_t *len)
 {
@@ -65,6 +41,15 @@ static inline unsigned char *read_data_file_abs(const char *path, size_t *len)
     fclose(f);
     *len = (size_t)size;
     return buf;
+}
+
+/* Read a file under the data directory; fails the test if missing. */
+static inline unsigned char *read_data_file(const char *relative, size_t *len)
+{
+    char path[1024];
+
+    snprintf(path, sizeof path, "%s/%s", NPYIO_TEST_DATA_DIR, relative);
+    return read_data_file_abs(path, len);
 }
 
 /* Load a manifest: lines of tab-separated fields; '#' lines skipped. */
