@@ -591,6 +591,71 @@ static void test_through_a_pipe(void **state)
     npyio_header_free(h);
 }
 
+/* Chunks and rows from a real pipe: no seek, forward only. */
+static void test_chunks_from_a_pipe(void **state)
+{
+    int64_t shape[2] = {25, 4};
+    npyio_header *h = make_header(">i4", 2, shape, 0);
+    unsigned char data[400], chunk[28], two_rows[32];
+    int32_t values[100];
+    npyio_stream *in = NULL, *out = NULL;
+    npyio_writer *w = NULL;
+    npyio_reader *r = NULL;
+    size_t got = 0, have = 0, i;
+    int fds[2];
+
+    (void)state;
+    for (i = 0; i < 100; i++) { /* big-endian i */
+        data[4 * i] = data[4 * i + 1] = data[4 * i + 2] = 0;
+        data[4 * i + 3] = (unsigned char)i;
+    }
+    assert_int_equal(pipe(fds), 0);
+    assert_ok(npyio_stream_open_fd(fds[1], NULL, &out));
+    assert_ok(npyio_writer_open_stream(out, h, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, sizeof data));
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_stream_close(out));
+    close(fds[1]);
+    assert_ok(npyio_stream_open_fd(fds[0], NULL, &in));
+    assert_ok(npyio_reader_open_stream(in, NULL, &r));
+    /* Rows 2 and 3 first (skipping rows 0 and 1), then chunks of 7
+     * elements from where the chunk cursor is: the start, behind the
+     * pipe's position, which a pipe cannot go back to. */
+    assert_ok(npyio_reader_read_rows(r, 2, 2, two_rows, sizeof two_rows,
+                                     NPYIO_READ_NATIVE));
+    memcpy(values, two_rows, sizeof two_rows);
+    assert_int_equal(values[0], 8);
+    assert_int_equal(values[7], 15);
+    assert_status(npyio_reader_read_chunk(r, chunk, sizeof chunk,
+                                          NPYIO_READ_NATIVE, &got),
+                  NPYIO_E_UNSUPPORTED);
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(in));
+    close(fds[0]);
+    /* Again, chunks only: every element, in order, converted. */
+    assert_int_equal(pipe(fds), 0);
+    assert_ok(npyio_stream_open_fd(fds[1], NULL, &out));
+    assert_ok(npyio_writer_open_stream(out, h, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, sizeof data));
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_stream_close(out));
+    close(fds[1]);
+    assert_ok(npyio_stream_open_fd(fds[0], NULL, &in));
+    assert_ok(npyio_reader_open_stream(in, NULL, &r));
+    while (npyio_reader_read_chunk(r, chunk, sizeof chunk, NPYIO_READ_NATIVE,
+                                   &got) == NPYIO_OK) {
+        memcpy((unsigned char *)values + have, chunk, got);
+        have += got;
+    }
+    assert_int_equal(have, 400);
+    for (i = 0; i < 100; i++)
+        assert_int_equal(values[i], (int32_t)i);
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(in));
+    close(fds[0]);
+    npyio_header_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -605,6 +670,7 @@ int main(void)
         cmocka_unit_test(test_symlink_is_written_through),
         cmocka_unit_test(test_path_errors),
         cmocka_unit_test(test_through_a_pipe),
+        cmocka_unit_test(test_chunks_from_a_pipe),
     };
 
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
