@@ -1318,6 +1318,79 @@ NPYIO_API npyio_status npyio_writer_close(npyio_writer *writer);
 NPYIO_API void npyio_writer_abort(npyio_writer *writer);
 
 /**
+ * Write a new .npy array whose first dimension (the number of rows along
+ * axis 0) is not known yet: write rows in any number of calls; close
+ * writes the final count into the header. The header's shape[0] is
+ * ignored. C order only (rows are contiguous there). The file is replaced
+ * atomically as with npyio_writer_open_path(). At close, the bytes written
+ * must be a whole number of rows (else NPYIO_E_TRUNCATED).
+ * @return as npyio_writer_open_path(); NPYIO_E_UNSUPPORTED for Fortran
+ *         order or object dtypes; NPYIO_E_INVALID_ARG for 0-d headers.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_open_path_rows(const char *path,
+                                                   const npyio_header *header,
+                                                   const npyio_options *options,
+                                                   npyio_writer **out);
+
+/**
+ * The same on a stream, which must be able to seek (the header is
+ * rewritten at close): on a pipe, NPYIO_E_UNSUPPORTED at open.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_open_stream_rows(
+    npyio_stream *stream, const npyio_header *header,
+    const npyio_options *options, npyio_writer **out);
+
+/**
+ * Append rows along axis 0 to an existing C-order .npy file.
+ *
+ * `rows` describes what will be appended: its dtype and dimensions after
+ * the first must be the file's (NPYIO_E_INVALID_ARG otherwise, the file
+ * untouched), its shape[0] is the number of rows; write them with
+ * npyio_writer_write() and close.
+ *
+ * Crash safety: the rows are written after the data, then (with
+ * NPYIO_FLAG_DURABLE, fdatasync'd, and only then) the header's shape is
+ * rewritten in place, within the header's existing length (NumPy >= 1.24
+ * leaves room for it: up to 21 digits). A process killed at any moment, or
+ * with durability a power loss, leaves a file that loads with either the
+ * old shape (extra bytes after the data are ignored, and overwritten by the
+ * next append) or the new one. When the new header does not fit (files
+ * from NumPy <= 1.23 have no growth room), the file is rewritten through a
+ * temporary file and a rename: time in proportion to the file's size, and
+ * twice its disk space meanwhile; still never a half-written file.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_open_append(const char *path,
+                                                const npyio_header *rows,
+                                                const npyio_options *options,
+                                                npyio_writer **out);
+
+/**
+ * Open an existing C-order .npy file to write rows in place with
+ * npyio_writer_write_rows(): positional writes with no shared file offset,
+ * so several writers (threads, each with its own handle, or processes)
+ * can fill disjoint row ranges of one file at once. The header is never
+ * touched. Close syncs the data with NPYIO_FLAG_DURABLE.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_open_in_place(const char *path,
+                                                  const npyio_options *options,
+                                                  npyio_writer **out);
+
+/**
+ * Write rows [first, first + count) of a writer opened in place; len must
+ * be count rows' bytes, in the file's byte order.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (rows beyond the file's, wrong
+ *         length); NPYIO_E_STATE (not opened in place); NPYIO_E_IO.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_write_rows(npyio_writer *writer,
+                                               int64_t first, int64_t count,
+                                               const void *data, size_t len);
+
+/**
  * Save a whole array in one call: open, write, close.
  * @param[in] data npyio_header_nbytes() bytes (for object dtypes: the
  *            pickle, which must then be written with the writer API).

@@ -770,6 +770,32 @@ npyio_status npyio_header_emit(const npyio_header *header, int version,
     return st;
 }
 
+npyio_status npyio__header_emit_into(const npyio_header *h, int version,
+                                     size_t total, unsigned char *buf)
+{
+    dict_text t;
+    layout l;
+    npyio_status st = build_text(h, &t);
+
+    if (st != NPYIO_OK)
+        return st;
+    st = choose_layout(&t, version, &l);
+    if (st == NPYIO_OK &&
+        (total < l.prefix + l.text_bytes + 1 || total - l.prefix > UINT32_MAX ||
+         (l.version == 1 && total - l.prefix > V1_MAX_HLEN)))
+        st = npyio__fail(NPYIO_E_UNSUPPORTED, "the header for the new shape "
+                         "needs %zu bytes, more than the %zu the file has",
+                         l.prefix + l.text_bytes + 1, total);
+    if (st == NPYIO_OK) {
+        /* The same bytes with the padding stretched to the file's length:
+         * readers ignore padding, and data stays where it is. */
+        l.hlen = total - l.prefix;
+        write_header(&t, &l, buf);
+    }
+    free_text(&t);
+    return st;
+}
+
 /* ---- new ------------------------------------------------------------------------------- */
 
 npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,

@@ -52,6 +52,14 @@ npyio_status npyio__preamble_parse(const unsigned char *bytes, size_t len,
  */
 bool npyio__header_fortran_data(const npyio_header *h);
 
+/*
+ * Emit the header for `version` (1, 2 or 3) into exactly `total` bytes
+ * (preamble included), padding with spaces: how a header is rewritten in
+ * place when the shape grows. NPYIO_E_UNSUPPORTED if it does not fit.
+ */
+npyio_status npyio__header_emit_into(const npyio_header *h, int version,
+                                     size_t total, unsigned char *buf);
+
 /* An independent copy (its own reference to the dtype). */
 npyio_status npyio__header_copy(const npyio_header *h, npyio_header **out);
 

@@ -486,3 +486,75 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, bool durable)
     npyio__atomic_abandon(a);
     return what == NULL ? NPYIO_OK : NPYIO_E_IO;
 }
+
+/* ---- positional I/O ----------------------------------------------------------- */
+
+int npyio__fd_pwrite_all(int fd, const void *buf, size_t len, int64_t offset)
+{
+    const unsigned char *p = buf;
+    pipe_guard guard;
+    int err = 0;
+
+    guard_begin(&guard);
+    while (len > 0) {
+        size_t step = len > (size_t)0x40000000 ? (size_t)0x40000000 : len;
+        ssize_t n = pwrite(fd, p, step, (off_t)offset);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            err = n < 0 ? errno : EIO;
+            break;
+        }
+        p += n;
+        len -= (size_t)n;
+        offset += n;
+    }
+    guard_end(&guard, err == EPIPE);
+    return err ? npyio__os_fail("pwrite", err) : 0;
+}
+
+int npyio__fd_pread_all(int fd, void *buf, size_t len, int64_t offset,
+                        size_t *got)
+{
+    unsigned char *p = buf;
+    size_t done = 0;
+
+    while (done < len) {
+        size_t step = len - done > (size_t)0x40000000 ? (size_t)0x40000000
+                                                     : len - done;
+        ssize_t n = pread(fd, p + done, step, (off_t)(offset + (int64_t)done));
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return npyio__os_fail("pread", errno);
+        if (n == 0)
+            break;
+        done += (size_t)n;
+    }
+    *got = done;
+    return 0;
+}
+
+int npyio__fd_datasync(int fd)
+{
+    int r;
+
+    do
+        r = fdatasync(fd);
+    while (r != 0 && errno == EINTR);
+    if (r != 0 && errno != EINVAL && errno != EROFS)
+        return npyio__os_fail("fdatasync", errno);
+    return 0;
+}
+
+int npyio__fd_size(int fd, int64_t *size)
+{
+    struct stat info;
+
+    if (fstat(fd, &info) != 0)
+        return npyio__os_fail("fstat", errno);
+    *size = (int64_t)info.st_size;
+    return 0;
+}

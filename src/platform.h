@@ -61,3 +61,11 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
  * On failure the temporary is removed. Releases `a` either way. */
 npyio_status npyio__atomic_commit(npyio__atomic *a, bool durable);
 void npyio__atomic_abandon(npyio__atomic *a);
+
+/* Positional I/O (no shared file offset) and data sync, retried on EINTR,
+ * looping until all is moved; -1 with a message on failure. */
+int npyio__fd_pwrite_all(int fd, const void *buf, size_t len, int64_t offset);
+int npyio__fd_pread_all(int fd, void *buf, size_t len, int64_t offset,
+                        size_t *got);
+int npyio__fd_datasync(int fd);
+int npyio__fd_size(int fd, int64_t *size);

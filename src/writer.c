@@ -8,12 +8,19 @@
 #include "platform.h"
 #include "stream.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #define NPYIO__MAGIC_WRITER 0x57525452u /* "WRTR" */
 
+/* What a writer does: write a new array (of known or unknown row count),
+ * append rows to an existing file, or fill rows of one in place. */
+enum writer_mode { MODE_NEW, MODE_UNKNOWN_ROWS, MODE_APPEND, MODE_IN_PLACE };
+
 struct npyio_writer {
     uint32_t magic;
+    int mode;
     npyio_stream *stream;
     bool to_path;          /* stream and temporary file are ours */
     npyio__atomic file;    /* with to_path */
@@ -24,6 +31,12 @@ struct npyio_writer {
     npyio_status failed;   /* the first error, repeated afterwards */
     char first_error[NPYIO__MESSAGE_CAP];
     npyio__mem mem;
+    /* unknown rows, append, in place: */
+    npyio_header *layout;  /* the file's header, as it stands */
+    uint64_t row_bytes;
+    int64_t header_at;     /* stream position of the header (unknown rows) */
+    int fd;                /* append, in place: the file, ours */
+    char *path;            /* append: for a rewrite through a temporary */
 };
 
 static npyio_status check_writer(const npyio_writer *w, const char *where)
@@ -92,6 +105,7 @@ static npyio_status new_writer(const npyio_header *h,
     w->objects = npyio_dtype_contains_objects(h->dtype) != 0;
     w->expected = (uint64_t)h->nbytes;
     w->file.fd = -1;
+    w->fd = -1;
     *out = w;
     return NPYIO_OK;
 }
@@ -101,7 +115,12 @@ static void release(npyio_writer *w)
     if (w->to_path) {
         npyio_stream_close(w->stream);
         npyio__atomic_abandon(&w->file); /* removes the temporary, if any */
+    } else if (w->fd >= 0) {
+        npyio_stream_close(w->stream);
+        npyio__fd_close(w->fd);
     }
+    npyio_header_free(w->layout);
+    npyio__free(w->path);
     w->magic = NPYIO__MAGIC_DEAD;
     npyio__free(w);
 }
@@ -186,7 +205,12 @@ npyio_status npyio_writer_write(npyio_writer *writer, const void *data,
         return repeat_failure(w, where);
     if (data == NULL && len > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
-    if (!w->objects && len > w->expected - w->written)
+    if (w->mode == MODE_IN_PLACE)
+        return npyio__fail(NPYIO_E_STATE, "%s: a writer opened in place "
+                           "writes rows (npyio_writer_write_rows)", where);
+    if (w->mode == MODE_UNKNOWN_ROWS)
+        w->expected = w->written + len; /* any number of rows */
+    else if (!w->objects && len > w->expected - w->written)
         return fail_writer(w, npyio__fail(NPYIO_E_INVALID_ARG,
                                           "%s: %llu more bytes would make "
                                           "%llu, but the header promises "
@@ -202,6 +226,422 @@ npyio_status npyio_writer_write(npyio_writer *writer, const void *data,
     return NPYIO_OK;
 }
 
+/* ---- rows: unknown counts, appending, writing in place ----------------------------- */
+
+/* Bytes per row along axis 0, and that the layout allows rows to be added
+ * or written there: C order (rows contiguous), numbers, at least 1-D. */
+static npyio_status row_layout(const npyio_header *h, uint64_t *row_bytes,
+                               const char *where)
+{
+    uint64_t n = h->dtype->itemsize;
+    int i;
+
+    if (h->ndim < 1)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: a 0-d array has no "
+                           "rows", where);
+    if (npyio__header_fortran_data(h))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: rows along axis 0 of "
+                           "Fortran-order data are not contiguous", where);
+    if (npyio_dtype_contains_objects(h->dtype))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the array holds Python "
+                           "objects (a pickle)", where);
+    for (i = 1; i < h->ndim; i++)
+        n *= (uint64_t)h->shape[i];
+    *row_bytes = n;
+    return NPYIO_OK;
+}
+
+/* A copy of h with shape[0] = rows (sizes recomputed). */
+static npyio_status with_rows(const npyio_header *h, int64_t rows,
+                              npyio_header **out)
+{
+    npyio_dtype *dt = h->dtype;
+    npyio_status st;
+    int64_t *shape;
+    npyio__mem mem;
+
+    npyio__mem_init(&mem, NULL);
+    st = npyio__alloc_array(&mem, (size_t)h->ndim, sizeof *shape, "shape",
+                            (void **)&shape);
+    if (st != NPYIO_OK)
+        return st;
+    memcpy(shape, h->shape, (size_t)h->ndim * sizeof *shape);
+    shape[0] = rows;
+    st = npyio_header_new(dt, h->ndim, shape, h->fortran_order, out);
+    npyio__free(shape);
+    return st;
+}
+
+static npyio_status open_unknown_rows(npyio_writer *w, const npyio_header *h,
+                                      const char *where)
+{
+    npyio_header *empty = NULL;
+    npyio_status st = row_layout(h, &w->row_bytes, where);
+
+    if (st == NPYIO_OK && !npyio__stream_seekable(w->stream))
+        st = npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the row count is "
+                         "written into the header at the end, which needs a "
+                         "stream that can seek", where);
+    /* Shape (0, ...) has the most growth room: any final count fits. */
+    if (st == NPYIO_OK)
+        st = with_rows(h, 0, &empty);
+    if (st == NPYIO_OK)
+        st = npyio__stream_seek(w->stream, 0, NPYIO_SEEK_CUR, &w->header_at);
+    if (st == NPYIO_OK)
+        st = write_header(w, empty);
+    if (st == NPYIO_OK) {
+        w->mode = MODE_UNKNOWN_ROWS;
+        w->layout = empty;
+        w->expected = 0;
+        return NPYIO_OK;
+    }
+    npyio_header_free(empty);
+    return st;
+}
+
+static npyio_status finish_unknown_rows(npyio_writer *w)
+{
+    npyio_header *final = NULL;
+    unsigned char small[512], *bytes = small;
+    size_t total = (size_t)w->layout->data_offset;
+    int64_t end = 0;
+    npyio_status st;
+
+    if (w->row_bytes != 0 && w->written % w->row_bytes != 0)
+        return npyio__fail(NPYIO_E_TRUNCATED, "npyio_writer_close: %llu "
+                           "bytes are not a whole number of %llu-byte rows",
+                           (unsigned long long)w->written,
+                           (unsigned long long)w->row_bytes);
+    st = with_rows(w->layout, w->row_bytes ? (int64_t)(w->written /
+                                                       w->row_bytes)
+                                           : 0,
+                   &final);
+    if (st == NPYIO_OK && total > sizeof small)
+        st = npyio__alloc(&w->mem, total, "header", (void **)&bytes);
+    if (st == NPYIO_OK)
+        st = npyio__header_emit_into(final, w->layout->version, total, bytes);
+    if (st == NPYIO_OK)
+        st = npyio__stream_seek(w->stream, 0, NPYIO_SEEK_CUR, &end);
+    if (st == NPYIO_OK)
+        st = npyio__stream_seek(w->stream, w->header_at, NPYIO_SEEK_SET,
+                                NULL);
+    if (st == NPYIO_OK)
+        st = npyio__stream_write(w->stream, bytes, total, "the header");
+    if (st == NPYIO_OK)
+        st = npyio__stream_seek(w->stream, end, NPYIO_SEEK_SET, NULL);
+    if (bytes != small)
+        npyio__free(bytes);
+    npyio_header_free(final);
+    return st;
+}
+
+npyio_status npyio_writer_open_stream_rows(npyio_stream *stream,
+                                           const npyio_header *header,
+                                           const npyio_options *options,
+                                           npyio_writer **out)
+{
+    static const char where[] = "npyio_writer_open_stream_rows";
+    npyio_writer *w;
+    npyio_status st = check_open_args(header, out, where);
+
+    if (st == NPYIO_OK)
+        st = npyio__check_stream(stream, where);
+    if (st == NPYIO_OK)
+        st = new_writer(header, options, &w);
+    if (st != NPYIO_OK)
+        return st;
+    w->stream = stream;
+    st = open_unknown_rows(w, header, where);
+    if (st != NPYIO_OK) {
+        release(w);
+        return st;
+    }
+    *out = w;
+    return NPYIO_OK;
+}
+
+npyio_status npyio_writer_open_path_rows(const char *path,
+                                         const npyio_header *header,
+                                         const npyio_options *options,
+                                         npyio_writer **out)
+{
+    static const char where[] = "npyio_writer_open_path_rows";
+    npyio_writer *w;
+    npyio_status st = check_open_args(header, out, where);
+
+    if (st == NPYIO_OK && path == NULL)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: path is NULL", where);
+    if (st == NPYIO_OK)
+        st = new_writer(header, options, &w);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__atomic_open(path, &w->mem, &w->file);
+    if (st == NPYIO_OK) {
+        w->to_path = true;
+        st = npyio_stream_open_fd(w->file.fd, options, &w->stream);
+    }
+    if (st == NPYIO_OK)
+        st = open_unknown_rows(w, header, where);
+    if (st != NPYIO_OK) {
+        release(w);
+        return st;
+    }
+    *out = w;
+    return NPYIO_OK;
+}
+
+/* Open an existing file read-write and read its header through a stream
+ * on the descriptor (which the stream borrows). */
+static npyio_status open_existing(npyio_writer *w, const char *path,
+                                  const npyio_options *options,
+                                  const char *where)
+{
+    npyio_reader *r = NULL;
+    npyio_stream *s = NULL;
+    npyio_status st;
+
+    w->fd = npyio__fd_open(path, O_RDWR, 0);
+    if (w->fd < 0) {
+        int err = errno;
+
+        npyio__os_fail(path, err);
+        return npyio__fail(err == ENOENT ? NPYIO_E_NOT_FOUND : NPYIO_E_IO,
+                           "%s: cannot open %s", where, npyio_last_error());
+    }
+    st = npyio_stream_open_fd(w->fd, options, &s);
+    if (st == NPYIO_OK)
+        st = npyio_reader_open_stream(s, options, &r);
+    if (st == NPYIO_OK)
+        st = npyio__header_copy(npyio_reader_header(r), &w->layout);
+    npyio_reader_close(r);
+    npyio_stream_close(s);
+    if (st == NPYIO_OK)
+        st = row_layout(w->layout, &w->row_bytes, where);
+    return npyio__with_context(st, path);
+}
+
+/* The rows to append must be rows of the file: same dtype, same trailing
+ * dimensions. */
+static npyio_status check_same_rows(const npyio_header *file,
+                                    const npyio_header *rows,
+                                    const char *where)
+{
+    int i;
+
+    if (!npyio_dtype_equal(file->dtype, rows->dtype) ||
+        file->ndim != rows->ndim)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the rows' dtype or "
+                           "number of dimensions differs from the file's",
+                           where);
+    for (i = 1; i < file->ndim; i++)
+        if (file->shape[i] != rows->shape[i])
+            return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dimension %d of the "
+                               "rows is %lld, the file's is %lld", where, i,
+                               (long long)rows->shape[i],
+                               (long long)file->shape[i]);
+    return NPYIO_OK;
+}
+
+npyio_status npyio_writer_open_append(const char *path,
+                                      const npyio_header *rows,
+                                      const npyio_options *options,
+                                      npyio_writer **out)
+{
+    static const char where[] = "npyio_writer_open_append";
+    npyio_writer *w;
+    npyio_status st = check_open_args(rows, out, where);
+
+    if (st == NPYIO_OK && path == NULL)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: path is NULL", where);
+    if (st == NPYIO_OK)
+        st = new_writer(rows, options, &w);
+    if (st != NPYIO_OK)
+        return st;
+    w->mode = MODE_APPEND;
+    st = open_existing(w, path, options, where);
+    if (st == NPYIO_OK)
+        st = check_same_rows(w->layout, rows, where);
+    if (st == NPYIO_OK)
+        st = npyio__alloc(&w->mem, strlen(path) + 1, "path",
+                          (void **)&w->path);
+    if (st == NPYIO_OK) {
+        strcpy(w->path, path);
+        st = npyio_stream_open_fd(w->fd, options, &w->stream);
+    }
+    /* New rows go right after the data the header accounts for (over
+     * any bytes a crashed append left beyond it). */
+    if (st == NPYIO_OK)
+        st = npyio__stream_seek(w->stream,
+                                w->layout->data_offset + w->layout->nbytes,
+                                NPYIO_SEEK_SET, NULL);
+    if (st != NPYIO_OK) {
+        release(w);
+        return st;
+    }
+    *out = w;
+    return NPYIO_OK;
+}
+
+/* The file no longer has room for its header: write header and data to a
+ * temporary and rename it over the file (the data is copied: time in
+ * proportion to the file, and twice its disk space meanwhile). */
+static npyio_status rewrite_through_temporary(npyio_writer *w,
+                                              const npyio_header *grown)
+{
+    npyio_writer *copy = NULL;
+    unsigned char *buf = NULL;
+    uint64_t done = 0, total = (uint64_t)grown->nbytes;
+    npyio_status st;
+
+    st = npyio__alloc(&w->mem, (size_t)1 << 20, "copy buffer",
+                      (void **)&buf);
+    if (st == NPYIO_OK) {
+        npyio_options *o = NULL;
+
+        /* A writer to the path does the temporary and the rename. */
+        st = npyio_options_new(&o);
+        if (st == NPYIO_OK)
+            st = npyio_options_set_flag(o, NPYIO_FLAG_DURABLE, w->durable);
+        if (st == NPYIO_OK)
+            st = npyio_writer_open_path(w->path, grown, o, &copy);
+        npyio_options_free(o);
+    }
+    while (st == NPYIO_OK && done < total) {
+        size_t want = total - done < ((uint64_t)1 << 20)
+                          ? (size_t)(total - done)
+                          : (size_t)1 << 20;
+        size_t got = 0;
+
+        if (npyio__fd_pread_all(w->fd, buf, want,
+                                w->layout->data_offset + (int64_t)done,
+                                &got) != 0)
+            st = NPYIO_E_IO;
+        else if (got < want)
+            st = npyio__fail(NPYIO_E_TRUNCATED, "the file shrank while "
+                             "rows were appended");
+        else
+            st = npyio_writer_write(copy, buf, want);
+        done += want;
+    }
+    if (st == NPYIO_OK)
+        st = npyio_writer_close(copy);
+    else
+        npyio_writer_abort(copy);
+    npyio__free(buf);
+    return st;
+}
+
+/*
+ * Close an append: the rows are on disk (fdatasync with durability) before
+ * the header says they exist; the header is rewritten in place within its
+ * length (one small write at the file's start); a crash before that leaves
+ * the old header, which NumPy loads, ignoring the extra bytes.
+ */
+static npyio_status finish_append(npyio_writer *w)
+{
+    static const char where[] = "npyio_writer_close";
+    npyio_header *grown = NULL;
+    size_t total = (size_t)w->layout->data_offset;
+    unsigned char small[512], *bytes = small;
+    int64_t rows;
+    npyio_status st = NPYIO_OK;
+
+    if (w->written != w->expected)
+        return npyio__fail(NPYIO_E_TRUNCATED, "%s: %llu bytes of rows were "
+                           "written, but %llu were announced", where,
+                           (unsigned long long)w->written,
+                           (unsigned long long)w->expected);
+    rows = w->layout->shape[0] +
+           (w->row_bytes ? (int64_t)(w->written / w->row_bytes) : 0);
+    if (w->durable && npyio__fd_datasync(w->fd) != 0)
+        return npyio__with_context(NPYIO_E_IO, w->path);
+    st = with_rows(w->layout, rows, &grown);
+    if (st == NPYIO_OK && total > sizeof small)
+        st = npyio__alloc(&w->mem, total, "header", (void **)&bytes);
+    if (st == NPYIO_OK) {
+        st = npyio__header_emit_into(grown, w->layout->version, total, bytes);
+        if (st == NPYIO_E_UNSUPPORTED) /* no room: the slow, safe way */
+            st = rewrite_through_temporary(w, grown);
+        else if (st == NPYIO_OK &&
+                 (npyio__fd_pwrite_all(w->fd, bytes, total, 0) != 0 ||
+                  (w->durable && npyio__fd_datasync(w->fd) != 0)))
+            st = npyio__with_context(NPYIO_E_IO, w->path);
+    }
+    if (bytes != small)
+        npyio__free(bytes);
+    npyio_header_free(grown);
+    return st;
+}
+
+npyio_status npyio_writer_open_in_place(const char *path,
+                                        const npyio_options *options,
+                                        npyio_writer **out)
+{
+    static const char where[] = "npyio_writer_open_in_place";
+    npyio_writer *w;
+    npyio__mem mem;
+    npyio_status st;
+
+    if (out == NULL || path == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           out == NULL ? "out" : "path");
+    *out = NULL;
+    npyio__mem_init(&mem, options);
+    st = npyio__alloc_zero(&mem, sizeof *w, "writer", (void **)&w);
+    if (st != NPYIO_OK)
+        return st;
+    w->magic = NPYIO__MAGIC_WRITER;
+    w->mem = mem;
+    w->durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
+    w->file.fd = -1;
+    w->mode = MODE_IN_PLACE;
+    st = open_existing(w, path, options, where);
+    if (st != NPYIO_OK) {
+        release(w);
+        return st;
+    }
+    *out = w;
+    return NPYIO_OK;
+}
+
+npyio_status npyio_writer_write_rows(npyio_writer *writer, int64_t first,
+                                     int64_t count, const void *data,
+                                     size_t len)
+{
+    static const char where[] = "npyio_writer_write_rows";
+    npyio_writer *w = writer;
+    const npyio_header *h;
+    npyio_status st = check_writer(w, where);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (w->mode != MODE_IN_PLACE)
+        return npyio__fail(NPYIO_E_STATE, "%s: the writer was not opened "
+                           "with npyio_writer_open_in_place", where);
+    h = w->layout;
+    if (first < 0 || count < 0 || first > h->shape[0] ||
+        count > h->shape[0] - first)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: rows [%lld, %lld) are "
+                           "not within the file's %lld rows", where,
+                           (long long)first, (long long)first + count,
+                           (long long)h->shape[0]);
+    if ((uint64_t)len != (uint64_t)count * w->row_bytes)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %lld rows are %llu "
+                           "bytes, not %zu", where, (long long)count,
+                           (unsigned long long)((uint64_t)count *
+                                                w->row_bytes),
+                           len);
+    if (data == NULL && len > 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
+    /* Positional: no shared file offset, so other writers may write other
+     * rows of the same file at the same time. */
+    if (npyio__fd_pwrite_all(w->fd, data, len,
+                             h->data_offset +
+                                 first * (int64_t)w->row_bytes) != 0)
+        return npyio__with_context(NPYIO_E_IO, where);
+    return NPYIO_OK;
+}
+
 npyio_status npyio_writer_close(npyio_writer *writer)
 {
     static const char where[] = "npyio_writer_close";
@@ -210,6 +650,20 @@ npyio_status npyio_writer_close(npyio_writer *writer)
 
     if (st != NPYIO_OK)
         return st;
+    if (w->failed == NPYIO_OK && w->mode == MODE_UNKNOWN_ROWS)
+        st = fail_writer(w, finish_unknown_rows(w));
+    if (w->failed == NPYIO_OK && w->mode == MODE_APPEND) {
+        st = finish_append(w);
+        release(w);
+        return st;
+    }
+    if (w->failed == NPYIO_OK && w->mode == MODE_IN_PLACE) {
+        st = w->durable && npyio__fd_datasync(w->fd) != 0
+                 ? npyio__with_context(NPYIO_E_IO, "npyio_writer_close")
+                 : NPYIO_OK;
+        release(w);
+        return st;
+    }
     if (w->failed != NPYIO_OK)
         st = repeat_failure(w, where);
     else if (!w->objects && w->written != w->expected)
