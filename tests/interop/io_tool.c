@@ -9,6 +9,13 @@
  *                                 and fill element (i, j) with i * COLS + j
  *   io_tool negate FILE           map a '<f8' file read-write and negate
  *                                 every element in place
+ *   io_tool append FILE N         append N rows (i, i, i) of '<i4' one call
+ *                                 each, i counting on from the file's rows
+ *   io_tool append-loop FILE      the same, forever (the crash test kills it)
+ *   io_tool unknown FILE N        write N such rows through a writer of
+ *                                 unknown row count
+ *   io_tool fill FILE P           fill rows of block size 10 numbered
+ *                                 P, P + 4, P + 8, ... in place
  * Exit 0 on success, 1 with a message on stderr.
  */
 #include <stdio.h>
@@ -117,6 +124,92 @@ static int negate_cmd(const char *path)
     return npyio_map_close(m) == NPYIO_OK ? 0 : fail(path);
 }
 
+static npyio_header *rows_header(int64_t rows)
+{
+    npyio_dtype *i4 = NULL;
+    npyio_header *h = NULL;
+    int64_t shape[2] = {rows, 3};
+
+    npyio_dtype_from_descr("<i4", 3, NULL, &i4);
+    npyio_header_new(i4, 2, shape, 0, &h);
+    npyio_dtype_unref(i4);
+    return h;
+}
+
+static void row_bytes(int64_t i, unsigned char *out)
+{
+    int k;
+
+    for (k = 0; k < 12; k++) /* three little-endian int32 equal to i */
+        out[k] = (unsigned char)((uint32_t)i >> (8 * (k % 4)));
+}
+
+static int append_cmd(const char *path, long n)
+{
+    npyio_header *one = rows_header(1);
+    npyio_reader *r = NULL;
+    unsigned char row[12];
+    int64_t next;
+    long k;
+
+    if (npyio_reader_open_path(path, NULL, &r) != NPYIO_OK)
+        return fail(path);
+    next = npyio_header_shape(npyio_reader_header(r))[0];
+    npyio_reader_close(r);
+    for (k = 0; n < 0 || k < n; k++, next++) {
+        npyio_writer *w = NULL;
+
+        row_bytes(next, row);
+        if (npyio_writer_open_append(path, one, NULL, &w) != NPYIO_OK ||
+            npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
+            npyio_writer_close(w) != NPYIO_OK)
+            return fail(path);
+    }
+    npyio_header_free(one);
+    return 0;
+}
+
+static int unknown_cmd(const char *path, long n)
+{
+    npyio_header *h = rows_header(0);
+    npyio_writer *w = NULL;
+    unsigned char row[12];
+    long k;
+
+    if (npyio_writer_open_path_rows(path, h, NULL, &w) != NPYIO_OK)
+        return fail(path);
+    for (k = 0; k < n; k++) {
+        row_bytes(k, row);
+        if (npyio_writer_write(w, row, sizeof row) != NPYIO_OK)
+            return fail(path);
+    }
+    npyio_header_free(h);
+    return npyio_writer_close(w) == NPYIO_OK ? 0 : fail(path);
+}
+
+static int fill_cmd(const char *path, long p)
+{
+    enum { BLOCK = 10 };
+    unsigned char block[12 * BLOCK];
+    npyio_writer *w = NULL;
+    int64_t first, i;
+
+    if (npyio_writer_open_in_place(path, NULL, &w) != NPYIO_OK)
+        return fail(path);
+    for (first = p * BLOCK;; first += 4 * BLOCK) {
+        npyio_status st;
+
+        for (i = 0; i < BLOCK; i++)
+            row_bytes(first + i, block + 12 * i);
+        st = npyio_writer_write_rows(w, first, BLOCK, block, sizeof block);
+        if (st == NPYIO_E_INVALID_ARG)
+            break; /* past the end: done */
+        if (st != NPYIO_OK)
+            return fail(path);
+    }
+    return npyio_writer_close(w) == NPYIO_OK ? 0 : fail(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "read") == 0)
@@ -127,6 +220,14 @@ int main(int argc, char **argv)
         return create_cmd(argv[2], atol(argv[3]), atol(argv[4]));
     if (argc == 3 && strcmp(argv[1], "negate") == 0)
         return negate_cmd(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "append") == 0)
+        return append_cmd(argv[2], atol(argv[3]));
+    if (argc == 3 && strcmp(argv[1], "append-loop") == 0)
+        return append_cmd(argv[2], -1);
+    if (argc == 4 && strcmp(argv[1], "unknown") == 0)
+        return unknown_cmd(argv[2], atol(argv[3]));
+    if (argc == 4 && strcmp(argv[1], "fill") == 0)
+        return fill_cmd(argv[2], atol(argv[3]));
     fprintf(stderr, "usage: io_tool read FILE FLAGS OUT | copy IN OUT | "
                     "create OUT ROWS COLS | negate FILE\n");
     return 2;
