@@ -137,61 +137,6 @@ static npyio_status check_open_args(const npyio_header *h, npyio_writer **out,
     return NPYIO_OK;
 }
 
-npyio_status npyio_writer_open_stream(npyio_stream *stream,
-                                      const npyio_header *header,
-                                      const npyio_options *options,
-                                      npyio_writer **out)
-{
-    static const char where[] = "npyio_writer_open_stream";
-    npyio_writer *w;
-    npyio_status st = check_open_args(header, out, where);
-
-    if (st == NPYIO_OK)
-        st = npyio__check_stream(stream, where);
-    if (st == NPYIO_OK)
-        st = new_writer(header, options, &w);
-    if (st != NPYIO_OK)
-        return st;
-    w->stream = stream;
-    st = write_header(w, header);
-    if (st != NPYIO_OK) {
-        release(w);
-        return st;
-    }
-    *out = w;
-    return NPYIO_OK;
-}
-
-npyio_status npyio_writer_open_path(const char *path,
-                                    const npyio_header *header,
-                                    const npyio_options *options,
-                                    npyio_writer **out)
-{
-    static const char where[] = "npyio_writer_open_path";
-    npyio_writer *w;
-    npyio_status st = check_open_args(header, out, where);
-
-    if (st == NPYIO_OK && path == NULL)
-        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: path is NULL", where);
-    if (st == NPYIO_OK)
-        st = new_writer(header, options, &w);
-    if (st != NPYIO_OK)
-        return st;
-    st = npyio__atomic_open(path, &w->mem, &w->file);
-    if (st == NPYIO_OK) {
-        w->to_path = true;
-        st = npyio_stream_open_fd(w->file.fd, options, &w->stream);
-    }
-    if (st == NPYIO_OK)
-        st = write_header(w, header);
-    if (st != NPYIO_OK) {
-        release(w);
-        return st;
-    }
-    *out = w;
-    return NPYIO_OK;
-}
-
 npyio_status npyio_writer_write(npyio_writer *writer, const void *data,
                                 size_t len)
 {
@@ -335,12 +280,21 @@ static npyio_status finish_unknown_rows(npyio_writer *w)
     return st;
 }
 
-npyio_status npyio_writer_open_stream_rows(npyio_stream *stream,
-                                           const npyio_header *header,
-                                           const npyio_options *options,
-                                           npyio_writer **out)
+/* Write the header and get ready for data: the given shape, or with an
+ * unknown row count. */
+static npyio_status start(npyio_writer *w, const npyio_header *header,
+                          bool unknown_rows, const char *where)
 {
-    static const char where[] = "npyio_writer_open_stream_rows";
+    return unknown_rows ? open_unknown_rows(w, header, where)
+                        : write_header(w, header);
+}
+
+static npyio_status open_on_stream(npyio_stream *stream,
+                                   const npyio_header *header,
+                                   const npyio_options *options,
+                                   bool unknown_rows, const char *where,
+                                   npyio_writer **out)
+{
     npyio_writer *w;
     npyio_status st = check_open_args(header, out, where);
 
@@ -351,7 +305,7 @@ npyio_status npyio_writer_open_stream_rows(npyio_stream *stream,
     if (st != NPYIO_OK)
         return st;
     w->stream = stream;
-    st = open_unknown_rows(w, header, where);
+    st = start(w, header, unknown_rows, where);
     if (st != NPYIO_OK) {
         release(w);
         return st;
@@ -360,12 +314,11 @@ npyio_status npyio_writer_open_stream_rows(npyio_stream *stream,
     return NPYIO_OK;
 }
 
-npyio_status npyio_writer_open_path_rows(const char *path,
-                                         const npyio_header *header,
-                                         const npyio_options *options,
-                                         npyio_writer **out)
+static npyio_status open_on_path(const char *path, const npyio_header *header,
+                                 const npyio_options *options,
+                                 bool unknown_rows, const char *where,
+                                 npyio_writer **out)
 {
-    static const char where[] = "npyio_writer_open_path_rows";
     npyio_writer *w;
     npyio_status st = check_open_args(header, out, where);
 
@@ -381,13 +334,49 @@ npyio_status npyio_writer_open_path_rows(const char *path,
         st = npyio_stream_open_fd(w->file.fd, options, &w->stream);
     }
     if (st == NPYIO_OK)
-        st = open_unknown_rows(w, header, where);
+        st = start(w, header, unknown_rows, where);
     if (st != NPYIO_OK) {
         release(w);
         return st;
     }
     *out = w;
     return NPYIO_OK;
+}
+
+npyio_status npyio_writer_open_stream(npyio_stream *stream,
+                                      const npyio_header *header,
+                                      const npyio_options *options,
+                                      npyio_writer **out)
+{
+    return open_on_stream(stream, header, options, false,
+                          "npyio_writer_open_stream", out);
+}
+
+npyio_status npyio_writer_open_path(const char *path,
+                                    const npyio_header *header,
+                                    const npyio_options *options,
+                                    npyio_writer **out)
+{
+    return open_on_path(path, header, options, false,
+                        "npyio_writer_open_path", out);
+}
+
+npyio_status npyio_writer_open_stream_rows(npyio_stream *stream,
+                                           const npyio_header *header,
+                                           const npyio_options *options,
+                                           npyio_writer **out)
+{
+    return open_on_stream(stream, header, options, true,
+                          "npyio_writer_open_stream_rows", out);
+}
+
+npyio_status npyio_writer_open_path_rows(const char *path,
+                                         const npyio_header *header,
+                                         const npyio_options *options,
+                                         npyio_writer **out)
+{
+    return open_on_path(path, header, options, true,
+                        "npyio_writer_open_path_rows", out);
 }
 
 /* Open an existing file read-write and read its header through a stream
