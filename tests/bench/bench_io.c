@@ -147,37 +147,14 @@ static double our_save(const char *path, const npyio_header *h,
     return t;
 }
 
-/* Peak RSS of one load in a fresh child, minus the child's baseline. */
-static long load_rss_kib(const char *path)
+/* One whole load, for the RSS measurement. */
+static void one_load(const char *path)
 {
-    int p[2];
-    long extra = -1;
-    pid_t pid;
+    npyio_header *h = NULL;
+    void *data = NULL;
 
-    if (pipe(p) != 0)
-        die("pipe");
-    pid = fork();
-    if (pid == 0) {
-        struct rusage before, after;
-        npyio_header *h = NULL;
-        void *data = NULL;
-        long d;
-
-        getrusage(RUSAGE_SELF, &before);
-        if (npyio_load(path, 0, NULL, &h, &data) != NPYIO_OK)
-            _exit(1);
-        getrusage(RUSAGE_SELF, &after);
-        d = after.ru_maxrss - before.ru_maxrss;
-        if (write(p[1], &d, sizeof d) != sizeof d)
-            _exit(1);
-        _exit(0);
-    }
-    close(p[1]);
-    if (read(p[0], &extra, sizeof extra) != sizeof extra)
-        extra = -1;
-    close(p[0]);
-    waitpid(pid, NULL, 0);
-    return extra;
+    if (npyio_load(path, 0, NULL, &h, &data) != NPYIO_OK)
+        _exit(1);
 }
 
 int main(int argc, char **argv)
@@ -271,7 +248,8 @@ int main(int argc, char **argv)
     report("load Fortran to C order", nbytes, rounds, t[13], t[12 + 2], "NumPy",
            NULL, NULL);
     printf("peak RSS of a load: %ld KiB over the baseline for %zu KiB of "
-           "data (target: data + 1024)\n", load_rss_kib(le), nbytes >> 10);
+           "data (target: data + 1024)\n", child_peak_rss_kib(one_load, le),
+           nbytes >> 10);
     stop_numpy();
     unlink(le);
     unlink(be);

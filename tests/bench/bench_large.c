@@ -64,35 +64,10 @@ static double our_chunks(const char *path, void *buf)
     return now() - t0;
 }
 
-/* Peak RSS of a whole chunked pass, in a fresh child. */
-static long chunk_rss_kib(const char *path)
+/* One whole chunked pass, for the RSS measurement. */
+static void one_pass(const char *path)
 {
-    int p[2];
-    long extra = -1;
-    pid_t pid;
-
-    if (pipe(p) != 0)
-        die("pipe");
-    pid = fork();
-    if (pid == 0) {
-        struct rusage before, after;
-        void *buf = malloc(STEP);
-        long d;
-
-        getrusage(RUSAGE_SELF, &before);
-        our_chunks(path, buf);
-        getrusage(RUSAGE_SELF, &after);
-        d = after.ru_maxrss - before.ru_maxrss;
-        if (write(p[1], &d, sizeof d) != sizeof d)
-            _exit(1);
-        _exit(0);
-    }
-    close(p[1]);
-    if (read(p[0], &extra, sizeof extra) != sizeof extra)
-        extra = -1;
-    close(p[0]);
-    waitpid(pid, NULL, 0);
-    return extra;
+    our_chunks(path, malloc(STEP));
 }
 
 static double our_ranges(const char *path, const int64_t *starts, void *buf)
@@ -218,7 +193,8 @@ int main(int argc, char **argv)
     report("map + sum", nbytes, rounds, t[4], t[5], "NumPy memmap + sum",
            NULL, NULL);
     printf("peak RSS of a chunked pass: %ld KiB over the baseline (target: "
-           "under 8192); sum %.0f\n", chunk_rss_kib(path), sum);
+           "under 8192); sum %.0f\n", child_peak_rss_kib(one_pass, path),
+           sum);
     stop_numpy();
     unlink(path);
     return 0;

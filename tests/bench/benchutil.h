@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +59,36 @@ static inline void prime(void)
     for (i = 0; i < size; i += 4096)
         p[i] = 1;
     free(p);
+}
+
+/* Peak RSS that work(path) adds, measured in a fresh child process so
+ * nothing else the benchmark did counts. -1 if the child failed. */
+static inline long child_peak_rss_kib(void (*work)(const char *),
+                                      const char *path)
+{
+    int p[2];
+    long extra = -1;
+    pid_t pid;
+
+    if (pipe(p) != 0)
+        die("pipe");
+    pid = fork();
+    if (pid == 0) {
+        struct rusage before, after;
+        long d;
+
+        getrusage(RUSAGE_SELF, &before);
+        work(path);
+        getrusage(RUSAGE_SELF, &after);
+        d = after.ru_maxrss - before.ru_maxrss;
+        _exit(write(p[1], &d, sizeof d) == sizeof d ? 0 : 1);
+    }
+    close(p[1]);
+    if (read(p[0], &extra, sizeof extra) != sizeof extra)
+        extra = -1;
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    return extra;
 }
 
 static FILE *py_in, *py_out;
