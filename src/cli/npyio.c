@@ -1,134 +1,90 @@
 /*
- * npyio.c - the `npyio` command: inspect and validate .npy files from a
- * terminal or a pipeline. Built only on the public API (include/npyio.h).
+ * npyio.c - the `npyio` command: inspect, print, dump, validate and
+ * convert .npy files from a terminal or a pipeline. Built only on the
+ * public API (include/npyio.h).
  *
- * This version has `info`, `dump` and `validate`; `print` and `convert`,
- * and .npz support, come later (see the issue tracker). Exit codes: 0
- * success, 1 invalid, unsupported or unreadable input, 2 usage errors.
+ * This file holds the command table, the command line and the commands
+ * that only read (info, validate, dump); print.c prints values and
+ * convert.c rewrites files. Exit codes: 0 success, 1 invalid, unsupported
+ * or unreadable input, 2 usage errors.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "npyio.h"
+#include "cli.h"
+#include "print.h"
 
-#define EXIT_INVALID 1
-#define EXIT_USAGE 2
 #define CHUNK ((size_t)1 << 20)
+#define DEFAULT_HEADER_LIMIT (1 << 20)
+#define DEFAULT_PRINT_MAX 1000 /* NumPy's print threshold */
 
-static const char usage_text[] =
-    "usage: npyio [--version] [--help] COMMAND [ARGS]\n"
-    "\n"
-    "commands:\n"
-    "  info [--json] FILE...   header facts of .npy files\n"
-    "  dump FILE               the data on stdout, C order, native bytes\n"
-    "  validate FILE...        exit 0 only if every file is entirely valid\n"
-    "\n"
-    "options of every command:\n"
-    "  --max-header-size N     accept headers up to N bytes (default 1 MiB)\n"
-    "FILE may be - for standard input.\n";
+/* Options a command may take, besides --max-header-size and --help. */
+#define OPT_JSON 1u
+#define OPT_MAX 2u
+#define OPT_ORDER 4u
+#define OPT_BYTEORDER 8u
 
-static int usage(const char *problem)
+typedef struct command {
+    const char *name;
+    const char *summary; /* one line for the overview */
+    const char *help;    /* the command's own --help */
+    unsigned options;
+    int min_files, max_files; /* max -1: any number */
+    int (*run)(const cli_args *a);
+} command;
+
+static const command *find_command(const char *name);
+
+static const char common_help[] =
+    "  --max-header-size N   accept headers up to N bytes (default 1 MiB)\n"
+    "  --help                this text\n";
+
+static void print_overview(FILE *out);
+
+static int usage(const command *cmd, const char *problem)
 {
     if (problem != NULL)
         fprintf(stderr, "npyio: %s\n", problem);
-    fputs(usage_text, stderr);
+    if (cmd != NULL)
+        fprintf(stderr, "%s\nTry 'npyio %s --help'.\n", cmd->summary,
+                cmd->name);
+    else
+        print_overview(stderr);
     return EXIT_USAGE;
 }
 
-/* ---- opening ------------------------------------------------------------------ */
+/* ---- reading everything --------------------------------------------------- */
 
-typedef struct input {
-    const char *name;
-    FILE *file;          /* ours unless stdin */
-    npyio_stream *stream;
-    npyio_reader *reader;
-} input;
-
-static void close_input(input *in)
+/* A buffer for whole chunks: at least one row of the array, so that
+ * Fortran data can be delivered in C order. */
+static size_t chunk_capacity(const npyio_header *h, size_t at_least)
 {
-    npyio_reader_close(in->reader);
-    npyio_stream_close(in->stream);
-    if (in->file != NULL && in->file != stdin)
-        fclose(in->file);
-    memset(in, 0, sizeof *in);
-}
+    int64_t rows = npyio_header_ndim(h) > 0 ? npyio_header_shape(h)[0] : 1;
+    uint64_t row = rows > 0 ? (uint64_t)npyio_header_nbytes(h) / (uint64_t)rows
+                            : 0;
 
-/* .npz archives start like any ZIP file. */
-static int looks_like_zip(FILE *f)
-{
-    unsigned char magic[4];
-    size_t n = fread(magic, 1, sizeof magic, f);
-    int zip = n == 4 && magic[0] == 'P' && magic[1] == 'K' &&
-              ((magic[2] == 3 && magic[3] == 4) ||
-               (magic[2] == 5 && magic[3] == 6));
-
-    if (fseek(f, 0, SEEK_SET) != 0 && n > 0)
-        return -1; /* cannot look ahead on a pipe: let the reader judge */
-    return zip;
-}
-
-static int open_input(const char *name, const npyio_options *options,
-                      input *in)
-{
-    npyio_status st;
-
-    memset(in, 0, sizeof *in);
-    in->name = name;
-    in->file = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
-    if (in->file == NULL) {
-        fprintf(stderr, "npyio: %s: %s\n", name, strerror(errno));
-        return EXIT_INVALID;
-    }
-    if (in->file != stdin && looks_like_zip(in->file) == 1) {
-        fprintf(stderr, "npyio: %s: an .npz archive; NPZ archives are not "
-                        "supported by this version\n", name);
-        close_input(in);
-        return EXIT_INVALID;
-    }
-    st = npyio_stream_open_file(in->file, options, &in->stream);
-    if (st == NPYIO_OK)
-        st = npyio_reader_open_stream(in->stream, options, &in->reader);
-    if (st != NPYIO_OK) {
-        fprintf(stderr, "npyio: %s: %s\n", name, npyio_last_error());
-        close_input(in);
-        return EXIT_INVALID;
-    }
-    return 0;
+    return row > at_least ? (size_t)row : at_least;
 }
 
 /* Read all of the data in bounded chunks (for a pipe, this is how a short
- * data section is found); hand each chunk to `sink` if given. */
-static int read_through(input *in, uint32_t flags, FILE *sink)
+ * data section is found); write each chunk to sink if given. */
+static int read_through(cli_input *in, uint32_t flags, FILE *sink)
 {
     const npyio_header *h = npyio_reader_header(in->reader);
+    size_t got = 0, cap = chunk_capacity(h, CHUNK);
     unsigned char *buf;
-    size_t got = 0, cap = CHUNK;
     npyio_status st;
     int rc = 0;
 
     if (npyio_dtype_contains_objects(npyio_header_dtype(h))) {
-        if (sink != NULL) {
-            fprintf(stderr, "npyio: %s: the array holds Python objects (a "
-                            "pickle), which npyio does not unpickle\n",
-                    in->name);
-            return EXIT_INVALID;
-        }
-        return 0; /* a pickle's length is not in the header */
-    }
-    /* Whole rows for Fortran data in C order: at least one row. */
-    {
-        int64_t rows = npyio_header_ndim(h) > 0 ? npyio_header_shape(h)[0]
-                                                : 1;
-        uint64_t row = rows > 0 ? (uint64_t)npyio_header_nbytes(h) /
-                                      (uint64_t)rows
-                                : 0;
-
-        if (row > cap)
-            cap = (size_t)row;
+        if (sink == NULL)
+            return 0; /* a pickle's length is not in the header */
+        fprintf(stderr, "npyio: %s: the array holds Python objects (a "
+                        "pickle), which npyio does not unpickle\n", in->name);
+        return EXIT_INVALID;
     }
     buf = malloc(cap);
     if (buf == NULL) {
@@ -143,11 +99,8 @@ static int read_through(input *in, uint32_t flags, FILE *sink)
         size_t len = 0;
 
         free(buf);
-        if (npyio_reader_read_alloc(in->reader, flags, &all, &len) !=
-            NPYIO_OK) {
-            fprintf(stderr, "npyio: %s: %s\n", in->name, npyio_last_error());
-            return EXIT_INVALID;
-        }
+        if (npyio_reader_read_alloc(in->reader, flags, &all, &len) != NPYIO_OK)
+            return cli_fail(in->name);
         rc = fwrite(all, 1, len, sink) == len ? 0 : EXIT_INVALID;
         npyio_free(all);
         return rc;
@@ -159,15 +112,23 @@ static int read_through(input *in, uint32_t flags, FILE *sink)
             rc = EXIT_INVALID;
             break;
         }
-    if (rc == 0 && st != NPYIO_END) {
-        fprintf(stderr, "npyio: %s: %s\n", in->name, npyio_last_error());
-        rc = EXIT_INVALID;
-    }
+    if (rc == 0 && st != NPYIO_END)
+        rc = cli_fail(in->name);
     free(buf);
     return rc;
 }
 
-/* ---- info ------------------------------------------------------------------------ */
+/* A MEMBER argument names an archive's member; an .npy file has none. */
+static int refuse_member(const cli_args *a)
+{
+    if (a->nfiles < 2)
+        return 0;
+    fprintf(stderr, "npyio: %s: an .npy file, not an .npz archive: it has "
+                    "no member %s\n", a->files[0], a->files[1]);
+    return EXIT_INVALID;
+}
+
+/* ---- info ------------------------------------------------------------------ */
 
 /* NumPy's descr text: dtype.str for scalars, the list for records. */
 static char *descr_text(const npyio_dtype *dt)
@@ -253,142 +214,301 @@ static void print_info(const char *name, const npyio_header *h, int json)
     free(descr);
 }
 
-/* ---- commands --------------------------------------------------------------------- */
-
-typedef struct args {
-    int json;
-    char **files;
-    int nfiles;
-    npyio_options *options;
-} args;
-
-static int parse_args(int argc, char **argv, int allow_json, args *a)
+static int cmd_info(const cli_args *a)
 {
-    int i;
+    int i, rc = 0;
 
-    memset(a, 0, sizeof *a);
+    for (i = 0; i < a->nfiles; i++) {
+        cli_input in;
+
+        if (cli_open_input(a->files[i], a->options, &in) != 0) {
+            rc = EXIT_INVALID;
+            continue;
+        }
+        /* A short data section is an error for info too: on a seekable
+         * file the reader checked the length; a pipe is read through. */
+        if (strcmp(a->files[i], "-") == 0 && read_through(&in, 0, NULL))
+            rc = EXIT_INVALID;
+        else
+            print_info(a->files[i], npyio_reader_header(in.reader), a->json);
+        cli_close_input(&in);
+    }
+    return rc;
+}
+
+/* ---- validate, dump, print --------------------------------------------------- */
+
+static int cmd_validate(const cli_args *a)
+{
+    int i, rc = 0;
+
+    for (i = 0; i < a->nfiles; i++) {
+        cli_input in;
+
+        if (cli_open_input(a->files[i], a->options, &in) != 0) {
+            rc = EXIT_INVALID;
+            continue;
+        }
+        if (read_through(&in, 0, NULL) != 0)
+            rc = EXIT_INVALID;
+        else
+            printf("%s: valid\n", a->files[i]);
+        cli_close_input(&in);
+    }
+    return rc;
+}
+
+static int cmd_dump(const cli_args *a)
+{
+    cli_input in;
+    int rc = cli_open_input(a->files[0], a->options, &in);
+
+    if (rc != 0)
+        return rc;
+    rc = refuse_member(a);
+    if (rc == 0)
+        rc = read_through(&in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);
+    cli_close_input(&in);
+    if (fflush(stdout) != 0 && rc == 0) {
+        fprintf(stderr, "npyio: writing: %s\n", strerror(errno));
+        rc = EXIT_INVALID;
+    }
+    return rc;
+}
+
+static int cmd_print(const cli_args *a)
+{
+    cli_input in;
+    int rc = cli_open_input(a->files[0], a->options, &in);
+
+    if (rc != 0)
+        return rc;
+    rc = refuse_member(a);
+    if (rc == 0)
+        rc = cli_print(in.reader, a->files[0], a->max, stdout);
+    cli_close_input(&in);
+    if (fflush(stdout) != 0 && rc == 0) {
+        fprintf(stderr, "npyio: writing: %s\n", strerror(errno));
+        rc = EXIT_INVALID;
+    }
+    return rc;
+}
+
+/* ---- the command table --------------------------------------------------------- */
+
+static const command commands[] = {
+    {"info", "usage: npyio info [--json] FILE...",
+     "Print the header facts of each file: format version, header length,\n"
+     "data offset, descr (NumPy's text), shape, Fortran order, itemsize,\n"
+     "element count and data bytes. A file whose data is shorter than its\n"
+     "header promises is an error.\n"
+     "\n"
+     "  --json                one JSON object per file per line, with the keys\n"
+     "                        version header_len data_offset descr shape\n"
+     "                        fortran_order itemsize count nbytes\n",
+     OPT_JSON, 1, -1, cmd_info},
+    {"print", "usage: npyio print [--max N] FILE",
+     "Print the values as NumPy's repr() does: records as tuples, and only\n"
+     "the first and last three along each axis, with ..., beyond N elements.\n"
+     "The text is for people; scripts should use info --json or dump.\n"
+     "\n"
+     "  --max N               summarise arrays of more than N elements\n"
+     "                        (default 1000, NumPy's threshold)\n",
+     OPT_MAX, 1, 2, cmd_print},
+    {"dump", "usage: npyio dump FILE",
+     "Write the data to standard output: exactly the header's data bytes, in\n"
+     "C order and this host's byte order (every record field, through nested\n"
+     "records and subarrays). Padding bytes pass through unchanged. Arrays of\n"
+     "Python objects are refused.\n",
+     0, 1, 2, cmd_dump},
+    {"validate", "usage: npyio validate FILE...",
+     "Check each file entirely, header and data length, as the reader does;\n"
+     "exit 0 only if every file is valid. Old forms NumPy still loads are\n"
+     "valid.\n",
+     0, 1, -1, cmd_validate},
+    {"convert", "usage: npyio convert [--order C|F] [--byteorder ORDER] IN OUT",
+     "Rewrite the .npy file IN as OUT, byte for byte as np.save writes the\n"
+     "converted array. An existing OUT is replaced only when all went well.\n"
+     "A progress bar is shown on standard error when it is a terminal.\n"
+     "\n"
+     "  --order C|F           memory order of OUT (default C); Fortran order\n"
+     "                        is recorded only where it matters, as np.save does\n"
+     "  --byteorder ORDER     native (default), little or big: the byte order\n"
+     "                        of every field of OUT\n",
+     OPT_ORDER | OPT_BYTEORDER, 2, 2, cli_convert},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const command *find_command(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static void print_overview(FILE *out)
+{
+    size_t i;
+
+    fputs("usage: npyio [--version] [--help] COMMAND [OPTIONS] ARGS\n\n"
+          "commands:\n", out);
+    for (i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %s\n", commands[i].summary + strlen("usage: npyio "));
+    fputs("\noptions of every command:\n", out);
+    fputs(common_help, out);
+    fputs("FILE may be - for standard input. 'npyio COMMAND --help' says more.\n",
+          out);
+}
+
+static void print_command_help(const command *cmd)
+{
+    printf("%s\n\n%s\noptions of every command:\n%s", cmd->summary, cmd->help,
+           common_help);
+}
+
+/* ---- the command line ----------------------------------------------------------- */
+
+/* An option's value: "--name=value" or "--name value". */
+static const char *option_value(int argc, char **argv, int *i,
+                                const char *name)
+{
+    size_t n = strlen(name);
+
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] == '\0' && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+static int parse_count(const char *text, int64_t *out)
+{
+    char *end;
+    long long n;
+
+    errno = 0;
+    n = strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || errno != 0 || n < 0)
+        return -1;
+    *out = (int64_t)n;
+    return 0;
+}
+
+/* One option; returns 0, 1 for --help, or EXIT_USAGE. */
+static int parse_option(const command *cmd, int argc, char **argv, int *i,
+                        cli_args *a)
+{
+    const char *v;
+    int64_t n;
+
+    if (strcmp(argv[*i], "--help") == 0)
+        return 1;
+    if ((cmd->options & OPT_JSON) && strcmp(argv[*i], "--json") == 0) {
+        a->json = 1;
+    } else if ((v = option_value(argc, argv, i, "--max-header-size")) != NULL) {
+        if (parse_count(v, &n) != 0 ||
+            npyio_options_set_limit(a->options, NPYIO_LIMIT_HEADER_SIZE, n) !=
+                NPYIO_OK)
+            return usage(cmd, "--max-header-size takes a byte count");
+    } else if ((cmd->options & OPT_MAX) &&
+               (v = option_value(argc, argv, i, "--max")) != NULL) {
+        if (parse_count(v, &a->max) != 0)
+            return usage(cmd, "--max takes a number of elements");
+    } else if ((cmd->options & OPT_ORDER) &&
+               (v = option_value(argc, argv, i, "--order")) != NULL) {
+        if (strcmp(v, "C") != 0 && strcmp(v, "F") != 0)
+            return usage(cmd, "--order takes C or F");
+        a->order = v[0];
+    } else if ((cmd->options & OPT_BYTEORDER) &&
+               (v = option_value(argc, argv, i, "--byteorder")) != NULL) {
+        if (strcmp(v, "native") == 0)
+            a->byteorder = '=';
+        else if (strcmp(v, "little") == 0)
+            a->byteorder = '<';
+        else if (strcmp(v, "big") == 0)
+            a->byteorder = '>';
+        else
+            return usage(cmd, "--byteorder takes native, little or big");
+    } else {
+        fprintf(stderr, "npyio %s: unknown option %s\n", cmd->name, argv[*i]);
+        return usage(cmd, NULL);
+    }
+    return 0;
+}
+
+static int parse_args(const command *cmd, int argc, char **argv, cli_args *a)
+{
+    int i, options_done = 0;
+
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
+    a->max = DEFAULT_PRINT_MAX;
+    a->order = 'C';
+    a->byteorder = '=';
     if (a->files == NULL || npyio_options_new(&a->options) != NPYIO_OK ||
         npyio_options_set_limit(a->options, NPYIO_LIMIT_HEADER_SIZE,
-                                1 << 20) != NPYIO_OK)
-        return usage("out of memory");
+                                DEFAULT_HEADER_LIMIT) != NPYIO_OK) {
+        fputs("npyio: out of memory\n", stderr);
+        return EXIT_INVALID;
+    }
     for (i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0 && allow_json) {
-            a->json = 1;
-        } else if (strcmp(argv[i], "--max-header-size") == 0 && i + 1 < argc) {
-            char *end;
-            long long n = strtoll(argv[++i], &end, 10);
+        int rc;
 
-            if (*end != '\0' || n < 0 ||
-                npyio_options_set_limit(a->options, NPYIO_LIMIT_HEADER_SIZE,
-                                        n) != NPYIO_OK)
-                return usage("--max-header-size takes a byte count");
-        } else if (strcmp(argv[i], "--help") == 0) {
-            fputs(usage_text, stdout);
-            exit(0);
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "npyio: unknown option %s\n", argv[i]);
-            return usage(NULL);
+        if (!options_done && strcmp(argv[i], "--") == 0) {
+            options_done = 1;
+        } else if (!options_done && argv[i][0] == '-' && argv[i][1] != '\0') {
+            rc = parse_option(cmd, argc, argv, &i, a);
+            if (rc == 1) {
+                print_command_help(cmd);
+                return -1; /* done: exit 0 */
+            }
+            if (rc != 0)
+                return rc;
         } else {
             a->files[a->nfiles++] = argv[i];
         }
     }
-    if (a->nfiles == 0)
-        return usage("no FILE given");
+    if (a->nfiles < cmd->min_files)
+        return usage(cmd, cmd->min_files == 1 ? "no FILE given"
+                                              : "too few arguments");
+    if (cmd->max_files >= 0 && a->nfiles > cmd->max_files)
+        return usage(cmd, "too many arguments");
     return 0;
-}
-
-static void free_args(args *a)
-{
-    npyio_options_free(a->options);
-    free(a->files);
-}
-
-static int cmd_info(int argc, char **argv)
-{
-    args a;
-    int i, rc = parse_args(argc, argv, 1, &a);
-
-    for (i = 0; rc != EXIT_USAGE && i < a.nfiles; i++) {
-        input in;
-
-        if (open_input(a.files[i], a.options, &in) != 0) {
-            rc = EXIT_INVALID;
-            continue;
-        }
-        /* A short data section is an error for info too: on a pipe it is
-         * only found by reading through. */
-        if (strcmp(a.files[i], "-") == 0 && read_through(&in, 0, NULL)) {
-            rc = EXIT_INVALID;
-        } else {
-            print_info(a.files[i], npyio_reader_header(in.reader), a.json);
-        }
-        close_input(&in);
-    }
-    free_args(&a);
-    return rc;
-}
-
-static int cmd_validate(int argc, char **argv)
-{
-    args a;
-    int i, rc = parse_args(argc, argv, 0, &a);
-
-    for (i = 0; rc != EXIT_USAGE && i < a.nfiles; i++) {
-        input in;
-
-        if (open_input(a.files[i], a.options, &in) != 0 ||
-            read_through(&in, 0, NULL) != 0)
-            rc = EXIT_INVALID;
-        else
-            printf("%s: valid\n", a.files[i]);
-        if (in.reader != NULL || in.stream != NULL)
-            close_input(&in);
-    }
-    free_args(&a);
-    return rc;
-}
-
-static int cmd_dump(int argc, char **argv)
-{
-    args a;
-    input in;
-    int rc = parse_args(argc, argv, 0, &a);
-
-    if (rc == 0 && a.nfiles != 1)
-        rc = usage("dump takes one FILE");
-    if (rc == 0) {
-        rc = open_input(a.files[0], a.options, &in);
-        if (rc == 0) {
-            rc = read_through(&in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
-                              stdout);
-            close_input(&in);
-        }
-    }
-    if (fflush(stdout) != 0 && rc == 0)
-        rc = EXIT_INVALID;
-    free_args(&a);
-    return rc;
 }
 
 int main(int argc, char **argv)
 {
+    const command *cmd;
+    cli_args a;
+    int rc;
+
     if (argc < 2)
-        return usage(NULL);
+        return usage(NULL, NULL);
     if (strcmp(argv[1], "--version") == 0) {
         printf("npyio %s\n", npyio_version_string());
         return 0;
     }
     if (strcmp(argv[1], "--help") == 0) {
-        fputs(usage_text, stdout);
+        print_overview(stdout);
         return 0;
     }
-    if (strcmp(argv[1], "info") == 0)
-        return cmd_info(argc - 2, argv + 2);
-    if (strcmp(argv[1], "validate") == 0)
-        return cmd_validate(argc - 2, argv + 2);
-    if (strcmp(argv[1], "dump") == 0)
-        return cmd_dump(argc - 2, argv + 2);
-    fprintf(stderr, "npyio: unknown command %s\n", argv[1]);
-    return usage(NULL);
+    cmd = find_command(argv[1]);
+    if (cmd == NULL) {
+        fprintf(stderr, "npyio: unknown command %s\n", argv[1]);
+        return usage(NULL, NULL);
+    }
+    memset(&a, 0, sizeof a);
+    rc = parse_args(cmd, argc - 2, argv + 2, &a);
+    if (rc == 0)
+        rc = cmd->run(&a);
+    else if (rc < 0)
+        rc = 0;
+    npyio_options_free(a.options);
+    free(a.files);
+    return rc;
 }

@@ -1,0 +1,61 @@
+/*
+ * cli.h - what the commands of the `npyio` tool share: exit codes, the
+ * parsed command line, and opening an input file. Built on the public API
+ * only (include/npyio.h).
+ */
+#ifndef NPYIO_CLI_H
+#define NPYIO_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "npyio.h"
+#include "splice.h"
+
+#define EXIT_INVALID 1 /* invalid, unsupported or unreadable input */
+#define EXIT_USAGE 2   /* the command line is wrong */
+
+/* The command line of one command, once parsed. */
+typedef struct cli_args {
+    char **files;        /* the positional arguments */
+    int nfiles;
+    int json;            /* info --json */
+    int64_t max;         /* print --max N */
+    char order;          /* convert --order: 'C' or 'F' */
+    char byteorder;      /* convert --byteorder: '=', '<' or '>' */
+    npyio_options *options;
+} cli_args;
+
+/* An input file opened for reading one .npy array. */
+typedef struct cli_input {
+    const char *name;
+    FILE *file;          /* ours unless stdin */
+    cli_splice *splice;
+    npyio_stream *stream;
+    npyio_reader *reader;
+} cli_input;
+
+/* Open name ("-" is stdin) and read its header. On failure, prints
+ * "npyio: NAME: problem" and returns EXIT_INVALID. */
+int cli_open_input(const char *name, const npyio_options *options,
+                   cli_input *in);
+void cli_close_input(cli_input *in);
+
+/* Report the library's last error for name; returns EXIT_INVALID. */
+int cli_fail(const char *name);
+
+/* A progress bar on stderr, drawn only when stderr is a terminal. */
+typedef struct cli_progress {
+    const char *label;
+    uint64_t total;
+    int shown;           /* last percentage drawn, -1 before the first */
+    int active;
+} cli_progress;
+
+void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
+void cli_progress_update(cli_progress *p, uint64_t done);
+void cli_progress_end(cli_progress *p);
+
+int cli_convert(const cli_args *a);
+
+#endif

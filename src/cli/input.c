@@ -1,0 +1,214 @@
+/*
+ * input.c - opening the tool's input files, and its progress bar.
+ *
+ * Every input is read through a "spliced" stream: a few bytes held in
+ * memory followed by the rest of a FILE* from some offset on. It lets the
+ * tool look at the first bytes of a pipe (to tell an .npz archive from an
+ * .npy file by content) and give them back, and lets `convert` put a header
+ * of its own in front of another file's data (see convert.c).
+ */
+#define _POSIX_C_SOURCE 200809L
+#define _FILE_OFFSET_BITS 64
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "splice.h"
+
+struct cli_splice {
+    unsigned char *prefix; /* held bytes, owned */
+    size_t prefix_len;
+    FILE *file;            /* borrowed */
+    int64_t base;          /* file offset of the byte after the prefix */
+    int64_t pos;           /* position in the spliced stream */
+};
+
+static int splice_read(void *user, void *buf, size_t cap, size_t *got)
+{
+    cli_splice *s = user;
+
+    if ((uint64_t)s->pos < s->prefix_len) {
+        size_t n = s->prefix_len - (size_t)s->pos;
+
+        if (n > cap)
+            n = cap;
+        memcpy(buf, s->prefix + s->pos, n);
+        s->pos += (int64_t)n;
+        *got = n;
+        return 0;
+    }
+    *got = fread(buf, 1, cap, s->file);
+    s->pos += (int64_t)*got;
+    return *got == 0 && ferror(s->file) ? -1 : 0;
+}
+
+static int splice_seek(void *user, int64_t offset, int whence, int64_t *pos)
+{
+    cli_splice *s = user;
+    int64_t target;
+
+    if (whence == NPYIO_SEEK_SET) {
+        target = offset;
+    } else if (whence == NPYIO_SEEK_CUR) {
+        target = s->pos + offset;
+    } else {
+        off_t end;
+
+        if (fseeko(s->file, 0, SEEK_END) != 0 || (end = ftello(s->file)) < 0)
+            return -1;
+        target = (int64_t)s->prefix_len + ((int64_t)end - s->base) + offset;
+    }
+    if (target < 0)
+        return -1;
+    if ((uint64_t)target >= s->prefix_len &&
+        fseeko(s->file,
+               (off_t)(s->base + (target - (int64_t)s->prefix_len)),
+               SEEK_SET) != 0)
+        return -1;
+    /* Inside the prefix the file waits at base, where reading resumes. */
+    if ((uint64_t)target < s->prefix_len &&
+        fseeko(s->file, (off_t)s->base, SEEK_SET) != 0)
+        return -1;
+    s->pos = target;
+    *pos = target;
+    return 0;
+}
+
+npyio_status cli_splice_open(const void *prefix, size_t prefix_len,
+                             FILE *file, int64_t base,
+                             const npyio_options *options, cli_splice **sp,
+                             npyio_stream **out)
+{
+    npyio_stream_ops ops = {sizeof ops, splice_read, NULL, NULL, NULL};
+    cli_splice *s = calloc(1, sizeof *s);
+    npyio_status st;
+
+    *out = NULL;
+    *sp = NULL;
+    if (s == NULL || (s->prefix = malloc(prefix_len ? prefix_len : 1)) == NULL) {
+        free(s);
+        return NPYIO_E_NOMEM;
+    }
+    if (prefix_len > 0)
+        memcpy(s->prefix, prefix, prefix_len);
+    s->prefix_len = prefix_len;
+    s->file = file;
+    s->base = base;
+    /* Seekable only if the file is (a pipe is not). */
+    if (fseeko(file, (off_t)base, SEEK_SET) == 0)
+        ops.seek = splice_seek;
+    st = npyio_stream_open_ops(&ops, s, options, out);
+    if (st != NPYIO_OK) {
+        cli_splice_free(s);
+        return st;
+    }
+    *sp = s;
+    return NPYIO_OK;
+}
+
+void cli_splice_free(cli_splice *s)
+{
+    if (s != NULL)
+        free(s->prefix);
+    free(s);
+}
+
+/* ---- inputs ------------------------------------------------------------- */
+
+/* .npz archives start like any ZIP file (an empty one with its end record). */
+static int looks_like_zip(const unsigned char *magic, size_t n)
+{
+    return n >= 4 && magic[0] == 'P' && magic[1] == 'K' &&
+           ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
+}
+
+int cli_fail(const char *name)
+{
+    fprintf(stderr, "npyio: %s: %s\n", name, npyio_last_error());
+    return EXIT_INVALID;
+}
+
+int cli_open_input(const char *name, const npyio_options *options,
+                   cli_input *in)
+{
+    unsigned char magic[4];
+    off_t start;
+    size_t n;
+
+    memset(in, 0, sizeof *in);
+    in->name = name;
+    in->file = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
+    if (in->file == NULL) {
+        fprintf(stderr, "npyio: %s: %s\n", name, strerror(errno));
+        return EXIT_INVALID;
+    }
+    /* stdin may be a file opened at some offset: the array starts there. */
+    start = ftello(in->file);
+    if (start < 0)
+        start = 0;
+    n = fread(magic, 1, sizeof magic, in->file);
+    if (looks_like_zip(magic, n)) {
+        fprintf(stderr, "npyio: %s: an .npz archive; NPZ archives are not "
+                        "supported by this version\n", name);
+        cli_close_input(in);
+        return EXIT_INVALID;
+    }
+    if (cli_splice_open(magic, n, in->file, (int64_t)start + (int64_t)n, options, &in->splice,
+                        &in->stream) != NPYIO_OK ||
+        npyio_reader_open_stream(in->stream, options, &in->reader) != NPYIO_OK) {
+        cli_fail(name);
+        cli_close_input(in);
+        return EXIT_INVALID;
+    }
+    return 0;
+}
+
+void cli_close_input(cli_input *in)
+{
+    npyio_reader_close(in->reader);
+    npyio_stream_close(in->stream);
+    cli_splice_free(in->splice);
+    if (in->file != NULL && in->file != stdin)
+        fclose(in->file);
+    memset(in, 0, sizeof *in);
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+#define BAR_WIDTH 40
+
+void cli_progress_start(cli_progress *p, const char *label, uint64_t total)
+{
+    p->label = label;
+    p->total = total;
+    p->shown = -1;
+    p->active = isatty(STDERR_FILENO) && total > 0;
+    cli_progress_update(p, 0);
+}
+
+void cli_progress_update(cli_progress *p, uint64_t done)
+{
+    int percent, filled;
+
+    if (!p->active)
+        return;
+    percent = (int)(done >= p->total ? 100 : done * 100 / p->total);
+    if (percent == p->shown)
+        return; /* redraw only when the figure changes */
+    p->shown = percent;
+    filled = percent * BAR_WIDTH / 100;
+    fprintf(stderr, "\r%s [%.*s%*s] %3d%%", p->label, filled,
+            "========================================", BAR_WIDTH - filled,
+            "", percent);
+    fflush(stderr);
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (p->active)
+        fputc('\n', stderr);
+    p->active = 0;
+}
