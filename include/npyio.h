@@ -546,7 +546,8 @@ NPYIO_API char npyio_dtype_byteorder(const npyio_dtype *dtype);
 
 /**
  * 1 if the dtype's bytes are in this host's order (or order does not
- * apply), else 0.
+ * apply), else 0. A record or subarray is native when every field in it,
+ * recursively, is.
  * @since 1.0
  */
 NPYIO_API int npyio_dtype_is_native(const npyio_dtype *dtype);
@@ -585,6 +586,46 @@ NPYIO_API int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b);
  */
 NPYIO_API npyio_status npyio_dtype_native(const npyio_dtype *dtype,
                                           npyio_dtype **out);
+
+/**
+ * The same type with every field in one byte order (NumPy's
+ * `dtype.newbyteorder(byteorder)`): '<' little-endian, '>' big-endian, '='
+ * this host's. Types where order does not apply ('|') stay as they are;
+ * records keep their names, titles, offsets and itemsize, and nested
+ * records and subarrays are converted throughout. If nothing changes, that
+ * is another reference to dtype.
+ *
+ * @param[in] dtype the dtype.
+ * @param[in] byteorder '<', '>' or '='.
+ * @param[out] out receives a new reference; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (another byteorder); NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
+                                                  char byteorder,
+                                                  npyio_dtype **out);
+
+/**
+ * Convert elements in place between dtype's byte order and this host's:
+ * reverses the bytes of every multi-byte value whose order is not the
+ * host's, through nested records and subarrays (complex values as two
+ * halves, U text as 4-byte characters, long doubles as whole units);
+ * padding and one-byte values are left alone. The conversion is its own
+ * inverse: it turns the bytes of a file of dtype into native values, and
+ * native values into the bytes a file of dtype holds -- so native data can
+ * be written under a header of any byte order with
+ * npyio_dtype_with_byteorder() and this call.
+ *
+ * @param[in] dtype the element type.
+ * @param[in,out] data nbytes bytes of elements (any alignment).
+ * @param[in] nbytes a whole number of elements.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (nbytes not a multiple of the
+ *         itemsize, NULL data); NPYIO_E_UNSUPPORTED (object dtypes);
+ *         NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_dtype_swap(const npyio_dtype *dtype, void *data,
+                                        size_t nbytes);
 
 /**
  * NumPy's `dtype.str`, such as "<f8", "|u1", "<U3", "<M8[ns]" or "|O".

@@ -404,3 +404,36 @@ void npyio__f2c_scatter(npyio__f2c *f, const void *src, size_t count,
         }
     }
 }
+
+/* ---- the public swap ------------------------------------------------------------ */
+
+npyio_status npyio_dtype_swap(const npyio_dtype *dtype, void *data,
+                              size_t nbytes)
+{
+    static const char where[] = "npyio_dtype_swap";
+    npyio__swap_plan plan;
+    npyio__mem mem;
+    npyio_status st = npyio__check_dtype(dtype, where);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (data == NULL && nbytes > 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
+    if (npyio_dtype_contains_objects(dtype))
+        return npyio__fail(NPYIO_E_UNSUPPORTED,
+                           "%s: the dtype holds Python objects, whose bytes "
+                           "are pointers, not values", where);
+    if (dtype->itemsize == 0 ? nbytes != 0 : nbytes % dtype->itemsize != 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: %zu bytes are not a whole number of %zu-byte "
+                           "elements", where, nbytes, dtype->itemsize);
+    if (nbytes == 0 || npyio_dtype_is_native(dtype))
+        return NPYIO_OK;
+    npyio__mem_init(&mem, NULL);
+    st = npyio__swap_plan_make(dtype, npyio__host_order(), &mem, &plan);
+    if (st != NPYIO_OK)
+        return st;
+    npyio__swap_apply(&plan, data, nbytes / dtype->itemsize);
+    npyio__swap_plan_free(&plan);
+    return NPYIO_OK;
+}

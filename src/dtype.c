@@ -848,10 +848,23 @@ char npyio_dtype_byteorder(const npyio_dtype *dtype)
     return is_dtype(dtype) ? dtype->byteorder : 0;
 }
 
+/* Records and subarrays are native when everything in them is (their own
+ * byte order is '|'); depth is bounded by NPYIO_LIMIT_DEPTH. */
 int npyio_dtype_is_native(const npyio_dtype *dtype)
 {
-    return is_dtype(dtype) && (dtype->byteorder == '|' ||
-                               dtype->byteorder == npyio__host_order());
+    size_t i;
+
+    if (!is_dtype(dtype))
+        return 0;
+    if (dtype->kind == NPYIO_KIND_SUBARRAY)
+        return npyio_dtype_is_native(dtype->base);
+    if (dtype->kind == NPYIO_KIND_RECORD) {
+        for (i = 0; i < dtype->field_count; i++)
+            if (!npyio_dtype_is_native(dtype->fields[i].dtype))
+                return 0;
+        return 1;
+    }
+    return dtype->byteorder == '|' || dtype->byteorder == npyio__host_order();
 }
 
 const char *npyio_dtype_datetime_unit(const npyio_dtype *dtype)
@@ -882,9 +895,11 @@ int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b)
            a->unit == b->unit && a->multiplier == b->multiplier;
 }
 
-npyio_status npyio_dtype_native(const npyio_dtype *dtype, npyio_dtype **out)
+npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
+                                        char byteorder, npyio_dtype **out)
 {
-    static const char where[] = "npyio_dtype_native";
+    static const char where[] = "npyio_dtype_with_byteorder";
+    char order = byteorder == '=' ? npyio__host_order() : byteorder;
     npyio_status st;
 
     if (out == NULL)
@@ -893,16 +908,25 @@ npyio_status npyio_dtype_native(const npyio_dtype *dtype, npyio_dtype **out)
     st = npyio__check_dtype(dtype, where);
     if (st != NPYIO_OK)
         return st;
+    if (order != '<' && order != '>')
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "%s: byte order must be '<', '>' or '=', not %#x",
+                           where, (unsigned)(unsigned char)byteorder);
     if (dtype->kind == NPYIO_KIND_RECORD || dtype->kind == NPYIO_KIND_SUBARRAY)
-        return npyio__compound_native(dtype, out);
-    if (npyio_dtype_is_native(dtype)) {
+        return npyio__compound_with_order(dtype, order, out);
+    if (dtype->byteorder == '|' || dtype->byteorder == order) {
         *out = npyio_dtype_ref(dtype);
         return NPYIO_OK;
     }
     if (dtype->unit != NPYIO__DT_NONE)
         return make_datetime(dtype->kind, dtype->unit, dtype->multiplier,
-                             '=', out);
-    return make_scalar(dtype->kind, dtype->itemsize, '=', out);
+                             order, out);
+    return make_scalar(dtype->kind, dtype->itemsize, order, out);
+}
+
+npyio_status npyio_dtype_native(const npyio_dtype *dtype, npyio_dtype **out)
+{
+    return npyio_dtype_with_byteorder(dtype, '=', out);
 }
 
 /* ---- text ---------------------------------------------------------------------------------------------- */

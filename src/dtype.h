@@ -100,10 +100,11 @@ npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
 npyio_status npyio__compound_descr(const npyio_dtype *dtype, char *out,
                                    size_t cap, size_t *len);
 
-/* Equality and native order of records and subarrays (record.c). */
+/* Equality and byte order ('<' or '>') of records and subarrays
+ * (record.c). */
 bool npyio__compound_equal(const npyio_dtype *a, const npyio_dtype *b);
-npyio_status npyio__compound_native(const npyio_dtype *dtype,
-                                    npyio_dtype **out);
+npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
+                                        npyio_dtype **out);
 
 /* Free what a dtype owns besides itself (fields' and base references). */
 void npyio__compound_release(npyio_dtype *dtype);

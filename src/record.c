@@ -1007,8 +1007,8 @@ bool npyio__compound_equal(const npyio_dtype *a, const npyio_dtype *b)
     return true;
 }
 
-npyio_status npyio__compound_native(const npyio_dtype *dtype,
-                                    npyio_dtype **out)
+npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
+                                        npyio_dtype **out)
 {
     npyio_dtype *base = NULL;
     pending p;
@@ -1017,10 +1017,10 @@ npyio_status npyio__compound_native(const npyio_dtype *dtype,
 
     *out = NULL;
     if (dtype->kind == NPYIO_KIND_SUBARRAY) {
-        st = npyio_dtype_native(dtype->base, &base);
+        st = npyio_dtype_with_byteorder(dtype->base, order, &base);
         if (st == NPYIO_OK)
             st = npyio__make_subarray(base, dtype->ndim, dtype->shape,
-                                      "npyio_dtype_native", out);
+                                      "npyio_dtype_with_byteorder", out);
         npyio_dtype_unref(base);
         return st;
     }
@@ -1030,13 +1030,13 @@ npyio_status npyio__compound_native(const npyio_dtype *dtype,
         pending_field g = {f->name, f->name_len, f->title, f->title_len,
                            f->offset, NULL};
 
-        st = npyio_dtype_native(f->dtype, &g.dtype);
+        st = npyio_dtype_with_byteorder(f->dtype, order, &g.dtype);
         if (st == NPYIO_OK)
             st = pending_push(&p, &g);
     }
     if (st == NPYIO_OK)
         st = pack_record(&p, dtype->itemsize, dtype->alignment,
-                         "npyio_dtype_native", out);
+                         "npyio_dtype_with_byteorder", out);
     pending_release(&p);
     return st;
 }

@@ -186,6 +186,59 @@ static void check_write(const tsv_row *r)
     free(file);
 }
 
+/* npyio_dtype_swap and npyio_dtype_with_byteorder against the conversions
+ * NumPy's data was built with: file bytes -> native, and native bytes ->
+ * little- and big-endian. */
+static void check_swap(const tsv_row *r)
+{
+    static const char orders[2] = {'<', '>'};
+    static const char *const suffix[2] = {".le.bin", ".be.bin"};
+    size_t len, want_len, nbytes = (size_t)atoll(r->field[A_NBYTES]);
+    size_t offset = (size_t)atoll(r->field[A_OFFSET]);
+    unsigned char *file = array_file(r->field[A_NAME], ".npy", &len);
+    unsigned char *native, *want, *data = malloc(nbytes + 1);
+    npyio_header *h = NULL;
+    const npyio_dtype *dt;
+    int k;
+
+    assert_ok(npyio_header_parse(file, len, NULL, &h, NULL));
+    dt = npyio_header_dtype(h);
+    native = array_file(r->field[A_NAME], suffix[host_order() == '>'],
+                        &want_len);
+    assert_int_equal(want_len, nbytes);
+    memcpy(data, file + offset, nbytes);
+    assert_ok(npyio_dtype_swap(dt, data, nbytes));
+    if (memcmp(data, native, nbytes) != 0)
+        fail_msg("%s: swap to native differs from NumPy's", r->field[A_NAME]);
+    for (k = 0; k < 2; k++) {
+        npyio_dtype *target = NULL, *nat = NULL;
+
+        assert_ok(npyio_dtype_with_byteorder(dt, orders[k], &target));
+        want = array_file(r->field[A_NAME], suffix[k], &want_len);
+        memcpy(data, native, nbytes);
+        assert_ok(npyio_dtype_swap(target, data, nbytes));
+        if (memcmp(data, want, nbytes) != 0)
+            fail_msg("%s: native -> '%c' differs from NumPy's",
+                     r->field[A_NAME], orders[k]);
+        /* A type is native exactly when it equals its native form. */
+        assert_ok(npyio_dtype_native(target, &nat));
+        assert_int_equal(npyio_dtype_is_native(target),
+                         npyio_dtype_equal(target, nat));
+        if (orders[k] == host_order())
+            assert_true(npyio_dtype_is_native(target));
+        npyio_dtype_unref(nat);
+        npyio_dtype_unref(target);
+        free(want);
+    }
+    if (nbytes > 0 && npyio_dtype_itemsize(dt) > 1)
+        assert_status(npyio_dtype_swap(dt, data, nbytes - 1),
+                      NPYIO_E_INVALID_ARG);
+    npyio_header_free(h);
+    free(native);
+    free(data);
+    free(file);
+}
+
 static void test_numpy_arrays(void **state)
 {
     tsv_table t;
@@ -199,8 +252,10 @@ static void test_numpy_arrays(void **state)
 
         assert_int_equal(r->count, A_COLUMNS);
         print_message("%s\n", r->field[A_NAME]);
-        if (strcmp(r->field[A_OBJECT], "0") == 0)
+        if (strcmp(r->field[A_OBJECT], "0") == 0) {
             check_reads(r);
+            check_swap(r);
+        }
         check_write(r);
     }
     tsv_free(&t);

@@ -285,6 +285,52 @@ static void test_equality_and_native(void **state)
     npyio_dtype_unref(eq);
 }
 
+/* with_byteorder's arguments, and is_native of records (their own order is
+ * '|', so they are native only when every field is). The conversions
+ * themselves are checked against NumPy's bytes in test_arrays. */
+static void test_with_byteorder(void **state)
+{
+    static const char rec[] = "[('a', '>i4'), ('b', '|u1'), ('c', '<f8')]";
+    static const char rec_le[] = "[('a', '<i4'), ('b', '|u1'), ('c', '<f8')]";
+    npyio_dtype *dt = NULL, *out = NULL, *want = NULL;
+    unsigned char data[16] = {1, 2, 3, 4};
+
+    (void)state;
+    assert_ok(npyio_dtype_from_descr(rec, strlen(rec), NULL, &dt));
+    assert_false(npyio_dtype_is_native(dt));
+    assert_status(npyio_dtype_with_byteorder(dt, '|', &out),
+                  NPYIO_E_INVALID_ARG);
+    assert_null(out);
+    assert_error_contains("byte order must be");
+    assert_status(npyio_dtype_with_byteorder(dt, 'x', &out),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_dtype_with_byteorder(NULL, '<', &out),
+                  NPYIO_E_INVALID_ARG);
+    assert_ok(npyio_dtype_with_byteorder(dt, '<', &out));
+    assert_ok(npyio_dtype_from_descr(rec_le, strlen(rec_le), NULL, &want));
+    assert_true(npyio_dtype_equal(out, want));
+    assert_int_equal(npyio_dtype_is_native(out), host_order() == '<');
+    npyio_dtype_unref(want);
+    npyio_dtype_unref(out);
+    /* Nothing to change: the same object back. */
+    assert_ok(npyio_dtype_from_descr("|u1", 3, NULL, &want));
+    assert_ok(npyio_dtype_with_byteorder(want, '>', &out));
+    assert_ptr_equal(out, want);
+    npyio_dtype_unref(out);
+    npyio_dtype_unref(want);
+    /* The record is 13 bytes: 16 is not a whole number of elements. */
+    assert_status(npyio_dtype_swap(dt, data, sizeof data), NPYIO_E_INVALID_ARG);
+    assert_error_contains("16 bytes are not a whole number of 13-byte");
+    assert_status(npyio_dtype_swap(dt, NULL, 13), NPYIO_E_INVALID_ARG);
+    assert_ok(npyio_dtype_swap(dt, NULL, 0));
+    assert_ok(npyio_dtype_swap(dt, data, 13));
+    assert_int_equal(data[0], host_order() == '<' ? 4 : 1);
+    npyio_dtype_unref(dt);
+    assert_ok(npyio_dtype_from_descr("|O", 2, NULL, &dt));
+    assert_status(npyio_dtype_swap(dt, data, 8), NPYIO_E_UNSUPPORTED);
+    npyio_dtype_unref(dt);
+}
+
 static void test_text_buffers(void **state)
 {
     npyio_dtype *dt = NULL;
@@ -347,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_scalar_constructor),
         cmocka_unit_test(test_datetime_constructor),
         cmocka_unit_test(test_equality_and_native),
+        cmocka_unit_test(test_with_byteorder),
         cmocka_unit_test(test_text_buffers),
         cmocka_unit_test(test_references),
     };
