@@ -30,6 +30,7 @@ typedef struct cli_args {
 typedef struct cli_input {
     const char *name;
     FILE *file;          /* ours unless stdin */
+    int64_t start;       /* the file offset where the .npy begins */
     cli_splice *splice;
     npyio_stream *stream;
     npyio_reader *reader;
@@ -40,6 +41,11 @@ typedef struct cli_input {
 int cli_open_input(const char *name, const npyio_options *options,
                    cli_input *in);
 void cli_close_input(cli_input *in);
+
+/* A buffer size for whole chunks: at least one row along axis 0 of the
+ * array h describes (so Fortran data can come out in C order), and at
+ * least at_least bytes. */
+size_t cli_chunk_capacity(const npyio_header *h, size_t at_least);
 
 /* Report the library's last error for name; returns EXIT_INVALID. */
 int cli_fail(const char *name);

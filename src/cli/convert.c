@@ -1,6 +1,233 @@
+/*
+ * convert.c - `npyio convert IN OUT [--order C|F] [--byteorder ORDER]`:
+ * rewrite an .npy file as np.save would write the converted array.
+ *
+ * The data streams through a bounded buffer: read in the order OUT needs
+ * and in native byte order, then swapped into OUT's byte order
+ * (npyio_dtype_swap is its own inverse) and written. Three reading plans:
+ *
+ *   OUT in C order             read IN with NPYIO_READ_C_ORDER;
+ *   OUT and IN in Fortran      read IN as stored;
+ *   OUT Fortran, IN C          read IN's data through a header of our own
+ *                              that calls it the Fortran-order array of the
+ *                              reversed shape: its C order is the original
+ *                              array's Fortran order.
+ *
+ * OUT goes through the library's atomic writer: an existing OUT is
+ * replaced only when everything succeeded.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+
+#define CONVERT_CHUNK ((size_t)4 << 20)
+
+typedef struct source {
+    npyio_reader *reader; /* IN's reader, or the reversed view's */
+    uint32_t flags;
+    /* The reversed view, when used. */
+    cli_splice *splice;
+    npyio_stream *stream;
+    npyio_header *header;
+} source;
+
+/* IN's data as the Fortran-order array of the reversed shape. */
+static npyio_status open_reversed_view(const cli_input *in, source *src)
+{
+    const npyio_header *h = npyio_reader_header(in->reader);
+    int i, n = npyio_header_ndim(h);
+    int64_t shape[64];
+    size_t len = 0;
+    char *bytes = NULL;
+    npyio_status st;
+
+    if (n > 64)
+        return NPYIO_E_UNSUPPORTED; /* beyond NumPy's limit: never parsed */
+    for (i = 0; i < n; i++)
+        shape[i] = npyio_header_shape(h)[n - 1 - i];
+    st = npyio_header_new(npyio_header_dtype(h), n, shape, 1, &src->header);
+    if (st == NPYIO_OK &&
+        npyio_header_emit(src->header, 0, NULL, 0, &len) ==
+            NPYIO_E_BUFFER_TOO_SMALL &&
+        (bytes = malloc(len)) == NULL)
+        st = NPYIO_E_NOMEM;
+    if (st == NPYIO_OK)
+        st = npyio_header_emit(src->header, 0, bytes, len, &len);
+    if (st == NPYIO_OK)
+        st = cli_splice_open(bytes, len, in->file,
+                             in->start + npyio_header_data_offset(h), NULL,
+                             &src->splice, &src->stream);
+    free(bytes);
+    if (st == NPYIO_OK)
+        st = npyio_reader_open_stream(src->stream, NULL, &src->reader);
+    return st;
+}
+
+static npyio_status open_source(const cli_input *in, char order, source *src)
+{
+    const npyio_header *h = npyio_reader_header(in->reader);
+
+    memset(src, 0, sizeof *src);
+    src->flags = NPYIO_READ_NATIVE;
+    if (order == 'C') {
+        src->reader = in->reader;
+        src->flags |= NPYIO_READ_C_ORDER;
+        return NPYIO_OK;
+    }
+    if (npyio_header_fortran_order(h)) {
+        src->reader = in->reader;
+        return NPYIO_OK;
+    }
+    src->flags |= NPYIO_READ_C_ORDER;
+    return open_reversed_view(in, src);
+}
+
+static void close_source(const cli_input *in, source *src)
+{
+    if (src->reader != in->reader)
+        npyio_reader_close(src->reader);
+    npyio_stream_close(src->stream);
+    cli_splice_free(src->splice);
+    npyio_header_free(src->header);
+}
+
+/* OUT's header: IN's dtype in the requested byte order, IN's shape. */
+static npyio_status output_header(const npyio_header *h, const cli_args *a,
+                                  npyio_header **out)
+{
+    npyio_dtype *dt = NULL;
+    npyio_status st = npyio_dtype_with_byteorder(npyio_header_dtype(h),
+                                                 a->byteorder, &dt);
+
+    if (st == NPYIO_OK)
+        st = npyio_header_new(dt, npyio_header_ndim(h), npyio_header_shape(h),
+                              a->order == 'F', out);
+    npyio_dtype_unref(dt);
+    return st;
+}
+
+/* Native values into OUT's byte order, then out. */
+static npyio_status put(npyio_writer *w, const npyio_dtype *dt, void *data,
+                        size_t len)
+{
+    npyio_status st = npyio_dtype_swap(dt, data, len);
+
+    return st == NPYIO_OK ? npyio_writer_write(w, data, len) : st;
+}
+
+/* Reordering from a stream that cannot seek: the reader cannot gather
+ * rows, so the array is taken whole (memory as large as it). */
+static npyio_status copy_whole(const source *src, npyio_writer *w,
+                               const npyio_dtype *dt)
+{
+    void *all = NULL;
+    size_t len = 0;
+    npyio_status st = npyio_reader_read_alloc(src->reader, src->flags, &all,
+                                              &len);
+
+    if (st == NPYIO_OK)
+        st = put(w, dt, all, len);
+    npyio_free(all);
+    return st;
+}
+
+static npyio_status copy_data(const source *src, npyio_writer *w,
+                              const npyio_header *out_header)
+{
+    const npyio_dtype *dt = npyio_header_dtype(out_header);
+    size_t got = 0,
+           cap = cli_chunk_capacity(npyio_reader_header(src->reader),
+                                    CONVERT_CHUNK);
+    unsigned char *buf = malloc(cap);
+    uint64_t done = 0;
+    cli_progress bar;
+    npyio_status st;
+
+    if (buf == NULL)
+        return NPYIO_E_NOMEM;
+    cli_progress_start(&bar, "converting",
+                       (uint64_t)npyio_header_nbytes(out_header));
+    st = npyio_reader_read_chunk(src->reader, buf, cap, src->flags, &got);
+    if (st == NPYIO_E_UNSUPPORTED) {
+        free(buf);
+        buf = NULL;
+        st = copy_whole(src, w, dt);
+    }
+    for (; buf != NULL && st == NPYIO_OK;
+         st = npyio_reader_read_chunk(src->reader, buf, cap, src->flags,
+                                      &got)) {
+        st = put(w, dt, buf, got);
+        if (st != NPYIO_OK)
+            break;
+        done += got;
+        cli_progress_update(&bar, done);
+    }
+    cli_progress_end(&bar);
+    free(buf);
+    return st == NPYIO_END ? NPYIO_OK : st;
+}
+
+static npyio_status open_output(const char *name, const npyio_header *h,
+                                const npyio_options *options,
+                                npyio_stream **stream, npyio_writer **w)
+{
+    npyio_status st;
+
+    *stream = NULL;
+    if (strcmp(name, "-") != 0)
+        return npyio_writer_open_path(name, h, options, w);
+    st = npyio_stream_open_file(stdout, options, stream);
+    if (st == NPYIO_OK)
+        st = npyio_writer_open_stream(*stream, h, options, w);
+    return st;
+}
+
 int cli_convert(const cli_args *a)
 {
-    (void)a;
-    return EXIT_INVALID;
+    const char *in_name = a->files[0], *out_name = a->files[1];
+    npyio_header *out_header = NULL;
+    npyio_stream *out_stream = NULL;
+    npyio_writer *w = NULL;
+    const char *failed = in_name;
+    source src;
+    cli_input in;
+    npyio_status st;
+
+    if (cli_open_input(in_name, a->options, &in) != 0)
+        return EXIT_INVALID;
+    if (npyio_dtype_contains_objects(
+            npyio_header_dtype(npyio_reader_header(in.reader)))) {
+        fprintf(stderr, "npyio: %s: the array holds Python objects (a "
+                        "pickle), which npyio does not unpickle\n", in_name);
+        cli_close_input(&in);
+        return EXIT_INVALID;
+    }
+    memset(&src, 0, sizeof src);
+    st = output_header(npyio_reader_header(in.reader), a, &out_header);
+    if (st == NPYIO_OK)
+        st = open_source(&in, a->order, &src);
+    if (st == NPYIO_OK) {
+        st = open_output(out_name, out_header, a->options, &out_stream, &w);
+        if (st != NPYIO_OK)
+            failed = out_name;
+    }
+    if (st == NPYIO_OK)
+        st = copy_data(&src, w, out_header);
+    if (st == NPYIO_OK) {
+        failed = out_name;
+        st = npyio_writer_close(w);
+    } else {
+        npyio_writer_abort(w); /* an existing OUT stays as it was */
+    }
+    if (st != NPYIO_OK)
+        cli_fail(failed);
+    npyio_stream_close(out_stream);
+    close_source(&in, &src);
+    npyio_header_free(out_header);
+    cli_close_input(&in);
+    if (out_stream != NULL && fflush(stdout) != 0 && st == NPYIO_OK)
+        return EXIT_INVALID;
+    return st == NPYIO_OK ? 0 : EXIT_INVALID;
 }

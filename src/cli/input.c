@@ -125,9 +125,27 @@ static int looks_like_zip(const unsigned char *magic, size_t n)
            ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
 }
 
+size_t cli_chunk_capacity(const npyio_header *h, size_t at_least)
+{
+    int64_t rows = npyio_header_ndim(h) > 0 ? npyio_header_shape(h)[0] : 1;
+    uint64_t row = rows > 0 ? (uint64_t)npyio_header_nbytes(h) / (uint64_t)rows
+                            : 0;
+
+    if (row > SIZE_MAX)
+        return SIZE_MAX; /* cannot be allocated: reported as out of memory */
+    return row > at_least ? (size_t)row : at_least;
+}
+
 int cli_fail(const char *name)
 {
-    fprintf(stderr, "npyio: %s: %s\n", name, npyio_last_error());
+    const char *message = npyio_last_error();
+    size_t n = strlen(name);
+
+    /* Messages about paths may name the file already. */
+    if (strncmp(message, name, n) == 0 && message[n] == ':')
+        fprintf(stderr, "npyio: %s\n", message);
+    else
+        fprintf(stderr, "npyio: %s: %s\n", name, message);
     return EXIT_INVALID;
 }
 
@@ -149,6 +167,7 @@ int cli_open_input(const char *name, const npyio_options *options,
     start = ftello(in->file);
     if (start < 0)
         start = 0;
+    in->start = (int64_t)start;
     n = fread(magic, 1, sizeof magic, in->file);
     if (looks_like_zip(magic, n)) {
         fprintf(stderr, "npyio: %s: an .npz archive; NPZ archives are not "

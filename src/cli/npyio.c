@@ -58,23 +58,12 @@ static int usage(const command *cmd, const char *problem)
 
 /* ---- reading everything --------------------------------------------------- */
 
-/* A buffer for whole chunks: at least one row of the array, so that
- * Fortran data can be delivered in C order. */
-static size_t chunk_capacity(const npyio_header *h, size_t at_least)
-{
-    int64_t rows = npyio_header_ndim(h) > 0 ? npyio_header_shape(h)[0] : 1;
-    uint64_t row = rows > 0 ? (uint64_t)npyio_header_nbytes(h) / (uint64_t)rows
-                            : 0;
-
-    return row > at_least ? (size_t)row : at_least;
-}
-
 /* Read all of the data in bounded chunks (for a pipe, this is how a short
  * data section is found); write each chunk to sink if given. */
 static int read_through(cli_input *in, uint32_t flags, FILE *sink)
 {
     const npyio_header *h = npyio_reader_header(in->reader);
-    size_t got = 0, cap = chunk_capacity(h, CHUNK);
+    size_t got = 0, cap = cli_chunk_capacity(h, CHUNK);
     unsigned char *buf;
     npyio_status st;
     int rc = 0;

@@ -6,17 +6,22 @@
 - `info --json` of every file in tests/data/arrays equals NumPy's facts;
 - `dump` equals NumPy's C-ordered, native-order bytes;
 - `validate` accepts every valid file;
+- `convert` with every --order and --byteorder: byte-identical to np.save of
+  NumPy's converted array (records: the header byte for byte and the values
+  field by field, since NumPy leaves record padding uninitialised), from
+  files and from pipes; a failed convert leaves an existing OUT untouched;
 - every malformed header of tests/data/headers/invalid through info,
   validate and dump: exit 1 with a message on stderr, never a signal;
 - usage errors exit 2.
 Prints "N passed, M failed"; exits 77 without NumPy.
 """
 import argparse
-import ast
+import io
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 try:
     import numpy as np
@@ -42,6 +47,34 @@ def facts(path):
             "data_offset": offset, "descr": descr, "shape": list(shape),
             "fortran_order": fortran, "itemsize": dtype.itemsize,
             "count": count, "nbytes": count * dtype.itemsize}
+
+
+ORDERS = {"native": "=", "little": "<", "big": ">"}
+
+
+def saved(a):
+    f = io.BytesIO()
+    np.save(f, a)
+    return f.getvalue()
+
+
+def convert_expectation(a, order, byteorder):
+    """np.save's bytes for the converted array, and the array itself."""
+    b = a.astype(a.dtype.newbyteorder(ORDERS[byteorder]))
+    # Not np.ascontiguousarray: in NumPy 1.x it makes 0-d arrays 1-d.
+    b = b.copy(order=order)
+    return saved(b), b
+
+
+def same_output(got, want, b):
+    """got equals np.save's bytes; for records, equal header and values."""
+    if b.dtype.names is None:
+        return got == want
+    offset = len(want) - b.nbytes
+    if got[:offset] != want[:offset] or len(got) != len(want):
+        return False
+    loaded = np.load(io.BytesIO(got))
+    return loaded.dtype == b.dtype and bool((loaded == b).all())
 
 
 def main():
@@ -87,20 +120,78 @@ def main():
             ok = len(r.stdout) == a.nbytes and bool((got == a).all())
         check(r.returncode == 0 and ok, "dump " + name)
 
+    tmp = tempfile.mkdtemp(prefix="npyio-cli-")
+    out = os.path.join(tmp, "out.npy")
+    for name in sorted(os.listdir(arrays)):
+        if not name.endswith(".npy"):
+            continue
+        path = os.path.join(arrays, name)
+        a = np.load(path, allow_pickle=True)
+        if a.dtype.hasobject:
+            r = run("convert", path, out)
+            check(r.returncode == 1 and b"objects" in r.stderr,
+                  "convert refuses " + name)
+            continue
+        for order in "CF":
+            for byteorder in ORDERS:
+                want, b = convert_expectation(a, order, byteorder)
+                r = run("convert", "--order", order, "--byteorder",
+                        byteorder, path, out)
+                with open(out, "rb") as f:
+                    got = f.read()
+                check(r.returncode == 0 and same_output(got, want, b),
+                      "convert --order %s --byteorder %s %s"
+                      % (order, byteorder, name))
+        # From a pipe, to standard output.
+        with open(path, "rb") as f:
+            r = subprocess.run([args.tool, "convert", "--order=F",
+                                "--byteorder=big", "-", "-"], stdin=f,
+                               capture_output=True)
+        want, b = convert_expectation(a, "F", "big")
+        check(r.returncode == 0 and same_output(r.stdout, want, b),
+              "convert - - " + name)
+
+    # A failed convert leaves OUT as it was.
+    with open(os.path.join(arrays, "f8be_3x5_f.npy"), "rb") as f:
+        whole = f.read()
+    short = os.path.join(tmp, "short.npy")
+    with open(short, "wb") as f:
+        f.write(whole[:len(whole) - 1])
+    with open(out, "wb") as f:
+        f.write(b"precious")
+    r = run("convert", short, out)
+    with open(out, "rb") as f:
+        kept = f.read()
+    check(r.returncode == 1 and kept == b"precious" and
+          sorted(os.listdir(tmp)) == ["out.npy", "short.npy"],
+          "failed convert keeps OUT: exit %d" % r.returncode)
+    os.remove(short)
+    os.remove(out)
+    os.rmdir(tmp)
+
     invalid = os.path.join(args.data, "headers", "invalid")
     for name in sorted(os.listdir(invalid)):
         if not name.endswith(".bin"):
             continue
         path = os.path.join(invalid, name)
-        for command in ("info", "validate", "dump"):
-            r = run(command, path)
+        for words in (["info"], ["validate"], ["dump"], ["print"],
+                      ["convert", path, os.devnull]):
+            r = run(*(words[:1] + [path] + words[2:]))
             check(r.returncode == 1 and r.stderr.startswith(b"npyio: "),
-                  "%s %s: exit %d" % (command, name, r.returncode))
+                  "%s %s: exit %d" % (words[0], name, r.returncode))
 
     for words in ([], ["frobnicate"], ["info"], ["info", "--bogus", "x"],
-                  ["dump", "a", "b"], ["info", "--max-header-size", "x", "f"]):
+                  ["dump", "a", "b", "c"], ["convert", "a"],
+                  ["convert", "--order", "X", "a", "b"],
+                  ["convert", "--byteorder=middle", "a", "b"],
+                  ["print", "--max", "-1", "a"], ["info", "--json=1", "a"], ["info", "--max-header-size", "x", "f"]):
         check(run(*words).returncode == 2, "usage error: %r" % words)
     check(run("--version").stdout.startswith(b"npyio "), "--version")
+    for command in ("info", "print", "dump", "validate", "convert"):
+        r = run(command, "--help")
+        check(r.returncode == 0 and
+              r.stdout.startswith(b"usage: npyio " + command.encode()),
+              command + " --help")
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 
