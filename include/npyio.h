@@ -1307,7 +1307,9 @@ typedef struct npyio_writer npyio_writer;
  * succeeds; until then, and if anything fails, an existing file is left as
  * it was and no temporary remains. A path that is a symbolic link is
  * written through to its target. A new file gets the mode open(O_CREAT,
- * 0666) would give it (umask applied); a replaced file keeps its mode.
+ * 0666) would give it (umask applied); a replaced file keeps its mode. A
+ * path that names a device, FIFO or socket (/dev/stdout, a named pipe) is
+ * written directly, in order, since there is no file to replace.
  * With NPYIO_FLAG_DURABLE (default) the file and then its directory are
  * fsynced.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND (missing directory); NPYIO_E_IO;

@@ -416,6 +416,22 @@ static npyio_status create_temp(npyio__atomic *a, const npyio__mem *mem,
                        npyio_last_error());
 }
 
+/* A device, FIFO or socket: nothing to replace, written in order. */
+static npyio_status open_directly(const char *path, const npyio__mem *mem,
+                                  npyio__atomic *a)
+{
+    npyio_status st = dup_string(mem, path, strlen(path), &a->target);
+
+    if (st != NPYIO_OK)
+        return st;
+    a->fd = npyio__fd_open(path, O_WRONLY | O_TRUNC, 0);
+    if (a->fd >= 0)
+        return NPYIO_OK;
+    npyio__os_fail(path, errno);
+    npyio__atomic_abandon(a);
+    return NPYIO_E_IO;
+}
+
 npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
                                 npyio__atomic *a)
 {
@@ -424,6 +440,11 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
 
     a->fd = -1;
     a->temp = a->target = a->dir = NULL;
+    /* stat() before resolving links by hand: /dev/stdout is a link to a
+     * link the kernel makes up (/proc/self/fd/1 -> "pipe:[...]"). */
+    if (stat(path, &info) == 0 && !S_ISREG(info.st_mode) &&
+        !S_ISDIR(info.st_mode))
+        return open_directly(path, mem, a);
     st = resolve_links(mem, path, &a->target);
     if (st == NPYIO_OK)
         st = dir_of(mem, a->target, &a->dir);
@@ -460,7 +481,7 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, bool durable)
     const char *what = NULL;
     char cause[256];
     int fd = a->fd;
-    int synced = durable ? npyio__fd_sync(fd) : 0;
+    int synced = durable && a->temp != NULL ? npyio__fd_sync(fd) : 0;
     int closed;
 
     a->fd = -1;
@@ -469,6 +490,8 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, bool durable)
     closed = npyio__fd_close(fd); /* always, even after a failed fsync */
     if (synced != 0 || closed != 0) {
         what = "writing the file";
+    } else if (a->temp == NULL) {
+        /* Written directly: a device or FIFO has nothing to sync. */
     } else if (rename(a->temp, a->target) != 0) {
         npyio__os_fail("rename", errno);
         what = "replacing the file";

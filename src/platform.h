@@ -44,12 +44,15 @@ int npyio__os_fail(const char *what, int err);
 
 /* ---- atomic replacement of a file ------------------------------------------
  * A new file is written as a temporary in the destination's directory and
- * renamed over the destination on commit; abandoning removes it. */
+ * renamed over the destination on commit; abandoning removes it. A
+ * destination that exists and is neither a regular file nor a directory (a
+ * device such as /dev/stdout, a FIFO, a socket) is written directly:
+ * there is no file to replace, and replacing the node would break it. */
 #include "internal.h"
 
 typedef struct npyio__atomic {
-    int fd;         /* the temporary, open for writing */
-    char *temp;     /* its path (an npyio__alloc block) */
+    int fd;         /* the temporary (or the device), open for writing */
+    char *temp;     /* its path (an npyio__alloc block); NULL if direct */
     char *target;   /* the destination, symbolic links resolved */
     char *dir;      /* the destination's directory */
 } npyio__atomic;

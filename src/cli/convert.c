@@ -133,8 +133,9 @@ static npyio_status copy_whole(const source *src, npyio_writer *w,
     return st;
 }
 
+/* Copy all of the data; on failure, *writing says whether OUT failed. */
 static npyio_status copy_data(const source *src, npyio_writer *w,
-                              const npyio_header *out_header)
+                              const npyio_header *out_header, int *writing)
 {
     const npyio_dtype *dt = npyio_header_dtype(out_header);
     size_t got = 0,
@@ -159,8 +160,10 @@ static npyio_status copy_data(const source *src, npyio_writer *w,
          st = npyio_reader_read_chunk(src->reader, buf, cap, src->flags,
                                       &got)) {
         st = put(w, dt, buf, got);
-        if (st != NPYIO_OK)
+        if (st != NPYIO_OK) {
+            *writing = 1;
             break;
+        }
         done += got;
         cli_progress_update(&bar, done);
     }
@@ -213,8 +216,13 @@ int cli_convert(const cli_args *a)
         if (st != NPYIO_OK)
             failed = out_name;
     }
-    if (st == NPYIO_OK)
-        st = copy_data(&src, w, out_header);
+    if (st == NPYIO_OK) {
+        int writing = 0;
+
+        st = copy_data(&src, w, out_header, &writing);
+        if (writing)
+            failed = out_name;
+    }
     if (st == NPYIO_OK) {
         failed = out_name;
         st = npyio_writer_close(w);

@@ -524,6 +524,39 @@ static void test_symlink_is_written_through(void **state)
     npyio_header_free(h);
 }
 
+/* A FIFO (like a device such as /dev/stdout) is written directly, not
+ * replaced by a regular file. */
+static void test_fifo_is_written_directly(void **state)
+{
+    int64_t shape[1] = {2};
+    npyio_header *h = make_header("|u1", 1, shape, 0);
+    unsigned char got[256];
+    char path[128];
+    struct stat info;
+    ssize_t n;
+    int fd;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "fifo.npy");
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    /* A reader first, so that opening for writing does not block. */
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+    assert_true(fd >= 0);
+    assert_ok(npyio_save(path, h, "\x07\x08", NULL));
+    assert_int_equal(stray_files("fifo.npy"), 0);
+    assert_int_equal(lstat(path, &info), 0);
+    assert_true(S_ISFIFO(info.st_mode));
+    n = read(fd, got, sizeof got);
+    assert_int_equal(n, 130);
+    assert_memory_equal(got, "\x93NUMPY\x01\x00\x76\x00{'descr': '|u1'", 25);
+    assert_int_equal(got[128], 7);
+    assert_int_equal(got[129], 8);
+    close(fd);
+    unlink(path);
+    npyio_header_free(h);
+}
+
 static void test_path_errors(void **state)
 {
     int64_t shape[1] = {2};
@@ -668,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_save_and_load_path),
         cmocka_unit_test(test_failed_write_keeps_the_old_file),
         cmocka_unit_test(test_symlink_is_written_through),
+        cmocka_unit_test(test_fifo_is_written_directly),
         cmocka_unit_test(test_path_errors),
         cmocka_unit_test(test_through_a_pipe),
         cmocka_unit_test(test_chunks_from_a_pipe),
