@@ -1,0 +1,116 @@
+#!/bin/bash
+# The npyio tool over the library's corpora, without Python, so that it also
+# runs under the sanitizers and on the cross (qemu) hosts:
+#
+#   run_corpus.sh BYTE_ORDER TOOL DATA_DIR [EMULATOR [ARGS...]]
+#
+# BYTE_ORDER is CMake's CMAKE_C_BYTE_ORDER of the target (LITTLE_ENDIAN or
+# BIG_ENDIAN); EMULATOR, if given, runs the tool (qemu for cross builds).
+#
+# - every NumPy-made array in DATA_DIR/arrays through info, validate, print,
+#   dump and convert: exit 0 (object arrays: exit 1 for print, dump and
+#   convert); dump gives the C-order native bytes of the corpus, and
+#   convert --byteorder little|big writes the data of the C-order
+#   little/big-endian .bin files;
+# - every malformed header (DATA_DIR/headers/invalid) and each array cut
+#   short (in its header, in its data) through every command: exit 1 with a
+#   message starting "npyio: ", never a signal or another status.
+set -u
+order=$1 tool=$2 data=$3
+shift 3
+emulator=("$@")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/npyio-corpus.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+native=c_le
+[ "$order" = BIG_ENDIAN ] && native=c_be
+
+# The tool with stdout in $tmp/out, stderr in $tmp/err; sets $status and
+# returns it.
+npyio() {
+    "${emulator[@]}" "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
+    status=$?
+    return $status
+}
+
+# check OK WHAT: count a result; OK is 0 for a pass.
+check() {
+    if [ "$1" -eq 0 ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL $2 (exit $status): $(head -c 300 "$tmp/err")"
+    fi
+}
+
+# expect_error WHAT ARGS...: exit 1 and a message naming the tool.
+expect_error() {
+    local what=$1
+    shift
+    npyio "$@"
+    [ "$status" -eq 1 ] && [ "$(head -c 7 "$tmp/err")" = "npyio: " ]
+    check $? "$what"
+}
+
+# The data section of a .npy file of nbytes bytes: its last nbytes bytes.
+data_of() { tail -c "$2" "$1"; }
+
+# Tabs are whitespace to read, which would merge the empty shape of 0-d
+# arrays with its neighbours: split on '|' instead.
+while IFS='|' read -r name file fortran ndim shape itemsize nbytes offset object; do
+    case $name in '#'*) continue ;; esac
+    path=$data/arrays/$file
+    for command in info validate; do
+        npyio "$command" "$path"
+        check $? "$command $name"
+    done
+    if [ "$object" = 1 ]; then
+        for command in print dump; do
+            expect_error "$command refuses $name" "$command" "$path"
+        done
+        expect_error "convert refuses $name" convert "$path" "$tmp/c.npy"
+        continue
+    fi
+    npyio print "$path"
+    check $? "print $name"
+    npyio dump "$path"
+    [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$data/arrays/$name.$native.bin"
+    check $? "dump $name"
+    for byteorder in little big; do
+        want=$data/arrays/$name.c_${byteorder:0:1}e.bin
+        npyio convert --byteorder "$byteorder" "$path" "$tmp/c.npy"
+        [ "$status" -eq 0 ] && cmp -s <(data_of "$tmp/c.npy" "$nbytes") "$want"
+        check $? "convert --byteorder $byteorder $name"
+    done
+    # Fortran order back from Fortran files: the file's own layout.
+    if [ "$fortran" = 1 ]; then
+        npyio convert --order F --byteorder big "$path" "$tmp/c.npy"
+        [ "$status" -eq 0 ] &&
+            cmp -s <(data_of "$tmp/c.npy" "$nbytes") "$data/arrays/$name.be.bin"
+        check $? "convert --order F $name"
+    fi
+    # Cut short: in the header, and one byte before the end of the data.
+    head -c $((offset / 2)) "$path" >"$tmp/short.npy"
+    if [ "$nbytes" -gt 0 ]; then
+        head -c $((offset + nbytes - 1)) "$path" >"$tmp/short_data.npy"
+    else
+        cp "$tmp/short.npy" "$tmp/short_data.npy"
+    fi
+    for short in short short_data; do
+        for command in info validate print dump; do
+            expect_error "$command $name ($short)" "$command" "$tmp/$short.npy"
+        done
+        expect_error "convert $name ($short)" convert "$tmp/$short.npy" "$tmp/c.npy"
+    done
+done < <(tr '\t' '|' <"$data/arrays/manifest.tsv")
+
+for path in "$data"/headers/invalid/*.bin; do
+    name=${path##*/}
+    for command in info validate print dump; do
+        expect_error "$command $name" "$command" "$path"
+    done
+    expect_error "convert $name" convert "$path" "$tmp/c.npy"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
