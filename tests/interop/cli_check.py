@@ -139,7 +139,8 @@ def main():
                         byteorder, path, out)
                 with open(out, "rb") as f:
                     got = f.read()
-                check(r.returncode == 0 and same_output(got, want, b),
+                check(r.returncode == 0 and not r.stderr and
+                      same_output(got, want, b),
                       "convert --order %s --byteorder %s %s"
                       % (order, byteorder, name))
         # From a pipe, to standard output.
@@ -150,6 +151,18 @@ def main():
         want, b = convert_expectation(a, "F", "big")
         check(r.returncode == 0 and same_output(r.stdout, want, b),
               "convert - - " + name)
+
+    # On a terminal, and only there, a progress bar on stderr.
+    import pty
+    leader, follower = pty.openpty()
+    r = subprocess.run([args.tool, "convert",
+                        os.path.join(arrays, "f8be_3x5_f.npy"), out],
+                       stderr=follower, stdout=subprocess.DEVNULL)
+    os.close(follower)
+    bar = os.read(leader, 4096)
+    os.close(leader)
+    check(r.returncode == 0 and b"converting [" in bar and b"100%" in bar,
+          "progress bar on a terminal: %r" % bar)
 
     # A failed convert leaves OUT as it was.
     with open(os.path.join(arrays, "f8be_3x5_f.npy"), "rb") as f:
