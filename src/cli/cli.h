@@ -31,6 +31,7 @@ typedef struct cli_input {
     const char *name;
     FILE *file;          /* ours unless stdin */
     int64_t start;       /* the file offset where the .npy begins */
+    const npyio_options *options;
     cli_splice *splice;
     npyio_stream *stream;
     npyio_reader *reader;
@@ -41,6 +42,18 @@ typedef struct cli_input {
 int cli_open_input(const char *name, const npyio_options *options,
                    cli_input *in);
 void cli_close_input(cli_input *in);
+
+/* Reordering Fortran and C data needs seeks. For a pipe, copy the rest of
+ * the input to an unlinked temporary file and read from there: memory stays
+ * bounded, the disk holds the array. Nothing happens if the input can
+ * seek. On failure, prints a message and returns EXIT_INVALID. */
+int cli_input_make_seekable(cli_input *in);
+
+/* Chunk sizes: for reading as stored, and for reordering, which gathers
+ * each chunk with one read per column, so that bigger chunks mean longer
+ * reads (256 MiB C->F: 2.1 s with 4 MiB chunks, 1.2 s with 16 MiB). */
+#define CLI_CHUNK ((size_t)1 << 20)
+#define CLI_REORDER_CHUNK ((size_t)16 << 20)
 
 /* A buffer size for whole chunks: at least one row along axis 0 of the
  * array h describes (so Fortran data can come out in C order), and at

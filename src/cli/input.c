@@ -24,6 +24,7 @@ struct cli_splice {
     FILE *file;            /* borrowed */
     int64_t base;          /* file offset of the byte after the prefix */
     int64_t pos;           /* position in the spliced stream */
+    int seekable;
 };
 
 static int splice_read(void *user, void *buf, size_t cap, size_t *got)
@@ -98,8 +99,10 @@ npyio_status cli_splice_open(const void *prefix, size_t prefix_len,
     s->file = file;
     s->base = base;
     /* Seekable only if the file is (a pipe is not). */
-    if (fseeko(file, (off_t)base, SEEK_SET) == 0)
+    if (fseeko(file, (off_t)base, SEEK_SET) == 0) {
         ops.seek = splice_seek;
+        s->seekable = 1;
+    }
     st = npyio_stream_open_ops(&ops, s, options, out);
     if (st != NPYIO_OK) {
         cli_splice_free(s);
@@ -107,6 +110,11 @@ npyio_status cli_splice_open(const void *prefix, size_t prefix_len,
     }
     *sp = s;
     return NPYIO_OK;
+}
+
+int cli_splice_seekable(const cli_splice *s)
+{
+    return s != NULL && s->seekable;
 }
 
 void cli_splice_free(cli_splice *s)
@@ -158,6 +166,7 @@ int cli_open_input(const char *name, const npyio_options *options,
 
     memset(in, 0, sizeof *in);
     in->name = name;
+    in->options = options;
     in->file = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
     if (in->file == NULL) {
         fprintf(stderr, "npyio: %s: %s\n", name, strerror(errno));
@@ -182,6 +191,75 @@ int cli_open_input(const char *name, const npyio_options *options,
         cli_close_input(in);
         return EXIT_INVALID;
     }
+    return 0;
+}
+
+/* The header again, as bytes (np.save's form of it: equivalent). */
+static int emit_header(const npyio_header *h, FILE *to)
+{
+    size_t len = 0;
+    char *bytes;
+    int rc = -1;
+
+    if (npyio_header_emit(h, 0, NULL, 0, &len) != NPYIO_E_BUFFER_TOO_SMALL)
+        return -1;
+    bytes = malloc(len);
+    if (bytes != NULL && npyio_header_emit(h, 0, bytes, len, &len) == NPYIO_OK &&
+        fwrite(bytes, 1, len, to) == len)
+        rc = 0;
+    free(bytes);
+    return rc;
+}
+
+/* The rest of from, to to, through a bounded buffer. */
+static int copy_rest(FILE *from, FILE *to)
+{
+    enum { STEP = 1 << 20 };
+    char *buf = malloc(STEP);
+    size_t n;
+    int rc = 0;
+
+    if (buf == NULL)
+        return -1;
+    while (rc == 0 && (n = fread(buf, 1, STEP, from)) > 0)
+        if (fwrite(buf, 1, n, to) != n)
+            rc = -1;
+    if (ferror(from))
+        rc = -1;
+    free(buf);
+    return rc;
+}
+
+int cli_input_make_seekable(cli_input *in)
+{
+    const npyio_options *options = in->options;
+    FILE *tmp;
+
+    if (cli_splice_seekable(in->splice))
+        return 0;
+    tmp = tmpfile(); /* unlinked: gone when closed, whatever happens */
+    if (tmp == NULL || emit_header(npyio_reader_header(in->reader), tmp) != 0 ||
+        copy_rest(in->file, tmp) != 0 || fflush(tmp) != 0) {
+        fprintf(stderr, "npyio: %s: copying the data to a temporary file: "
+                        "%s\n", in->name, strerror(errno));
+        if (tmp != NULL)
+            fclose(tmp);
+        return EXIT_INVALID;
+    }
+    npyio_reader_close(in->reader);
+    npyio_stream_close(in->stream);
+    cli_splice_free(in->splice);
+    if (in->file != stdin)
+        fclose(in->file);
+    in->reader = NULL;
+    in->stream = NULL;
+    in->splice = NULL;
+    in->file = tmp;
+    in->start = 0;
+    if (cli_splice_open(NULL, 0, tmp, 0, options, &in->splice, &in->stream) !=
+            NPYIO_OK ||
+        npyio_reader_open_stream(in->stream, options, &in->reader) != NPYIO_OK)
+        return cli_fail(in->name);
     return 0;
 }
 

@@ -17,7 +17,6 @@
 #include "cli.h"
 #include "print.h"
 
-#define CHUNK ((size_t)1 << 20)
 #define DEFAULT_HEADER_LIMIT (1 << 20)
 #define DEFAULT_PRINT_MAX 1000 /* NumPy's print threshold */
 
@@ -63,7 +62,10 @@ static int usage(const command *cmd, const char *problem)
 static int read_through(cli_input *in, uint32_t flags, FILE *sink)
 {
     const npyio_header *h = npyio_reader_header(in->reader);
-    size_t got = 0, cap = cli_chunk_capacity(h, CHUNK);
+    size_t got = 0,
+           cap = cli_chunk_capacity(h, (flags & NPYIO_READ_C_ORDER)
+                                           ? CLI_REORDER_CHUNK
+                                           : CLI_CHUNK);
     unsigned char *buf;
     npyio_status st;
     int rc = 0;
@@ -82,17 +84,12 @@ static int read_through(cli_input *in, uint32_t flags, FILE *sink)
     }
     st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got);
     if (st == NPYIO_E_UNSUPPORTED && sink != NULL) {
-        /* Fortran data in C order from a pipe: chunks would need seeks;
-         * take it whole (memory in proportion to the array). */
-        void *all = NULL;
-        size_t len = 0;
-
-        free(buf);
-        if (npyio_reader_read_alloc(in->reader, flags, &all, &len) != NPYIO_OK)
-            return cli_fail(in->name);
-        rc = fwrite(all, 1, len, sink) == len ? 0 : EXIT_INVALID;
-        npyio_free(all);
-        return rc;
+        /* Fortran data in C order from a pipe: gathering rows needs seeks. */
+        if (cli_input_make_seekable(in) != 0) {
+            free(buf);
+            return EXIT_INVALID;
+        }
+        st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got);
     }
     for (; st == NPYIO_OK;
          st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got))

@@ -20,4 +20,7 @@ npyio_status cli_splice_open(const void *prefix, size_t prefix_len,
                              npyio_stream **out);
 void cli_splice_free(cli_splice *s);
 
+/* Whether the spliced stream can seek (its file can). */
+int cli_splice_seekable(const cli_splice *s);
+
 #endif
