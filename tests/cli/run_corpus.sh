@@ -12,6 +12,8 @@
 #   convert); dump gives the C-order native bytes of the corpus, and
 #   convert --byteorder little|big writes the data of the C-order
 #   little/big-endian .bin files;
+# - every valid header of DATA_DIR/headers/valid (legacy forms included)
+#   followed by its data: validate, info and dump accept it;
 # - every malformed header (DATA_DIR/headers/invalid) and each array cut
 #   short (in its header, in its data) through every command: exit 1 with a
 #   message starting "npyio: ", never a signal or another status.
@@ -56,8 +58,9 @@ expect_error() {
 data_of() { tail -c "$2" "$1"; }
 
 # Tabs are whitespace to read, which would merge the empty shape of 0-d
-# arrays with its neighbours: split on '|' instead.
-while IFS='|' read -r name file fortran ndim shape itemsize nbytes offset object; do
+# arrays with its neighbours: split on the ASCII unit separator instead.
+us=$'\037'
+while IFS=$us read -r name file fortran ndim shape itemsize nbytes offset object; do
     case $name in '#'*) continue ;; esac
     path=$data/arrays/$file
     for command in info validate; do
@@ -112,7 +115,25 @@ while IFS='|' read -r name file fortran ndim shape itemsize nbytes offset object
         done
         expect_error "convert $name ($short)" convert "$tmp/$short.npy" "$tmp/c.npy"
     done
-done < <(tr '\t' '|' <"$data/arrays/manifest.tsv")
+done < <(tr '\t' '\037' <"$data/arrays/manifest.tsv")
+
+# Every valid header of the header corpus (np.save's, forced versions, and
+# the legacy forms NumPy still loads: 16-byte alignment, no final newline,
+# Python 2 L suffixes, ...) with its data: valid for validate, info, dump.
+while IFS=$us read -r name file version hlen offset descr kind itemsize rest; do
+    case $name in '#'*) continue ;; esac
+    nbytes=$(echo "$rest" | cut -d"$us" -f7)
+    [ "$nbytes" -le 65536 ] || continue
+    { cat "$data/headers/valid/$file"; head -c "$nbytes" /dev/zero; } >"$tmp/v.npy"
+    npyio validate "$tmp/v.npy"
+    check $? "validate header $name"
+    npyio info --json "$tmp/v.npy"
+    check $? "info header $name"
+    [ "$kind" = O ] && continue
+    npyio dump "$tmp/v.npy"
+    [ "$status" -eq 0 ] && [ "$(wc -c <"$tmp/out")" -eq "$nbytes" ]
+    check $? "dump header $name"
+done < <(tr '\t' '\037' <"$data/headers/valid/manifest.tsv")
 
 for path in "$data"/headers/invalid/*.bin; do
     name=${path##*/}
