@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -161,6 +162,7 @@ int cli_open_input(const char *name, const npyio_options *options,
                    cli_input *in)
 {
     unsigned char magic[4];
+    struct stat info;
     off_t start;
     size_t n;
 
@@ -170,6 +172,11 @@ int cli_open_input(const char *name, const npyio_options *options,
     in->file = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
     if (in->file == NULL) {
         fprintf(stderr, "npyio: %s: %s\n", name, strerror(errno));
+        return EXIT_INVALID;
+    }
+    if (fstat(fileno(in->file), &info) == 0 && S_ISDIR(info.st_mode)) {
+        fprintf(stderr, "npyio: %s: is a directory\n", name);
+        cli_close_input(in);
         return EXIT_INVALID;
     }
     /* stdin may be a file opened at some offset: the array starts there. */

@@ -205,6 +205,12 @@ def main():
                   ["print", "--max", "-1", "a"], ["info", "--json=1", "a"], ["info", "--max-header-size", "x", "f"]):
         check(run(*words).returncode == 2, "usage error: %r" % words)
     check(run("--version").stdout.startswith(b"npyio "), "--version")
+    for words, message in ((["info", args.data], b"is a directory"),
+                           (["info", os.path.join(args.data, "missing.npy")],
+                            b"No such file or directory")):
+        r = run(*words)
+        check(r.returncode == 1 and message in r.stderr,
+              "%r: %r" % (words, r.stderr))
     for command in ("info", "print", "dump", "validate", "convert"):
         r = run(command, "--help")
         check(r.returncode == 0 and
