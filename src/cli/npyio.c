@@ -200,7 +200,9 @@ static void print_info(const char *name, const npyio_header *h, int json)
     free(descr);
 }
 
-static int cmd_info(const cli_args *a)
+/* Run act on each FILE in turn; exit 1 if it failed for any of them. */
+static int each_input(const cli_args *a,
+                      int (*act)(const cli_args *a, cli_input *in))
 {
     int i, rc = 0;
 
@@ -211,73 +213,83 @@ static int cmd_info(const cli_args *a)
             rc = EXIT_INVALID;
             continue;
         }
-        /* A short data section is an error for info too: on a seekable
-         * file the reader checked the length; a pipe is read through. */
-        if (strcmp(a->files[i], "-") == 0 && read_through(&in, 0, NULL))
+        if (act(a, &in) != 0)
             rc = EXIT_INVALID;
-        else
-            print_info(a->files[i], npyio_reader_header(in.reader), a->json);
         cli_close_input(&in);
     }
     return rc;
+}
+
+/* Run act on the one FILE, whose output goes to stdout. */
+static int one_input(const cli_args *a,
+                     int (*act)(const cli_args *a, cli_input *in))
+{
+    cli_input in;
+    int rc = cli_open_input(a->files[0], a->options, &in);
+
+    if (rc != 0)
+        return rc;
+    rc = refuse_member(a);
+    if (rc == 0)
+        rc = act(a, &in);
+    cli_close_input(&in);
+    if (fflush(stdout) != 0 && rc == 0) {
+        fprintf(stderr, "npyio: writing: %s\n", strerror(errno));
+        rc = EXIT_INVALID;
+    }
+    return rc;
+}
+
+static int info_one(const cli_args *a, cli_input *in)
+{
+    /* A short data section is an error for info too: on a seekable file
+     * the reader checked the length; a pipe is read through. */
+    if (strcmp(in->name, "-") == 0 && read_through(in, 0, NULL) != 0)
+        return EXIT_INVALID;
+    print_info(in->name, npyio_reader_header(in->reader), a->json);
+    return 0;
+}
+
+static int cmd_info(const cli_args *a)
+{
+    return each_input(a, info_one);
 }
 
 /* ---- validate, dump, print --------------------------------------------------- */
 
+static int validate_one(const cli_args *a, cli_input *in)
+{
+    (void)a;
+    if (read_through(in, 0, NULL) != 0)
+        return EXIT_INVALID;
+    printf("%s: valid\n", in->name);
+    return 0;
+}
+
 static int cmd_validate(const cli_args *a)
 {
-    int i, rc = 0;
+    return each_input(a, validate_one);
+}
 
-    for (i = 0; i < a->nfiles; i++) {
-        cli_input in;
-
-        if (cli_open_input(a->files[i], a->options, &in) != 0) {
-            rc = EXIT_INVALID;
-            continue;
-        }
-        if (read_through(&in, 0, NULL) != 0)
-            rc = EXIT_INVALID;
-        else
-            printf("%s: valid\n", a->files[i]);
-        cli_close_input(&in);
-    }
-    return rc;
+static int dump_one(const cli_args *a, cli_input *in)
+{
+    (void)a;
+    return read_through(in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);
 }
 
 static int cmd_dump(const cli_args *a)
 {
-    cli_input in;
-    int rc = cli_open_input(a->files[0], a->options, &in);
+    return one_input(a, dump_one);
+}
 
-    if (rc != 0)
-        return rc;
-    rc = refuse_member(a);
-    if (rc == 0)
-        rc = read_through(&in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);
-    cli_close_input(&in);
-    if (fflush(stdout) != 0 && rc == 0) {
-        fprintf(stderr, "npyio: writing: %s\n", strerror(errno));
-        rc = EXIT_INVALID;
-    }
-    return rc;
+static int print_one(const cli_args *a, cli_input *in)
+{
+    return cli_print(in->reader, in->name, a->max, stdout);
 }
 
 static int cmd_print(const cli_args *a)
 {
-    cli_input in;
-    int rc = cli_open_input(a->files[0], a->options, &in);
-
-    if (rc != 0)
-        return rc;
-    rc = refuse_member(a);
-    if (rc == 0)
-        rc = cli_print(in.reader, a->files[0], a->max, stdout);
-    cli_close_input(&in);
-    if (fflush(stdout) != 0 && rc == 0) {
-        fprintf(stderr, "npyio: writing: %s\n", strerror(errno));
-        rc = EXIT_INVALID;
-    }
-    return rc;
+    return one_input(a, print_one);
 }
 
 /* ---- the command table --------------------------------------------------------- */
