@@ -224,13 +224,15 @@ static void run_ops(const npyio__swap_op *ops, size_t n, unsigned char *base)
     }
 }
 
-void npyio__swap_apply(const npyio__swap_plan *plan, void *data, size_t count)
+void npyio__swap_apply(const npyio__swap_plan *plan, void *data,
+                       size_t nbytes)
 {
     unsigned char *p = data;
-    size_t k;
+    size_t k, count;
 
-    if (plan->count == 0)
+    if (plan->count == 0 || plan->itemsize == 0)
         return;
+    count = nbytes / plan->itemsize;
     /* One op of whole-element units covers the array in one pass. */
     if (plan->count == 1 && plan->ops[0].kind == NPYIO__SWAP_UNITS &&
         plan->ops[0].offset == 0 &&
@@ -357,14 +359,21 @@ static void transpose_tile(unsigned char *dst, size_t dst_row,
     }
 }
 
-void npyio__f2c_scatter(npyio__f2c *f, const void *src, size_t count,
+void npyio__f2c_scatter(npyio__f2c *f, const void *src, size_t nbytes,
                         void *dst)
 {
     const unsigned char *s = src;
     unsigned char *d = dst;
     size_t rows = (size_t)f->shape[0];
     size_t step = f->c_stride[0] * f->itemsize;
-    size_t tile = f->itemsize < TILE_BYTES ? TILE_BYTES / f->itemsize : 1;
+    size_t tile, count;
+
+    /* Elements of 0 bytes, or an axis of length 0: nothing to place (and
+     * nothing to divide by below). */
+    if (f->itemsize == 0 || rows == 0)
+        return;
+    count = nbytes / f->itemsize;
+    tile = f->itemsize < TILE_BYTES ? TILE_BYTES / f->itemsize : 1;
 
     /* 2-D: whole columns at a column boundary go through tiles. Adjacent
      * file columns are adjacent in C only in two dimensions. */
@@ -433,7 +442,7 @@ npyio_status npyio_dtype_swap(const npyio_dtype *dtype, void *data,
     st = npyio__swap_plan_make(dtype, npyio__host_order(), &mem, &plan);
     if (st != NPYIO_OK)
         return st;
-    npyio__swap_apply(&plan, data, nbytes / dtype->itemsize);
+    npyio__swap_apply(&plan, data, nbytes);
     npyio__swap_plan_free(&plan);
     return NPYIO_OK;
 }

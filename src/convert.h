@@ -47,10 +47,11 @@ npyio_status npyio__swap_plan_make(const npyio_dtype *dtype, char target,
 
 void npyio__swap_plan_free(npyio__swap_plan *plan);
 
-/* Apply a plan in place to `count` consecutive elements. */
-void npyio__swap_apply(const npyio__swap_plan *plan, void *data, size_t count);
-
-#endif /* NPYIO_CONVERT_H */
+/* Apply a plan in place to the whole elements in `nbytes` bytes (the
+ * caller passes whole elements; elements of 0 bytes have nothing to swap).
+ * Taking bytes, not a count, keeps every division by an itemsize here. */
+void npyio__swap_apply(const npyio__swap_plan *plan, void *data,
+                       size_t nbytes);
 
 /*
  * Fortran-to-C reordering: a cursor over a Fortran-order array's elements
@@ -72,7 +73,10 @@ typedef struct npyio__f2c {
 void npyio__f2c_init(npyio__f2c *f, int ndim, const int64_t *shape,
                      size_t itemsize, size_t *c_stride, size_t *index);
 
-/* Place the next `count` elements (from src, in file order) into dst, the
- * whole C-order array. */
-void npyio__f2c_scatter(npyio__f2c *f, const void *src, size_t count,
+/* Place the next `nbytes` bytes of whole elements (from src, in file
+ * order) into dst, the whole C-order array. Elements of 0 bytes: nothing
+ * to place. */
+void npyio__f2c_scatter(npyio__f2c *f, const void *src, size_t nbytes,
                         void *dst);
+
+#endif /* NPYIO_CONVERT_H */

@@ -401,10 +401,10 @@ static npyio_status short_data(size_t got, size_t want)
                        "bytes, but the header promises %zu", got, want);
 }
 
-/* Whole elements per block. */
+/* Whole elements per block (any size for elements of 0 bytes). */
 static size_t block_bytes(size_t itemsize)
 {
-    if (itemsize >= BLOCK_BYTES)
+    if (itemsize == 0 || itemsize >= BLOCK_BYTES)
         return itemsize;
     return BLOCK_BYTES / itemsize * itemsize;
 }
@@ -432,7 +432,7 @@ static npyio_status read_in_place(npyio_reader *r, const conversion *c,
             return st;
         if (got < want)
             return short_data(done + got, c->nbytes);
-        npyio__swap_apply(&c->plan, dst + done, want / c->itemsize);
+        npyio__swap_apply(&c->plan, dst + done, want);
         done += want;
     }
     return NPYIO_OK;
@@ -481,8 +481,8 @@ static npyio_status read_reordered(npyio_reader *r, const conversion *c,
             st = short_data(done + got, c->nbytes);
         if (st != NPYIO_OK)
             break;
-        npyio__swap_apply(&c->plan, bounce, want / c->itemsize);
-        npyio__f2c_scatter(&f2c, bounce, want / c->itemsize, dst);
+        npyio__swap_apply(&c->plan, bounce, want);
+        npyio__f2c_scatter(&f2c, bounce, want, dst);
         done += want;
     }
     npyio__free(cursor_state);
@@ -538,7 +538,7 @@ static npyio_status reorder_from_memory(npyio_reader *r, const void *raw,
         return st;
     npyio__f2c_init(&f2c, h->ndim, h->shape, h->dtype->itemsize, cursor_state,
                     cursor_state + h->ndim);
-    npyio__f2c_scatter(&f2c, raw, (size_t)h->count, dst);
+    npyio__f2c_scatter(&f2c, raw, (size_t)h->nbytes, dst);
     npyio__free(cursor_state);
     return NPYIO_OK;
 }
@@ -575,8 +575,7 @@ npyio_status npyio_reader_read_alloc(npyio_reader *reader, uint32_t flags,
         if (st == NPYIO_OK)
             st = plan_conversion(reader, flags, &c);
         if (st == NPYIO_OK) {
-            npyio__swap_apply(&c.plan, raw, c.itemsize ? nbytes / c.itemsize
-                                                        : 0);
+            npyio__swap_apply(&c.plan, raw, nbytes);
             if (c.reorder) { /* the one case that needs a second buffer */
                 st = npyio__alloc(&reader->mem, nbytes, "array data", &block);
                 if (st == NPYIO_OK)
@@ -696,9 +695,9 @@ static npyio_status gather_fortran_rows(npyio_reader *r, uint64_t first,
             st = read_data(r, into, want);
             if (st != NPYIO_OK)
                 break;
-            npyio__swap_apply(plan, into, want / itemsize);
+            npyio__swap_apply(plan, into, want);
             if (reorder)
-                npyio__f2c_scatter(&f2c, bounce, want / itemsize, dst);
+                npyio__f2c_scatter(&f2c, bounce, want, dst);
             done += want;
         }
     }
@@ -731,7 +730,7 @@ static npyio_status read_row_range(npyio_reader *r, uint64_t first,
         if (st == NPYIO_OK)
             st = read_data(r, dst, len);
         if (st == NPYIO_OK)
-            npyio__swap_apply(&c.plan, dst, len / itemsize);
+            npyio__swap_apply(&c.plan, dst, len);
     }
     npyio__swap_plan_free(&c.plan);
     return st;
@@ -824,7 +823,7 @@ npyio_status npyio_reader_read_chunk(npyio_reader *reader, void *dst,
         return st;
     st = read_data(reader, dst, (size_t)n);
     if (st == NPYIO_OK) {
-        npyio__swap_apply(&c.plan, dst, (size_t)n / itemsize);
+        npyio__swap_apply(&c.plan, dst, (size_t)n);
         reader->chunk_pos += n;
         *got = (size_t)n;
     }

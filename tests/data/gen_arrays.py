@@ -364,6 +364,12 @@ def make_cases():
     add("i4be_empty", "edge", ">i4", (0,))
     add("f8le_3x0_f", "edge", "<f8", (3, 0), fortran=True)  # written as C
     add("rec24_empty", "edge", REC24, (0,))
+    # Elements of 0 bytes in Fortran order, more than one of them: np.save
+    # writes fortran_order True and no data; a reader reordering them must
+    # not divide by the itemsize (found by outside testing).
+    add("void0_2x3_f", "edge", [], (2, 3), fortran=True)
+    add("sub0_2x3_f", "edge", [("a", ">i4", (0,))], (2, 3), fortran=True)
+    add("void0_4x2x3_f", "edge", [], (4, 2, 3), fortran=True)
 
     # --- records -------------------------------------------------------------
     add("rec_flat_mixed", "record",
@@ -408,6 +414,8 @@ def to_byte_order(data, dtype, order):
 def to_c_order(data, dtype, shape):
     """Fortran-order data rearranged into C order, moving whole elements
     (as void, which NumPy copies byte for byte)."""
+    if dtype.itemsize == 0:
+        return b""  # no bytes to move (and no V0 dtype to view them as)
     void = np.dtype("V%d" % dtype.itemsize)
     f = np.frombuffer(data, void).reshape(shape, order="F")
     return f.copy(order="C").tobytes()
@@ -577,8 +585,9 @@ def check_case(case, row):
 
     loaded = np.load(path)
     assert loaded.dtype == dtype and loaded.shape == shape
-    assert bool(loaded.flags.f_contiguous and not loaded.flags.c_contiguous) \
-        == fortran
+    # (Elements of 0 bytes are both C and F contiguous once loaded.)
+    assert dtype.itemsize == 0 or fortran == bool(
+        loaded.flags.f_contiguous and not loaded.flags.c_contiguous)
     assert same_values(loaded, arr)
     assert len(data) == offset + count * dtype.itemsize
     stored = data[offset:]
@@ -595,6 +604,8 @@ def check_case(case, row):
             # newbyteorder converts every field, recursively; '|' stays.
             for _, leaf in leaves(want):
                 assert leaf.str[0] in "|" + order, (case.name, want)
+        if dtype.itemsize == 0:
+            continue  # no bytes (and frombuffer cannot count 0-byte items)
         got = np.frombuffer(blob, want).reshape(
             shape, order="C" if c_order else mem_order)
         # NumPy's own conversion of the loaded array.

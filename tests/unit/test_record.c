@@ -761,7 +761,7 @@ static void test_swap_apply(void **state)
             }
         npyio__mem_init(&mem, NULL);
         assert_ok(npyio__swap_plan_make(dt, host_order(), &mem, &plan));
-        npyio__swap_apply(&plan, data, elements);
+        npyio__swap_apply(&plan, data, size * elements);
         if (memcmp(data, want, size * elements) != 0)
             fail_msg("%s: swapped bytes differ", r->field[M_NAME]);
         npyio__swap_plan_free(&plan);
