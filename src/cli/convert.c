@@ -59,11 +59,13 @@ static npyio_status open_reversed_view(const cli_input *in, source *src)
         st = npyio_header_emit(src->header, 0, bytes, len, &len);
     if (st == NPYIO_OK)
         st = cli_splice_open(bytes, len, in->file,
-                             in->start + npyio_header_data_offset(h), NULL,
-                             &src->splice, &src->stream);
+                             in->start + npyio_header_data_offset(h),
+                             in->options, &src->splice, &src->stream);
     free(bytes);
+    /* IN's options (--max-header-size): the view's header is as long as
+     * IN's, which may be beyond the library's default limit. */
     if (st == NPYIO_OK)
-        st = npyio_reader_open_stream(src->stream, NULL, &src->reader);
+        st = npyio_reader_open_stream(src->stream, in->options, &src->reader);
     return st;
 }
 
