@@ -154,6 +154,11 @@ typedef int32_t npyio_status;
 /** The caller's output buffer is too small; the call reports the size it
  * needs through its length out-parameter. */
 #define NPYIO_E_BUFFER_TOO_SMALL (-12)
+/** Another writer holds a lock on the file that conflicts with the one
+ * asked for (an appender and in-place row writers, see
+ * npyio_writer_open_append()); the message says which kind of lock. Set
+ * NPYIO_FLAG_WAIT_FOR_LOCK to wait for it instead. */
+#define NPYIO_E_LOCKED (-13)
 
 /**
  * A short English description of a status class, such as "invalid argument".
@@ -174,8 +179,12 @@ NPYIO_API const char *npyio_status_string(npyio_status status);
  *
  * Each thread has its own message, so the call must be made on the thread
  * that saw the failure (Go programs: lock the goroutine to its OS thread
- * around the failing call and this one). A successful call does not clear
- * the message.
+ * around the failing call and this one).
+ *
+ * The rule: the message is that of the last call on this thread that
+ * returned an error status. A call that succeeds (or returns NPYIO_END)
+ * neither clears nor changes it, even when it recovered internally from a
+ * failed step on the way.
  *
  * @return a thread-local string, valid until the calling thread's next
  *         failing npyio call or its exit. An empty string if no call has
@@ -347,6 +356,17 @@ typedef int32_t npyio_flag;
  * npyio_writer_close() survives a crash (default on). Off trades that
  * guarantee for speed; the replacement stays atomic either way. */
 #define NPYIO_FLAG_DURABLE 1
+/** Writers that lock a file (npyio_writer_open_append(): exclusive;
+ * npyio_writer_open_in_place(): shared) wait for a conflicting lock to be
+ * released instead of failing at once with NPYIO_E_LOCKED (default off).
+ * The wait has no time limit. @since 1.0 */
+#define NPYIO_FLAG_WAIT_FOR_LOCK 2
+/** npyio_map_create() leaves the data sparse (a hole, allocated as it is
+ * written) instead of reserving its disk blocks (default off). Sparse is
+ * instant and uses no space until written, but a disk that fills while the
+ * mapping is written kills the process with SIGBUS; reserved, a full disk
+ * is a clean NPYIO_E_IO from npyio_map_create(). @since 1.0 */
+#define NPYIO_FLAG_MAP_SPARSE 3
 
 /**
  * Turn a setting on or off.
@@ -1305,9 +1325,17 @@ typedef struct npyio_writer npyio_writer;
  * writes it. The data goes to a temporary file in the destination's
  * directory, which replaces the destination only when npyio_writer_close()
  * succeeds; until then, and if anything fails, an existing file is left as
- * it was and no temporary remains. A path that is a symbolic link is
- * written through to its target. A new file gets the mode open(O_CREAT,
- * 0666) would give it (umask applied); a replaced file keeps its mode. A
+ * it was and no temporary remains: on Linux the temporary has no name
+ * (O_TMPFILE) until just before the rename, so even a process killed
+ * mid-write leaves none; elsewhere it is a hidden ".NAME.<pid>-...tmp",
+ * and the next write to the directory removes those whose process has
+ * died. A path that is a symbolic link is written through to its target,
+ * under the kernel's protected_symlinks rule whatever the system's setting:
+ * in a sticky world-writable directory (/tmp) a link is followed only if it
+ * belongs to the caller or to the directory's owner (else NPYIO_E_IO, with
+ * a message saying so). A new file gets the mode open(O_CREAT, 0666) would
+ * give it (umask applied); a replaced file keeps its mode, and its owner
+ * and group where the caller may set them (as root). A
  * path that names a device, FIFO or socket (/dev/stdout, a named pipe) is
  * written directly, in order, since there is no file to replace.
  * With NPYIO_FLAG_DURABLE (default) the file and then its directory are
@@ -1366,7 +1394,10 @@ NPYIO_API void npyio_writer_abort(npyio_writer *writer);
  * writes the final count into the header. The header's shape[0] is
  * ignored. C order only (rows are contiguous there). The file is replaced
  * atomically as with npyio_writer_open_path(). At close, the bytes written
- * must be a whole number of rows (else NPYIO_E_TRUNCATED).
+ * must be a whole number of rows (else NPYIO_E_TRUNCATED, and nothing
+ * replaces the destination); the count is the bytes divided by a row's,
+ * so rows of 0 bytes (shape (k, 0)) give a count of 0. A failure while the
+ * header is rewritten at close returns its own status (NPYIO_E_IO).
  * @return as npyio_writer_open_path(); NPYIO_E_UNSUPPORTED for Fortran
  *         order or object dtypes; NPYIO_E_INVALID_ARG for 0-d headers.
  * @since 1.0
@@ -1389,17 +1420,34 @@ NPYIO_API npyio_status npyio_writer_open_stream_rows(
  * Append rows along axis 0 to an existing C-order .npy file.
  *
  * `rows` describes what will be appended: its dtype and dimensions after
- * the first must be the file's (NPYIO_E_INVALID_ARG otherwise, the file
- * untouched), its shape[0] is the number of rows; write them with
- * npyio_writer_write() and close.
+ * the first must be the file's, in C order (NPYIO_E_INVALID_ARG otherwise,
+ * the file untouched), its shape[0] is the number of rows (counted even
+ * when a row has 0 bytes); write them with npyio_writer_write() and close.
+ * A file whose header says fortran_order True but whose C and Fortran
+ * layouts coincide (at most one dimension above 1, or no elements) takes
+ * rows too; its new header says False, as np.save would write it.
+ *
+ * Locking: the appender holds an exclusive lock on the file (an open file
+ * description lock, advisory: it excludes other libnpyio appenders and
+ * in-place writers, in any process, not programs that ignore it) from
+ * open to close. If another holds a conflicting lock, this fails at once
+ * with NPYIO_E_LOCKED (the message says whether an appender or in-place
+ * writers hold it), or with NPYIO_FLAG_WAIT_FOR_LOCK waits for it.
+ *
+ * A failed or aborted append (a full disk, too few bytes, an error at
+ * close, npyio_writer_abort()) cuts the file back to its length at open.
  *
  * Crash safety: the rows are written after the data, then (with
  * NPYIO_FLAG_DURABLE, fdatasync'd, and only then) the header's shape is
  * rewritten in place, within the header's existing length (NumPy >= 1.24
- * leaves room for it: up to 21 digits). A process killed at any moment, or
- * with durability a power loss, leaves a file that loads with either the
- * old shape (extra bytes after the data are ignored, and overwritten by the
- * next append) or the new one. When the new header does not fit (files
+ * leaves room for it: up to 21 digits). Only the bytes that change are
+ * written, in one write: usually the shape's digits and the padding after
+ * them, a few bytes. A process killed at any moment, or with durability a
+ * power loss, leaves a file that loads with either the old shape (extra
+ * bytes after the data are ignored, and overwritten by the next append) or
+ * the new one. The residual risk: a power loss during that one small
+ * write on a device that does not write a sector atomically, or when the
+ * changed bytes straddle a sector boundary, can leave a torn header. When the new header does not fit (files
  * from NumPy <= 1.23 have no growth room), the file is rewritten through a
  * temporary file and a rename: time in proportion to the file's size, and
  * twice its disk space meanwhile; still never a half-written file.
@@ -1415,7 +1463,9 @@ NPYIO_API npyio_status npyio_writer_open_append(const char *path,
  * npyio_writer_write_rows(): positional writes with no shared file offset,
  * so several writers (threads, each with its own handle, or processes)
  * can fill disjoint row ranges of one file at once. The header is never
- * touched. Close syncs the data with NPYIO_FLAG_DURABLE.
+ * touched. Close syncs the data with NPYIO_FLAG_DURABLE. Each such writer
+ * holds a shared lock on the file, so that no append runs meanwhile (see
+ * npyio_writer_open_append(): NPYIO_E_LOCKED, NPYIO_FLAG_WAIT_FOR_LOCK).
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_writer_open_in_place(const char *path,
@@ -1479,11 +1529,24 @@ NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t mode,
                                       npyio_map **out);
 
 /**
- * Create a .npy file for a header, sized for its data without writing the
- * data (sparse where the file system allows: unwritten data reads as
- * zeros), and map it read-write so the caller fills it in place: NumPy's
- * `open_memmap(mode='w+')`. An existing file at the path is replaced
- * (in place, as NumPy does: not atomically).
+ * Create a .npy file for a header and map it read-write so the caller
+ * fills it in place: NumPy's `open_memmap(mode='w+')`. The file gets the
+ * header np.save would write for the header's dtype, shape and order
+ * (whatever file the header came from: npyio_map_header() describes the
+ * created file), and its data reads as zeros until written.
+ *
+ * The disk blocks of the data are reserved (posix_fallocate), so a disk
+ * too full for the array fails here with NPYIO_E_IO rather than killing
+ * the process with SIGBUS while the mapping is written; this costs time
+ * in proportion to the size on file systems that cannot reserve blocks
+ * without writing them. With NPYIO_FLAG_MAP_SPARSE the data is a hole
+ * instead, allocated as it is written: instant and using no space until
+ * then, with the SIGBUS risk on a full disk.
+ *
+ * The file is built under a temporary name and renamed into place before
+ * this returns: a failure leaves an existing file at the path as it was.
+ * The path is treated as by npyio_writer_open_path() (symbolic links,
+ * mode and owner of a replaced file).
  * @return as npyio_map_open(); NPYIO_E_UNSUPPORTED for object dtypes.
  * @since 1.0
  */

@@ -30,6 +30,7 @@ const char *npyio_status_string(npyio_status status)
     case NPYIO_E_STATE: return "wrong state";
     case NPYIO_E_OVERFLOW: return "value too large";
     case NPYIO_E_BUFFER_TOO_SMALL: return "buffer too small";
+    case NPYIO_E_LOCKED: return "file locked by another writer";
     default: return "unknown status";
     }
 }
@@ -37,6 +38,16 @@ const char *npyio_status_string(npyio_status status)
 const char *npyio_last_error(void)
 {
     return last_message;
+}
+
+void npyio__message_save(npyio__saved_message *saved)
+{
+    memcpy(saved->text, last_message, sizeof last_message);
+}
+
+void npyio__message_restore(const npyio__saved_message *saved)
+{
+    memcpy(last_message, saved->text, sizeof last_message);
 }
 
 /*

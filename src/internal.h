@@ -45,6 +45,15 @@ npyio_status npyio__with_context(npyio_status status, const char *context);
  */
 const char *npyio__show(const void *text, size_t len, char *buf, size_t cap);
 
+/* The message saved around an internal step that may fail and be
+ * recovered from, so that a call that succeeds leaves the thread's last
+ * failure's message as it was . */
+typedef struct npyio__saved_message {
+    char text[NPYIO__MESSAGE_CAP];
+} npyio__saved_message;
+void npyio__message_save(npyio__saved_message *saved);
+void npyio__message_restore(const npyio__saved_message *saved);
+
 /* ---- handles ----------------------------------------------------------- */
 
 /*

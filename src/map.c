@@ -167,15 +167,58 @@ npyio_status npyio_map_open(const char *path, uint32_t mode,
     return npyio__with_context(st, path);
 }
 
+/* The header np.save would write for h's array: the layout the created
+ * file gets, whatever file h was read from (its data offset may differ:
+ * 16-byte aligned legacy headers, 2.0 headers, extra padding). */
+static npyio_status fresh_header(const npyio_header *h, npyio_header **out)
+{
+    return npyio_header_new(h->dtype, h->ndim, h->shape, h->fortran_order,
+                            out);
+}
+
+/* Write the header, then size the file for its data: blocks reserved, so
+ * that a full disk fails here and not as SIGBUS in the caller's hands, or
+ * with NPYIO_FLAG_MAP_SPARSE a hole that reads as zeros. */
+static npyio_status lay_out(int fd, const npyio_header *h, size_t total,
+                            const npyio__mem *mem, bool sparse)
+{
+    unsigned char small[512], *bytes = small;
+    size_t hlen = 0, done = 0, put = 0;
+    npyio_status st = npyio_header_emit(h, 0, small, sizeof small, &hlen);
+
+    if (st == NPYIO_E_BUFFER_TOO_SMALL) {
+        st = npyio__alloc(mem, hlen, "header", (void **)&bytes);
+        if (st == NPYIO_OK)
+            st = npyio_header_emit(h, 0, bytes, hlen, &hlen);
+    }
+    while (st == NPYIO_OK && done < hlen)
+        if (npyio__fd_write(fd, bytes + done, hlen - done, &put) != 0)
+            st = NPYIO_E_IO;
+        else
+            done += put;
+    if (bytes != small)
+        npyio__free(bytes);
+    if (st == NPYIO_OK && (int64_t)hlen != h->data_offset)
+        st = npyio__fail(NPYIO_E_STATE, "the emitted header is %zu bytes, "
+                         "its layout says %lld", hlen,
+                         (long long)h->data_offset);
+    if (st == NPYIO_OK &&
+        (sparse ? npyio__fd_truncate(fd, (int64_t)total)
+                : npyio__fd_reserve(fd, (int64_t)total)) != 0)
+        st = NPYIO_E_IO;
+    return st;
+}
+
 npyio_status npyio_map_create(const char *path, const npyio_header *header,
                               const npyio_options *options, npyio_map **out)
 {
     static const char where[] = "npyio_map_create";
-    unsigned char small[512], *bytes = small;
+    npyio__atomic file;
+    npyio__mem mem;
     npyio_header *h = NULL;
-    size_t hlen = 0, total = 0;
+    size_t total = 0;
+    bool durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
     npyio_status st;
-    int fd;
 
     if (out == NULL || path == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
@@ -184,54 +227,36 @@ npyio_status npyio_map_create(const char *path, const npyio_header *header,
     if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is not an "
                            "npyio_header", where);
-    st = npyio__header_copy(header, &h);
+    npyio__mem_init(&mem, options);
+    st = fresh_header(header, &h);
     if (st == NPYIO_OK)
         st = map_length(h, &total);
     if (st != NPYIO_OK) {
         npyio_header_free(h);
         return npyio__with_context(st, path);
     }
-    fd = npyio__fd_open(path, O_RDWR | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0) {
-        int err = errno;
-
-        npyio_header_free(h);
-        npyio__os_fail(path, err);
-        return npyio__fail(err == ENOENT || err == ENOTDIR
-                               ? NPYIO_E_NOT_FOUND
-                               : NPYIO_E_IO,
-                           "%s: cannot create %s", where, npyio_last_error());
-    }
-    st = npyio_header_emit(h, 0, small, sizeof small, &hlen);
-    if (st == NPYIO_E_BUFFER_TOO_SMALL) {
-        npyio__mem mem;
-
-        npyio__mem_init(&mem, options);
-        st = npyio__alloc(&mem, hlen, "header", (void **)&bytes);
-        if (st == NPYIO_OK)
-            st = npyio_header_emit(h, 0, bytes, hlen, &hlen);
-    }
-    /* The header is written, the data only sized: ftruncate leaves a
-     * hole that reads as zeros, allocated as it is written. */
-    if (st == NPYIO_OK) {
-        size_t put = 0, done = 0;
-
-        while (st == NPYIO_OK && done < hlen)
-            if (npyio__fd_write(fd, bytes + done, hlen - done, &put) != 0)
-                st = NPYIO_E_IO;
-            else
-                done += put;
-    }
-    if (st == NPYIO_OK && ftruncate(fd, (off_t)total) != 0) {
-        npyio__os_fail("ftruncate", errno);
-        st = NPYIO_E_IO;
-    }
-    if (bytes != small)
-        npyio__free(bytes);
+    /*
+     * Built as a temporary and renamed into place before the caller
+     * writes: a failure (a full disk) leaves an existing file as it was,
+     * and the path gets the same symbolic-link, mode and owner treatment
+     * as every writer's.
+     */
+    st = npyio__atomic_open(path, &mem, &file);
     if (st == NPYIO_OK)
-        st = map_fd(fd, h, true, options, out);
+        st = lay_out(file.fd, h, total, &mem,
+                     npyio__flag(options, NPYIO_FLAG_MAP_SPARSE));
+    if (st == NPYIO_OK)
+        st = map_fd(file.fd, h, true, options, out);
     else
         npyio_header_free(h);
-    npyio__fd_close(fd);
+    if (st == NPYIO_OK) {
+        st = npyio__atomic_commit(&file, &mem, durable);
+        if (st != NPYIO_OK) {
+            npyio_map_close(*out);
+            *out = NULL;
+        }
+    } else {
+        npyio__atomic_abandon(&file);
+    }
     return npyio__with_context(st, path);
 }

@@ -14,7 +14,7 @@
 #define LIMIT_END 8
 
 /* One past the highest NPYIO_FLAG_* this version knows. */
-#define FLAG_END 2
+#define FLAG_END 4
 #define DEFAULT_FLAGS (1u << NPYIO_FLAG_DURABLE)
 
 struct npyio_options {

@@ -4,12 +4,16 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #if defined(__linux__)
-#define _DEFAULT_SOURCE /* madvise() and MADV_HUGEPAGE */
+/* madvise() and MADV_HUGEPAGE, O_TMPFILE, F_OFD_SETLK, linkat() */
+#define _GNU_SOURCE
+#else
+#define _DEFAULT_SOURCE /* flock(), fchown() on the BSDs */
 #endif
 
 #include "platform.h"
 #include "internal.h"
 
+#include <ctype.h>
 #include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +21,8 @@
 #include <signal.h>
 #include <string.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -29,7 +35,7 @@
  * so a read() into a small-page buffer runs at a tenth of the speed of one
  * into a huge-page buffer. Advice only: failure changes nothing.
  */
-static void advise_huge_pages(void *ptr, size_t size)
+void npyio__advise_huge_pages(void *ptr, size_t size)
 {
 #if defined(MADV_HUGEPAGE)
     if (size >= NPYIO__HUGE_THRESHOLD)
@@ -53,8 +59,6 @@ void *npyio__sys_alloc(void *user, size_t size, size_t alignment)
         alignment = sizeof(void *);
     if (posix_memalign(&ptr, alignment, size) != 0)
         return NULL;
-    if (alignment >= NPYIO__HUGE_ALIGN)
-        advise_huge_pages(ptr, size);
     return ptr;
 }
 
@@ -71,9 +75,17 @@ int npyio__os_fail(const char *what, int err)
 {
     char reason[128];
 
-    /* The XSI strerror_r (int result): thread-safe, unlike strerror(). */
+    /* strerror_r: thread-safe, unlike strerror(). glibc gives its GNU
+     * form under _GNU_SOURCE (a char * that may not be our buffer). */
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+    const char *text = strerror_r(err, reason, sizeof reason);
+
+    if (text != reason)
+        snprintf(reason, sizeof reason, "%s", text);
+#else
     if (strerror_r(err, reason, sizeof reason) != 0)
         snprintf(reason, sizeof reason, "error %d", err);
+#endif
     npyio__fail(NPYIO_E_IO, "%s: %s", what, reason);
     return -1;
 }
@@ -297,6 +309,71 @@ static npyio_status dir_of(const npyio__mem *mem, const char *path,
 }
 
 /*
+ * The kernel's fs.protected_symlinks rule, applied by us whatever the
+ * sysctl says, since we follow the final link by hand (and rename() over
+ * its target, which the kernel never sees as following it): in a sticky
+ * world-writable directory such as /tmp, a link is followed only if the
+ * caller or the directory's owner owns it. Otherwise another user could
+ * plant `out.npy -> /etc/passwd` and have root's save replace that.
+ */
+static npyio_status check_link_owner(const npyio__mem *mem, const char *link,
+                                     const struct stat *info)
+{
+    char *dir = NULL;
+    struct stat d;
+    npyio_status st = dir_of(mem, link, &dir);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (stat(dir, &d) != 0) {
+        npyio__os_fail(dir, errno);
+        st = NPYIO_E_IO;
+    } else if ((d.st_mode & S_ISVTX) && (d.st_mode & S_IWOTH) &&
+               info->st_uid != geteuid() && info->st_uid != d.st_uid) {
+        st = npyio__fail(NPYIO_E_IO, "%s: refusing to follow this symbolic "
+                         "link: it lies in a sticky world-writable directory "
+                         "(%s) and belongs to uid %lu, neither the caller "
+                         "(uid %lu) nor the directory's owner (uid %lu); the "
+                         "kernel's protected_symlinks rule", link, dir,
+                         (unsigned long)info->st_uid,
+                         (unsigned long)geteuid(), (unsigned long)d.st_uid);
+    }
+    npyio__free(dir);
+    return st;
+}
+
+/* The path a link points to: absolute, or relative to the link's own
+ * directory. */
+static npyio_status link_target(const npyio__mem *mem, const char *current,
+                                char **out)
+{
+    char link[4096], *dir = NULL;
+    ssize_t n = readlink(current, link, sizeof link - 1);
+    npyio_status st;
+    size_t dn;
+
+    if (n < 0) {
+        npyio__os_fail(current, errno);
+        return NPYIO_E_IO;
+    }
+    link[n] = '\0';
+    if (link[0] == '/')
+        return dup_string(mem, link, (size_t)n, out);
+    st = dir_of(mem, current, &dir);
+    if (st != NPYIO_OK)
+        return st;
+    dn = strlen(dir);
+    st = npyio__alloc(mem, dn + 1 + (size_t)n + 1, "file name", (void **)out);
+    if (st == NPYIO_OK) {
+        memcpy(*out, dir, dn);
+        (*out)[dn] = '/';
+        memcpy(*out + dn + 1, link, (size_t)n + 1);
+    }
+    npyio__free(dir);
+    return st;
+}
+
+/*
  * Follow symbolic links at the end of the path (not in its directories,
  * which rename() goes through anyway), so that replacing a link writes its
  * target as the user meant, rather than replacing the link by a file.
@@ -310,38 +387,15 @@ static npyio_status resolve_links(const npyio__mem *mem, const char *path,
 
     for (hops = 0; st == NPYIO_OK && hops < 40; hops++) {
         struct stat info;
-        char link[4096];
-        ssize_t n;
-        char *next = NULL, *dir = NULL;
+        char *next = NULL;
 
         if (lstat(current, &info) != 0 || !S_ISLNK(info.st_mode)) {
             *out = current;
             return NPYIO_OK;
         }
-        n = readlink(current, link, sizeof link - 1);
-        if (n < 0) {
-            npyio__os_fail(current, errno);
-            st = NPYIO_E_IO;
-            break;
-        }
-        link[n] = '\0';
-        if (link[0] == '/') {
-            st = dup_string(mem, link, (size_t)n, &next);
-        } else { /* relative to the link's own directory */
-            st = dir_of(mem, current, &dir);
-            if (st == NPYIO_OK) {
-                size_t dn = strlen(dir);
-
-                st = npyio__alloc(mem, dn + 1 + (size_t)n + 1, "file name",
-                                  (void **)&next);
-                if (st == NPYIO_OK) {
-                    memcpy(next, dir, dn);
-                    next[dn] = '/';
-                    memcpy(next + dn + 1, link, (size_t)n + 1);
-                }
-            }
-            npyio__free(dir);
-        }
+        st = check_link_owner(mem, current, &info);
+        if (st == NPYIO_OK)
+            st = link_target(mem, current, &next);
         npyio__free(current);
         current = next;
     }
@@ -352,7 +406,13 @@ static npyio_status resolve_links(const npyio__mem *mem, const char *path,
     return st;
 }
 
-/* A name no other writer will pick: ".<base>.<pid>-<counter>-<clock>". */
+/*
+ * Temporaries are named ".<base>.<pid>-<attempt>-<clock>.tmp": unique among
+ * writers, and recognisable, with the process that made them, so that a
+ * later writer can remove those whose process died (SIGKILL, power loss).
+ */
+#define TEMP_SUFFIX ".tmp"
+
 static npyio_status temp_name(const npyio__mem *mem, const char *target,
                               unsigned attempt, char **out)
 {
@@ -365,8 +425,8 @@ static npyio_status temp_name(const npyio__mem *mem, const char *target,
     npyio_status st;
 
     clock_gettime(CLOCK_MONOTONIC, &now);
-    snprintf(suffix, sizeof suffix, ".%ld-%u-%lx.tmp", (long)getpid(),
-             attempt, (unsigned long)now.tv_nsec);
+    snprintf(suffix, sizeof suffix, ".%ld-%u-%lx" TEMP_SUFFIX,
+             (long)getpid(), attempt, (unsigned long)now.tv_nsec);
     n = dir_len + 1 + strlen(base) + strlen(suffix);
     st = npyio__alloc(mem, n + 1, "file name", (void **)out);
     if (st == NPYIO_OK)
@@ -375,17 +435,95 @@ static npyio_status temp_name(const npyio__mem *mem, const char *target,
     return st;
 }
 
+/* Skip decimal (or hex) digits backwards from end; NULL if none. */
+static const char *digits_before(const char *start, const char *end, bool hex)
+{
+    const char *p = end;
+
+    while (p > start && (hex ? isxdigit((unsigned char)p[-1])
+                             : isdigit((unsigned char)p[-1])))
+        p--;
+    return p == end ? NULL : p;
+}
+
+/* The pid in a name of our temporaries' form, or 0 if it is not one. */
+static long temp_pid(const char *name)
+{
+    size_t len = strlen(name), sl = strlen(TEMP_SUFFIX);
+    const char *end, *p;
+
+    if (name[0] != '.' || len <= sl ||
+        strcmp(name + len - sl, TEMP_SUFFIX) != 0)
+        return 0;
+    end = name + len - sl;
+    if ((p = digits_before(name, end, true)) == NULL || *--p != '-' ||
+        (p = digits_before(name, p, false)) == NULL || *--p != '-')
+        return 0;
+    end = p;
+    if ((p = digits_before(name, end, false)) == NULL || p - name < 3 ||
+        p[-1] != '.' || end - p > 9)
+        return 0;
+    return strtol(p, NULL, 10);
+}
+
+/*
+ * Remove our temporaries in dir whose process is dead: files of ours
+ * (owned by the caller, regular) named as temp_name() names them, whose
+ * pid no longer exists on this host. A process killed while writing
+ * through a named temporary leaves one; nothing else would remove it.
+ * Best effort: failures change nothing. (A directory shared over NFS by
+ * several hosts: a pid is only checked on this host.)
+ */
+static void remove_stale_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        long pid = temp_pid(e->d_name);
+        struct stat info;
+
+        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 ||
+            errno != ESRCH)
+            continue;
+        if (fstatat(dirfd(d), e->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISREG(info.st_mode) && info.st_uid == geteuid())
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}
+
 void npyio__atomic_abandon(npyio__atomic *a)
 {
     if (a->fd >= 0)
-        npyio__fd_close(a->fd);
+        npyio__fd_close(a->fd); /* an unnamed temporary vanishes with it */
     if (a->temp != NULL)
         unlink(a->temp);
     npyio__free(a->temp);
     npyio__free(a->target);
     npyio__free(a->dir);
     a->fd = -1;
+    a->unnamed = false;
     a->temp = a->target = a->dir = NULL;
+}
+
+/*
+ * Linux: an unnamed file in the directory (O_TMPFILE), which a crash
+ * cannot leave behind; it gets a name only just before the rename. Where
+ * the kernel or file system lacks O_TMPFILE, a named temporary.
+ */
+static bool create_unnamed(npyio__atomic *a)
+{
+#if defined(O_TMPFILE)
+    a->fd = npyio__fd_open(a->dir, O_TMPFILE | O_RDWR, 0666);
+    a->unnamed = a->fd >= 0;
+    return a->unnamed;
+#else
+    (void)a;
+    return false;
+#endif
 }
 
 static npyio_status create_temp(npyio__atomic *a, const npyio__mem *mem,
@@ -395,12 +533,14 @@ static npyio_status create_temp(npyio__atomic *a, const npyio__mem *mem,
     int err = 0;
     npyio_status st;
 
+    if (create_unnamed(a))
+        return NPYIO_OK;
     for (attempt = 0; attempt < 100; attempt++) {
         st = temp_name(mem, a->target, attempt, &a->temp);
         if (st != NPYIO_OK)
             return st;
         /* 0666 and the umask: the mode a plain open(O_CREAT) gives. */
-        a->fd = npyio__fd_open(a->temp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        a->fd = npyio__fd_open(a->temp, O_RDWR | O_CREAT | O_EXCL, 0666);
         if (a->fd >= 0)
             return NPYIO_OK;
         err = errno;
@@ -432,6 +572,33 @@ static npyio_status open_directly(const char *path, const npyio__mem *mem,
     return NPYIO_E_IO;
 }
 
+/*
+ * Replacing a file keeps what writing it in place would keep: its owner
+ * and group where the caller may set them (root may; others may set a
+ * group they belong to), then its mode (chown clears set-id bits).
+ */
+static npyio_status keep_owner_and_mode(npyio__atomic *a)
+{
+    struct stat old, mine;
+
+    if (stat(a->target, &old) != 0)
+        return NPYIO_OK; /* a new file */
+    if (fstat(a->fd, &mine) == 0 &&
+        (mine.st_uid != old.st_uid || mine.st_gid != old.st_gid) &&
+        fchown(a->fd, old.st_uid, old.st_gid) != 0 &&
+        (errno != EPERM || (mine.st_gid != old.st_gid &&
+                            fchown(a->fd, (uid_t)-1, old.st_gid) != 0 &&
+                            errno != EPERM))) {
+        npyio__os_fail("fchown", errno);
+        return NPYIO_E_IO;
+    }
+    if (fchmod(a->fd, old.st_mode & 07777) != 0) {
+        npyio__os_fail("fchmod", errno);
+        return NPYIO_E_IO;
+    }
+    return NPYIO_OK;
+}
+
 npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
                                 npyio__atomic *a)
 {
@@ -439,26 +606,30 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
     npyio_status st;
 
     a->fd = -1;
+    a->unnamed = false;
     a->temp = a->target = a->dir = NULL;
-    /* stat() before resolving links by hand: /dev/stdout is a link to a
-     * link the kernel makes up (/proc/self/fd/1 -> "pipe:[...]"). */
-    if (stat(path, &info) == 0 && !S_ISREG(info.st_mode) &&
-        !S_ISDIR(info.st_mode))
-        return open_directly(path, mem, a);
+    /* Links are resolved (and the protected_symlinks rule applied) before
+     * anything is opened, the device case included. */
     st = resolve_links(mem, path, &a->target);
+    /* stat() the path as given for devices: /dev/stdout is a link to a
+     * link the kernel makes up (/proc/self/fd/1 -> "pipe:[...]"). */
+    if (st == NPYIO_OK && stat(path, &info) == 0 && !S_ISREG(info.st_mode) &&
+        !S_ISDIR(info.st_mode)) {
+        npyio__free(a->target);
+        a->target = NULL;
+        return open_directly(path, mem, a);
+    }
     if (st == NPYIO_OK)
         st = dir_of(mem, a->target, &a->dir);
     if (st == NPYIO_OK && stat(a->target, &info) == 0 &&
         S_ISDIR(info.st_mode))
         st = npyio__fail(NPYIO_E_IO, "%s: is a directory", path);
-    if (st == NPYIO_OK)
+    if (st == NPYIO_OK) {
+        remove_stale_temporaries(a->dir);
         st = create_temp(a, mem, path);
-    /* Replacing a file keeps its mode, as writing it in place would. */
-    if (st == NPYIO_OK && stat(a->target, &info) == 0 &&
-        fchmod(a->fd, info.st_mode & 07777) != 0) {
-        npyio__os_fail(a->temp, errno);
-        st = NPYIO_E_IO;
     }
+    if (st == NPYIO_OK)
+        st = keep_owner_and_mode(a);
     if (st != NPYIO_OK)
         npyio__atomic_abandon(a);
     return st;
@@ -476,21 +647,56 @@ static int sync_dir(const char *dir)
     return r;
 }
 
-npyio_status npyio__atomic_commit(npyio__atomic *a, bool durable)
+/* Give an unnamed temporary a name in its directory, just before the
+ * rename (a crash in between leaves a named temporary, which the next
+ * writer to the directory removes). */
+static int name_unnamed(npyio__atomic *a, const npyio__mem *mem)
+{
+#if defined(O_TMPFILE)
+    char proc[64];
+    unsigned attempt;
+
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", a->fd);
+    for (attempt = 0; attempt < 100; attempt++) {
+        if (temp_name(mem, a->target, attempt, &a->temp) != NPYIO_OK)
+            return -1;
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, a->temp, AT_SYMLINK_FOLLOW) ==
+                0 ||
+            (errno == ENOENT &&
+             linkat(a->fd, "", AT_FDCWD, a->temp, AT_EMPTY_PATH) == 0))
+            return 0;
+        npyio__os_fail("linkat", errno);
+        npyio__free(a->temp);
+        a->temp = NULL;
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
+#else
+    (void)a;
+    (void)mem;
+    return npyio__os_fail("linkat", ENOSYS);
+#endif
+}
+
+npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
+                                  bool durable)
 {
     const char *what = NULL;
     char cause[256];
+    bool replace = a->temp != NULL || a->unnamed;
     int fd = a->fd;
-    int synced = durable && a->temp != NULL ? npyio__fd_sync(fd) : 0;
+    int synced = durable && replace ? npyio__fd_sync(fd) : 0;
+    int named = synced == 0 && a->unnamed ? name_unnamed(a, mem) : 0;
     int closed;
 
     a->fd = -1;
-    if (synced != 0)
+    if (synced != 0 || named != 0)
         snprintf(cause, sizeof cause, "%s", npyio_last_error());
     closed = npyio__fd_close(fd); /* always, even after a failed fsync */
-    if (synced != 0 || closed != 0) {
+    if (synced != 0 || named != 0 || closed != 0) {
         what = "writing the file";
-    } else if (a->temp == NULL) {
+    } else if (!replace) {
         /* Written directly: a device or FIFO has nothing to sync. */
     } else if (rename(a->temp, a->target) != 0) {
         npyio__os_fail("rename", errno);
@@ -502,12 +708,102 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, bool durable)
             what = "syncing its directory";
     }
     if (what != NULL) {
-        if (synced == 0)
+        if (synced == 0 && named == 0)
             snprintf(cause, sizeof cause, "%s", npyio_last_error());
         npyio__fail(NPYIO_E_IO, "%s: %s: %s", a->target, what, cause);
     }
     npyio__atomic_abandon(a);
     return what == NULL ? NPYIO_OK : NPYIO_E_IO;
+}
+
+/* ---- sizes, space and locks ---------------------------------------------------- */
+
+int npyio__fd_truncate(int fd, int64_t size)
+{
+    int r;
+
+    if ((int64_t)(off_t)size != size)
+        return npyio__os_fail("ftruncate", EOVERFLOW);
+    do
+        r = ftruncate(fd, (off_t)size);
+    while (r != 0 && errno == EINTR);
+    return r == 0 ? 0 : npyio__os_fail("ftruncate", errno);
+}
+
+int npyio__fd_reserve(int fd, int64_t size)
+{
+    int err;
+
+    if ((int64_t)(off_t)size != size)
+        return npyio__os_fail("posix_fallocate", EOVERFLOW);
+    if (size == 0)
+        return 0;
+    /* posix_fallocate returns the error rather than setting errno. */
+    do
+        err = posix_fallocate(fd, 0, (off_t)size);
+    while (err == EINTR);
+    return err == 0 ? 0 : npyio__os_fail("posix_fallocate", err);
+}
+
+/* What holds a conflicting lock, for the message. */
+static const char *holder(int fd, bool exclusive)
+{
+#if defined(F_OFD_GETLK)
+    struct flock l;
+
+    memset(&l, 0, sizeof l);
+    l.l_type = exclusive ? F_WRLCK : F_RDLCK;
+    l.l_whence = SEEK_SET;
+    if (fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type == F_RDLCK)
+        return "writers of rows in place hold a shared lock on it";
+    if (l.l_type == F_WRLCK)
+        return "an appender holds an exclusive lock on it";
+#else
+    (void)fd;
+#endif
+    return exclusive ? "another writer holds a lock on it"
+                     : "an appender holds an exclusive lock on it";
+}
+
+int npyio__fd_lock(int fd, bool exclusive, bool wait, bool *busy)
+{
+    int r, err;
+
+    *busy = false;
+#if defined(F_OFD_SETLK)
+    {
+        struct flock l;
+
+        memset(&l, 0, sizeof l);
+        l.l_type = exclusive ? F_WRLCK : F_RDLCK;
+        l.l_whence = SEEK_SET; /* l_start 0, l_len 0: the whole file */
+        do
+            r = fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &l);
+        while (r != 0 && errno == EINTR);
+    }
+#else
+    do
+        r = flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB));
+    while (r != 0 && errno == EINTR);
+#endif
+    if (r == 0)
+        return 0;
+    err = errno;
+    if (err == EAGAIN || err == EACCES || err == EWOULDBLOCK) {
+        *busy = true;
+        npyio__fail(NPYIO_E_LOCKED, "the file is locked: %s",
+                    holder(fd, exclusive));
+        return -1;
+    }
+    return npyio__os_fail("lock", err);
+}
+
+bool npyio__fd_is_path(int fd, const char *path)
+{
+    struct stat by_fd, by_path;
+
+    return fstat(fd, &by_fd) == 0 && stat(path, &by_path) == 0 &&
+           by_fd.st_dev == by_path.st_dev && by_fd.st_ino == by_path.st_ino;
 }
 
 /* ---- positional I/O ----------------------------------------------------------- */

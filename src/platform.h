@@ -7,22 +7,24 @@
 #ifndef NPYIO_PLATFORM_H
 #define NPYIO_PLATFORM_H
 
-#include <stddef.h>
+#include "internal.h"
 
-/* The default allocator: aligned blocks from the C library, with huge pages
- * advised for large ones. Signatures match npyio_allocator. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The default allocator: aligned blocks from the C library. Signatures
+ * match npyio_allocator. */
 void *npyio__sys_alloc(void *user, size_t size, size_t alignment);
 void npyio__sys_free(void *user, void *ptr, size_t size);
+/* Ask for transparent huge pages over [ptr, ptr + size) (advice only). */
+void npyio__advise_huge_pages(void *ptr, size_t size);
 
-#endif /* NPYIO_PLATFORM_H */
 
 /* ---- descriptors (POSIX), each retried on EINTR ----------------------------
  * On failure they return -1 and leave "<what>: <OS reason>" as the thread's
  * message; callers add where. */
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-
 int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got);
 /* Never raises SIGPIPE: a closed pipe or socket is an error (EPIPE). */
 int npyio__fd_write(int fd, const void *buf, size_t len, size_t *put);
@@ -48,21 +50,30 @@ int npyio__os_fail(const char *what, int err);
  * destination that exists and is neither a regular file nor a directory (a
  * device such as /dev/stdout, a FIFO, a socket) is written directly:
  * there is no file to replace, and replacing the node would break it. */
-#include "internal.h"
-
 typedef struct npyio__atomic {
-    int fd;         /* the temporary (or the device), open for writing */
-    char *temp;     /* its path (an npyio__alloc block); NULL if direct */
+    int fd;         /* the temporary (read-write: maps use it too), or the
+                       device, open for writing */
+    char *temp;     /* its path (an npyio__alloc block); NULL if direct or
+                       while it is still unnamed (O_TMPFILE) */
+    bool unnamed;   /* an O_TMPFILE file, linked as `temp` at commit */
     char *target;   /* the destination, symbolic links resolved */
     char *dir;      /* the destination's directory */
 } npyio__atomic;
 
-/* NPYIO_E_NOT_FOUND for a missing directory, NPYIO_E_IO otherwise. */
+/* NPYIO_E_NOT_FOUND for a missing directory, NPYIO_E_IO otherwise.
+ * Symbolic links at the end of the path are followed under the kernel's
+ * protected_symlinks rule, applied whatever the sysctl says: in a sticky
+ * world-writable directory only a link owned by the caller or by the
+ * directory's owner is followed. Stale temporaries of our naming in the
+ * directory, left by processes that died, are removed first. A replaced
+ * file's mode is kept, and its owner and group where the caller may set
+ * them. */
 npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
                                 npyio__atomic *a);
 /* fsync (if durable), close, rename, fsync the directory (if durable).
  * On failure the temporary is removed. Releases `a` either way. */
-npyio_status npyio__atomic_commit(npyio__atomic *a, bool durable);
+npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
+                                  bool durable);
 void npyio__atomic_abandon(npyio__atomic *a);
 
 /* Positional I/O (no shared file offset) and data sync, retried on EINTR,
@@ -72,3 +83,22 @@ int npyio__fd_pread_all(int fd, void *buf, size_t len, int64_t offset,
                         size_t *got);
 int npyio__fd_datasync(int fd);
 int npyio__fd_size(int fd, int64_t *size);
+
+/* Truncate or extend to `size` bytes. */
+int npyio__fd_truncate(int fd, int64_t size);
+/* Reserve the blocks of [0, size) (posix_fallocate), extending the file:
+ * a full disk fails here, not later when a mapping is written. */
+int npyio__fd_reserve(int fd, int64_t size);
+
+/* Advisory whole-file lock on an open file description (Linux: OFD lock,
+ * elsewhere flock(), both owned by the description, not the process):
+ * shared or exclusive; waiting for it, or failing at once. Returns 0, or
+ * -1 with the thread's message set; *busy says the lock is held by
+ * another description (and by what kind of lock, in the message). */
+int npyio__fd_lock(int fd, bool exclusive, bool wait, bool *busy);
+
+/* Does `path` (following symbolic links, as open() does) still name the
+ * file open as fd? */
+bool npyio__fd_is_path(int fd, const char *path);
+
+#endif /* NPYIO_PLATFORM_H */

@@ -37,6 +37,12 @@ struct npyio_writer {
     int64_t header_at;     /* stream position of the header (unknown rows) */
     int fd;                /* append, in place: the file, ours */
     char *path;            /* append: for a rewrite through a temporary */
+    /* append: */
+    int64_t rows_added;    /* the rows header's shape[0] */
+    int64_t old_size;      /* the file's length at open, restored if the
+                              append fails or is aborted */
+    unsigned char *old_header; /* the header's bytes as read at open */
+    bool undo_append;      /* until the new header is in place */
 };
 
 static npyio_status check_writer(const npyio_writer *w, const char *where)
@@ -110,8 +116,24 @@ static npyio_status new_writer(const npyio_header *h,
     return NPYIO_OK;
 }
 
+/* A failed or abandoned append leaves the file as it was: the rows written
+ * after the data are cut off again (best effort: the header still
+ * describes the old data either way). */
+static void undo_append(npyio_writer *w)
+{
+    npyio__saved_message saved;
+
+    if (w->mode != MODE_APPEND || !w->undo_append)
+        return;
+    w->undo_append = false;
+    npyio__message_save(&saved);
+    (void)npyio__fd_truncate(w->fd, w->old_size);
+    npyio__message_restore(&saved);
+}
+
 static void release(npyio_writer *w)
 {
+    undo_append(w);
     if (w->to_path) {
         npyio_stream_close(w->stream);
         npyio__atomic_abandon(&w->file); /* removes the temporary, if any */
@@ -121,6 +143,7 @@ static void release(npyio_writer *w)
     }
     npyio_header_free(w->layout);
     npyio__free(w->path);
+    npyio__free(w->old_header);
     w->magic = NPYIO__MAGIC_DEAD;
     npyio__free(w);
 }
@@ -196,23 +219,27 @@ static npyio_status row_layout(const npyio_header *h, uint64_t *row_bytes,
     return NPYIO_OK;
 }
 
-/* A copy of h with shape[0] = rows (sizes recomputed). */
-static npyio_status with_rows(const npyio_header *h, int64_t rows,
-                              npyio_header **out)
+/*
+ * A copy of h with shape[0] = rows (sizes recomputed), in C order: rows
+ * are only ever added to data whose C and Fortran layouts coincide
+ * (row_layout), and the header must say what the data is once it grows
+ * ((1, 3) with fortran_order True plus rows is C-order data; np.save
+ * writes False for such arrays too).
+ */
+static npyio_status with_rows(npyio_writer *w, const npyio_header *h,
+                              int64_t rows, npyio_header **out)
 {
     npyio_dtype *dt = h->dtype;
     npyio_status st;
     int64_t *shape;
-    npyio__mem mem;
 
-    npyio__mem_init(&mem, NULL);
-    st = npyio__alloc_array(&mem, (size_t)h->ndim, sizeof *shape, "shape",
-                            (void **)&shape);
+    st = npyio__alloc_array(&w->mem, (size_t)h->ndim, sizeof *shape,
+                            "shape", (void **)&shape);
     if (st != NPYIO_OK)
         return st;
     memcpy(shape, h->shape, (size_t)h->ndim * sizeof *shape);
     shape[0] = rows;
-    st = npyio_header_new(dt, h->ndim, shape, h->fortran_order, out);
+    st = npyio_header_new(dt, h->ndim, shape, 0, out);
     npyio__free(shape);
     return st;
 }
@@ -229,7 +256,7 @@ static npyio_status open_unknown_rows(npyio_writer *w, const npyio_header *h,
                          "stream that can seek", where);
     /* Shape (0, ...) has the most growth room: any final count fits. */
     if (st == NPYIO_OK)
-        st = with_rows(h, 0, &empty);
+        st = with_rows(w, h, 0, &empty);
     if (st == NPYIO_OK)
         st = npyio__stream_seek(w->stream, 0, NPYIO_SEEK_CUR, &w->header_at);
     if (st == NPYIO_OK)
@@ -257,9 +284,10 @@ static npyio_status finish_unknown_rows(npyio_writer *w)
                            "bytes are not a whole number of %llu-byte rows",
                            (unsigned long long)w->written,
                            (unsigned long long)w->row_bytes);
-    st = with_rows(w->layout, w->row_bytes ? (int64_t)(w->written /
-                                                       w->row_bytes)
-                                           : 0,
+    /* (Rows of 0 bytes cannot be counted from the bytes: the count stays
+     * 0, as documented.) */
+    st = with_rows(w, w->layout,
+                   w->row_bytes ? (int64_t)(w->written / w->row_bytes) : 0,
                    &final);
     if (st == NPYIO_OK && total > sizeof small)
         st = npyio__alloc(&w->mem, total, "header", (void **)&bytes);
@@ -379,24 +407,57 @@ npyio_status npyio_writer_open_path_rows(const char *path,
                         "npyio_writer_open_path_rows", out);
 }
 
-/* Open an existing file read-write and read its header through a stream
- * on the descriptor (which the stream borrows). */
+/*
+ * Open an existing file read-write and lock it: appenders exclusively,
+ * writers of rows in place shared (so an append never runs beside them or
+ * another append). The lock belongs to this open file description; after
+ * it is granted, the path must still name the locked file: an append that
+ * rewrote the file through a temporary replaced it meanwhile.
+ */
+static npyio_status open_locked(npyio_writer *w, const char *path,
+                                bool exclusive, bool wait, const char *where)
+{
+    int attempt;
+
+    for (attempt = 0; attempt < 100; attempt++) {
+        bool busy = false;
+
+        w->fd = npyio__fd_open(path, O_RDWR, 0);
+        if (w->fd < 0) {
+            int err = errno;
+
+            npyio__os_fail(path, err);
+            return npyio__fail(err == ENOENT ? NPYIO_E_NOT_FOUND : NPYIO_E_IO,
+                               "%s: cannot open %s", where,
+                               npyio_last_error());
+        }
+        if (npyio__fd_lock(w->fd, exclusive, wait, &busy) != 0)
+            return npyio__fail(busy ? NPYIO_E_LOCKED : NPYIO_E_IO, "%s: %s: "
+                               "%s", where, path, npyio_last_error());
+        if (npyio__fd_is_path(w->fd, path))
+            return NPYIO_OK;
+        npyio__fd_close(w->fd);
+        w->fd = -1;
+    }
+    return npyio__fail(NPYIO_E_IO, "%s: %s: the file was replaced each "
+                       "time it was locked", where, path);
+}
+
+/* Read the header of the locked file through a stream on the descriptor
+ * (which the stream borrows). */
 static npyio_status open_existing(npyio_writer *w, const char *path,
                                   const npyio_options *options,
-                                  const char *where)
+                                  bool exclusive, const char *where)
 {
     npyio_reader *r = NULL;
     npyio_stream *s = NULL;
-    npyio_status st;
+    npyio_status st = open_locked(w, path, exclusive,
+                                  npyio__flag(options,
+                                              NPYIO_FLAG_WAIT_FOR_LOCK),
+                                  where);
 
-    w->fd = npyio__fd_open(path, O_RDWR, 0);
-    if (w->fd < 0) {
-        int err = errno;
-
-        npyio__os_fail(path, err);
-        return npyio__fail(err == ENOENT ? NPYIO_E_NOT_FOUND : NPYIO_E_IO,
-                           "%s: cannot open %s", where, npyio_last_error());
-    }
+    if (st != NPYIO_OK)
+        return st;
     st = npyio_stream_open_fd(w->fd, options, &s);
     if (st == NPYIO_OK)
         st = npyio_reader_open_stream(s, options, &r);
@@ -410,7 +471,7 @@ static npyio_status open_existing(npyio_writer *w, const char *path,
 }
 
 /* The rows to append must be rows of the file: same dtype, same trailing
- * dimensions. */
+ * dimensions, in C order. */
 static npyio_status check_same_rows(const npyio_header *file,
                                     const npyio_header *rows,
                                     const char *where)
@@ -428,6 +489,28 @@ static npyio_status check_same_rows(const npyio_header *file,
                                "rows is %lld, the file's is %lld", where, i,
                                (long long)rows->shape[i],
                                (long long)file->shape[i]);
+    if (npyio__header_fortran_data(rows))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the rows are described "
+                           "in Fortran order; rows are appended in C order",
+                           where);
+    return NPYIO_OK;
+}
+
+/* What the file holds at open: its header's bytes (to rewrite only those
+ * that change) and its length (restored if the append fails). */
+static npyio_status remember_file(npyio_writer *w)
+{
+    size_t n = (size_t)w->layout->data_offset, got = 0;
+    npyio_status st = npyio__alloc(&w->mem, n, "header", (void **)&w->old_header);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (npyio__fd_pread_all(w->fd, w->old_header, n, 0, &got) != 0 ||
+        npyio__fd_size(w->fd, &w->old_size) != 0)
+        return npyio__with_context(NPYIO_E_IO, w->path);
+    if (got < n)
+        return npyio__fail(NPYIO_E_TRUNCATED, "%s: the file shrank while it "
+                           "was opened", w->path);
     return NPYIO_OK;
 }
 
@@ -447,7 +530,7 @@ npyio_status npyio_writer_open_append(const char *path,
     if (st != NPYIO_OK)
         return st;
     w->mode = MODE_APPEND;
-    st = open_existing(w, path, options, where);
+    st = open_existing(w, path, options, true, where);
     if (st == NPYIO_OK)
         st = check_same_rows(w->layout, rows, where);
     if (st == NPYIO_OK)
@@ -455,8 +538,10 @@ npyio_status npyio_writer_open_append(const char *path,
                           (void **)&w->path);
     if (st == NPYIO_OK) {
         strcpy(w->path, path);
-        st = npyio_stream_open_fd(w->fd, options, &w->stream);
+        st = remember_file(w);
     }
+    if (st == NPYIO_OK)
+        st = npyio_stream_open_fd(w->fd, options, &w->stream);
     /* New rows go right after the data the header accounts for (over
      * any bytes a crashed append left beyond it). */
     if (st == NPYIO_OK)
@@ -467,6 +552,8 @@ npyio_status npyio_writer_open_append(const char *path,
         release(w);
         return st;
     }
+    w->rows_added = rows->shape[0];
+    w->undo_append = true;
     *out = w;
     return NPYIO_OK;
 }
@@ -504,7 +591,7 @@ static npyio_status rewrite_through_temporary(npyio_writer *w,
         if (npyio__fd_pread_all(w->fd, buf, want,
                                 w->layout->data_offset + (int64_t)done,
                                 &got) != 0)
-            st = NPYIO_E_IO;
+            st = npyio__with_context(NPYIO_E_IO, w->path);
         else if (got < want)
             st = npyio__fail(NPYIO_E_TRUNCATED, "the file shrank while "
                              "rows were appended");
@@ -521,10 +608,44 @@ static npyio_status rewrite_through_temporary(npyio_writer *w,
 }
 
 /*
+ * Rewrite the header in place: only the bytes that differ from the header
+ * as it was read, in one pwrite (usually the shape's digits and the
+ * padding after them, a few bytes within one disk sector, so a power loss
+ * cannot tear the rest of the header). If the write fails, the old bytes
+ * are put back.
+ */
+static npyio_status write_changed_bytes(npyio_writer *w,
+                                        const unsigned char *bytes,
+                                        size_t total)
+{
+    size_t first = 0, end = total;
+
+    while (first < total && bytes[first] == w->old_header[first])
+        first++;
+    while (end > first && bytes[end - 1] == w->old_header[end - 1])
+        end--;
+    if (first == end)
+        return NPYIO_OK;
+    if (npyio__fd_pwrite_all(w->fd, bytes + first, end - first,
+                             (int64_t)first) == 0)
+        return NPYIO_OK;
+    npyio__with_context(NPYIO_E_IO, w->path);
+    {
+        npyio__saved_message saved;
+
+        npyio__message_save(&saved);
+        (void)npyio__fd_pwrite_all(w->fd, w->old_header + first, end - first,
+                                   (int64_t)first);
+        npyio__message_restore(&saved);
+    }
+    return NPYIO_E_IO;
+}
+
+/*
  * Close an append: the rows are on disk (fdatasync with durability) before
  * the header says they exist; the header is rewritten in place within its
- * length (one small write at the file's start); a crash before that leaves
- * the old header, which NumPy loads, ignoring the extra bytes.
+ * length (the bytes that change, at the file's start); a crash before that
+ * leaves the old header, which NumPy loads, ignoring the extra bytes.
  */
 static npyio_status finish_append(npyio_writer *w)
 {
@@ -532,7 +653,6 @@ static npyio_status finish_append(npyio_writer *w)
     npyio_header *grown = NULL;
     size_t total = (size_t)w->layout->data_offset;
     unsigned char small[512], *bytes = small;
-    int64_t rows;
     npyio_status st = NPYIO_OK;
 
     if (w->written != w->expected)
@@ -540,20 +660,23 @@ static npyio_status finish_append(npyio_writer *w)
                            "written, but %llu were announced", where,
                            (unsigned long long)w->written,
                            (unsigned long long)w->expected);
-    rows = w->layout->shape[0] +
-           (w->row_bytes ? (int64_t)(w->written / w->row_bytes) : 0);
     if (w->durable && npyio__fd_datasync(w->fd) != 0)
         return npyio__with_context(NPYIO_E_IO, w->path);
-    st = with_rows(w->layout, rows, &grown);
+    /* Counted from the rows announced, not the bytes: rows of 0 bytes
+     * ((k, 0) arrays) count too. */
+    st = with_rows(w, w->layout, w->layout->shape[0] + w->rows_added,
+                   &grown);
     if (st == NPYIO_OK && total > sizeof small)
         st = npyio__alloc(&w->mem, total, "header", (void **)&bytes);
     if (st == NPYIO_OK) {
         st = npyio__header_emit_into(grown, w->layout->version, total, bytes);
         if (st == NPYIO_E_UNSUPPORTED) /* no room: the slow, safe way */
             st = rewrite_through_temporary(w, grown);
-        else if (st == NPYIO_OK &&
-                 (npyio__fd_pwrite_all(w->fd, bytes, total, 0) != 0 ||
-                  (w->durable && npyio__fd_datasync(w->fd) != 0)))
+        else if (st == NPYIO_OK)
+            st = write_changed_bytes(w, bytes, total);
+        if (st == NPYIO_OK)
+            w->undo_append = false; /* the new header is in place */
+        if (st == NPYIO_OK && w->durable && npyio__fd_datasync(w->fd) != 0)
             st = npyio__with_context(NPYIO_E_IO, w->path);
     }
     if (bytes != small)
@@ -583,8 +706,9 @@ npyio_status npyio_writer_open_in_place(const char *path,
     w->mem = mem;
     w->durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
     w->file.fd = -1;
+    w->fd = -1;
     w->mode = MODE_IN_PLACE;
-    st = open_existing(w, path, options, where);
+    st = open_existing(w, path, options, false, where);
     if (st != NPYIO_OK) {
         release(w);
         return st;
@@ -639,8 +763,15 @@ npyio_status npyio_writer_close(npyio_writer *writer)
 
     if (st != NPYIO_OK)
         return st;
-    if (w->failed == NPYIO_OK && w->mode == MODE_UNKNOWN_ROWS)
-        st = fail_writer(w, finish_unknown_rows(w));
+    if (w->failed == NPYIO_OK && w->mode == MODE_UNKNOWN_ROWS) {
+        /* A failure here is this call's own (the I/O error of the header
+         * rewrite, say), not an earlier one to repeat as NPYIO_E_STATE. */
+        st = finish_unknown_rows(w);
+        if (st != NPYIO_OK) {
+            release(w);
+            return st;
+        }
+    }
     if (w->failed == NPYIO_OK && w->mode == MODE_APPEND) {
         st = finish_append(w);
         release(w);
@@ -668,7 +799,7 @@ npyio_status npyio_writer_close(npyio_writer *writer)
         npyio_stream_close(w->stream);
         w->stream = NULL;
         w->to_path = false;
-        st = npyio__atomic_commit(&w->file, w->durable);
+        st = npyio__atomic_commit(&w->file, &w->mem, w->durable);
     }
     if (st != NPYIO_OK && w->to_path) {
         npyio_stream_close(w->stream);

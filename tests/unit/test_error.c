@@ -28,6 +28,7 @@ static const struct {
     {NPYIO_E_STATE, -10},
     {NPYIO_E_OVERFLOW, -11},
     {NPYIO_E_BUFFER_TOO_SMALL, -12},
+    {NPYIO_E_LOCKED, -13},
 };
 #define PINNED_COUNT (sizeof pinned / sizeof pinned[0])
 
@@ -62,7 +63,7 @@ static void test_every_status_has_its_own_string(void **state)
     }
     /* Neighbours of the known range are unknown, not a neighbour's text. */
     assert_string_equal(npyio_status_string(2), unknown);
-    assert_string_equal(npyio_status_string(-13), unknown);
+    assert_string_equal(npyio_status_string(-14), unknown);
     assert_string_equal(npyio_status_string(INT32_MIN), unknown);
     assert_string_equal(npyio_status_string(INT32_MAX), unknown);
 }

@@ -470,7 +470,13 @@ static void test_failed_write_keeps_the_old_file(void **state)
     write_file(path, "previous contents", 17);
     /* Too few bytes: close fails, the old file stays, no temporary. */
     assert_ok(npyio_writer_open_path(path, h, NULL, &w));
+#if defined(__linux__)
+    /* The temporary has no name while it is written (O_TMPFILE), so a
+     * process killed now leaves nothing behind. */
+    assert_int_equal(stray_files("keep.npy"), 0);
+#else
     assert_int_equal(stray_files("keep.npy"), 1); /* the temporary exists */
+#endif
     assert_ok(npyio_writer_write(w, data, 8));
     assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
     before = read_file(path, &len);
