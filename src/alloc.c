@@ -5,9 +5,14 @@
  * that made it (callbacks and user pointer) and its sizes. That is what lets
  * npyio_free() release any block the library handed out, through the right
  * allocator, even after the npyio_options that named the allocator is gone;
- * and it lets sized allocators be told the size on free. The caller's
- * pointer is the byte after the prefix, so it keeps the alignment the
- * allocator was asked for (the prefix is 64 bytes, a multiple of each).
+ * and it lets sized allocators be told the size on free. For alignments up
+ * to 64 the caller's pointer is the byte after the prefix, so it keeps the
+ * alignment the allocator was asked for (the prefix is 64 bytes, a
+ * multiple of each). Large blocks are promised 2 MiB alignment (huge
+ * pages): their caller's pointer is 2 MiB into a block 2 MiB larger, the
+ * prefix just before it. The skipped 2 MiB is address space only: the one
+ * page holding the prefix is all of it that is ever touched (huge pages are
+ * advised for the caller's part alone).
  */
 #include "internal.h"
 #include "platform.h"
@@ -24,6 +29,7 @@ typedef struct block_prefix {
                      size_t alignment);
     void (*free)(void *user, void *ptr, size_t size);
     void *user;
+    void *base;   /* what the allocator returned */
     size_t total; /* bytes obtained from the allocator, prefix included */
     size_t size;  /* bytes the library asked for */
 } block_prefix;
@@ -53,11 +59,19 @@ void npyio__mem_init(npyio__mem *mem, const npyio_options *options)
     mem->max_alloc = (uint64_t)limit;
 }
 
+/* Where the caller's pointer lies in a block of `alignment`: right after
+ * the prefix, or for larger alignments one whole alignment in. */
+static size_t offset_for(size_t alignment)
+{
+    return alignment > PREFIX_SIZE ? alignment : PREFIX_SIZE;
+}
+
 /* Size checks shared by alloc and realloc: representability, then limit. */
 static npyio_status check_request(const npyio__mem *mem, size_t size,
                                   const char *what, size_t *total)
 {
-    if (!npyio__add_size(size, PREFIX_SIZE, total))
+    /* (Any size this allows has room for the largest offset.) */
+    if (size > SIZE_MAX - NPYIO__HUGE_ALIGN)
         return npyio__fail(NPYIO_E_OVERFLOW,
                            "%s: %zu bytes do not fit this host's address "
                            "space", what, size);
@@ -66,28 +80,31 @@ static npyio_status check_request(const npyio__mem *mem, size_t size,
                            "%s: %zu bytes needed, above the allocation limit "
                            "of %llu bytes (NPYIO_LIMIT_ALLOC_BYTES)",
                            what, size, (unsigned long long)mem->max_alloc);
+    *total = size + offset_for(alignment_for(size + PREFIX_SIZE));
     return NPYIO_OK;
 }
 
 static void *init_block(void *base, const npyio__mem *mem, size_t total,
-                        size_t size)
+                        size_t size, size_t offset)
 {
-    block_prefix *p = base;
+    unsigned char *block = (unsigned char *)base + offset;
+    block_prefix *p = prefix_of(block);
 
     p->magic = BLOCK_MAGIC;
     p->alloc = mem->ops.alloc;
     p->realloc = mem->ops.realloc;
     p->free = mem->ops.free;
     p->user = mem->user;
+    p->base = base;
     p->total = total;
     p->size = size;
-    return (unsigned char *)base + PREFIX_SIZE;
+    return block;
 }
 
 npyio_status npyio__alloc(const npyio__mem *mem, size_t size,
                           const char *what, void **out)
 {
-    size_t total = 0;
+    size_t total = 0, alignment;
     void *base;
     npyio_status st;
 
@@ -95,11 +112,14 @@ npyio_status npyio__alloc(const npyio__mem *mem, size_t size,
     st = check_request(mem, size, what, &total);
     if (st != NPYIO_OK)
         return st;
-    base = mem->ops.alloc(mem->user, total, alignment_for(total));
+    alignment = alignment_for(size + PREFIX_SIZE);
+    base = mem->ops.alloc(mem->user, total, alignment);
     if (base == NULL)
         return npyio__fail(NPYIO_E_NOMEM, "%s: allocating %zu bytes failed",
                            what, size);
-    *out = init_block(base, mem, total, size);
+    *out = init_block(base, mem, total, size, offset_for(alignment));
+    if (alignment >= NPYIO__HUGE_ALIGN)
+        npyio__advise_huge_pages(*out, size);
     return NPYIO_OK;
 }
 
@@ -128,14 +148,16 @@ npyio_status npyio__alloc_zero(const npyio__mem *mem, size_t size,
 }
 
 /* Resize in place through the allocator's own realloc, when it has one and
- * the block stays in the same alignment class. */
-static void *realloc_base(block_prefix *p, size_t total)
+ * the block stays in an alignment class whose data follows the prefix
+ * (a realloc keeps the data at the same offset from the base). */
+static void *realloc_base(block_prefix *p, size_t size, size_t total)
 {
-    size_t alignment = alignment_for(total);
+    size_t alignment = alignment_for(size + PREFIX_SIZE);
 
-    if (p->realloc == NULL || alignment != alignment_for(p->total))
+    if (p->realloc == NULL || offset_for(alignment) != PREFIX_SIZE ||
+        alignment != alignment_for(p->size + PREFIX_SIZE))
         return NULL;
-    return p->realloc(p->user, p, p->total, total, alignment);
+    return p->realloc(p->user, p->base, p->total, total, alignment);
 }
 
 npyio_status npyio__realloc(const npyio__mem *mem, void **block, size_t size,
@@ -154,10 +176,13 @@ npyio_status npyio__realloc(const npyio__mem *mem, void **block, size_t size,
     if (st != NPYIO_OK)
         return st;
     old = prefix_of(*block);
-    base = realloc_base(old, total);
+    base = realloc_base(old, size, total);
     if (base != NULL) {
-        ((block_prefix *)base)->total = total;
-        ((block_prefix *)base)->size = size;
+        block_prefix *p = base;
+
+        p->base = base;
+        p->total = total;
+        p->size = size;
         *block = (unsigned char *)base + PREFIX_SIZE;
         return NPYIO_OK;
     }
@@ -193,7 +218,7 @@ void npyio__free(void *block)
     if (p->magic != BLOCK_MAGIC)
         return;
     p->magic = BLOCK_FREED;
-    p->free(p->user, p, p->total);
+    p->free(p->user, p->base, p->total);
 }
 
 void npyio_free(void *ptr)

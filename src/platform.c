@@ -236,25 +236,49 @@ int npyio__file_read(FILE *f, void *buf, size_t cap, size_t *got)
     return 0;
 }
 
+/*
+ * stdio cannot be trusted with a failed write: glibc drops what was
+ * buffered when a flush fails (EINTR from a signal included), while the
+ * fwrite() that triggered it may report a partial success. So a FILE with
+ * a descriptor is flushed and then written through the descriptor, where
+ * interruptions are retried without loss (as for descriptor streams), and
+ * stdio's idea of the position is brought back in step afterwards. A FILE
+ * without one (fopencookie, fmemopen) goes through fwrite(), and any error
+ * it reports fails the write: the bytes that reached the file are unknown.
+ */
+static int file_write_through_fd(FILE *f, int fd, const void *buf, size_t len,
+                                 size_t *put)
+{
+    off_t at;
+
+    if (fflush(f) != 0)
+        return npyio__os_fail("fflush (buffered bytes may have been lost)",
+                              errno);
+    if (npyio__fd_write(fd, buf, len, put) != 0)
+        return -1;
+    /* Seekable: tell stdio where the descriptor now is (a pipe has no
+     * position to keep in step). */
+    at = lseek(fd, 0, SEEK_CUR);
+    if (at >= 0 && fseeko(f, at, SEEK_SET) != 0)
+        return npyio__os_fail("fseeko", errno);
+    return 0;
+}
+
 int npyio__file_write(FILE *f, const void *buf, size_t len, size_t *put)
 {
     pipe_guard guard;
     size_t n;
-    int err = 0;
+    int err, fd = fileno(f);
 
+    if (fd >= 0)
+        return file_write_through_fd(f, fd, buf, len, put);
     guard_begin(&guard);
-    for (;;) {
-        n = fwrite(buf, 1, len, f);
-        if (n > 0 || !ferror(f))
-            break;
-        err = errno;
-        if (err != EINTR)
-            break;
-        clearerr(f);
-    }
-    guard_end(&guard, n == 0 && err == EPIPE);
-    if (n == 0 && err != 0)
-        return npyio__os_fail("fwrite", err);
+    n = fwrite(buf, 1, len, f);
+    err = ferror(f) ? errno : 0;
+    guard_end(&guard, err == EPIPE);
+    if (err != 0 || n < len)
+        return npyio__os_fail("fwrite (bytes may have been lost)",
+                              err != 0 ? err : EIO);
     *put = n;
     return 0;
 }

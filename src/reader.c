@@ -112,15 +112,20 @@ static npyio_status read_header(npyio_reader *r, const npyio_options *options)
 {
     unsigned char pre_bytes[NPYIO__PREAMBLE_MAX];
     npyio__preamble pre;
+    npyio__saved_message saved;
     unsigned char *buf = NULL;
     size_t got = 0, more = 0, need = 0, total;
     uint64_t left;
     npyio_status st;
 
     st = npyio__stream_read(r->stream, pre_bytes, 8, &got, "the header");
+    npyio__message_save(&saved);
     if (st == NPYIO_OK)
         st = npyio__preamble_parse(pre_bytes, got, options, &pre, &need);
     if (st == NPYIO_E_TRUNCATED && got == 8) { /* the length field is next */
+        /* Not a failure: 8 bytes never hold the length field (the
+         * message of that probe is not kept). */
+        npyio__message_restore(&saved);
         st = npyio__stream_read(r->stream, pre_bytes + 8, need - 8, &more,
                                 "the header");
         got += more;

@@ -135,8 +135,16 @@ npyio_status npyio_stream_open_file(FILE *file, const npyio_options *options,
         return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_stream_open_file: %s "
                            "is NULL", out == NULL ? "out" : "file");
     *out = NULL;
-    if (npyio__file_seek(file, 0, NPYIO_SEEK_CUR, &pos) != 0)
-        ops.seek = NULL;
+    /* A probe: a FILE on a pipe cannot tell its position, which is no
+     * failure of this call (its message is not kept). */
+    {
+        npyio__saved_message saved;
+
+        npyio__message_save(&saved);
+        if (npyio__file_seek(file, 0, NPYIO_SEEK_CUR, &pos) != 0)
+            ops.seek = NULL;
+        npyio__message_restore(&saved);
+    }
     st = npyio__stream_new(NPYIO__STREAM_FILE, &ops, options, out);
     if (st == NPYIO_OK) {
         (*out)->u.file = file;
