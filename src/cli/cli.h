@@ -17,6 +17,7 @@
 
 /* The command line of one command, once parsed. */
 typedef struct cli_args {
+    const char *command; /* its name */
     char **files;        /* the positional arguments */
     int nfiles;
     int json;            /* info --json */
@@ -60,7 +61,24 @@ int cli_input_make_seekable(cli_input *in);
  * least at_least bytes. */
 size_t cli_chunk_capacity(const npyio_header *h, size_t at_least);
 
-/* Report the library's last error for name; returns EXIT_INVALID. */
+/* File names and the user's other words go into text escaped: as
+ * Python's repr() of os.fsdecode(name) shows it, without the quotes
+ * (text_escape), so that no control character reaches a terminal and
+ * every name reads back one way. info --json gives names exactly. */
+
+/* Write name to `to`, escaped. */
+void cli_put_name(FILE *to, const char *name);
+
+/* "npyio: NAME: message" on stderr, NAME escaped, the message's control
+ * and non-printable characters too; name NULL leaves out "NAME: ".
+ * Returns EXIT_INVALID. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+int cli_error(const char *name, const char *format, ...);
+
+/* Report the library's last error for name, as cli_error does; returns
+ * EXIT_INVALID. */
 int cli_fail(const char *name);
 
 /* A progress bar on stderr, drawn only when stderr is a terminal. */

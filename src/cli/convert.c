@@ -196,10 +196,9 @@ int cli_convert(const cli_args *a)
         return EXIT_INVALID;
     if (npyio_dtype_contains_objects(
             npyio_header_dtype(npyio_reader_header(in.reader)))) {
-        fprintf(stderr, "npyio: %s: the array holds Python objects (a "
-                        "pickle), which npyio does not unpickle\n", in_name);
         cli_close_input(&in);
-        return EXIT_INVALID;
+        return cli_error(in_name, "the array holds Python objects (a "
+                                  "pickle), which npyio does not unpickle");
     }
     memset(&src, 0, sizeof src);
     /* Reordering a pipe's data: from a temporary copy (bounded memory). */

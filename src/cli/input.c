@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _FILE_OFFSET_BITS 64
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 
 #include "cli.h"
 #include "splice.h"
+#include "text.h"
 
 struct cli_splice {
     unsigned char *prefix; /* held bytes, owned */
@@ -145,16 +147,61 @@ size_t cli_chunk_capacity(const npyio_header *h, size_t at_least)
     return row > at_least ? (size_t)row : at_least;
 }
 
+/* ---- names and messages -------------------------------------------------- */
+
+void cli_put_name(FILE *to, const char *name)
+{
+    sbuf b = {0};
+
+    text_escape(&b, name, strlen(name), 1);
+    fputs(b.nomem ? "(a name too long to escape)" : b.p, to);
+    free(b.p);
+}
+
+/* "npyio: NAME: what\n", what escaped too (it may quote user text and
+ * library messages, which may hold paths), but its backslashes kept. */
+static void put_error(const char *name, const char *what)
+{
+    sbuf b = {0};
+
+    sb_str(&b, "npyio: ");
+    if (name != NULL) {
+        text_escape(&b, name, strlen(name), 1);
+        sb_str(&b, ": ");
+    }
+    text_escape(&b, what, strlen(what), 0);
+    sb_chr(&b, '\n');
+    if (b.nomem)
+        fputs("npyio: out of memory\n", stderr);
+    else
+        fputs(b.p, stderr);
+    free(b.p);
+}
+
+int cli_error(const char *name, const char *format, ...)
+{
+    va_list ap;
+    sbuf b = {0};
+
+    va_start(ap, format);
+    sb_vfmt(&b, format, ap);
+    va_end(ap);
+    put_error(name, b.nomem ? "out of memory" : b.p);
+    free(b.p);
+    return EXIT_INVALID;
+}
+
 int cli_fail(const char *name)
 {
     const char *message = npyio_last_error();
     size_t n = strlen(name);
 
     /* Messages about paths may name the file already. */
-    if (strncmp(message, name, n) == 0 && message[n] == ':')
-        fprintf(stderr, "npyio: %s\n", message);
+    if (strncmp(message, name, n) == 0 && message[n] == ':' &&
+        message[n + 1] == ' ')
+        put_error(name, message + n + 2);
     else
-        fprintf(stderr, "npyio: %s: %s\n", name, message);
+        put_error(name, message);
     return EXIT_INVALID;
 }
 
@@ -171,13 +218,11 @@ int cli_open_input(const char *name, const npyio_options *options,
     in->options = options;
     in->file = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
     if (in->file == NULL) {
-        fprintf(stderr, "npyio: %s: %s\n", name, strerror(errno));
-        return EXIT_INVALID;
+        return cli_error(name, "%s", strerror(errno));
     }
     if (fstat(fileno(in->file), &info) == 0 && S_ISDIR(info.st_mode)) {
-        fprintf(stderr, "npyio: %s: is a directory\n", name);
         cli_close_input(in);
-        return EXIT_INVALID;
+        return cli_error(name, "is a directory");
     }
     /* stdin may be a file opened at some offset: the array starts there. */
     start = ftello(in->file);
@@ -186,10 +231,9 @@ int cli_open_input(const char *name, const npyio_options *options,
     in->start = (int64_t)start;
     n = fread(magic, 1, sizeof magic, in->file);
     if (looks_like_zip(magic, n)) {
-        fprintf(stderr, "npyio: %s: an .npz archive; NPZ archives are not "
-                        "supported by this version\n", name);
         cli_close_input(in);
-        return EXIT_INVALID;
+        return cli_error(name, "an .npz archive; NPZ archives are not "
+                               "supported by this version");
     }
     if (cli_splice_open(magic, n, in->file, (int64_t)start + (int64_t)n, options, &in->splice,
                         &in->stream) != NPYIO_OK ||
@@ -247,11 +291,12 @@ int cli_input_make_seekable(cli_input *in)
     tmp = tmpfile(); /* unlinked: gone when closed, whatever happens */
     if (tmp == NULL || emit_header(npyio_reader_header(in->reader), tmp) != 0 ||
         copy_rest(in->file, tmp) != 0 || fflush(tmp) != 0) {
-        fprintf(stderr, "npyio: %s: copying the data to a temporary file: "
-                        "%s\n", in->name, strerror(errno));
+        int e = errno;
+
         if (tmp != NULL)
             fclose(tmp);
-        return EXIT_INVALID;
+        return cli_error(in->name, "copying the data to a temporary file: %s",
+                         strerror(e));
     }
     npyio_reader_close(in->reader);
     npyio_stream_close(in->stream);

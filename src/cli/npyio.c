@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "print.h"
+#include "text.h"
 
 #define DEFAULT_HEADER_LIMIT (1 << 20)
 #define DEFAULT_PRINT_MAX 1000 /* NumPy's print threshold */
@@ -73,15 +74,12 @@ static int read_through(cli_input *in, uint32_t flags, FILE *sink)
     if (npyio_dtype_contains_objects(npyio_header_dtype(h))) {
         if (sink == NULL)
             return 0; /* a pickle's length is not in the header */
-        fprintf(stderr, "npyio: %s: the array holds Python objects (a "
-                        "pickle), which npyio does not unpickle\n", in->name);
-        return EXIT_INVALID;
+        return cli_error(in->name, "the array holds Python objects (a "
+                                   "pickle), which npyio does not unpickle");
     }
     buf = malloc(cap);
-    if (buf == NULL) {
-        fprintf(stderr, "npyio: %s: out of memory\n", in->name);
-        return EXIT_INVALID;
-    }
+    if (buf == NULL)
+        return cli_error(in->name, "out of memory");
     st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got);
     if (st == NPYIO_E_UNSUPPORTED && sink != NULL) {
         /* Fortran data in C order from a pipe: gathering rows needs seeks. */
@@ -104,13 +102,21 @@ static int read_through(cli_input *in, uint32_t flags, FILE *sink)
     return rc;
 }
 
-/* A MEMBER argument names an archive's member; an .npy file has none. */
+/* A second argument of print or dump is a MEMBER: the name of an array
+ * in an .npz archive (archives are refused when opened: not supported by
+ * this version). An .npy file has no members. */
 static int refuse_member(const cli_args *a)
 {
+    sbuf name = {0};
+
     if (a->nfiles < 2)
         return 0;
-    fprintf(stderr, "npyio: %s: an .npy file, not an .npz archive: it has "
-                    "no member %s\n", a->files[0], a->files[1]);
+    text_escape(&name, a->files[0], strlen(a->files[0]), 1);
+    cli_error(NULL, "%s takes one FILE; a second argument is a MEMBER name "
+                    "(of an array in an .npz archive), and %s is an .npy "
+                    "file, which has no members", a->command,
+              name.nomem ? "FILE" : name.p);
+    free(name.p);
     return EXIT_INVALID;
 }
 
@@ -137,18 +143,34 @@ static char *descr_text(const npyio_dtype *dt)
     return text;
 }
 
+/* A JSON string of s. Bytes that are not UTF-8 (a file name may hold
+ * any) become lone surrogates \udc80 .. \udcff, as Python's
+ * os.fsdecode() takes them: json.loads() then os.fsencode() gives the
+ * bytes back, and the line stays valid UTF-8. What str.isprintable()
+ * rejects is written as \u escapes too, so that no control or invisible
+ * character reaches a terminal the line is shown on. */
 static void json_string(const char *s)
 {
-    putchar('"');
-    for (; *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = strlen(s), i = 0;
 
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
+    putchar('"');
+    while (i < n) {
+        uint32_t c;
+        size_t len = text_utf8_next(u + i, n - i, &c);
+
+        if (len == 0)
+            printf("\\udc%02x", u[i++]);
+        else if (c == '"' || c == '\\')
+            printf("\\%c", (int)c);
+        else if (c >= 0x10000 && !text_printable(c))
+            printf("\\u%04x\\u%04x", 0xD800u + ((unsigned)(c - 0x10000) >> 10),
+                   0xDC00u + ((unsigned)c & 0x3FFu)); /* a UTF-16 pair */
+        else if (!text_printable(c))
+            printf("\\u%04x", (unsigned)c);
         else
-            putchar(c); /* UTF-8 passes through */
+            fwrite(u + i, 1, len, stdout); /* UTF-8 passes through */
+        i += len;
     }
     putchar('"');
 }
@@ -172,7 +194,9 @@ static void print_info(const char *name, const npyio_header *h, int json)
     int64_t hlen = npyio_header_length(h);
 
     if (json) {
-        printf("{\"version\": \"%d.0\", \"header_len\": %" PRId64
+        printf("{\"path\": ");
+        json_string(name);
+        printf(", \"version\": \"%d.0\", \"header_len\": %" PRId64
                ", \"data_offset\": %" PRId64 ", \"descr\": ",
                npyio_header_version(h), hlen, npyio_header_data_offset(h));
         json_string(descr ? descr : "");
@@ -184,10 +208,11 @@ static void print_info(const char *name, const npyio_header *h, int json)
                npyio_dtype_itemsize(dt), npyio_header_count(h),
                npyio_header_nbytes(h));
     } else {
-        printf("%s:\n  format version  %d.0\n  header length   %" PRId64
+        cli_put_name(stdout, name);
+        printf(":\n  format version  %d.0\n  header length   %" PRId64
                "\n  data offset     %" PRId64 "\n  descr           %s\n"
                "  shape           ",
-               name, npyio_header_version(h), hlen,
+               npyio_header_version(h), hlen,
                npyio_header_data_offset(h), descr ? descr : "?");
         print_shape(h, 0);
         printf("\n  fortran order   %s\n  itemsize        %zu\n"
@@ -262,7 +287,8 @@ static int validate_one(const cli_args *a, cli_input *in)
     (void)a;
     if (read_through(in, 0, NULL) != 0)
         return EXIT_INVALID;
-    printf("%s: valid\n", in->name);
+    cli_put_name(stdout, in->name);
+    fputs(": valid\n", stdout);
     return 0;
 }
 
@@ -294,6 +320,12 @@ static int cmd_print(const cli_args *a)
 
 /* ---- the command table --------------------------------------------------------- */
 
+#define MEMBER_HELP                                                           \
+    "  MEMBER                the name of one array in an .npz archive FILE.\n" \
+    "                        NPZ archives are not supported by this version\n" \
+    "                        yet (they come later): an .npy FILE has no\n"     \
+    "                        members, so print and dump take one FILE.\n"
+
 static const command commands[] = {
     {"info", "usage: npyio info [--json] FILE...",
      "Print the header facts of each file: format version, header length,\n"
@@ -302,22 +334,28 @@ static const command commands[] = {
      "header promises is an error.\n"
      "\n"
      "  --json                one JSON object per file per line, with the keys\n"
+     "                        path (FILE as given; - for standard input)\n"
      "                        version header_len data_offset descr shape\n"
-     "                        fortran_order itemsize count nbytes\n",
+     "                        fortran_order itemsize count nbytes; a file\n"
+     "                        that fails has no line, only a message\n",
      OPT_JSON, 1, -1, cmd_info},
-    {"print", "usage: npyio print [--max N] FILE",
+    {"print", "usage: npyio print [--max N] FILE [MEMBER]",
      "Print the values as NumPy's repr() does: records as tuples, and only\n"
      "the first and last three along each axis, with ..., beyond N elements.\n"
      "The text is for people; scripts should use info --json or dump.\n"
      "\n"
+     MEMBER_HELP
+     "\n"
      "  --max N               summarise arrays of more than N elements\n"
      "                        (default 1000, NumPy's threshold)\n",
      OPT_MAX, 1, 2, cmd_print},
-    {"dump", "usage: npyio dump FILE",
+    {"dump", "usage: npyio dump FILE [MEMBER]",
      "Write the data to standard output: exactly the header's data bytes, in\n"
      "C order and this host's byte order (every record field, through nested\n"
      "records and subarrays). Padding bytes pass through unchanged. Arrays of\n"
-     "Python objects are refused.\n",
+     "Python objects are refused.\n"
+     "\n"
+     MEMBER_HELP,
      0, 1, 2, cmd_dump},
     {"validate", "usage: npyio validate FILE...",
      "Check each file entirely, header and data length, as the reader does;\n"
@@ -434,7 +472,9 @@ static int parse_option(const command *cmd, int argc, char **argv, int *i,
         else
             return usage(cmd, "--byteorder takes native, little or big");
     } else {
-        fprintf(stderr, "npyio %s: unknown option %s\n", cmd->name, argv[*i]);
+        fprintf(stderr, "npyio %s: unknown option ", cmd->name);
+        cli_put_name(stderr, argv[*i]);
+        fputc('\n', stderr);
         return usage(cmd, NULL);
     }
     return 0;
@@ -497,10 +537,13 @@ int main(int argc, char **argv)
     }
     cmd = find_command(argv[1]);
     if (cmd == NULL) {
-        fprintf(stderr, "npyio: unknown command %s\n", argv[1]);
+        fputs("npyio: unknown command ", stderr);
+        cli_put_name(stderr, argv[1]);
+        fputc('\n', stderr);
         return usage(NULL, NULL);
     }
     memset(&a, 0, sizeof a);
+    a.command = cmd->name;
     rc = parse_args(cmd, argc - 2, argv + 2, &a);
     if (rc == 0)
         rc = cmd->run(&a);

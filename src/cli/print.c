@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "format.h"
 #include "print.h"
 #include "text.h"
@@ -64,13 +65,12 @@ typedef struct shown {
 
 static int fail(const char *name, const char *what)
 {
-    fprintf(stderr, "npyio: %s: %s\n", name, what);
-    return 1;
+    return cli_error(name, "%s", what);
 }
 
 static int fail_lib(const char *name)
 {
-    return fail(name, npyio_last_error());
+    return cli_fail(name);
 }
 
 /* Work out the kept shape and refuse what would not fit in bounded memory
@@ -102,13 +102,12 @@ static int plan(shown *s, const npyio_header *h, int64_t max,
     if (n > (uint64_t)SHOW_MAX_COUNT ||
         fmt_mul_sat(n, s->itemsize) > SHOW_MAX_BYTES ||
         fmt_mul_sat(n, fmt_work(f)) > SHOW_MAX_WORK) {
-        fprintf(stderr,
-                "npyio: %s: showing %s%" PRIu64 " elements of %" PRIu64
-                " bytes is more than print holds in memory; use a smaller "
-                "--max\n",
-                name, n == UINT64_MAX ? "over " : "", n,
-                (uint64_t)s->itemsize);
-        return 1;
+        return cli_error(name,
+                         "showing %s%" PRIu64 " elements of %" PRIu64
+                         " bytes is more than print holds in memory; use a "
+                         "smaller --max",
+                         n == UINT64_MAX ? "over " : "", n,
+                         (uint64_t)s->itemsize);
     }
     s->nkept = (int64_t)n;
     for (d = s->ndim - 1; d >= 0 && n > 0; d--)

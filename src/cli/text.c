@@ -1,5 +1,6 @@
 /*
- * text.c - the growable string and Python's reprs of text (see text.h).
+ * text.c - the growable string, Python's reprs of text, and the escaping
+ * of names and messages (see text.h).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -71,25 +72,32 @@ void sb_fill(sbuf *b, char c, size_t n)
 
 void sb_chr(sbuf *b, char c) { sb_fill(b, c, 1); }
 
+void sb_vfmt(sbuf *b, const char *fmt, va_list ap)
+{
+    va_list again;
+    int n;
+
+    va_copy(again, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    if (n < 0) {
+        b->nomem = 1;
+    } else {
+        sb_reserve(b, (size_t)n);
+        if (!b->nomem) {
+            vsnprintf(b->p + b->len, (size_t)n + 1, fmt, again);
+            b->len += (size_t)n;
+        }
+    }
+    va_end(again);
+}
+
 void sb_fmt(sbuf *b, const char *fmt, ...)
 {
     va_list ap;
-    int n;
 
     va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
+    sb_vfmt(b, fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        b->nomem = 1;
-        return;
-    }
-    sb_reserve(b, (size_t)n);
-    if (b->nomem)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
 }
 
 /* Python measures lines in characters (code points), not bytes: count the
@@ -105,22 +113,59 @@ size_t text_width(const char *s, size_t n)
 
 /* ---- Python reprs of text ---------------------------------------------- */
 
-/* Python's str.isprintable(), approximated without the Unicode database:
- * controls, surrogates, private use, non-characters and the usual format
- * and separator characters are escaped; unassigned code points are not
- * known here and print as themselves. */
-static int py_printable(uint32_t c)
+#include "printable_table.h"
+
+/* Python's str.isprintable() of one code point: a binary search of the
+ * generated ranges (see gen_printable.py for why the tool has its own). */
+int text_printable(uint32_t c)
 {
-    if (c < 0x20 || (c >= 0x7F && c <= 0xA0) || c == 0xAD)
+    size_t lo = 0, hi = sizeof nonprintable / sizeof nonprintable[0];
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (c < nonprintable[mid][0])
+            hi = mid;
+        else if (c > nonprintable[mid][1])
+            lo = mid + 1;
+        else
+            return 0;
+    }
+    return c <= 0x10FFFF;
+}
+
+size_t text_utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    unsigned char c = s[0];
+    size_t len, i;
+    uint32_t v, min;
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2, v = c & 0x1Fu, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3, v = c & 0x0Fu, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4, v = c & 0x07u, min = 0x10000;
+    } else {
+        return 0; /* a continuation byte, or a lead byte never used */
+    }
+    if (len > n)
         return 0;
-    if ((c >= 0xD800 && c <= 0xDFFF) || (c >= 0xE000 && c <= 0xF8FF) ||
-        c >= 0xF0000 || (c & 0xFFFE) == 0xFFFE)
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3Fu);
+    }
+    /* Overlong forms, surrogates and code points beyond U+10FFFF are not
+     * UTF-8 (Python's decoder refuses them too). */
+    if (v < min || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF)
         return 0;
-    if (c == 0x1680 || (c >= 0x2000 && c <= 0x200F) ||
-        (c >= 0x2028 && c <= 0x202F) || (c >= 0x205F && c <= 0x2064) ||
-        c == 0x3000 || c == 0xFEFF || (c >= 0xFFF9 && c <= 0xFFFB))
-        return 0;
-    return 1;
+    *cp = v;
+    return len;
 }
 
 static void put_utf8(sbuf *b, uint32_t c)
@@ -154,7 +199,7 @@ static char py_quote(int has_single, int has_double)
     return has_single && !has_double ? '"' : '\'';
 }
 
-/* An escape both str and bytes reprs use, or 0. */
+/* An escape both str and bytes reprs use, or 0 (quote 0: none). */
 static const char *py_common_escape(uint32_t c, char quote)
 {
     if (c == '\\')
@@ -165,9 +210,28 @@ static const char *py_common_escape(uint32_t c, char quote)
         return "\\n";
     if (c == '\r')
         return "\\r";
-    if (c == (uint32_t)quote)
+    if (quote != 0 && c == (uint32_t)quote)
         return quote == '\'' ? "\\'" : "\\\"";
     return NULL;
+}
+
+/* One code point as repr() writes it inside quote (0: no quotes, so no
+ * quote is escaped); backslash: whether a backslash is doubled. */
+static void put_escaped(sbuf *b, uint32_t c, char quote, int backslash)
+{
+    const char *e = c == '\\' && !backslash ? NULL
+                                             : py_common_escape(c, quote);
+
+    if (e != NULL)
+        sb_str(b, e);
+    else if (text_printable(c) || c == '\\')
+        put_utf8(b, c);
+    else if (c < 0x100)
+        sb_fmt(b, "\\x%02" PRIx32, c);
+    else if (c < 0x10000)
+        sb_fmt(b, "\\u%04" PRIx32, c);
+    else /* beyond U+10FFFF too: Python has no such str, show it */
+        sb_fmt(b, "\\U%08" PRIx32, c);
 }
 
 /* repr() of a Python str given as n code points. */
@@ -183,54 +247,49 @@ static void repr_codepoints(sbuf *b, const uint32_t *cp, size_t n)
     }
     q = py_quote(has1, has2);
     sb_chr(b, q);
-    for (i = 0; i < n; i++) {
-        uint32_t c = cp[i];
-        const char *e = py_common_escape(c, q);
-
-        if (e != NULL)
-            sb_str(b, e);
-        else if (py_printable(c))
-            put_utf8(b, c);
-        else if (c < 0x100)
-            sb_fmt(b, "\\x%02" PRIx32, c);
-        else if (c < 0x10000)
-            sb_fmt(b, "\\u%04" PRIx32, c);
-        else /* beyond U+10FFFF too: Python has no such str, show it */
-            sb_fmt(b, "\\U%08" PRIx32, c);
-    }
+    for (i = 0; i < n; i++)
+        put_escaped(b, cp[i], q, 1);
     sb_chr(b, q);
 }
 
-/* Decode UTF-8 leniently (a bad byte becomes U+FFFD) into cp, which has
- * room for n code points; returns how many were written. */
+/* Decode UTF-8 into cp, which has room for n code points; a byte that
+ * does not start a valid sequence becomes U+FFFD. Returns the count. */
 static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {
     size_t i = 0, k = 0;
 
     while (i < n) {
-        unsigned char c = s[i];
-        size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 :
-                     c >= 0xC0 ? 2 : 0;
-        uint32_t v = len == 1 ? c : len == 2 ? (c & 0x1Fu) :
-                     len == 3 ? (c & 0x0Fu) : (c & 0x07u);
-        size_t j;
+        size_t len = text_utf8_next(s + i, n - i, &cp[k]);
 
-        if (len == 0 || len > n - i) {
-            cp[k++] = 0xFFFD;
-            i++;
-            continue;
+        if (len == 0) {
+            cp[k] = 0xFFFD;
+            len = 1;
         }
-        for (j = 1; j < len && (s[i + j] & 0xC0) == 0x80; j++)
-            v = (v << 6) | (s[i + j] & 0x3Fu);
-        if (j < len) {
-            cp[k++] = 0xFFFD;
-            i++;
-            continue;
-        }
-        cp[k++] = v;
+        k++;
         i += len;
     }
     return k;
+}
+
+void text_escape(sbuf *b, const char *s, size_t n, int backslash)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+
+    while (i < n) {
+        uint32_t c;
+        size_t len = text_utf8_next(u + i, n - i, &c);
+
+        if (len == 0) {
+            /* os.fsdecode()'s surrogateescape: byte 0xXY is U+DCXY,
+             * which repr() shows as \udcxy. Unambiguous, unlike \xXY,
+             * which U+00XY would also give. */
+            c = 0xDC00u | u[i];
+            len = 1;
+        }
+        put_escaped(b, c, 0, backslash);
+        i += len;
+    }
 }
 
 /* repr() of a Python str given as UTF-8 (field names and titles). */

@@ -361,11 +361,13 @@ def check_names(check, run, tmp):
     """Issue 14 items 23 and 24: file names in text are escaped; in
     info --json "path" is the argument exactly."""
     base = os.fsencode(tmp)
-    odd = base + b"/odd\x1b[31m\tname\x7f\xff\xcd\xb8\xe2\x80\xae\\.npy"
+    odd = (base + b"/odd\x1b[31m\tname\x7f\xff\xcd\xb8\xe2\x80\xae"
+           b"\xf3\xa0\x80\x81\\.npy")
     np.save(os.fsdecode(odd), np.arange(3))
     shown = shown_name(odd)
     check(b"\\x1b" in shown and b"\\udcff" in shown and b"\\u0378" in shown
-          and b"\\u202e" in shown and b"\\\\" in shown,
+          and b"\\u202e" in shown and b"\\U000e0001" in shown and
+          b"\\\\" in shown,
           "expected escaping: %r" % shown)
     r = run("info", odd)
     check(r.returncode == 0 and r.stdout.startswith(shown + b":\n") and
@@ -398,6 +400,11 @@ def check_names(check, run, tmp):
     check(r.returncode == 1 and plain_text(r.stderr) and
           shown_name(out) in r.stderr,
           "convert to an odd name that fails: %r" % r.stderr)
+
+    for words in ([b"info", b"--bad\x1b[2J"], [b"frob\x1b[2J"]):
+        r = run(*words)
+        check(r.returncode == 2 and plain_text(r.stderr) and
+              b"\\x1b[2J" in r.stderr, "usage error %r: %r" % (words, r.stderr))
 
     # info --json: "path" is the argument as given; a failing file has no
     # line, so the paths say which lines are which.
@@ -465,7 +472,7 @@ def main():
         path = os.path.join(arrays, name)
         r = run("info", "--json", path)
         check(r.returncode == 0 and
-              json.loads(r.stdout) == facts(path),
+              json.loads(r.stdout) == dict(facts(path), path=path),
               "info --json " + name + ": " + r.stdout.decode(errors="replace"))
         check(run("validate", path).returncode == 0, "validate " + name)
         a = np.load(path, allow_pickle=True)
@@ -584,8 +591,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="npyio-cli-") as tmp:
         check_big_header(check, run, tmp)
 #        check_pickles(check, run, tmp)
-#        check_names(check, run, tmp)
-#        check_member(check, run, tmp)
+        check_names(check, run, tmp)
+        check_member(check, run, tmp)
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 

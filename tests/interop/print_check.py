@@ -11,7 +11,10 @@
 - Fortran-order data read from a pipe prints as from the file;
 - truncated data, an impossible --max and every malformed header of
   tests/data/headers/invalid exit 1 with "npyio: ..." on stderr, never a
-  signal.
+  signal;
+- every code point but the surrogates, as '<U1' elements, prints as
+  NumPy's repr shows it: escaped exactly where Python's str.isprintable()
+  says no (Cc, Cf, Cs, Co, Cn, Zl, Zp, Zs but the space).
 Prints "N passed, M failed"; exits 77 without NumPy.
 """
 import argparse
@@ -129,6 +132,30 @@ def exact_arrays():
     return out
 
 
+def check_every_code_point(check, run, tmp):
+    """All of Unicode but the surrogates, 65536 code points per array."""
+    cps = np.array([c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF],
+                   dtype=np.uint32)
+    chars = cps.view("<U1")
+    step = 1 << 16
+    path = os.path.join(tmp, "code_points.npy")
+    for first in range(0, len(chars), step):
+        a = chars[first:first + step]
+        np.save(path, a)
+        with np.printoptions(threshold=step):
+            want = (repr(a) + "\n").encode("utf-8")
+        r = run("print", "--max", str(step), path)
+        if r.returncode == 0 and r.stdout == want:
+            check(True, "")
+            continue
+        got = r.stdout.decode("utf-8", "replace").splitlines()
+        lines = want.decode("utf-8").splitlines()
+        diff = [(x, y) for x, y in zip(lines, got) if x != y][:1]
+        check(False, "print of code points U+%04X..: exit %d, first "
+              "difference (NumPy, npyio): %r" % (cps[first], r.returncode,
+                                                  diff))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", required=True)
@@ -191,6 +218,8 @@ def main():
         r = run("print", "--max", "100000000", big)
         check(r.returncode == 1 and r.stderr.startswith(b"npyio: "),
               "print --max beyond the memory bound: exit %d" % r.returncode)
+
+        check_every_code_point(check, run, tmp)
 
     # (b) every test array
     arrays = os.path.join(args.data, "arrays")
