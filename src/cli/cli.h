@@ -50,6 +50,14 @@ void cli_close_input(cli_input *in);
  * seek. On failure, prints a message and returns EXIT_INVALID. */
 int cli_input_make_seekable(cli_input *in);
 
+/* The data section's bytes as stored, read past the reader: an object
+ * array's pickle, which the reader delivers only whole. Seek to the data
+ * first (a pipe must not have been read beyond the header), then read
+ * until *got is 0. On failure, prints a message and returns
+ * EXIT_INVALID. */
+int cli_input_seek_data(cli_input *in);
+int cli_input_read_raw(cli_input *in, void *buf, size_t cap, size_t *got);
+
 /* Chunk sizes: for reading as stored, and for reordering, which gathers
  * each chunk with one read per column, so that bigger chunks mean longer
  * reads (256 MiB C->F: 2.1 s with 4 MiB chunks, 1.2 s with 16 MiB). */

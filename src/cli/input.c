@@ -245,6 +245,30 @@ int cli_open_input(const char *name, const npyio_options *options,
     return 0;
 }
 
+int cli_input_seek_data(cli_input *in)
+{
+    int64_t at = npyio_header_data_offset(npyio_reader_header(in->reader)),
+            pos;
+
+    if (cli_splice_seekable(in->splice)) {
+        if (splice_seek(in->splice, at, NPYIO_SEEK_SET, &pos) != 0)
+            return cli_error(in->name, "seeking to the data: %s",
+                             strerror(errno));
+        return 0;
+    }
+    /* A pipe: the reader has taken the header and nothing more. */
+    if (in->splice->pos != at)
+        return cli_error(in->name, "the data was read already");
+    return 0;
+}
+
+int cli_input_read_raw(cli_input *in, void *buf, size_t cap, size_t *got)
+{
+    if (splice_read(in->splice, buf, cap, got) != 0)
+        return cli_error(in->name, "reading the data: %s", strerror(errno));
+    return 0;
+}
+
 /* The header again, as bytes (np.save's form of it: equivalent). */
 static int emit_header(const npyio_header *h, FILE *to)
 {

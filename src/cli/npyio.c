@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pickle.h"
 #include "print.h"
 #include "text.h"
 
@@ -282,10 +283,48 @@ static int cmd_info(const cli_args *a)
 
 /* ---- validate, dump, print --------------------------------------------------- */
 
+/* An object array's data must be one whole pickle: walk its opcodes
+ * (pickle.c), streamed through a bounded buffer, never run. */
+static int check_pickle(cli_input *in)
+{
+    const npyio_header *h = npyio_reader_header(in->reader);
+    uint64_t data_at = (uint64_t)in->start +
+                       (uint64_t)npyio_header_data_offset(h),
+             at;
+    unsigned char *buf = malloc(CLI_CHUNK);
+    size_t got = 0;
+    pk_walk w;
+    int rc;
+
+    if (buf == NULL)
+        return cli_error(in->name, "out of memory");
+    pk_walk_init(&w);
+    rc = cli_input_seek_data(in);
+    while (rc == 0 &&
+           (rc = cli_input_read_raw(in, buf, CLI_CHUNK, &got)) == 0 &&
+           got > 0 && pk_walk_feed(&w, buf, got) == 0)
+        ;
+    free(buf);
+    if (rc != 0 || pk_walk_end(&w) == 0)
+        return rc;
+    at = pk_walk_error_pos(&w);
+    if (at == UINT64_MAX)
+        return cli_error(in->name, "%s", w.message);
+    return cli_error(in->name, "pickle byte %" PRIu64 " (file byte %" PRIu64
+                               "): %s", at, data_at + at, w.message);
+}
+
 static int validate_one(const cli_args *a, cli_input *in)
 {
+    int rc;
+
     (void)a;
-    if (read_through(in, 0, NULL) != 0)
+    if (npyio_dtype_contains_objects(
+            npyio_header_dtype(npyio_reader_header(in->reader))))
+        rc = check_pickle(in);
+    else
+        rc = read_through(in, 0, NULL);
+    if (rc != 0)
         return EXIT_INVALID;
     cli_put_name(stdout, in->name);
     fputs(": valid\n", stdout);
@@ -360,7 +399,10 @@ static const command commands[] = {
     {"validate", "usage: npyio validate FILE...",
      "Check each file entirely, header and data length, as the reader does;\n"
      "exit 0 only if every file is valid. Old forms NumPy still loads are\n"
-     "valid.\n",
+     "valid. The data of an object array must be one whole pickle (protocols\n"
+     "0 to 5): its opcodes are walked, never run, up to STOP (bytes after it\n"
+     "are ignored, as pickle.load ignores them); an unknown opcode, an\n"
+     "argument cut short or a missing STOP is named with its byte.\n",
      0, 1, -1, cmd_validate},
     {"convert", "usage: npyio convert [--order C|F] [--byteorder ORDER] IN OUT",
      "Rewrite the .npy file IN as OUT, byte for byte as np.save writes the\n"

@@ -13,7 +13,8 @@
 #   convert --byteorder little|big writes the data of the C-order
 #   little/big-endian .bin files;
 # - every valid header of DATA_DIR/headers/valid (legacy forms included)
-#   followed by its data: validate, info and dump accept it;
+#   followed by its data: validate, info and dump accept it (object arrays:
+#   with a pickle for data; zeros instead are refused by validate);
 # - every malformed header (DATA_DIR/headers/invalid) and each array cut
 #   short (in its header, in its data) through every command: exit 1 with a
 #   message starting "npyio: ", never a signal or another status.
@@ -124,7 +125,17 @@ while IFS=$us read -r name file version hlen offset descr kind itemsize rest; do
     case $name in '#'*) continue ;; esac
     nbytes=$(echo "$rest" | cut -d"$us" -f7)
     [ "$nbytes" -le 65536 ] || continue
-    { cat "$data/headers/valid/$file"; head -c "$nbytes" /dev/zero; } >"$tmp/v.npy"
+    if [ "$kind" = O ]; then
+        # Object arrays hold a pickle, which validate walks: zeros are
+        # none (0x00 is no opcode); PROTO 3, NONE, STOP is one.
+        { cat "$data/headers/valid/$file"; head -c "$nbytes" /dev/zero; } >"$tmp/v.npy"
+        npyio validate "$tmp/v.npy"
+        [ "$status" -eq 1 ] && grep -q "pickle byte 0 (file byte [0-9]*): unknown opcode 0x00" "$tmp/err"
+        check $? "validate header $name with zeros for a pickle"
+        { cat "$data/headers/valid/$file"; printf '\200\003N.'; } >"$tmp/v.npy"
+    else
+        { cat "$data/headers/valid/$file"; head -c "$nbytes" /dev/zero; } >"$tmp/v.npy"
+    fi
     npyio validate "$tmp/v.npy"
     check $? "validate header $name"
     npyio info --json "$tmp/v.npy"
