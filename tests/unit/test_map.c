@@ -1,0 +1,372 @@
+/*
+ * test_map.c - npyio_map_create(): the layout of the file it creates
+ * whatever file its header came from, and the disk blocks it reserves so
+ * that a full disk is a clean error rather than SIGBUS later. (The path's
+ * treatment, links and owners, is test_io.c's: it is the writers'.)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char dir[64];
+
+static int make_dir(void **state)
+{
+    (void)state;
+    strcpy(dir, "/tmp/npyio-map-XXXXXX");
+    return mkdtemp(dir) != NULL ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void path_in_dir(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+static npyio_header *make_header(const char *type, int ndim,
+                                 const int64_t *shape, int fortran)
+{
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL;
+
+    assert_ok(npyio_dtype_from_descr(type, strlen(type), NULL, &dt));
+    assert_ok(npyio_header_new(dt, ndim, shape, fortran, &h));
+    npyio_dtype_unref(dt);
+    return h;
+}
+
+static unsigned char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = malloc(1 << 20);
+
+    assert_non_null(f);
+    assert_non_null(buf);
+    *len = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    return buf;
+}
+
+/* Entries of a directory, "." and ".." aside. */
+static int entries(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* ---- the created file's layout --------------------------------------------------- */
+
+/*
+ * A header laid out as older or other writers did: format version
+ * `major`, the dict, then spaces and a newline up to `total` bytes in all
+ * (NumPy < 1.24 aligned the data to 16 bytes; 2.0 headers have a 4-byte
+ * length; some writers pad more). np.save's own layout is (1, 128) here.
+ */
+static void old_header(unsigned char *buf, int major, size_t total,
+                       const char *dict)
+{
+    size_t prefix = major == 1 ? 10 : 12, text = total - prefix,
+           n = strlen(dict);
+
+    assert_true(n + 1 <= text);
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = (unsigned char)major;
+    buf[7] = 0;
+    buf[8] = (unsigned char)(text & 0xff);
+    buf[9] = (unsigned char)(text >> 8 & 0xff);
+    if (major != 1) {
+        buf[10] = (unsigned char)(text >> 16 & 0xff);
+        buf[11] = (unsigned char)(text >> 24 & 0xff);
+    }
+    memcpy(buf + prefix, dict, n);
+    memset(buf + prefix + n, ' ', text - n - 1);
+    buf[total - 1] = '\n';
+}
+
+/* A double's bytes in the given order ('<' or '>'). */
+static void put_f64(unsigned char *p, double v, char order)
+{
+    uint64_t u;
+    int i;
+
+    memcpy(&u, &v, 8);
+    for (i = 0; i < 8; i++)
+        p[order == '<' ? i : 7 - i] = (unsigned char)(u >> (8 * i) & 0xff);
+}
+
+/*
+ * The header handed to npyio_map_create() describes a file whose data
+ * starts elsewhere than np.save's (at 80, 96, 192): the created file gets
+ * np.save's own header, data at 128, and the map's header says so. (The
+ * library used to write np.save's header but map the data at the old
+ * offset, over the end of the header.)
+ */
+static void test_create_from_another_layout(void **state)
+{
+    static const struct {
+        int major;
+        size_t total;
+        const char *descr; /* '<f8' or '>f8' */
+        int fortran;
+    } cases[] = {
+        {1, 80, "<f8", 0},  /* 16-byte aligned, NumPy < 1.24 */
+        {1, 80, "<f8", 1},  /* the same, Fortran order */
+        {2, 96, ">f8", 0},  /* a 2.0 header, big-endian data */
+        {1, 192, "<f8", 0}, /* extra padding */
+        {1, 128, "<f8", 0}, /* np.save's own layout */
+    };
+    size_t k;
+
+    (void)state;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char dict[128], path[128];
+        unsigned char bytes[256], expected[128], *file;
+        size_t consumed = 0, len = 0, i;
+        npyio_header *h = NULL, *back = NULL;
+        const npyio_header *mh;
+        npyio_map *m = NULL;
+        double *values = NULL;
+        char order = cases[k].descr[0];
+        struct stat info;
+
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': %s, "
+                 "'shape': (4, 3), }", cases[k].descr,
+                 cases[k].fortran ? "True" : "False");
+        old_header(bytes, cases[k].major, cases[k].total, dict);
+        assert_ok(npyio_header_parse(bytes, cases[k].total, NULL, &h,
+                                     &consumed));
+        assert_int_equal(consumed, cases[k].total);
+        assert_int_equal(npyio_header_data_offset(h), cases[k].total);
+        assert_int_equal(npyio_header_version(h), cases[k].major);
+
+        path_in_dir(path, sizeof path, "created.npy");
+        assert_ok(npyio_map_create(path, h, NULL, &m));
+        assert_non_null(m);
+        mh = npyio_map_header(m);
+        assert_int_equal(npyio_header_data_offset(mh), 128);
+        assert_int_equal(npyio_header_version(mh), 1);
+        assert_int_equal(npyio_header_ndim(mh), 2);
+        assert_int_equal(npyio_header_shape(mh)[0], 4);
+        assert_int_equal(npyio_header_shape(mh)[1], 3);
+        assert_int_equal(npyio_header_fortran_order(mh), cases[k].fortran);
+        assert_int_equal(npyio_header_nbytes(mh), 96);
+        assert_true(npyio_dtype_equal(npyio_header_dtype(mh),
+                                      npyio_header_dtype(h)));
+        assert_true(npyio_map_aligned(m));
+        for (i = 0; i < 12; i++)
+            put_f64((unsigned char *)npyio_map_data(m) + 8 * i,
+                    (double)i * 1.25 - 3.0, order);
+        assert_ok(npyio_map_close(m));
+
+        /* The file: np.save's bytes for the header, then the data. */
+        assert_int_equal(stat(path, &info), 0);
+        assert_int_equal(info.st_size, 128 + 96);
+        file = read_file(path, &len);
+        assert_int_equal(len, 128 + 96);
+        old_header(expected, 1, 128, dict); /* the same dict */
+        assert_memory_equal(file, expected, 128);
+        free(file);
+
+        /* And it loads back, values and header. */
+        assert_ok(npyio_load(path, NPYIO_READ_NATIVE, NULL, &back,
+                             (void **)&values));
+        assert_int_equal(npyio_header_ndim(back), 2);
+        assert_int_equal(npyio_header_shape(back)[0], 4);
+        assert_int_equal(npyio_header_shape(back)[1], 3);
+        assert_int_equal(npyio_header_fortran_order(back), cases[k].fortran);
+        assert_int_equal(npyio_dtype_kind(npyio_header_dtype(back)),
+                         NPYIO_KIND_FLOAT);
+        assert_int_equal(npyio_dtype_itemsize(npyio_header_dtype(back)), 8);
+        assert_int_equal(npyio_dtype_byteorder(npyio_header_dtype(back)),
+                         order);
+        for (i = 0; i < 12; i++)
+            if (values[i] != (double)i * 1.25 - 3.0)
+                fail_msg("case %zu: value %zu is %g, expected %g", k, i,
+                         values[i], (double)i * 1.25 - 3.0);
+        npyio_free(values);
+        npyio_header_free(back);
+        npyio_header_free(h);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(entries(dir), 0);
+    }
+}
+
+/* ---- a full disk ------------------------------------------------------------------ */
+
+/* A 1 MiB tmpfs, mounted by the test's setup when it can be (root, a
+ * kernel that lets it: not under every emulator or container). */
+static char small[128];
+static int mounted;
+
+static int mount_small(void **state)
+{
+    char cmd[256];
+    struct statvfs vfs;
+
+    (void)state;
+    mounted = 0;
+    path_in_dir(small, sizeof small, "small");
+    if (mkdir(small, 0700) != 0)
+        return -1;
+    if (geteuid() != 0)
+        return 0;
+    snprintf(cmd, sizeof cmd,
+             "mount -t tmpfs -o size=1m tmpfs %s >/dev/null 2>&1", small);
+    if (system(cmd) != 0)
+        return 0;
+    mounted = 1;
+    /* Really the small file system (not the directory it covers). */
+    if (statvfs(small, &vfs) != 0 ||
+        (unsigned long long)vfs.f_blocks * vfs.f_frsize > (1u << 20))
+        mounted = 2;
+    return 0;
+}
+
+static int unmount_small(void **state)
+{
+    char cmd[320];
+    int failed = 0;
+
+    (void)state;
+    if (mounted) {
+        /* Lazily if a failed test left a mapping open on it. */
+        snprintf(cmd, sizeof cmd,
+                 "umount %s 2>/dev/null || umount -l %s", small, small);
+        failed = system(cmd) != 0;
+        mounted = 0;
+    }
+    return rmdir(small) != 0 || failed ? -1 : 0;
+}
+
+/*
+ * npyio_map_create() reserves the data's blocks: a file system too small
+ * for the array fails at once with NPYIO_E_IO, leaving nothing behind and
+ * an existing file as it was, instead of creating a sparse file whose
+ * pages raise SIGBUS when written. NPYIO_FLAG_MAP_SPARSE opts out.
+ */
+static void test_full_disk(void **state)
+{
+    int64_t big = 262144, mid = 32768, four = 4; /* 2 MiB, 256 KiB, 32 B */
+    npyio_header *hb, *hm, *hs, *back = NULL;
+    npyio_options *o = NULL;
+    npyio_map *m = NULL;
+    char path[192], sparse[192], fits[192];
+    unsigned char *before, *after, *data = NULL, *pattern;
+    size_t before_len = 0, after_len = 0;
+    const char *msg;
+    struct stat info;
+
+    (void)state;
+    if (mounted != 1)
+        skip(); /* not root, or no tmpfs to be had */
+    hb = make_header("<f8", 1, &big, 0);
+    hm = make_header("<f8", 1, &mid, 0);
+    hs = make_header("<f8", 1, &four, 0);
+    snprintf(path, sizeof path, "%s/big.npy", small);
+    snprintf(sparse, sizeof sparse, "%s/sparse.npy", small);
+    snprintf(fits, sizeof fits, "%s/fits.npy", small);
+
+    /* No room: an error, and no file, no temporary. */
+    assert_status(npyio_map_create(path, hb, NULL, &m), NPYIO_E_IO);
+    assert_null(m);
+    msg = npyio_last_error();
+    if (strstr(msg, "posix_fallocate") == NULL &&
+        strstr(msg, "No space") == NULL)
+        fail_msg("last error \"%s\" names neither posix_fallocate nor "
+                 "the lack of space", msg);
+    assert_error_contains("big.npy");
+    assert_int_equal(entries(small), 0);
+
+    /* The same over an existing file: it stays as it was. */
+    assert_ok(npyio_save(path, hs,
+                         "\0\0\0\0\0\0\360\77\0\0\0\0\0\0\0\100"
+                         "\0\0\0\0\0\0\10\100\0\0\0\0\0\0\20\100",
+                         NULL));
+    before = read_file(path, &before_len);
+    assert_int_equal(before_len, 128 + 32);
+    assert_status(npyio_map_create(path, hb, NULL, &m), NPYIO_E_IO);
+    assert_null(m);
+    assert_error_contains("big.npy");
+    after = read_file(path, &after_len);
+    assert_int_equal(after_len, before_len);
+    assert_memory_equal(after, before, before_len);
+    assert_int_equal(entries(small), 1);
+    free(before);
+    free(after);
+
+    /* Sparse on request: created at once, no space taken; the data is
+     * not touched (it would raise SIGBUS). */
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_flag(o, NPYIO_FLAG_MAP_SPARSE, 1));
+    assert_ok(npyio_map_create(sparse, hb, o, &m));
+    assert_non_null(m);
+    assert_int_equal(npyio_header_data_offset(npyio_map_header(m)), 128);
+    assert_int_equal(stat(sparse, &info), 0);
+    assert_int_equal(info.st_size, 128 + (8 << 18));
+    assert_true((long long)info.st_blocks * 512 < (1 << 20));
+    assert_ok(npyio_map_close(m));
+    assert_int_equal(unlink(sparse), 0);
+    assert_int_equal(entries(small), 1);
+
+    /* What fits is reserved, then written and read back. */
+    assert_ok(npyio_map_create(fits, hm, NULL, &m));
+    assert_non_null(m);
+    assert_int_equal(stat(fits, &info), 0);
+    assert_int_equal(info.st_size, 128 + (8 << 15));
+    assert_true((long long)info.st_blocks * 512 >= 128 + (8 << 15));
+    memset(npyio_map_data(m), 0x5a, 8 << 15);
+    assert_ok(npyio_map_close(m));
+    assert_ok(npyio_load(fits, 0, NULL, &back, (void **)&data));
+    assert_int_equal(npyio_header_count(back), mid);
+    pattern = malloc(8 << 15);
+    assert_non_null(pattern);
+    memset(pattern, 0x5a, 8 << 15);
+    assert_memory_equal(data, pattern, 8 << 15);
+    free(pattern);
+    npyio_free(data);
+    npyio_header_free(back);
+    assert_int_equal(unlink(fits), 0);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(entries(small), 0);
+
+    npyio_options_free(o);
+    npyio_header_free(hs);
+    npyio_header_free(hm);
+    npyio_header_free(hb);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_from_another_layout),
+        cmocka_unit_test_setup_teardown(test_full_disk, mount_small,
+                                        unmount_small),
+    };
+
+    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+}
