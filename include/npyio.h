@@ -455,8 +455,22 @@ typedef int32_t npyio_kind;
  * as `[('x', '<i4'), ('y', '<f8', (2,))]` with every form NumPy reads
  * (titles, `('', '|V4')` padding, lists for tuples, int shapes), or a
  * subarray `('<f8', (2, 3))`. The two are told apart by the first
- * character: a quote (after an optional u or b) or a bracket starts a
- * literal.
+ * character: a quote (after an optional u or b), a `[`, or a `(` not
+ * followed by a digit, `,` or `)` starts a literal.
+ *
+ * Type strings may also be comma-separated lists and carry shapes, read
+ * as NumPy 1.24's np.dtype() reads them: `i4,f8` is a record of fields
+ * `f0` and `f1` packed in order; an item may start with a shape, an int
+ * or a tuple as Python writes it, and a byte order before or after it
+ * (`(2,3)>f4`, `3i2`: subarrays; with S, U or V the number is the size
+ * instead, so `3S` is `S3`); white space may surround the commas; one
+ * item alone is that item (`(2,)<f8` is a subarray, `i4,` is `i4`), and
+ * an empty last item still makes a record (`i4,<` has one field). The
+ * deprecated `(type, 1)` synonym gives the type itself, as in NumPy 1.x.
+ * Refused although NumPy takes them: shapes whose dtype NumPy builds
+ * inconsistently (a size given to a subarray of 0 bytes) or with sizes
+ * wrapped negative. Subarray shapes may have up to 64 dimensions (NumPy
+ * 2's limit; 1.24 allows 32).
  *
  * Byte order: `<` little, `>` big, `=` or none the host's, `|` not
  * applicable; `!` is big-endian. As in NumPy, 1-byte numbers and `b1 S V O`
@@ -636,11 +650,18 @@ NPYIO_API npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
  * be written under a header of any byte order with
  * npyio_dtype_with_byteorder() and this call.
  *
+ * Records whose fields share bytes (possible with the record builder,
+ * never in a header) are refused, at any depth and whatever the host's
+ * order: their shared bytes would be reversed once per field, so no
+ * conversion of them is its own inverse. Nothing is changed then; the
+ * status is the one npyio_dtype_descr() gives such records.
+ *
  * @param[in] dtype the element type.
  * @param[in,out] data nbytes bytes of elements (any alignment).
  * @param[in] nbytes a whole number of elements.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (nbytes not a multiple of the
- *         itemsize, NULL data); NPYIO_E_UNSUPPORTED (object dtypes);
+ *         itemsize, NULL data); NPYIO_E_UNSUPPORTED (object dtypes, or
+ *         fields that overlap: the message names two of them);
  *         NPYIO_E_NOMEM.
  * @since 1.0
  */
@@ -690,7 +711,9 @@ NPYIO_API npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
  * @param[in] shape ndim sizes >= 0 (may be NULL when ndim is 0).
  * @param[out] out receives a new reference; NULL on failure.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG; NPYIO_E_OVERFLOW if the itemsize
- *         would exceed 2**31 - 1 (NumPy's limit); NPYIO_E_NOMEM.
+ *         or a dimension would exceed 2**31 - 1 (NumPy's limits, a C int:
+ *         NumPy checks each dimension even when another is 0);
+ *         NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_dtype_subarray(const npyio_dtype *base, int ndim,
@@ -880,14 +903,22 @@ typedef struct npyio_header npyio_header;
  * reported for the new header are those np.save would choose: the lowest
  * version that can hold it.
  *
+ * What npyio_header_parse() refuses with default options is refused here
+ * too: more than 64 dimensions in all, the folded ones included (NumPy 2's
+ * maximum and NPYIO_LIMIT_NDIM's default), and shapes beyond NumPy's size
+ * rule: the itemsize times every dimension other than 0 must fit in
+ * int64_t, even when a dimension is 0 (NumPy: "array is too big"; so
+ * (0, 2**60) of '<f8' is refused, (0, 2**63 - 1) of '|i1' is not).
+ *
  * @param[in] dtype the element type (the header takes its own reference).
  * @param[in] ndim number of dimensions, 0 for a 0-d array.
  * @param[in] shape ndim sizes, each >= 0 (may be NULL when ndim is 0).
  * @param[in] fortran_order nonzero: the data is in column-major order.
  * @param[out] out receives the header; NULL on failure.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG for NULL dtype or out, negative
- *         ndim or sizes; NPYIO_E_OVERFLOW if the element count or byte
- *         size overflows int64_t; NPYIO_E_NOMEM.
+ *         ndim or sizes; NPYIO_E_LIMIT for more than 64 dimensions after
+ *         folding; NPYIO_E_OVERFLOW if the element count or byte size
+ *         overflows int64_t, or the size rule above fails; NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
@@ -923,6 +954,16 @@ NPYIO_API npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
  * concatenation, triple-quoted and raw strings, \N{} escapes, sets.
  * The dict must have exactly the keys 'descr' (a string or a list),
  * 'fortran_order' (True or False) and 'shape' (a tuple of ints >= 0).
+ *
+ * A descr is read as npyio_dtype_from_descr() reads it. A subarray descr
+ * is folded into the shape, as NumPy 2 does: ('<f8', (2,)) over (3,) is a
+ * (3, 2) array of '<f8', and the folded dimensions count against
+ * NPYIO_LIMIT_NDIM with the shape's. A subarray written as a type string
+ * ('(2,)<f8') is read only where NumPy 1.24 loads it, which is when the
+ * array has no elements or the subarray exactly one (then folded the
+ * same way: (0,) gives (0, 2)); otherwise NPYIO_E_FORMAT. The sizes obey
+ * NumPy's rule: the itemsize times every dimension other than 0 fits in
+ * int64_t, for empty arrays too (NPYIO_E_OVERFLOW, "array is too big").
  *
  * Limits from options: NPYIO_LIMIT_HEADER_SIZE (checked against the length
  * field before anything is read or allocated), NPYIO_LIMIT_NDIM,

@@ -432,6 +432,16 @@ npyio_status npyio_dtype_swap(const npyio_dtype *dtype, void *data,
         return npyio__fail(NPYIO_E_UNSUPPORTED,
                            "%s: the dtype holds Python objects, whose bytes "
                            "are pointers, not values", where);
+    /* Shared bytes would be reversed once per field (twice in all for
+     * two fields of one type: not at all), so no swap of such a record
+     * is its own inverse. Checked whatever the host's order, so the
+     * answer does not depend on it. */
+    st = npyio__check_disjoint(dtype, where, "their shared bytes would be "
+                               "reversed once for each, so the conversion "
+                               "would not be its own inverse; nothing was "
+                               "changed");
+    if (st != NPYIO_OK)
+        return st;
     if (dtype->itemsize == 0 ? nbytes != 0 : nbytes % dtype->itemsize != 0)
         return npyio__fail(NPYIO_E_INVALID_ARG,
                            "%s: %zu bytes are not a whole number of %zu-byte "

@@ -688,8 +688,9 @@ static npyio_status parse_type(const char *s, size_t len, size_t offset,
     return NPYIO_OK;
 }
 
-npyio_status npyio__dtype_from_str(const char *s, size_t len, size_t offset,
-                                   npyio_dtype **out)
+/* One type: "<f8", "S10", "datetime64[ns]" (no commas, no shape). */
+static npyio_status single_from_str(const char *s, size_t len, size_t offset,
+                                    npyio_dtype **out)
 {
     type_spec spec = {0, 0, 0, NPYIO__DT_NONE, 1};
     npyio_status st;
@@ -701,6 +702,449 @@ npyio_status npyio__dtype_from_str(const char *s, size_t len, size_t offset,
     if (spec.unit != NPYIO__DT_NONE)
         return make_datetime(spec.kind, spec.unit, spec.mult, spec.order, out);
     return make_scalar(spec.kind, spec.itemsize, spec.order, out);
+}
+
+/* ---- comma-separated type strings ------------------------------------------------------ */
+
+/*
+ * np.dtype("i4, (2,3)f8") -- NumPy 1.24's _check_for_commastring (C) and
+ * _commastring (numpy/core/_internal.py), reproduced rule for rule:
+ *
+ *   - a string is a list of types if it starts with a digit, a byte order
+ *     and a digit, "()" or a byte order and "()" (at least 4 bytes), or has
+ *     a comma outside [...];
+ *   - each item matches  [<>|=]? ( *\(?[ ,0-9]*\)? *)? [<>|=]?
+ *     [A-Za-z0-9.?]*(\[[a-zA-Z0-9,.]+\])?  (byte order, a shape, byte
+ *     order, type), items are separated by \s*,\s* and trailing white
+ *     space ends the list;
+ *   - the two byte orders must agree ('=' is the host's); '|', '=' and the
+ *     host's order are dropped, so the type is parsed as if written
+ *     without one ("<float64" alone is refused, "<float64,i4" is not);
+ *   - the shape is a Python literal: an int or a tuple of ints; with a type
+ *     of no size (S, U, V) it is the size instead ("3S" is S3); () and the
+ *     int 1 give the type itself (NumPy 1.x's deprecated synonym);
+ *   - one item is that type (a subarray if it has a shape); several are a
+ *     record of fields f0, f1, ... packed in order, the last dropped if it
+ *     is empty ("i4,<" is a record of one field, "i4," is i4).
+ *
+ * Where NumPy builds an inconsistent dtype (a size given to a subarray of
+ * 0 bytes, sizes it wraps negative) the string is refused. Subarray shapes
+ * may have 64 dimensions, as in descr lists (NumPy 1.24 allows 32).
+ */
+
+#define TYPE_STRING_DEPTH 4 /* items nest at most 3 deep: "(2,)3f8" */
+
+/* Python's \s for a str (str.isspace()): the byte length of the white-space
+ * character at s[0..len) of UTF-8 text, 0 if there is none. */
+static size_t space_at(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    uint32_t c;
+
+    if (len == 0)
+        return 0;
+    if (u[0] < 0x80)
+        return u[0] == ' ' || (u[0] >= '\t' && u[0] <= '\r') ||
+               (u[0] >= 0x1c && u[0] <= 0x1f);
+    if (u[0] == 0xC2 && len >= 2)
+        return u[1] == 0x85 || u[1] == 0xA0 ? 2 : 0; /* NEL, NBSP */
+    if (u[0] < 0xE1 || u[0] > 0xE3 || len < 3)
+        return 0;
+    c = ((uint32_t)(u[0] & 0x0F) << 12) | ((uint32_t)(u[1] & 0x3F) << 6) |
+        (u[2] & 0x3F);
+    return c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
+                   c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000
+               ? 3
+               : 0;
+}
+
+static size_t skip_spaces(const char *s, size_t len, size_t i)
+{
+    size_t n;
+
+    while ((n = space_at(s + i, len - i)) > 0)
+        i += n;
+    return i;
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static bool is_order(char c)
+{
+    return c == '<' || c == '>' || c == '=' || c == '|';
+}
+
+static bool is_comma_string(const char *s, size_t len)
+{
+    int brackets = 0;
+    size_t i;
+
+    if (len == 0)
+        return false;
+    if (is_digit(s[0]) || (len > 1 && is_order(s[0]) && is_digit(s[1])))
+        return true;
+    if ((len > 1 && s[0] == '(' && s[1] == ')') ||
+        (len > 3 && is_order(s[0]) && s[1] == '(' && s[2] == ')'))
+        return true;
+    for (i = 0; i < len; i++) {
+        if (s[i] == ',' && brackets == 0)
+            return true;
+        brackets += (s[i] == '[') - (s[i] == ']');
+    }
+    return false;
+}
+
+/* One item as the pattern splits it. */
+typedef struct comma_item {
+    char order;          /* after combining and dropping; 0 for none */
+    const char *shape;   /* the shape text, NULL if the item has none */
+    size_t shape_len;
+    const char *type;    /* the type text (may be empty) */
+    size_t type_len;
+} comma_item;
+
+static bool is_type_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || is_digit(c) ||
+           c == '.' || c == '?';
+}
+
+/* Match the item pattern at s[i..len): never fails (every part is
+ * optional); returns the end. order1/order2 are the two byte orders. */
+static size_t match_item(const char *s, size_t len, size_t i,
+                         comma_item *item, char *order1, char *order2)
+{
+    size_t start, j;
+
+    *order1 = *order2 = 0;
+    if (i < len && is_order(s[i]))
+        *order1 = s[i++];
+    start = i;
+    while (i < len && s[i] == ' ')
+        i++;
+    if (i < len && s[i] == '(')
+        i++;
+    while (i < len && (s[i] == ' ' || s[i] == ',' || is_digit(s[i])))
+        i++;
+    if (i < len && s[i] == ')')
+        i++;
+    while (i < len && s[i] == ' ')
+        i++;
+    item->shape = i > start ? s + start : NULL;
+    item->shape_len = i - start;
+    if (i < len && is_order(s[i]))
+        *order2 = s[i++];
+    start = i;
+    while (i < len && is_type_char(s[i]))
+        i++;
+    if (i < len && s[i] == '[') {
+        j = i + 1;
+        while (j < len && s[j] != '?' && (is_type_char(s[j]) || s[j] == ','))
+            j++; /* [a-zA-Z0-9,.]+ */
+        if (j > i + 1 && j < len && s[j] == ']')
+            i = j + 1;
+    }
+    item->type = s + start;
+    item->type_len = i - start;
+    return i;
+}
+
+/* The shape text evaluated as Python's literal_eval would: an int or a
+ * tuple of ints (decimal, no leading zeros but 0, 00, ...). Values beyond
+ * int64_t are kept as INT64_MAX (refused later as too big). */
+typedef struct shape_value {
+    bool is_tuple;
+    int ndim;                            /* how many ints (may exceed 64) */
+    int64_t dims[NPYIO__MAX_SUBARRAY_NDIM];
+} shape_value;
+
+static bool eval_shape(const char *r, size_t n, shape_value *v)
+{
+    size_t i = 0, end = n, start, k;
+    bool paren = false, comma = false, want_int = true;
+
+    v->is_tuple = false;
+    v->ndim = 0;
+    while (i < end && r[i] == ' ')
+        i++;
+    while (end > i && r[end - 1] == ' ')
+        end--;
+    if (i < end && r[i] == '(') {
+        paren = true;
+        i++;
+    }
+    if (end > i && r[end - 1] == ')') {
+        if (!paren)
+            return false; /* unmatched ')' */
+        end--;
+    } else if (paren) {
+        return false; /* '(' never closed */
+    }
+    for (;;) {
+        while (i < end && r[i] == ' ')
+            i++;
+        if (i == end)
+            break;
+        if (r[i] == ',') {
+            if (want_int)
+                return false; /* a leading or doubled comma */
+            comma = want_int = true;
+            i++;
+            continue;
+        }
+        if (!want_int)
+            return false; /* two ints side by side */
+        start = i;
+        while (i < end && is_digit(r[i]))
+            i++;
+        if (i == start)
+            return false;
+        for (k = start; k < i && r[start] == '0'; k++)
+            if (r[k] != '0')
+                return false; /* leading zeros */
+        if (v->ndim < NPYIO__MAX_SUBARRAY_NDIM) {
+            uint64_t value;
+
+            v->dims[v->ndim] =
+                parse_count(r + start, i - start, INT64_MAX, &value)
+                    ? (int64_t)value
+                    : INT64_MAX;
+        }
+        v->ndim++;
+        want_int = false;
+    }
+    if (v->ndim == 0) {
+        v->is_tuple = true; /* "()" is the empty tuple */
+        return paren;       /* "" is no expression at all */
+    }
+    v->is_tuple = comma;
+    return true;
+}
+
+static npyio_status type_from_str(const char *s, size_t len, size_t offset,
+                                  int depth, npyio_dtype **out);
+
+/* Whole-string context for a message about one item. */
+static npyio_status item_context(npyio_status st, const char *s, size_t len,
+                                 size_t offset, size_t number)
+{
+    char context[256], shown[80];
+
+    npyio__show(s, len, shown, sizeof shown);
+    if (offset == SIZE_MAX)
+        snprintf(context, sizeof context, "type string \"%s\", format "
+                 "number %zu", shown, number);
+    else
+        snprintf(context, sizeof context, "header byte %zu: descr '%s' is "
+                 "not a valid dtype: format number %zu", offset, shown,
+                 number);
+    return npyio__with_context(st, context);
+}
+
+/* NumPy's _convert_from_tuple for (type, shape) from a comma string. */
+static npyio_status apply_shape(npyio_dtype *base, const shape_value *v,
+                                npyio_dtype **out)
+{
+    static const char where[] = "the shape";
+    bool unsized = base->itemsize == 0 && (base->kind == NPYIO_KIND_BYTES ||
+                                           base->kind == NPYIO_KIND_STR ||
+                                           base->kind == NPYIO_KIND_VOID);
+    int64_t size;
+
+    *out = NULL;
+    if (unsized) { /* "3S": the number is the size */
+        if (v->is_tuple)
+            return npyio__fail(NPYIO_E_FORMAT, "%s gives the size of a "
+                               "type without one (S, U, V), which must be "
+                               "an int, not a tuple", where);
+        size = v->dims[0];
+        if (base->kind == NPYIO_KIND_STR)
+            size = size > INT32_MAX / 4 ? INT64_MAX : 4 * size;
+        if (size > INT32_MAX)
+            return npyio__fail(NPYIO_E_OVERFLOW, "%s: the size is above "
+                               "NumPy's limit of 2147483647 bytes", where);
+        return make_scalar(base->kind, (size_t)size, base->byteorder, out);
+    }
+    if (base->itemsize == 0 && base->kind == NPYIO_KIND_SUBARRAY)
+        return npyio__fail(NPYIO_E_FORMAT, "%s applies to a subarray of 0 "
+                           "bytes, of which NumPy makes an inconsistent "
+                           "dtype", where);
+    /* (type, ()) and (type, 1) are the type itself in NumPy 1.x. */
+    if ((v->is_tuple && v->ndim == 0) || (!v->is_tuple && v->dims[0] == 1)) {
+        *out = npyio_dtype_ref(base);
+        return NPYIO_OK;
+    }
+    if (v->ndim > NPYIO__MAX_SUBARRAY_NDIM)
+        return npyio__fail(NPYIO_E_LIMIT, "%s has more than %d dimensions",
+                           where, NPYIO__MAX_SUBARRAY_NDIM);
+    return npyio__make_subarray(base, v->ndim, v->dims, where, out);
+}
+
+static npyio_status convert_item(const comma_item *item, size_t offset,
+                                 int depth, npyio_dtype **out)
+{
+    char inline_buf[64], *text = inline_buf;
+    npyio_dtype *base = NULL;
+    shape_value v;
+    size_t n = (item->order != 0) + item->type_len;
+    npyio__mem mem;
+    npyio_status st = NPYIO_OK;
+
+    *out = NULL;
+    if (n > sizeof inline_buf) {
+        npyio__mem_init(&mem, NULL);
+        st = npyio__alloc(&mem, n, "type string", (void **)&text);
+        if (st != NPYIO_OK)
+            return st;
+    }
+    if (item->order != 0)
+        text[0] = item->order;
+    memcpy(text + (item->order != 0), item->type, item->type_len);
+    st = type_from_str(text, n, offset, depth + 1, &base);
+    if (text != inline_buf)
+        npyio__free(text);
+    if (st != NPYIO_OK || item->shape == NULL) {
+        *out = base;
+        return st;
+    }
+    eval_shape(item->shape, item->shape_len, &v); /* checked when split */
+    st = apply_shape(base, &v, out);
+    npyio_dtype_unref(base);
+    return st;
+}
+
+/* Split into items (the whole string first, as NumPy does, so syntax is
+ * checked before any item is converted). */
+static npyio_status split_items(const char *s, size_t len, size_t offset,
+                                const npyio__mem *mem, comma_item **items,
+                                size_t *count)
+{
+    comma_item *list = NULL;
+    size_t pos = 0, n = 0, cap = 0;
+    char host = npyio__host_order();
+    npyio_status st = NPYIO_OK;
+
+    while (pos < len && st == NPYIO_OK) {
+        comma_item item;
+        char o1, o2, order;
+        shape_value v;
+
+        pos = match_item(s, len, pos, &item, &o1, &o2);
+        if (pos < len) {
+            size_t after = skip_spaces(s, len, pos);
+
+            if (after == len)
+                pos = len;
+            else if (s[after] != ',')
+                st = bad_type(s, len, offset, NPYIO_E_FORMAT,
+                              "an item of a comma-separated type string is "
+                              "[byte order][shape][byte order]type");
+            else
+                pos = skip_spaces(s, len, after + 1);
+        }
+        if (st != NPYIO_OK)
+            break;
+        order = o2 == 0 ? o1 : o1 == 0 ? o2 : 0;
+        if (o1 != 0 && o2 != 0) {
+            char a = o1 == '=' ? host : o1, b = o2 == '=' ? host : o2;
+
+            if (a != b) {
+                st = bad_type(s, len, offset, NPYIO_E_FORMAT,
+                              "an item has two different byte orders");
+                break;
+            }
+            order = a;
+        }
+        item.order = order == '|' || order == '=' || order == host ? 0
+                                                                    : order;
+        if (item.shape != NULL && !eval_shape(item.shape, item.shape_len,
+                                              &v)) {
+            st = bad_type(s, len, offset, NPYIO_E_FORMAT,
+                          "the shape of an item is not an int or a tuple "
+                          "of ints (as Python writes them)");
+            break;
+        }
+        if (n == cap) {
+            void *block = list;
+
+            cap = cap ? 2 * cap : 8;
+            st = npyio__realloc(mem, &block, cap * sizeof *list,
+                                "type string items");
+            if (st != NPYIO_OK)
+                break;
+            list = block;
+        }
+        list[n++] = item;
+    }
+    if (st != NPYIO_OK) {
+        npyio__free(list);
+        return st;
+    }
+    *items = list;
+    *count = n;
+    return NPYIO_OK;
+}
+
+static npyio_status comma_from_str(const char *s, size_t len, size_t offset,
+                                   int depth, npyio_dtype **out)
+{
+    comma_item *items = NULL;
+    npyio_dtype **types = NULL;
+    size_t n = 0, i, made = 0;
+    npyio__mem mem;
+    npyio_status st;
+
+    npyio__mem_init(&mem, NULL);
+    st = split_items(s, len, offset, &mem, &items, &n);
+    if (st != NPYIO_OK)
+        return st;
+    if (n == 1) {
+        st = convert_item(&items[0], SIZE_MAX, depth, out);
+        npyio__free(items);
+        return item_context(st, s, len, offset, 1);
+    }
+    /* Two items or more are a record, even when an empty last item
+     * without a shape is then ignored (_convert_from_list). */
+    if (items[n - 1].shape == NULL && items[n - 1].order == 0 &&
+        items[n - 1].type_len == 0)
+        n--;
+    st = npyio__alloc_array(&mem, n, sizeof *types, "record fields",
+                            (void **)&types);
+    for (i = 0; i < n && st == NPYIO_OK; i++, made++) {
+        st = convert_item(&items[i], SIZE_MAX, depth, &types[i]);
+        st = item_context(st, s, len, offset, i + 1);
+    }
+    if (st == NPYIO_OK)
+        st = npyio__record_numbered(types, n, offset == SIZE_MAX
+                                                  ? "type string"
+                                                  : "descr", out);
+    for (i = 0; i < made; i++)
+        npyio_dtype_unref(types[i]);
+    npyio__free(types);
+    npyio__free(items);
+    return st;
+}
+
+/* np.dtype(str): a list of types or one type. */
+static npyio_status type_from_str(const char *s, size_t len, size_t offset,
+                                  int depth, npyio_dtype **out)
+{
+    *out = NULL;
+    if (!is_comma_string(s, len))
+        return single_from_str(s, len, offset, out);
+    if (depth >= TYPE_STRING_DEPTH)
+        return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                        "type strings nested too deep");
+    return comma_from_str(s, len, offset, depth, out);
+}
+
+npyio_status npyio__dtype_from_str(const char *s, size_t len, size_t offset,
+                                   npyio_dtype **out)
+{
+    return type_from_str(s, len, offset, 0, out);
 }
 
 npyio_status npyio__dtype_from_node(const npyio__lit_doc *doc,
@@ -722,18 +1166,29 @@ npyio_status npyio__dtype_from_node_at(const npyio__lit_doc *doc,
     *out = NULL;
     if (node->kind == NPYIO__LIT_STR) {
         const char *text = doc->text + node->pos;
+        char *decoded = small;
         size_t len = node->len;
+        npyio__mem mem;
+        npyio_status st;
 
-        /* Type strings are ASCII; only an escaped one needs decoding. */
+        /* Type strings are ASCII (white space between the items of a
+         * comma-separated one may not be); only a string with escapes or
+         * other characters needs decoding. */
         if (node->flags != 0) {
-            if (npyio__lit_str_room(node) > sizeof small)
-                return npyio__fail(NPYIO_E_FORMAT,
-                                   "header byte %zu: descr is not a valid "
-                                   "dtype: an overlong type string", offset);
-            len = npyio__lit_str_decode(doc, node, small);
-            text = small;
+            if (npyio__lit_str_room(node) > sizeof small) {
+                npyio__mem_init(&mem, options);
+                st = npyio__alloc(&mem, npyio__lit_str_room(node),
+                                  "type string", (void **)&decoded);
+                if (st != NPYIO_OK)
+                    return st;
+            }
+            len = npyio__lit_str_decode(doc, node, decoded);
+            text = decoded;
         }
-        return npyio__dtype_from_str(text, len, offset, out);
+        st = npyio__dtype_from_str(text, len, offset, out);
+        if (decoded != small)
+            npyio__free(decoded);
+        return st;
     }
     if (node->kind == NPYIO__LIT_LIST || node->kind == NPYIO__LIT_TUPLE)
         return npyio__compound_from_node(doc, node, options, depth, out);
@@ -744,7 +1199,9 @@ npyio_status npyio__dtype_from_node_at(const npyio__lit_doc *doc,
 }
 
 /* A Python literal starts with a quote (maybe after a u or b prefix) or a
- * bracket; no type string does. */
+ * bracket; no type string does, except a shape: "(2,)f8" and "()f8" are
+ * type strings, while a literal tuple ('<f8', (2,)) opens with a quote or
+ * another bracket. */
 static bool looks_like_literal(const char *text, size_t len)
 {
     size_t i = 0;
@@ -752,8 +1209,17 @@ static bool looks_like_literal(const char *text, size_t len)
     if (len > 1 && (text[0] == 'u' || text[0] == 'U' || text[0] == 'b' ||
                     text[0] == 'B'))
         i = 1;
-    return len > i && (text[i] == '\'' || text[i] == '"' ||
-                       (i == 0 && (text[0] == '[' || text[0] == '(')));
+    if (len > i && (text[i] == '\'' || text[i] == '"'))
+        return true;
+    if (i > 0 || len == 0)
+        return false;
+    if (text[0] == '[')
+        return true;
+    if (text[0] != '(')
+        return false;
+    for (i = 1; i < len && text[i] == ' '; i++)
+        ;
+    return i < len && !is_digit(text[i]) && text[i] != ',' && text[i] != ')';
 }
 
 npyio_status npyio_dtype_from_descr(const char *text, size_t len,

@@ -59,6 +59,10 @@ struct npyio_dtype {
     npyio__field *fields;
 };
 
+/* NumPy's NPY_MAXDIMS in 2.x: subarray shapes have at most this many
+ * dimensions (NumPy 1.x: 32). */
+#define NPYIO__MAX_SUBARRAY_NDIM 64
+
 /* The largest itemsize NumPy allows (its itemsize is a C int). */
 #define NPYIO__MAX_ITEMSIZE ((size_t)INT32_MAX)
 
@@ -96,6 +100,11 @@ npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
                                   const int64_t *shape, const char *where,
                                   npyio_dtype **out);
 
+/* A record of n fields named f0, f1, ... packed in order, as np.dtype()
+ * makes of a comma-separated type string (takes its own references). */
+npyio_status npyio__record_numbered(npyio_dtype *const *types, size_t n,
+                                    const char *where, npyio_dtype **out);
+
 /* Descr literal of a record or subarray into the writer's buffer. */
 npyio_status npyio__compound_descr(const npyio_dtype *dtype, char *out,
                                    size_t cap, size_t *len);
@@ -105,6 +114,11 @@ npyio_status npyio__compound_descr(const npyio_dtype *dtype, char *out,
 bool npyio__compound_equal(const npyio_dtype *a, const npyio_dtype *b);
 npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
                                         npyio_dtype **out);
+
+/* NPYIO_E_UNSUPPORTED, naming two fields and ending with `why`, if any
+ * record in dtype (nested ones included) has fields sharing a byte. */
+npyio_status npyio__check_disjoint(const npyio_dtype *dtype,
+                                   const char *where, const char *why);
 
 /* Free what a dtype owns besides itself (fields' and base references). */
 void npyio__compound_release(npyio_dtype *dtype);

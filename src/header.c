@@ -295,6 +295,36 @@ static npyio_status check_fortran(const npyio__lit_doc *doc,
 
 /* ---- the header object -------------------------------------------------------- */
 
+/*
+ * NumPy's rule for the size of any array, empty ones included
+ * (PyArray_NewFromDescr): the itemsize times every dimension that is not 0
+ * must fit in its signed 64-bit npy_intp, else "array is too big". A 0
+ * dimension is skipped, not multiplied in, so (0, 2**60) of '<f8' is
+ * refused although it holds no data, while (0, 2**63 - 1) of '|i1' is
+ * fine; with itemsize 0 nothing is ever too big.
+ */
+static npyio_status check_span(const npyio_header *h, const char *where)
+{
+    uint64_t span = h->dtype->itemsize;
+    int i;
+
+    for (i = 0; i < h->ndim && span != 0; i++) {
+        uint64_t dim = (uint64_t)h->shape[i];
+
+        if (dim == 0)
+            continue;
+        if (span > (uint64_t)INT64_MAX / dim)
+            return npyio__fail(NPYIO_E_OVERFLOW,
+                               "%s: array is too big: %zu-byte items times "
+                               "the dimensions other than 0 exceed 2**63 - "
+                               "1 bytes (NumPy's rule, which holds even "
+                               "for an array with a dimension of 0)",
+                               where, h->dtype->itemsize);
+        span *= dim;
+    }
+    return NPYIO_OK;
+}
+
 /* Element count and byte size, refusing what int64_t cannot hold (NumPy
  * computes these in int64 and wraps silently). */
 static npyio_status compute_sizes(npyio_header *h, const char *where)
@@ -305,6 +335,12 @@ static npyio_status compute_sizes(npyio_header *h, const char *where)
     for (i = 0; i < h->ndim; i++)
         if (h->shape[i] == 0)
             count = 0;
+    if (count == 0) {
+        npyio_status st = check_span(h, where);
+
+        if (st != NPYIO_OK)
+            return st;
+    }
     for (i = 0; i < h->ndim && count != 0; i++) {
         if (count > INT64_MAX / h->shape[i])
             return npyio__fail(NPYIO_E_OVERFLOW,
@@ -374,17 +410,68 @@ static void fold_subarray(npyio_header *h, int from, const npyio_dtype *dt)
     h->dtype = npyio_dtype_ref(dt);
 }
 
-static npyio_status check_total_ndim(int ndim, const npyio_options *options,
-                                     const char *where)
+/* The shape's dimensions plus those a subarray dtype folds in count
+ * against NPYIO_LIMIT_NDIM together (NumPy 2 allows 64 in all).
+ * npyio_header_new() applies the default limit, the one a reader with
+ * default options applies: no header the library makes fails to read
+ * back for having too many dimensions. */
+static npyio_status check_total_ndim(int64_t ndim, int64_t folded,
+                                     const npyio_options *options,
+                                     const char *where, const char *whose)
 {
     int64_t limit = npyio__limit(options, NPYIO_LIMIT_NDIM);
 
-    if (ndim > limit)
-        return npyio__fail(NPYIO_E_LIMIT, "%s: the shape with the descr's "
-                           "subarray folded in has %d dimensions, more than "
-                           "the limit of %lld (NPYIO_LIMIT_NDIM)", where,
-                           ndim, (long long)limit);
-    return NPYIO_OK;
+    if (ndim + folded <= limit)
+        return NPYIO_OK;
+    if (folded == 0)
+        return npyio__fail(NPYIO_E_LIMIT, "%s: the shape has %lld "
+                           "dimensions, more than the limit of %lld "
+                           "(NPYIO_LIMIT_NDIM)", where, (long long)ndim,
+                           (long long)limit);
+    return npyio__fail(NPYIO_E_LIMIT, "%s: the shape with the %s subarray "
+                       "folded in has %lld dimensions (%lld + %lld), more "
+                       "than the limit of %lld (NPYIO_LIMIT_NDIM)", where,
+                       whose, (long long)(ndim + folded), (long long)ndim,
+                       (long long)folded, (long long)limit);
+}
+
+/*
+ * A descr string such as '(2,)<f8' is a subarray type (np.dtype() reads
+ * the leading shape). NumPy 1.24's reader does not fold it into the shape:
+ * it reads count elements of the subarray (count times its values) and
+ * reshapes them to the header's shape, which works only when both have as
+ * many values: the array is empty, or the subarray has exactly one
+ * element. Those are read, folded as NumPy 2 folds ('(2,)<f8' of (0,) is
+ * (0, 2) of '<f8'); the others NumPy cannot load ("cannot reshape"). A
+ * tuple descr ('<f8', (2,)) is always folded.
+ */
+static npyio_status check_string_subarray(const npyio__lit_doc *doc,
+                                          const npyio__lit_node *descr,
+                                          const npyio__lit_node *shape,
+                                          const npyio_dtype *dt)
+{
+    const npyio__lit_node *dim;
+    bool empty = false, one = true;
+    char shown[64];
+    int i;
+
+    for (dim = npyio__lit_child(doc, shape); dim != NULL;
+         dim = npyio__lit_next(doc, dim))
+        empty = empty || dim->value == 0;
+    for (; dt->kind == NPYIO_KIND_SUBARRAY; dt = dt->base)
+        for (i = 0; i < dt->ndim; i++)
+            one = one && dt->shape[i] == 1;
+    if (empty || one)
+        return NPYIO_OK;
+    return npyio__fail(NPYIO_E_FORMAT, "header byte %zu: descr '%s' is a "
+                       "subarray type string, which NumPy reads only for an "
+                       "array with no elements or a subarray of exactly one "
+                       "(else \"cannot reshape array\"); a descr written as "
+                       "a tuple, such as ('<f8', (2,)), has its subarray "
+                       "folded into the shape",
+                       npyio__lit_offset(doc, descr),
+                       npyio__show(doc->text + descr->pos, descr->len, shown,
+                                   sizeof shown));
 }
 
 static npyio_status build_from_dict(const npyio__lit_doc *doc,
@@ -410,9 +497,12 @@ static npyio_status build_from_dict(const npyio__lit_doc *doc,
         st = check_fortran(doc, f.fortran, &fortran);
     if (st == NPYIO_OK)
         st = npyio__dtype_from_node(doc, f.descr, options, &dt);
+    if (st == NPYIO_OK && dt->kind == NPYIO_KIND_SUBARRAY &&
+        f.descr->kind == NPYIO__LIT_STR)
+        st = check_string_subarray(doc, f.descr, f.shape, dt);
     if (st == NPYIO_OK) {
         extra = folded_ndim(dt);
-        st = check_total_ndim(ndim + extra, options, "header");
+        st = check_total_ndim(ndim, extra, options, "header", "descr's");
     }
     if (st == NPYIO_OK)
         st = alloc_header(options, ndim + extra, &h);
@@ -823,9 +913,11 @@ npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
             return npyio__fail(NPYIO_E_INVALID_ARG,
                                "%s: shape[%d] is negative (%lld)", where, i,
                                (long long)shape[i]);
-    if (folded_ndim(dtype) > INT32_MAX / 2)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: too many dimensions",
-                           where);
+    /* What reading would refuse with the default limits, construction
+     * refuses too: no header the library writes fails to read back. */
+    st = check_total_ndim(ndim, folded_ndim(dtype), NULL, where, "dtype's");
+    if (st != NPYIO_OK)
+        return st;
     st = alloc_header(NULL, ndim + folded_ndim(dtype), &h);
     if (st != NPYIO_OK)
         return st;

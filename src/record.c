@@ -12,10 +12,11 @@
  */
 #include "dtype.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* NumPy's NPY_MAXDIMS in 2.x: subarray shapes have at most this many. */
-#define MAX_SUBARRAY_NDIM 64
+#define MAX_SUBARRAY_NDIM NPYIO__MAX_SUBARRAY_NDIM
 
 /* ---- subarrays ---------------------------------------------------------------- */
 
@@ -37,6 +38,13 @@ npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
         if (shape[i] < 0)
             return npyio__fail(NPYIO_E_INVALID_ARG,
                                "%s: subarray dimension %d is negative (%lld)",
+                               where, i, (long long)shape[i]);
+        /* NumPy checks each dimension, not only the product: (0, 2**40)
+         * has no elements and is refused all the same. */
+        if (shape[i] > INT32_MAX)
+            return npyio__fail(NPYIO_E_OVERFLOW,
+                               "%s: subarray dimension %d (%lld) is above "
+                               "NumPy's limit of 2147483647 (a C int)",
                                where, i, (long long)shape[i]);
         if (shape[i] > 0 && count > NPYIO__MAX_ITEMSIZE / (uint64_t)shape[i])
             count = NPYIO__MAX_ITEMSIZE + (uint64_t)1; /* too big, below */
@@ -625,6 +633,49 @@ npyio_status npyio__compound_from_node(const npyio__lit_doc *doc,
     return st;
 }
 
+/* ---- numbered fields (comma-separated type strings) ----------------------------- */
+
+npyio_status npyio__record_numbered(npyio_dtype *const *types, size_t n,
+                                    const char *where, npyio_dtype **out)
+{
+    enum { NAME_ROOM = 24 }; /* "f" and 20 digits */
+    npyio__mem mem;
+    pending p;
+    char *names = NULL;
+    uint64_t offset = 0;
+    size_t i;
+    npyio_status st;
+
+    *out = NULL;
+    npyio__mem_init(&mem, NULL);
+    pending_init(&p, NULL);
+    st = pending_reserve(&p, n);
+    if (st == NPYIO_OK)
+        st = npyio__alloc_array(&mem, n, NAME_ROOM, "field names",
+                                (void **)&names);
+    for (i = 0; i < n && st == NPYIO_OK; i++) {
+        pending_field f = {names + i * NAME_ROOM, 0, NULL, 0,
+                           (int64_t)offset, NULL};
+
+        offset += types[i]->itemsize;
+        if (offset > NPYIO__MAX_ITEMSIZE) {
+            st = npyio__fail(NPYIO_E_OVERFLOW, "%s: the record's size is "
+                             "above NumPy's limit of 2147483647 bytes",
+                             where);
+            break;
+        }
+        f.name_len = (size_t)snprintf(names + i * NAME_ROOM, NAME_ROOM,
+                                      "f%zu", i);
+        f.dtype = npyio_dtype_ref(types[i]);
+        st = pending_push(&p, &f);
+    }
+    if (st == NPYIO_OK)
+        st = pack_record(&p, (size_t)offset, 1, where, out);
+    pending_release(&p);
+    npyio__free(names);
+    return st;
+}
+
 /* ---- the builder ------------------------------------------------------------------ */
 
 #define NPYIO__MAGIC_BUILDER 0x42554c44u /* "BULD" */
@@ -1048,6 +1099,111 @@ void npyio__compound_release(npyio_dtype *dtype)
     for (i = 0; i < dtype->field_count; i++)
         npyio_dtype_unref(dtype->fields[i].dtype);
     npyio_dtype_unref(dtype->base);
+}
+
+/* ---- overlapping fields ---------------------------------------------------------- */
+
+/* A field's byte range, for sorting. */
+typedef struct span {
+    uint64_t begin, end;
+    size_t index;
+} span;
+
+static int span_order(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static npyio_status overlap_fail(const npyio_dtype *rec, const span *a,
+                                 const span *b, const char *where,
+                                 const char *why)
+{
+    const npyio__field *f = &rec->fields[a->index], *g = &rec->fields[b->index];
+    char shown_f[64], shown_g[64];
+
+    return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: fields '%s' (bytes %llu to "
+                       "%llu) and '%s' (bytes %llu to %llu) overlap: %s",
+                       where,
+                       npyio__show(f->name, f->name_len, shown_f,
+                                   sizeof shown_f),
+                       (unsigned long long)a->begin,
+                       (unsigned long long)a->end - 1,
+                       npyio__show(g->name, g->name_len, shown_g,
+                                   sizeof shown_g),
+                       (unsigned long long)b->begin,
+                       (unsigned long long)b->end - 1, why);
+}
+
+/* One record's own fields: one pass when they are in offset order (every
+ * record a descr describes), a sorted copy otherwise. Fields of 0 bytes
+ * occupy no byte and overlap nothing. */
+static npyio_status record_disjoint(const npyio_dtype *rec, const char *where,
+                                    const char *why)
+{
+    span last = {0, 0, 0}, *sorted = NULL;
+    npyio__mem mem;
+    size_t i, n = 0;
+    bool in_order = true;
+    npyio_status st;
+
+    for (i = 0; i < rec->field_count; i++) {
+        span s = {(uint64_t)rec->fields[i].offset, 0, i};
+
+        s.end = s.begin + rec->fields[i].dtype->itemsize;
+        if (s.end == s.begin)
+            continue;
+        if (s.begin < last.begin) {
+            in_order = false;
+            break;
+        }
+        if (s.begin < last.end)
+            return overlap_fail(rec, &last, &s, where, why);
+        if (s.end > last.end)
+            last = s;
+    }
+    if (in_order)
+        return NPYIO_OK;
+    npyio__mem_init(&mem, NULL);
+    st = npyio__alloc_array(&mem, rec->field_count, sizeof *sorted,
+                            "field ranges", (void **)&sorted);
+    if (st != NPYIO_OK)
+        return st;
+    for (i = 0; i < rec->field_count; i++) {
+        span s = {(uint64_t)rec->fields[i].offset, 0, i};
+
+        s.end = s.begin + rec->fields[i].dtype->itemsize;
+        if (s.end > s.begin)
+            sorted[n++] = s;
+    }
+    qsort(sorted, n, sizeof *sorted, span_order);
+    last = sorted[0]; /* n >= 2: two fields were out of order */
+    for (i = 1; i < n && st == NPYIO_OK; i++) {
+        if (sorted[i].begin < last.end)
+            st = overlap_fail(rec, &last, &sorted[i], where, why);
+        else if (sorted[i].end > last.end)
+            last = sorted[i];
+    }
+    npyio__free(sorted);
+    return st;
+}
+
+npyio_status npyio__check_disjoint(const npyio_dtype *dtype,
+                                   const char *where, const char *why)
+{
+    size_t i;
+    npyio_status st = NPYIO_OK;
+
+    /* Nesting is bounded by NPYIO__MAX_DEPTH, so is this recursion. */
+    if (dtype->kind == NPYIO_KIND_SUBARRAY)
+        return npyio__check_disjoint(dtype->base, where, why);
+    if (dtype->kind != NPYIO_KIND_RECORD)
+        return NPYIO_OK;
+    st = record_disjoint(dtype, where, why);
+    for (i = 0; i < dtype->field_count && st == NPYIO_OK; i++)
+        st = npyio__check_disjoint(dtype->fields[i].dtype, where, why);
+    return st;
 }
 
 /* ---- queries ------------------------------------------------------------------------ */

@@ -14,6 +14,11 @@ Output (under tests/data/headers/, next to this script):
                           the cases NumPy did not write with version=None
   valid/manifest.tsv      one row per case: what NumPy reads from the header
   dtype_strings.tsv       which type strings np.dtype() accepts, and as what
+  comma_strings.tsv       comma-separated type strings and leading shapes
+                          ('i4,f8', '(2,3)f4', '3S'): accepted or not, and
+                          the dtype np.dtype() makes of them
+  sizes.tsv               dtypes and shapes at the edge of NumPy's size
+                          rule: whether np.load of such a header works
 
 The C tests read these files without NumPy, so the formats are fixed (see the
 column lists below).  The output is deterministic: nothing depends on time,
@@ -21,6 +26,7 @@ randomness or dict/set ordering, and every file is rewritten on each run.
 After writing, the script re-reads everything and checks it against NumPy.
 """
 
+import ast
 import io
 import math
 import os
@@ -36,6 +42,8 @@ OUT_DIR = os.path.join(HERE, "headers")
 VALID_DIR = os.path.join(OUT_DIR, "valid")
 MANIFEST = os.path.join(VALID_DIR, "manifest.tsv")
 DTYPE_TSV = os.path.join(OUT_DIR, "dtype_strings.tsv")
+COMMA_TSV = os.path.join(OUT_DIR, "comma_strings.tsv")
+SIZES_TSV = os.path.join(OUT_DIR, "sizes.tsv")
 
 MAGIC = b"\x93NUMPY"
 
@@ -48,6 +56,11 @@ DTYPE_COLUMNS = [
     "input", "accepted", "str", "kind", "itemsize", "alignment",
     "host_dependent",
 ]
+COMMA_COLUMNS = [
+    "input_hex", "accepted", "descr", "itemsize", "host_dependent",
+    "inconsistent", "shown",
+]
+SIZES_COLUMNS = ["descr", "shape", "loads", "needle", "numpy_error"]
 
 # Datetime units in the order NumPy documents them.
 DT_UNITS = ["Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs",
@@ -590,6 +603,269 @@ def write_dtype_strings():
 
 
 # ---------------------------------------------------------------------------
+# Comma-separated type strings (np.dtype('i4,f8'), '(2,3)f4', '3S', ...)
+# ---------------------------------------------------------------------------
+
+# Columns of comma_strings.tsv:
+#   input_hex     the string, UTF-8, as hex (it may hold tabs and newlines)
+#   accepted      1 if np.dtype() takes it
+#   descr         what libnpyio's npyio_dtype_descr writes for that dtype:
+#                 repr(dtype.descr) for a record, repr((base descr, shape))
+#                 for a subarray, "'" + dtype.str + "'" otherwise; '-' if
+#                 refused
+#   itemsize      dtype.itemsize, '-' if refused
+#   host_dependent  1 if the answer may differ on a big-endian host or one
+#                 with other C type sizes (explicit byte orders, native
+#                 multi-byte types, long/pointer/long double sizes)
+#   inconsistent  1 if NumPy 1.24 builds a dtype that contradicts itself
+#                 (sizes wrapped negative, a subarray of 0 bytes given a
+#                 size): libnpyio refuses those on purpose
+#   shown         Python's repr of the string, for people
+
+SEPARATED = [
+    "i4,f8", "i4 ,f8", "i4, f8", "i4 , f8", "i4,\tf8", "i4,\nf8",
+    "i4\x0b,f8", "i4\x0c,\rf8", "i4,\x1cf8", "i4,\xa0f8", "i4,\x85f8",
+    "i4,\u3000f8", "i4,\u2028f8", "i4,\u200bf8", "i4,f8 ", "i4,f8\t",
+    "i4,f8\n", "i4,f8 \u3000", "i4,f8,", "i4,f8, ", "i4,,f8", ",i4",
+    ",", "i4,", "i4, ", "i4;f8", "i4 f8", " i4,f8", "\ti4,f8", "i4,f8,<",
+    "i4,f8,>", "i4,<", "i4,>", "i4,|", "i4,=", "i4,<,f8", "i4,f8,=,",
+    "i4,()", "i4,(2,)", "2,", "2", "(2,)", "()", "<()", "<()f8",
+    ">()f8", "|()f8", "=()f8", "!()f8", "()f8", "!2f8", "(2)f8",
+    "(2)f8,i4", "[2]f8", "i4],f8", "]i4,f8", "M8[s],M8[D]", "M8[2,3]",
+    "M8[2,3],i4", "M8[s,f8", "M8[ns]2,i4", "f8[ns],i4", "f8.5,i4",
+    "f8?,i4", "?,b1", "i4,f8,S5,U3,M8[s],m8[25s],c16,?,V4,e",
+    "float64,int32", "<float64,i4", ">float64,i4", "=float64,i4",
+    "|float64,i4", "datetime64[ns],timedelta64[25s]",
+    "<datetime64[ns],>timedelta64", "i4,datetime64", "i4,M", "i4,m8",
+    "i4,O", "i4,O8", "i4,O4", "O,O", "i4,g", "i4,f16", "i4,f12",
+    "i4,c32", "i4,float128", "i4,l", "i4,p", "int,intp", "i4,S", "i4,U",
+    "i4,V", "i4,a", "i4,a0", "i4,c", "S0,U0,V0", "S1,U1,V1", "b,B,h,H",
+    "i4,x8", "i4,i3", "x,y", "i4," + "f8," * 30 + "u1",
+    ",".join("i%d" % (1 << (i % 4)) for i in range(40)),
+    "i4,S2147483647", "i4,S2147483648", "i4,S99999999999999999999",
+    "i4,U536870911", "i4,U536870912", "i4,V2147483647",
+    "2147483647S", "2147483648S", "536870911U", "536870912U",
+    "(2147483647,)u1", "(2147483647,)u1,i1", "(1073741823,)u2",
+    "(1073741824,)u2", "(1073741824,)u2,i1", "i4,(2147483647,0)f8",
+    "i4,(2147483648,0)f8", "i4,(0,2147483648)f8", "i4,2147483648S",
+    "i4,(9223372036854775808,0)f8", "i4,99999999999999999999f8",
+    "(2)0f8,i4", "(2)0f8", "(3)0S,i4", "2<0f8,i4", "(2)3S,i4",
+    "(2)3U,i4", "(2,)3f8", "2<3f8", "2<3f8,i4", "(2)(2)", "(2)2,i4",
+    "2,2,", "3(2,)f8", "(2,)(3,)f8,i4", "3 f8", "3 f8,i4",
+    "(" + ",".join(["1"] * 32) + ")f8",
+    "(" + ",".join(["2"] * 16) + ")u1,i1",
+]
+
+SHAPES = [
+    "", "2", "3", "1", "0", "00", "02", "(2,)", "(2,3)", "(2, 3)",
+    "( 2 , 3 , )", "()", "( )", "(1,)", "(1)", "(2)", "(0,)", "(0)",
+    "(2,0)", "(1,1)", "2,3", "2,3,", "2 ,", "2 3", "(2 3)", " 2", "2 ",
+    " (2,)", "(2,) ", "(,)", "(2,,3)", "(2", "2)", ",", ",2", " ",
+    "(2147483647,)", "(0,2147483647)", "(2147483648,)",
+]
+SHAPED_TYPES = ["f8", "i4", "<i2", ">i2", "u1", "S3", "S", "a", "U2", "U",
+                ">U", "V", "V0", "M8[ns]", "b1", "c8", "float32", "x4", ""]
+ORDERS = ["", "<", ">", "=", "|"]
+
+
+def comma_inputs():
+    """All probe strings, in a fixed order, duplicates dropped."""
+    out = list(SEPARATED)
+    for shape in SHAPES:
+        for t in SHAPED_TYPES:
+            out.append(shape + t)
+            out.append(shape + t + ",i2")
+            out.append("u1," + shape + t)
+    for o1 in ORDERS:
+        for o2 in ORDERS:
+            for t in ["i2", "S3", "U2"]:
+                out.append(o1 + "(2,)" + o2 + t)
+                out.append("f8," + o1 + "(2,)" + o2 + t)
+                out.append(o1 + "3" + o2 + t + ",u1")
+    seen, unique = set(), []
+    for s in out:
+        if s not in seen:
+            seen.add(s)
+            unique.append(s)
+    return unique
+
+
+def lib_descr(dt):
+    """The descr npyio_dtype_descr writes (np.save's for records)."""
+    if dt.names is not None:
+        return dt.descr
+    if dt.subdtype is not None:
+        base, shape = dt.subdtype
+        return (lib_descr(base), shape)
+    return dt.str
+
+
+def consistent(dt):
+    """False for the dtypes NumPy 1.24 builds with contradictory sizes."""
+    if dt.itemsize < 0 or "-" in dt.str:
+        return False
+    if dt.names is not None:
+        end = 0
+        for name in dt.names:
+            fdt, off = dt.fields[name][:2]
+            if not consistent(fdt) or off < end:
+                return False
+            end = off + fdt.itemsize
+        return end <= dt.itemsize
+    if dt.subdtype is not None:
+        base, shape = dt.subdtype
+        return consistent(base) and \
+            base.itemsize * math.prod(shape) == dt.itemsize
+    return True
+
+
+def comma_host_dependent(s, dt):
+    """Conservative: explicit orders, native multi-byte results and
+    host-sized types (see HOST_* above) all count."""
+    if any(c in s for c in "<>="):
+        return 1
+    words = [w for w in
+             "".join(c if c.isalnum() else " " for c in s).split()]
+    for w in words:
+        core = w.lstrip("0123456789")
+        if core in HOST_CHARS or core in HOST_NAMES or core in HOST_SIZED:
+            return 1
+        if core[:1] == "O" and core[1:].isdigit():
+            return 1
+    if dt is not None:
+        text = repr(lib_descr(dt))
+        if "<" in text or ">" in text or dt.hasobject or "f16" in text \
+                or "c32" in text:
+            return 1
+    return 0
+
+
+def comma_row(s):
+    dt = probe_dtype(s)
+    shown = ascii(s)
+    assert "\t" not in shown
+    if dt is None:
+        return [s.encode("utf-8").hex(), 0, "-", "-",
+                comma_host_dependent(s, None), 0, shown]
+    ok = consistent(dt)
+    return [s.encode("utf-8").hex(), 1,
+            repr(lib_descr(dt)) if ok else "-",
+            dt.itemsize if ok else "-", comma_host_dependent(s, dt),
+            0 if ok else 1, shown]
+
+
+def write_comma_strings():
+    rows = [comma_row(s) for s in comma_inputs()]
+    with open(COMMA_TSV, "w", encoding="utf-8", newline="\n") as f:
+        f.write("#" + "\t".join(COMMA_COLUMNS) + "\n")
+        for row in rows:
+            f.write("\t".join(str(v) for v in row) + "\n")
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# NumPy's size rule: itemsize times every dimension but 0 fits in intp
+# ---------------------------------------------------------------------------
+
+INTP_MAX = 2**63 - 1
+SIZE_DESCRS = ["'|i1'", "'<i2'", "'|S3'", "'<f8'", "'<c16'", "'|V0'",
+               "'|S0'", "'<U0'", "[('a', '<i4'), ('b', '<f8')]",
+               "[('a', '<f8', (0, 2147483647))]", "[]"]
+
+
+def size_shapes(itemsize):
+    """Shapes at the edges of the rule for this itemsize."""
+    shapes = [(), (0,), (5,), (2, 3), (0, 0), (0, INTP_MAX),
+              (INTP_MAX, 0), (2**31, 2**31, 0), (2**30, 2**30, 0),
+              (2**32, 2**32), (2**62, 4), (3, 0, 2**62, 2**62)]
+    if itemsize > 0:
+        edge = INTP_MAX // itemsize
+        shapes += [(0, edge), (0, edge + 1), (edge, 0), (edge + 1, 0),
+                   (0, 0, edge + 1), (4, 0, edge // 4),
+                   (4, 0, edge // 4 + 1), (0, 2**31, edge // 2**31),
+                   (0, 2**31, edge // 2**31 + 1), (edge + 1,)]
+    return shapes
+
+
+def size_probes():
+    seen, out = set(), []
+    for descr in SIZE_DESCRS:
+        itemsize = npf.descr_to_dtype(ast.literal_eval(descr)).itemsize
+        for shape in size_shapes(itemsize):
+            count = math.prod(shape)
+            # A dimension beyond int64 is refused as an integer that does
+            # not fit (invalid/shape_2p63), before any size rule.
+            if max(shape, default=0) > INTP_MAX:
+                continue
+            # Non-empty arrays whose data exists but cannot be allocated
+            # would fail for want of memory, not by the rule: only keep
+            # those that are small or beyond int64 anyway.
+            if 0 < count * itemsize <= INTP_MAX and count * itemsize > 2**20:
+                continue
+            if 0 < count <= INTP_MAX and itemsize == 0 and count > 2**20:
+                continue
+            if (descr, shape) not in seen:
+                seen.add((descr, shape))
+                out.append((descr, shape))
+    return out
+
+
+def size_verdict(descr, shape):
+    """(loads, NumPy's message) for np.load of the header and its data."""
+    text = "{'descr': %s, 'fortran_order': False, 'shape': %r, }" % (
+        descr, tuple(shape))
+    hdr = frame(pad_align(text, 1), 1) if len(text) < 60000 else None
+    itemsize = npf.descr_to_dtype(ast.literal_eval(descr)).itemsize
+    count = math.prod(shape)
+    data = bytes(count * itemsize) if 0 <= count * itemsize <= 2**20 else b""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            np.load(io.BytesIO(hdr + data))
+        return 1, "-"
+    except Exception as e:  # ValueError, MemoryError, ...
+        return 0, "%s: %s" % (type(e).__name__, str(e).split("\n")[0])
+
+
+def size_needle(descr, shape):
+    """The part of libnpyio's message naming the fault, for refusals."""
+    itemsize = npf.descr_to_dtype(ast.literal_eval(descr)).itemsize
+    count = math.prod(shape)
+    if count == 0:
+        return "array is too big"
+    if count > INTP_MAX:
+        return "more elements than a 64-bit count"
+    return "more bytes than a 64-bit size"
+
+
+def size_rule(descr, shape):
+    """The rule as libnpyio states it, to check NumPy against."""
+    itemsize = npf.descr_to_dtype(ast.literal_eval(descr)).itemsize
+    span = itemsize
+    for d in shape:
+        if d != 0:
+            span *= d
+    count = math.prod(shape)
+    return span <= INTP_MAX and count <= INTP_MAX and \
+        count * itemsize <= INTP_MAX
+
+
+def write_sizes():
+    rows = []
+    for descr, shape in size_probes():
+        loads, error = size_verdict(descr, shape)
+        # NumPy must agree with the rule libnpyio implements.
+        assert bool(loads) == size_rule(descr, shape), (descr, shape, error)
+        rows.append([descr, repr(tuple(shape)), loads,
+                     "-" if loads else size_needle(descr, shape), error])
+    with open(SIZES_TSV, "w", encoding="ascii", newline="\n") as f:
+        f.write("#" + "\t".join(SIZES_COLUMNS) + "\n")
+        for row in rows:
+            f.write("\t".join(str(v) for v in row) + "\n")
+    return rows
+
+
+# ---------------------------------------------------------------------------
 # Self-check: re-read the written files the way a C test would, and compare
 # with NumPy.
 # ---------------------------------------------------------------------------
@@ -678,14 +954,50 @@ def check_dtype_strings():
     return rows
 
 
+def check_comma_strings():
+    rows = read_tsv(COMMA_TSV, COMMA_COLUMNS)
+    assert [bytes.fromhex(r["input_hex"]).decode("utf-8") for r in rows] \
+        == comma_inputs()
+    for r in rows:
+        s = bytes.fromhex(r["input_hex"]).decode("utf-8")
+        dt = probe_dtype(s)
+        assert r["accepted"] == ("0" if dt is None else "1")
+        if r["descr"] != "-":
+            # The descr text reads back (as np.save's reader reads a
+            # descr) to the same dtype.
+            back = ast.literal_eval(r["descr"])
+            if isinstance(back, tuple):
+                back = np.dtype((npf.descr_to_dtype(back[0]), back[1]))
+            else:
+                back = npf.descr_to_dtype(back)
+            assert back == dt and int(r["itemsize"]) == dt.itemsize, s
+        else:
+            assert dt is None or r["inconsistent"] == "1"
+    return rows
+
+
+def check_sizes():
+    rows = read_tsv(SIZES_TSV, SIZES_COLUMNS)
+    assert [(r["descr"], r["shape"]) for r in rows] == \
+        [(d, repr(tuple(s))) for d, s in size_probes()]
+    for r in rows:
+        loads, _ = size_verdict(r["descr"], ast.literal_eval(r["shape"]))
+        assert int(r["loads"]) == loads
+    return rows
+
+
 def main():
     print("NumPy %s, Python %s" % (np.__version__, sys.version.split()[0]))
     valid = numpy_written_cases() + legacy_cases()
     n_canon = write_valid(valid)
     write_dtype_strings()
+    write_comma_strings()
+    write_sizes()
 
     rows = check_valid()
     drows = check_dtype_strings()
+    crows = check_comma_strings()
+    srows = check_sizes()
 
     by_origin = {}
     for c in valid:
@@ -701,6 +1013,13 @@ def main():
                                            for r in rows)))
     print("dtype_strings.tsv: %d inputs, %d accepted, %d rejected, "
           "%d host-dependent" % (len(drows), acc, len(drows) - acc, host))
+    print("comma_strings.tsv: %d inputs, %d accepted (%d inconsistent), "
+          "%d host-dependent"
+          % (len(crows), sum(r["accepted"] == "1" for r in crows),
+             sum(r["inconsistent"] == "1" for r in crows),
+             sum(r["host_dependent"] == "1" for r in crows)))
+    print("sizes.tsv: %d shapes, %d load in NumPy"
+          % (len(srows), sum(r["loads"] == "1" for r in srows)))
     print("all checks passed")
 
 

@@ -176,6 +176,16 @@ def cases():
         "more elements than a 64-bit count")
     hdr("shape_nbytes_overflow", GOOD.replace("(2,)", "(4611686018427387904,)"),
         "OVERFLOW", "more bytes than a 64-bit size")
+    # NumPy's size rule holds for empty arrays too: the itemsize times the
+    # dimensions other than 0 must fit in int64 ("array is too big").
+    hdr("shape_empty_too_big", GOOD.replace("(2,)", "(0, %d)" % 2**60),
+        "OVERFLOW", "array is too big")
+    hdr("shape_empty_too_big_3d",
+        GOOD.replace("(2,)", "(%d, %d, 0)" % (2**30, 2**30)), "OVERFLOW",
+        "array is too big")
+    hdr("shape_empty_too_big_i2",
+        GOOD.replace("'<f8'", "'<i2'").replace("(2,)", "(%d, 0)" % 2**62),
+        "OVERFLOW", "array is too big")
     hdr("shape_leading_zero", GOOD.replace("(2,)", "(02,)"), "FORMAT",
         "leading zeros")
     hdr("shape_empty_comma", GOOD.replace("(2,)", "(,)"), "FORMAT",
@@ -248,10 +258,40 @@ def cases():
              "OVERFLOW", "above NumPy's limit"),
             ("subarray_three_items", "('<f8', (2,), 1)", "FORMAT",
              "not a 3-tuple"),
+            # Each subarray dimension must fit in a C int, even beside a 0.
+            ("subarray_dim_over_int", "[('a', '<f8', (0, 2147483648))]",
+             "OVERFLOW", "above NumPy's limit of 2147483647 (a C int)"),
+            ("subarray_folded_65_dims", "('<f8', (%s))" % ("1, " * 64),
+             "LIMIT", "65 dimensions (1 + 64)"),
+            # Type strings with a shape are subarrays; NumPy reads such a
+            # descr only when the array is empty or the subarray has one
+            # element ("cannot reshape array of size 6 into shape (2,)").
+            ("string_subarray", "'(3,)<f8'", "FORMAT",
+             "is a subarray type string"),
+            ("string_subarray_empty_sub", "'(0,)<f8'", "FORMAT",
+             "is a subarray type string"),
+            ("string_subarray_leading_int", "'3<f8'", "FORMAT",
+             "is a subarray type string"),
+            # Comma-separated type strings as np.dtype() parses them.
+            ("comma_bad_item", "'i4,x8'", "FORMAT",
+             "format number 2: type string \"x8\": unknown type"),
+            # The second ',' is taken as an item's shape, which Python
+            # cannot evaluate (NumPy: SyntaxError).
+            ("comma_empty_item", "'i4,,f8'", "FORMAT",
+             "not an int or a tuple of ints"),
+            ("comma_two_orders", "'i4,=(2,)>i2'", "FORMAT",
+             "two different byte orders"),
+            ("comma_bad_shape", "'i4,(2,,3)f8'", "FORMAT",
+             "not an int or a tuple of ints"),
+            ("comma_shape_on_s", "'i4,(2,)S'", "FORMAT",
+             "the size of a type without one"),
             ("subarray_bad_shape", "('<f8', 'x')", "FORMAT",
              "a subarray shape is a string"),
     ):
         hdr(name, GOOD.replace("'<f8'", descr), status, needle)
+    hdr("string_subarray_0d",
+        "{'descr': '(2,)<f8', 'fortran_order': False, 'shape': (), }",
+        "FORMAT", "is a subarray type string")
     # A valid record nested 20 deep: 41 brackets, beyond the default
     # NPYIO_LIMIT_DEPTH of 32 (NumPy has no such limit).
     hdr("record_nested_too_deep",

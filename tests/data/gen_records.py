@@ -72,6 +72,10 @@ Case origins:
             the data.  The manifest gives the facts after folding the
             subarray shape into the array shape; fields.tsv lists nothing;
             swaps.tsv covers the whole unfolded subarray element.
+  toplevel_string  the same with the descr a type string ('(2,)<f8'):
+            1.24 loads these only when the array is empty or the subarray
+            has one element (as the base type in the header's shape, not
+            folded); libnpyio folds them like the tuples.
 
 The output is deterministic, every file is rewritten on each run, and the
 script re-reads everything and checks it against NumPy at the end.
@@ -119,7 +123,8 @@ VERSION_WARNINGS = {
 class Case:
     """One header of valid/.
 
-    origin: 'save', 'dict', 'legacy' or 'toplevel' (see the module doc).
+    origin: 'save', 'dict', 'legacy', 'toplevel' or 'toplevel_string' (see
+    the module doc).
     expect: (descr list NumPy's writer gives for the dtype NumPy reads back,
     shape, fortran_order), i.e. what we intend NumPy to read; comparing it
     with NumPy's actual reading catches mistakes in this script.  For
@@ -517,6 +522,20 @@ def legacy_cases():
     add("legacy_spacing",
         "[ ( 'a' , '<i4' ) , ( 'b' , '<f8' , ( 2 , ) ) , ]",
         [("a", "<i4"), ("b", "<f8", (2,))])
+    # Comma-separated type strings (np.dtype() makes fields f0, f1, ...;
+    # a leading shape is a subarray field; '3S' is S3).
+    add("legacy_comma_string", "'i4,f8'", [("f0", "<i4"), ("f1", "<f8")])
+    add("legacy_comma_shapes", "'(2,)i4, (2,3)>f4,3S , a10'",
+        [("f0", "<i4", (2,)), ("f1", ">f4", (2, 3)), ("f2", "|S3"),
+         ("f3", "|S10")])
+    add("legacy_comma_kinds", '"M8[ns],>m8[25s],U2,?,c16,float32"',
+        [("f0", "<M8[ns]"), ("f1", ">m8[25s]"), ("f2", "<U2"),
+         ("f3", "|b1"), ("f4", "<c16"), ("f5", "<f4")])
+    # An empty last item: the list is still a record, of one field.
+    add("legacy_comma_one_field", "'i4,<'", [("f0", "<i4")])
+    # As a field's descr: a nested record, and a subarray field.
+    add("legacy_comma_in_field", "[('a', 'i4,f8'), ('b', '(2,)>i2')]",
+        [("a", [("f0", "<i4"), ("f1", "<f8")]), ("b", ">i2", (2,))])
     # 1.14..1.23 layout (no growth padding) of an ordinary record, F order.
     # The text (109 characters) fits a 128-byte header only without the 20
     # growth spaces 1.24 adds, so the canonical header is 192 bytes.
@@ -544,6 +563,21 @@ def toplevel_cases():
         base, folded = fold_toplevel(dtype, shape)
         cases.append(Case(name, data, "toplevel",
                           (npf.dtype_to_descr(base), folded, False)))
+    # The same as a type string ('(2,)<f8'), which np.dtype() also makes a
+    # subarray of. NumPy 1.24 does not fold it: it loads count elements of
+    # the subarray and reshapes them to the header's shape, which works
+    # only for an empty array or a subarray of one element (and gives an
+    # array of the base type with the header's shape). libnpyio folds these
+    # as it folds tuples.
+    for name, descr, shape, fortran in [
+            ("toplevel_string_empty", "(2,)<f8", (0,), False),
+            ("toplevel_string_empty_fortran", "(2,3)>u4", (4, 0), True),
+            ("toplevel_string_one", "(1,)>i2", (3,), False),
+            ("toplevel_string_one_2d", "(1,1)f4", (2,), False)]:
+        data = header_from_dict(descr, fortran, shape)
+        base, folded = fold_toplevel(np.dtype(descr), shape)
+        cases.append(Case(name, data, "toplevel_string",
+                          (npf.dtype_to_descr(base), folded, fortran)))
     return cases
 
 
@@ -621,7 +655,7 @@ def manifest_row(case, canonical_file):
     major, hlen, offset = preamble(case.data)
     assert offset == len(case.data)
     _, shape, fortran, dtype = numpy_read(case.data)
-    if case.origin == "toplevel":
+    if case.origin.startswith("toplevel"):
         dtype, shape = fold_toplevel(dtype, shape)
     got = (npf.dtype_to_descr(dtype), tuple(shape), fortran)
     assert got == case.expect, (case.name, got, case.expect)
@@ -660,7 +694,7 @@ def write_valid(cases):
         with open(os.path.join(VALID_DIR, case.name + ".hdr"), "wb") as f:
             f.write(case.data)
         _, shape, fortran, dtype = numpy_read(case.data)
-        if case.origin == "toplevel":
+        if case.origin.startswith("toplevel"):
             canon = canonical_header(*fold_toplevel(dtype, shape), fortran)
         else:
             canon = canonical_header(dtype, shape, fortran)
@@ -676,7 +710,7 @@ def write_valid(cases):
             with open(os.path.join(VALID_DIR, canon_file), "wb") as f:
                 f.write(canon)
         manifest.append(manifest_row(case, canon_file))
-        if case.origin != "toplevel":
+        if not case.origin.startswith("toplevel"):
             fields += field_rows(case.name, dtype)
         swaps.append([case.name, swap_text(swap_units(dtype, ">")),
                       swap_text(swap_units(dtype, "<"))])
@@ -820,6 +854,17 @@ def check_valid(cases):
                 raise AssertionError("NumPy 1.24 loaded " + name)
             except ValueError as e:
                 assert "cannot reshape" in str(e), e
+        elif origin[name] == "toplevel_string":
+            # A type string: NumPy 1.24 loads these (empty, or a subarray
+            # of one element) as the base type in the header's shape.
+            assert isinstance(descr_value, str)
+            sub = np.dtype(descr_value)
+            assert sub.subdtype is not None and sub == dtype
+            header_shape = shape
+            dtype, shape = fold_toplevel(dtype, shape)
+            blob = data + bytes(math.prod(shape) * dtype.itemsize)
+            got = np.load(io.BytesIO(blob))
+            assert got.dtype == dtype and got.shape == header_shape, name
         else:
             assert dtype.names is not None, name
             assert npf.descr_to_dtype(descr_value) == dtype
@@ -853,7 +898,7 @@ def check_valid(cases):
                 np.save(buf, arr)
             assert buf.getvalue()[:len(canon)] == canon, name
             assert len(buf.getvalue()) == len(canon) + arr.nbytes
-            if origin[name] != "toplevel":
+            if not origin[name].startswith("toplevel"):
                 # np.load of header + zero data gives that array.
                 # (np.load's default max_header_size is 10000 characters;
                 # see numpy_read.)
@@ -871,7 +916,7 @@ def check_valid(cases):
         n = len(mine)
         assert field_rows_left[:n] == mine  # contiguous, in case order
         del field_rows_left[:n]
-        if origin[name] == "toplevel":
+        if origin[name].startswith("toplevel"):
             assert n == 0
         else:
             top = [f for f in mine if f["depth"] == "0"]

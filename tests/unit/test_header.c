@@ -367,20 +367,182 @@ static void test_header_new_checks(void **state)
     npyio_dtype_unref(u1);
 }
 
-/* A dimension of zero makes the count zero whatever the others are, as in
- * NumPy (no overflow is reported for (2**40, 2**40, 0)). */
+/* A dimension of zero makes the count zero, but the other dimensions
+ * still obey NumPy's size rule: (2**40, 2**40, 0) of '<f8' is "array is
+ * too big" for NumPy (8 * 2**80 bytes beyond int64), (2**30, 2**20, 0) is
+ * an empty array. sizes.tsv holds the edges, checked against np.load. */
 static void test_zero_dimension(void **state)
 {
     npyio_dtype *f8 = NULL;
     npyio_header *h = NULL;
-    int64_t shape[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0};
+    int64_t huge[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0};
+    int64_t fine[3] = {INT64_C(1) << 30, INT64_C(1) << 20, 0};
 
     (void)state;
     assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &f8));
-    assert_ok(npyio_header_new(f8, 3, shape, 1, &h));
+    assert_status(npyio_header_new(f8, 3, huge, 1, &h), NPYIO_E_OVERFLOW);
+    assert_error_contains("array is too big");
+    assert_null(h);
+    assert_ok(npyio_header_new(f8, 3, fine, 1, &h));
     assert_int_equal(npyio_header_count(h), 0);
     assert_int_equal(npyio_header_nbytes(h), 0);
     npyio_header_free(h);
+    npyio_dtype_unref(f8);
+}
+
+/* Parse the shape column of sizes.tsv, a Python tuple: "(0, 5)", "(3,)". */
+static int parse_tuple(const char *text, int64_t *shape)
+{
+    int n = 0;
+    const char *p = text;
+
+    while (*p != '\0') {
+        if (*p >= '0' && *p <= '9') {
+            char *end;
+
+            shape[n++] = strtoll(p, &end, 10);
+            p = end;
+        } else {
+            p++;
+        }
+    }
+    return n;
+}
+
+/*
+ * NumPy's size rule at its edges (headers/sizes.tsv, made by
+ * gen_headers.py from np.load of each header): the itemsize times every
+ * dimension other than 0 must fit in int64, whether or not a dimension is
+ * 0. Parsing a header and making one with npyio_header_new() both follow
+ * it, with NPYIO_E_OVERFLOW and a message naming the rule.
+ */
+static void test_size_rule_matches_numpy(void **state)
+{
+    tsv_table t;
+    size_t i, loads = 0, refused = 0;
+
+    (void)state;
+    tsv_load("headers/sizes.tsv", &t);
+    assert_true(t.count >= 100);
+    for (i = 0; i < t.count; i++) {
+        const tsv_row *r = &t.rows[i];
+        const char *descr = r->field[0];
+        bool numpy_loads = strcmp(r->field[2], "1") == 0;
+        char text[512];
+        unsigned char *b;
+        size_t len;
+        int64_t shape[64];
+        int ndim = parse_tuple(r->field[1], shape);
+        npyio_header *h = NULL;
+        npyio_dtype *dt = NULL;
+
+        assert_int_equal(r->count, 5);
+        print_message("%s %s\n", descr, r->field[1]);
+        snprintf(text, sizeof text, "{'descr': %s, 'fortran_order': False, "
+                 "'shape': %s, }\n", descr, r->field[1]);
+        b = make_header(text, 1, &len);
+        assert_ok(npyio_dtype_from_descr(descr, strlen(descr), NULL, &dt));
+        if (numpy_loads) {
+            assert_ok(npyio_header_parse(b, len, NULL, &h, NULL));
+            npyio_header_free(h);
+            assert_ok(npyio_header_new(dt, ndim, shape, 0, &h));
+            npyio_header_free(h);
+            loads++;
+        } else {
+            assert_status(npyio_header_parse(b, len, NULL, &h, NULL),
+                          NPYIO_E_OVERFLOW);
+            assert_error_contains(r->field[3]);
+            assert_null(h);
+            assert_status(npyio_header_new(dt, ndim, shape, 0, &h),
+                          NPYIO_E_OVERFLOW);
+            assert_error_contains(r->field[3]);
+            assert_null(h);
+            refused++;
+        }
+        npyio_dtype_unref(dt);
+        free(b);
+    }
+    print_message("%zu shapes load, %zu refused, as in NumPy\n", loads,
+                  refused);
+    assert_true(loads > 50 && refused > 50);
+    tsv_free(&t);
+}
+
+/* Emit a header made by npyio_header_new and parse it back with default
+ * options: what construction accepts, reading must accept too. */
+static void check_reads_back(const npyio_header *h)
+{
+    size_t len = 0;
+    unsigned char *buf;
+    npyio_header *again = NULL;
+
+    assert_status(npyio_header_emit(h, 0, NULL, 0, &len),
+                  NPYIO_E_BUFFER_TOO_SMALL);
+    buf = malloc(len);
+    assert_ok(npyio_header_emit(h, 0, buf, len, &len));
+    assert_ok(npyio_header_parse(buf, len, NULL, &again, NULL));
+    assert_int_equal(npyio_header_ndim(again), npyio_header_ndim(h));
+    npyio_header_free(again);
+    free(buf);
+}
+
+/*
+ * At most 64 dimensions (NPYIO_LIMIT_NDIM's default, NumPy 2's maximum),
+ * counted after a subarray dtype is folded into the shape, at
+ * construction as on reading: npyio_header_new() used to accept 100
+ * dimensions, and 64 + 64 folded ones, and emit headers that
+ * npyio_header_parse() then refused.
+ */
+static void test_header_new_ndim_limit(void **state)
+{
+    int64_t ones[100], sub_shape[64];
+    npyio_dtype *f8 = NULL, *sub32 = NULL, *sub64 = NULL, *nested = NULL;
+    npyio_header *h = NULL;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 100; i++)
+        ones[i] = 1;
+    for (i = 0; i < 64; i++)
+        sub_shape[i] = 1;
+    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &f8));
+    assert_ok(npyio_dtype_subarray(f8, 32, sub_shape, &sub32));
+    assert_ok(npyio_dtype_subarray(f8, 64, sub_shape, &sub64));
+    assert_ok(npyio_dtype_subarray(sub32, 32, sub_shape, &nested));
+
+    assert_ok(npyio_header_new(f8, 64, ones, 0, &h));
+    check_reads_back(h);
+    npyio_header_free(h);
+    assert_status(npyio_header_new(f8, 65, ones, 0, &h), NPYIO_E_LIMIT);
+    assert_error_contains("the shape has 65 dimensions, more than the limit "
+                          "of 64 (NPYIO_LIMIT_NDIM)");
+    assert_null(h);
+    assert_status(npyio_header_new(f8, 100, ones, 0, &h), NPYIO_E_LIMIT);
+    assert_null(h);
+    /* Folded subarray dimensions count too. */
+    assert_ok(npyio_header_new(sub32, 32, ones, 0, &h));
+    assert_int_equal(npyio_header_ndim(h), 64);
+    check_reads_back(h);
+    npyio_header_free(h);
+    assert_ok(npyio_header_new(sub64, 0, NULL, 0, &h));
+    check_reads_back(h);
+    npyio_header_free(h);
+    assert_status(npyio_header_new(sub32, 33, ones, 0, &h), NPYIO_E_LIMIT);
+    assert_error_contains("65 dimensions (33 + 32)");
+    assert_status(npyio_header_new(sub64, 64, ones, 0, &h), NPYIO_E_LIMIT);
+    assert_error_contains("128 dimensions (64 + 64)");
+    assert_status(npyio_header_new(sub64, 1, ones, 0, &h), NPYIO_E_LIMIT);
+    /* ... through every level of a nested subarray. */
+    assert_ok(npyio_header_new(nested, 0, NULL, 0, &h));
+    assert_int_equal(npyio_header_ndim(h), 64);
+    check_reads_back(h);
+    npyio_header_free(h);
+    assert_status(npyio_header_new(nested, 1, ones, 0, &h), NPYIO_E_LIMIT);
+    assert_error_contains("65 dimensions (1 + 64)");
+    assert_null(h);
+    npyio_dtype_unref(nested);
+    npyio_dtype_unref(sub64);
+    npyio_dtype_unref(sub32);
     npyio_dtype_unref(f8);
 }
 
@@ -409,6 +571,8 @@ int main(void)
         cmocka_unit_test(test_ndim_and_depth_limits),
         cmocka_unit_test(test_header_new_checks),
         cmocka_unit_test(test_zero_dimension),
+        cmocka_unit_test(test_size_rule_matches_numpy),
+        cmocka_unit_test(test_header_new_ndim_limit),
         cmocka_unit_test(test_getters_on_null),
     };
 

@@ -619,6 +619,90 @@ static void test_out_of_order_fields_cannot_be_saved(void **state)
     npyio_dtype_unref(rec);
 }
 
+/*
+ * npyio_dtype_swap is its own inverse, so it refuses records whose fields
+ * share bytes (the builder can make them; no descr can): such bytes would
+ * be reversed once per field. It fails with the status descr emission
+ * gives them, before touching the data. Disjoint fields in any order are
+ * swapped field by field and come back after a second swap.
+ */
+static void test_swap_refuses_overlapping_fields(void **state)
+{
+    static const unsigned char input[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                            11, 12};
+    npyio_record_builder *b;
+    npyio_dtype *overlap, *alias, *out_of_order, *outer, *sub;
+    unsigned char data[12];
+    char text[256];
+    int64_t two[1] = {2};
+    size_t i;
+
+    (void)state;
+    /* The reproducer: '>i4' at 0 and at 2 in 6 bytes. */
+    b = builder(0);
+    add(b, "a", NULL, 0, ">i4", 0, NULL);
+    add(b, "b", NULL, 2, ">i4", 0, NULL);
+    overlap = finish(b, 6);
+    /* Two fields over the same bytes: each swap reversed them twice. */
+    b = builder(0);
+    add(b, "x", NULL, 0, "<u4", 0, NULL);
+    add(b, "y", NULL, 0, "<u4", 0, NULL);
+    alias = finish(b, 4);
+    /* Disjoint, out of order, with a one-byte field between. */
+    b = builder(0);
+    add(b, "c", NULL, 6, ">u2", 0, NULL);
+    add(b, "d", NULL, 0, ">i4", 0, NULL);
+    add(b, "e", NULL, 5, "u1", 0, NULL);
+    out_of_order = finish(b, 8);
+    /* The overlap two levels down, inside a subarray field. */
+    b = builder(0);
+    add(b, "p", NULL, -1, "|u1", 0, NULL);
+    assert_ok(npyio_record_builder_add(b, "q", NULL, -1, alias, 1, two));
+    outer = finish(b, 0);
+    assert_ok(npyio_dtype_subarray(outer, 1, two, &sub));
+
+    for (i = 0; i < 4; i++) {
+        npyio_dtype *dt = i == 0 ? overlap : i == 1 ? alias : i == 2 ? outer
+                                                                     : sub;
+        size_t n = npyio_dtype_itemsize(dt) <= sizeof data
+                       ? npyio_dtype_itemsize(dt)
+                       : 0;
+
+        memcpy(data, input, sizeof data);
+        assert_status(npyio_dtype_swap(dt, data, n), NPYIO_E_UNSUPPORTED);
+        assert_error_contains("overlap");
+        assert_error_contains("would not be its own inverse");
+        assert_memory_equal(data, input, sizeof data); /* untouched */
+        /* The status descr emission (and so a header) gives them. */
+        assert_status(npyio_dtype_descr(dt, text, sizeof text, NULL),
+                      NPYIO_E_UNSUPPORTED);
+    }
+    assert_status(npyio_dtype_swap(overlap, data, 6), NPYIO_E_UNSUPPORTED);
+    assert_error_contains("fields 'a' (bytes 0 to 3) and 'b' (bytes 2 to 5) "
+                          "overlap");
+
+    /* Disjoint fields out of order: 'd' and 'c' reversed (big-endian data
+     * on a little-endian host and the other way round), 'e' and the gap
+     * left alone; a second swap restores the input. */
+    memcpy(data, input, 8);
+    assert_ok(npyio_dtype_swap(out_of_order, data, 8));
+    if (host_order() == '<') {
+        static const unsigned char want[8] = {4, 3, 2, 1, 5, 6, 8, 7};
+
+        assert_memory_equal(data, want, 8);
+    } else {
+        assert_memory_equal(data, input, 8); /* already native */
+    }
+    assert_ok(npyio_dtype_swap(out_of_order, data, 8));
+    assert_memory_equal(data, input, 8);
+
+    npyio_dtype_unref(sub);
+    npyio_dtype_unref(outer);
+    npyio_dtype_unref(out_of_order);
+    npyio_dtype_unref(alias);
+    npyio_dtype_unref(overlap);
+}
+
 static void test_field_queries(void **state)
 {
     const char *descr = "[('x', '<i4'), (('T', 'y'), '>f8', (2, 3))]";
@@ -687,6 +771,21 @@ static void test_subarray_constructor(void **state)
     assert_status(npyio_dtype_subarray(f8, 2, huge, &same), NPYIO_E_OVERFLOW);
     assert_status(npyio_dtype_subarray(f8, 65, shape, &same),
                   NPYIO_E_INVALID_ARG);
+    /* Each dimension must fit in a C int, as NumPy requires ("dimension
+     * does not fit into a C int"), even when another is 0. */
+    {
+        int64_t wide[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0};
+        int64_t edge[2] = {INT32_MAX, 0};
+
+        assert_status(npyio_dtype_subarray(f8, 3, wide, &same),
+                      NPYIO_E_OVERFLOW);
+        assert_error_contains("subarray dimension 0 (1099511627776) is "
+                              "above NumPy's limit of 2147483647");
+        assert_null(same);
+        assert_ok(npyio_dtype_subarray(f8, 2, edge, &same));
+        assert_int_equal(npyio_dtype_itemsize(same), 0);
+        npyio_dtype_unref(same);
+    }
     assert_null(npyio_dtype_subarray_base(f8));
     assert_null(npyio_dtype_subarray_shape(f8));
     npyio_dtype_unref(sub);
@@ -781,6 +880,7 @@ int main(void)
         cmocka_unit_test(test_builder_matches_numpy),
         cmocka_unit_test(test_builder_errors),
         cmocka_unit_test(test_out_of_order_fields_cannot_be_saved),
+        cmocka_unit_test(test_swap_refuses_overlapping_fields),
         cmocka_unit_test(test_field_queries),
         cmocka_unit_test(test_subarray_constructor),
         cmocka_unit_test(test_header_folds_subarray),
