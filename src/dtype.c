@@ -748,7 +748,8 @@ static size_t space_at(const char *s, size_t len)
                (u[0] >= 0x1c && u[0] <= 0x1f);
     if (u[0] == 0xC2 && len >= 2)
         return u[1] == 0x85 || u[1] == 0xA0 ? 2 : 0; /* NEL, NBSP */
-    if (u[0] < 0xE1 || u[0] > 0xE3 || len < 3)
+    if (u[0] < 0xE1 || u[0] > 0xE3 || len < 3 || (u[1] & 0xC0) != 0x80 ||
+        (u[2] & 0xC0) != 0x80)
         return 0;
     c = ((uint32_t)(u[0] & 0x0F) << 12) | ((uint32_t)(u[1] & 0x3F) << 6) |
         (u[2] & 0x3F);
