@@ -1473,7 +1473,10 @@ NPYIO_API npyio_status npyio_writer_open_stream_rows(
  * in-place writers, in any process, not programs that ignore it) from
  * open to close. If another holds a conflicting lock, this fails at once
  * with NPYIO_E_LOCKED (the message says whether an appender or in-place
- * writers hold it), or with NPYIO_FLAG_WAIT_FOR_LOCK waits for it.
+ * writers hold it), or with NPYIO_FLAG_WAIT_FOR_LOCK waits for it. The
+ * lock belongs to the open file: a process forked while the writer is
+ * open shares it (and keeps it held until it too has closed the file, or
+ * exited), so fork before opening writers that must exclude each other.
  *
  * A failed or aborted append (a full disk, too few bytes, an error at
  * close, npyio_writer_abort()) cuts the file back to its length at open.

@@ -5,10 +5,15 @@
  * NumPy's view of the results is checked by tests/interop/grow_check.py.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -116,36 +121,44 @@ static void test_append_in_a_loop(void **state)
     npyio_options_free(o);
 }
 
-/* A header without growth room (NumPy <= 1.23 padded to 16 or 64 with no
- * spare space): appending rewrites the file through a temporary. */
-static void test_append_without_room(void **state)
+/* A file of `rows` rows (i, i, i) whose header has no growth room (NumPy
+ * <= 1.23 padded to 16 or 64 with no spare space): the text and its
+ * newline, nothing more, so that one more digit does not fit. */
+static void write_roomless_file(const char *file_path, int rows)
 {
     char text[80];
-    unsigned char file[256];
+    unsigned char file[512];
     size_t n, i, at;
-    int32_t v[27];
+    int32_t v[3 * 20];
+    FILE *f;
 
-    (void)state;
+    assert_true(rows <= 20);
     /* Native order, like the rows append_rows() adds. */
     snprintf(text, sizeof text, "{'descr': '%ci4', 'fortran_order': False, "
-             "'shape': (9, 3), }", host_order());
+             "'shape': (%d, 3), }", host_order(), rows);
     n = strlen(text);
     at = 10 + n + 1;
-    /* The text and its newline, nothing more: no room for a digit. */
     memcpy(file, "\x93NUMPY\x01\x00", 8);
     file[8] = (unsigned char)(n + 1);
     file[9] = 0;
     memcpy(file + 10, text, n);
     file[10 + n] = '\n';
-    for (i = 0; i < 27; i++)
+    for (i = 0; i < (size_t)(3 * rows); i++)
         v[i] = (int32_t)(i / 3);
-    memcpy(file + at, v, sizeof v);
-    {
-        FILE *f = fopen(path, "wb");
+    memcpy(file + at, v, (size_t)(3 * rows) * sizeof *v);
+    f = fopen(file_path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(file, 1, at + (size_t)(3 * rows) * sizeof *v, f),
+                     at + (size_t)(3 * rows) * sizeof *v);
+    assert_int_equal(fclose(f), 0);
+}
 
-        assert_int_equal(fwrite(file, 1, at + sizeof v, f), at + sizeof v);
-        fclose(f);
-    }
+/* Appending to a file without growth room rewrites it through a
+ * temporary. */
+static void test_append_without_room(void **state)
+{
+    (void)state;
+    write_roomless_file(path, 9);
     assert_int_equal(check_rows(path), 9);
     append_rows(path, 9, 1, NULL); /* "(10, 3)" is one digit longer */
     assert_int_equal(check_rows(path), 10);
@@ -272,6 +285,412 @@ static void test_rows_from_four_processes(void **state)
     npyio_header_free(h);
 }
 
+/* Write a .npy of '<i4' by hand with fortran_order True: what npy-matlab
+ * and NPZ.jl write for arrays whose C and Fortran layouts coincide. */
+static void write_fortran_file(const char *file_path, const char *shape,
+                               const int32_t *v, size_t n)
+{
+    char text[128];
+    unsigned char head[128];
+    size_t len;
+    FILE *f;
+
+    snprintf(text, sizeof text, "{'descr': '%ci4', 'fortran_order': True, "
+             "'shape': %s, }", host_order(), shape);
+    len = strlen(text);
+    memset(head, ' ', sizeof head);
+    memcpy(head, "\x93NUMPY\x01\x00", 8);
+    head[8] = 118;
+    head[9] = 0;
+    memcpy(head + 10, text, len);
+    head[127] = '\n';
+    f = fopen(file_path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(head, 1, 128, f), 128);
+    assert_int_equal(fwrite(v, sizeof *v, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Rows appended to a fortran_order True file of shape (1, 3) or (0, 3) are
+ * C-order data: the new header must say False, or NumPy reads the rows
+ * transposed. */
+static void test_append_to_degenerate_fortran(void **state)
+{
+    static const int32_t one[3] = {0, 0, 0};
+    npyio_header *h = NULL;
+    void *d = NULL;
+
+    (void)state;
+    write_fortran_file(path, "(1, 3)", one, 3);
+    append_rows(path, 1, 2, NULL);
+    assert_int_equal(check_rows(path), 3);
+    assert_ok(npyio_load(path, 0, NULL, &h, &d));
+    assert_int_equal(npyio_header_fortran_order(h), 0);
+    npyio_header_free(h);
+    npyio_free(d);
+    write_fortran_file(path, "(0, 3)", one, 0);
+    append_rows(path, 0, 4, NULL);
+    assert_int_equal(check_rows(path), 4);
+    assert_ok(npyio_load(path, 0, NULL, &h, &d));
+    assert_int_equal(npyio_header_fortran_order(h), 0);
+    npyio_header_free(h);
+    npyio_free(d);
+    /* Rows described in Fortran order are refused. */
+    {
+        npyio_dtype *dt = NULL;
+        npyio_header *rows = NULL;
+        npyio_writer *w = NULL;
+        int64_t shape[2] = {2, 3};
+        char type[4] = {host_order(), 'i', '4', 0};
+
+        assert_ok(npyio_dtype_from_descr(type, 3, NULL, &dt));
+        assert_ok(npyio_header_new(dt, 2, shape, 1, &rows));
+        assert_status(npyio_writer_open_append(path, rows, NULL, &w),
+                      NPYIO_E_INVALID_ARG);
+        assert_error_contains("Fortran order");
+        npyio_header_free(rows);
+        npyio_dtype_unref(dt);
+    }
+}
+
+/* Rows of 0 bytes count: (3, 0) plus 5 rows is (8, 0). */
+static void test_append_zero_byte_rows(void **state)
+{
+    npyio_header *h = header_of("<f8", 3, 0), *rows = header_of("<f8", 5, 0);
+    npyio_header *back = NULL;
+    npyio_writer *w = NULL;
+    void *d = NULL;
+
+    (void)state;
+    assert_ok(npyio_save(path, h, "", NULL));
+    assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+    assert_ok(npyio_writer_write(w, "", 0));
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_load(path, 0, NULL, &back, &d));
+    assert_int_equal(npyio_header_shape(back)[0], 8);
+    assert_int_equal(npyio_header_shape(back)[1], 0);
+    npyio_header_free(back);
+    npyio_free(d);
+    npyio_header_free(h);
+    npyio_header_free(rows);
+}
+
+static int64_t file_size(const char *file_path)
+{
+    struct stat st;
+
+    assert_int_equal(stat(file_path, &st), 0);
+    return (int64_t)st.st_size;
+}
+
+/* A failed or abandoned append leaves the file as long as it was. */
+static void test_failed_append_cuts_back(void **state)
+{
+    npyio_header *h = header_of("=i4", 2, 3), *rows = header_of("=i4", 3, 3);
+    static const int32_t first[6] = {0, 0, 0, 1, 1, 1};
+    static const int32_t data[9] = {2, 2, 2, 3, 3, 3, 4, 4, 4};
+    npyio_writer *w = NULL;
+    size_t len_before, len_after;
+    unsigned char *before, *after;
+
+    (void)state;
+    assert_ok(npyio_save(path, h, first, NULL));
+    before = read_data_file_abs(path, &len_before);
+    /* Aborted after two of three rows. */
+    assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, 24));
+    assert_true(file_size(path) > (int64_t)len_before); /* they are there */
+    npyio_writer_abort(w);
+    assert_int_equal(file_size(path), (int64_t)len_before);
+    /* Closed short of the rows announced. */
+    assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, 12));
+    assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
+    after = read_data_file_abs(path, &len_after);
+    assert_int_equal(len_after, len_before);
+    assert_memory_equal(after, before, len_before);
+    /* Failed midway: more bytes than announced is refused and the writer
+     * stays failed; closing it cuts the file back too. */
+    assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, 36));
+    assert_status(npyio_writer_write(w, data, 4), NPYIO_E_INVALID_ARG);
+    assert_status(npyio_writer_close(w), NPYIO_E_STATE);
+    assert_int_equal(file_size(path), (int64_t)len_before);
+    assert_int_equal(check_rows(path), 2);
+    free(before);
+    free(after);
+    npyio_header_free(h);
+    npyio_header_free(rows);
+}
+
+/* The in-place header rewrite writes only the bytes that change: a byte
+ * changed on disk before it (one NumPy reads the same: "descr" in double
+ * quotes) survives the append, which a rewrite of the whole header would
+ * have put back. */
+static void test_header_rewrite_touches_only_the_shape(void **state)
+{
+    npyio_header *h = header_of("=i4", 9, 3);
+    int32_t data[27];
+    unsigned char head[128];
+    npyio_writer *w = NULL;
+    int fd, i;
+    char *q;
+
+    (void)state;
+    for (i = 0; i < 27; i++)
+        data[i] = i / 3;
+    assert_ok(npyio_save(path, h, data, NULL));
+    {
+        npyio_header *rows = header_of("=i4", 1, 3);
+        int32_t row[3] = {9, 9, 9};
+
+        assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+        assert_ok(npyio_writer_write(w, row, sizeof row));
+        npyio_header_free(rows);
+    }
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, head, 128, 0), 128);
+    q = strstr((char *)head + 10, "'descr'");
+    assert_non_null(q);
+    q[0] = q[6] = '"';
+    assert_int_equal(pwrite(fd, head, 128, 0), 128);
+    close(fd);
+    assert_ok(npyio_writer_close(w));
+    assert_int_equal(check_rows(path), 10);
+    fd = open(path, O_RDONLY);
+    assert_int_equal(pread(fd, head, 128, 0), 128);
+    close(fd);
+    assert_non_null(strstr((char *)head + 10, "\"descr\""));
+    assert_non_null(strstr((char *)head + 10, "'shape': (10, 3), }"));
+    npyio_header_free(h);
+}
+
+/* Exclusive appenders, shared in-place writers: a conflict fails at once
+ * with NPYIO_E_LOCKED naming the holder, or waits when asked. */
+static void test_append_locks(void **state)
+{
+    npyio_header *h = header_of("=i4", 2, 3), *rows = header_of("=i4", 1, 3);
+    static const int32_t data[6] = {0, 0, 0, 1, 1, 1};
+    npyio_writer *a = NULL, *b = NULL, *p1 = NULL, *p2 = NULL;
+
+    (void)state;
+    assert_ok(npyio_save(path, h, data, NULL));
+    assert_ok(npyio_writer_open_append(path, rows, NULL, &a));
+    assert_status(npyio_writer_open_append(path, rows, NULL, &b),
+                  NPYIO_E_LOCKED);
+    assert_error_contains("an appender holds an exclusive lock");
+    assert_null(b);
+    assert_status(npyio_writer_open_in_place(path, NULL, &p1),
+                  NPYIO_E_LOCKED);
+    assert_error_contains("an appender holds an exclusive lock");
+    npyio_writer_abort(a);
+    assert_ok(npyio_writer_open_in_place(path, NULL, &p1));
+    assert_ok(npyio_writer_open_in_place(path, NULL, &p2)); /* shared */
+    assert_status(npyio_writer_open_append(path, rows, NULL, &a),
+                  NPYIO_E_LOCKED);
+    assert_error_contains("in place hold a shared lock");
+    assert_ok(npyio_writer_close(p1));
+    assert_ok(npyio_writer_close(p2));
+    assert_ok(npyio_writer_open_append(path, rows, NULL, &a)); /* free now */
+    {
+        int32_t row[3] = {2, 2, 2};
+
+        assert_ok(npyio_writer_write(a, row, sizeof row));
+    }
+    assert_ok(npyio_writer_close(a));
+    assert_int_equal(check_rows(path), 3);
+    npyio_header_free(h);
+    npyio_header_free(rows);
+}
+
+/* With NPYIO_FLAG_WAIT_FOR_LOCK an appender waits for the holder. (The
+ * child is forked before the parent opens its writer: a child forked
+ * later would share the parent's open file description, and its lock.) */
+static void test_append_waits_for_the_lock(void **state)
+{
+    npyio_header *h = header_of("=i4", 2, 3);
+    static const int32_t data[6] = {0, 0, 0, 1, 1, 1};
+    npyio_writer *p1 = NULL;
+    int go[2], ready[2], status;
+    char byte;
+    pid_t pid;
+
+    (void)state;
+    assert_ok(npyio_save(path, h, data, NULL));
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(ready), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        npyio_options *o = NULL;
+        npyio_header *rows = header_of("=i4", 1, 3);
+        npyio_writer *w = NULL;
+        int32_t row[3] = {2, 2, 2};
+
+        if (read(go[0], &byte, 1) != 1)
+            _exit(1);
+        if (npyio_options_new(&o) != NPYIO_OK ||
+            npyio_options_set_flag(o, NPYIO_FLAG_WAIT_FOR_LOCK, 1) != NPYIO_OK)
+            _exit(1);
+        /* Without waiting: refused while the parent holds the lock. */
+        if (npyio_writer_open_append(path, rows, NULL, &w) != NPYIO_E_LOCKED)
+            _exit(2);
+        if (write(ready[1], "r", 1) != 1)
+            _exit(3);
+        if (npyio_writer_open_append(path, rows, o, &w) != NPYIO_OK ||
+            npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
+            npyio_writer_close(w) != NPYIO_OK)
+            _exit(4);
+        _exit(0);
+    }
+    assert_ok(npyio_writer_open_in_place(path, NULL, &p1));
+    assert_int_equal(write(go[1], "g", 1), 1);
+    assert_int_equal(read(ready[0], &byte, 1), 1);
+    {
+        struct timespec pause = {0, 100 * 1000 * 1000};
+
+        nanosleep(&pause, NULL); /* let the child block on the lock */
+    }
+    assert_int_equal(check_rows(path), 2); /* it has appended nothing */
+    assert_ok(npyio_writer_close(p1));
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(check_rows(path), 3);
+    close(go[0]);
+    close(go[1]);
+    close(ready[0]);
+    close(ready[1]);
+    npyio_header_free(h);
+}
+
+/* Two processes appending one row at a time to one file: with the lock
+ * (and waiting) no row is lost or interleaved, also when the first append
+ * must rewrite the file through a temporary (the other then finds the
+ * path naming a new file and locks that one). */
+static void test_two_appenders(void **state)
+{
+    enum { EACH = 150 };
+    int p, status;
+
+    (void)state;
+    write_roomless_file(path, 9);
+    for (p = 0; p < 2; p++) {
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            npyio_options *o = NULL;
+            npyio_header *rows = header_of("=i4", 1, 3);
+            int i;
+
+            if (npyio_options_new(&o) != NPYIO_OK ||
+                npyio_options_set_flag(o, NPYIO_FLAG_WAIT_FOR_LOCK, 1) !=
+                    NPYIO_OK ||
+                npyio_options_set_flag(o, NPYIO_FLAG_DURABLE, 0) != NPYIO_OK)
+                _exit(1);
+            for (i = 0; i < EACH; i++) {
+                npyio_writer *w = NULL;
+                int32_t row[3] = {100 * (p + 1), 100 * (p + 1),
+                                  100 * (p + 1)};
+
+                if (npyio_writer_open_append(path, rows, o, &w) != NPYIO_OK)
+                    _exit(2);
+                if (npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
+                    npyio_writer_close(w) != NPYIO_OK)
+                    _exit(3);
+            }
+            _exit(0);
+        }
+    }
+    for (p = 0; p < 2; p++) {
+        assert_true(wait(&status) > 0);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    {
+        npyio_header *h = NULL;
+        int32_t *d = NULL;
+        int64_t i, count[2] = {0, 0};
+
+        assert_ok(npyio_load(path, NPYIO_READ_NATIVE, NULL, &h, (void **)&d));
+        assert_int_equal(npyio_header_shape(h)[0], 9 + 2 * EACH);
+        for (i = 0; i < 9 + 2 * EACH; i++) {
+            int32_t v = d[3 * i];
+
+            if (d[3 * i + 1] != v || d[3 * i + 2] != v)
+                fail_msg("row %lld is not whole: %d %d %d", (long long)i, v,
+                         d[3 * i + 1], d[3 * i + 2]);
+            if (i < 9)
+                assert_int_equal(v, i);
+            else if (v == 100 || v == 200)
+                count[v / 100 - 1]++;
+            else
+                fail_msg("row %lld holds %d", (long long)i, v);
+        }
+        assert_int_equal(count[0], EACH);
+        assert_int_equal(count[1], EACH);
+        npyio_free(d);
+        npyio_header_free(h);
+    }
+}
+
+/* The header rewrite of an unknown-count writer fails: close returns that
+ * I/O error, not NPYIO_E_STATE. */
+typedef struct failing_sink {
+    unsigned char bytes[4096];
+    size_t len, pos;
+    bool fail_seeks;
+} failing_sink;
+
+static int sink_write(void *user, const void *buf, size_t len, size_t *put)
+{
+    failing_sink *s = user;
+
+    if (s->pos + len > sizeof s->bytes)
+        return -1;
+    memcpy(s->bytes + s->pos, buf, len);
+    s->pos += len;
+    if (s->pos > s->len)
+        s->len = s->pos;
+    *put = len;
+    return 0;
+}
+
+static int sink_seek(void *user, int64_t offset, int whence, int64_t *pos)
+{
+    failing_sink *s = user;
+    int64_t base = whence == NPYIO_SEEK_SET   ? 0
+                   : whence == NPYIO_SEEK_CUR ? (int64_t)s->pos
+                                              : (int64_t)s->len;
+
+    if (s->fail_seeks && !(whence == NPYIO_SEEK_CUR && offset == 0))
+        return -1;
+    s->pos = (size_t)(base + offset);
+    *pos = base + offset;
+    return 0;
+}
+
+static void test_unknown_rows_close_reports_io_errors(void **state)
+{
+    npyio_stream_ops ops = {sizeof ops, NULL, sink_write, sink_seek, NULL};
+    failing_sink sink;
+    npyio_header *h = header_of("=i4", 0, 3);
+    npyio_stream *s = NULL;
+    npyio_writer *w = NULL;
+    int32_t row[3] = {0, 0, 0};
+
+    (void)state;
+    memset(&sink, 0, sizeof sink);
+    assert_ok(npyio_stream_open_ops(&ops, &sink, NULL, &s));
+    assert_ok(npyio_writer_open_stream_rows(s, h, NULL, &w));
+    assert_ok(npyio_writer_write(w, row, sizeof row));
+    sink.fail_seeks = true;
+    assert_status(npyio_writer_close(w), NPYIO_E_IO);
+    assert_ok(npyio_stream_close(s));
+    npyio_header_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +699,14 @@ int main(void)
         cmocka_unit_test(test_append_refusals),
         cmocka_unit_test(test_unknown_row_count),
         cmocka_unit_test(test_rows_from_four_processes),
+        cmocka_unit_test(test_append_to_degenerate_fortran),
+        cmocka_unit_test(test_append_zero_byte_rows),
+        cmocka_unit_test(test_failed_append_cuts_back),
+        cmocka_unit_test(test_header_rewrite_touches_only_the_shape),
+        cmocka_unit_test(test_append_locks),
+        cmocka_unit_test(test_append_waits_for_the_lock),
+        cmocka_unit_test(test_two_appenders),
+        cmocka_unit_test(test_unknown_rows_close_reports_io_errors),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
