@@ -241,12 +241,18 @@ npyio_status npyio_map_create(const char *path, const npyio_header *header,
      * and the path gets the same symbolic-link, mode and owner treatment
      * as every writer's.
      */
-    st = npyio__atomic_open(path, &mem, &file);
+    st = npyio__atomic_open(path, &mem, &file); /* (names the path) */
+    if (st != NPYIO_OK) {
+        npyio_header_free(h);
+        return st;
+    }
+    st = npyio__with_context(lay_out(file.fd, h, total, &mem,
+                                     npyio__flag(options,
+                                                 NPYIO_FLAG_MAP_SPARSE)),
+                             path);
     if (st == NPYIO_OK)
-        st = lay_out(file.fd, h, total, &mem,
-                     npyio__flag(options, NPYIO_FLAG_MAP_SPARSE));
-    if (st == NPYIO_OK)
-        st = map_fd(file.fd, h, true, options, out);
+        st = npyio__with_context(map_fd(file.fd, h, true, options, out),
+                                 path);
     else
         npyio_header_free(h);
     if (st == NPYIO_OK) {
@@ -258,5 +264,5 @@ npyio_status npyio_map_create(const char *path, const npyio_header *header,
     } else {
         npyio__atomic_abandon(&file);
     }
-    return npyio__with_context(st, path);
+    return st; /* (a failed commit names the path) */
 }
