@@ -5,9 +5,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
+#include "testdata.h"
 
 /* Every pinned status, with the value the header promises forever. */
 static const struct {
@@ -192,6 +195,169 @@ static void test_message_is_per_thread(void **state)
     }
 }
 
+/*
+ * The rule of npyio_last_error(): the message of the last call that
+ * failed. Calls that succeed must leave it, even when they recovered from
+ * an internal step that failed (the reader probes 8 bytes before the
+ * length field; a FILE* stream probes whether it can seek). A sentinel
+ * failure, then every kind of successful call over the corpora.
+ */
+static char sentinel[NPYIO__MESSAGE_CAP];
+
+static void set_sentinel(void)
+{
+    int64_t value;
+
+    assert_status(npyio_options_get_limit(NULL, 12345, &value),
+                  NPYIO_E_INVALID_ARG);
+    snprintf(sentinel, sizeof sentinel, "%s", npyio_last_error());
+}
+
+#define assert_kept(what)                                                    \
+    do {                                                                     \
+        if (strcmp(npyio_last_error(), sentinel) != 0)                       \
+            fail_msg("%s succeeded but changed the message to \"%s\"",      \
+                     (what), npyio_last_error());                            \
+    } while (0)
+
+static void read_every_way(const char *file)
+{
+    npyio_reader *r = NULL;
+    npyio_header *h = NULL;
+    void *data = NULL;
+    unsigned char buf[4096];
+    size_t got = 0, len = 0;
+    unsigned char *bytes = read_data_file_abs(file, &len);
+    npyio_stream *s = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_reader_open_path(file, NULL, &r));
+    if (!npyio_dtype_contains_objects(
+            npyio_header_dtype(npyio_reader_header(r)))) {
+        assert_ok(npyio_reader_read_alloc(r, NPYIO_READ_NATIVE |
+                                                 NPYIO_READ_C_ORDER,
+                                          &data, NULL));
+        npyio_free(data);
+        assert_ok(npyio_reader_close(r));
+        assert_ok(npyio_reader_open_path(file, NULL, &r));
+        while ((st = npyio_reader_read_chunk(r, buf, sizeof buf,
+                                             NPYIO_READ_NATIVE |
+                                                 NPYIO_READ_C_ORDER,
+                                             &got)) == NPYIO_OK)
+            ;
+        assert_int_equal(st, NPYIO_END);
+        assert_ok(npyio_load(file, NPYIO_READ_NATIVE, NULL, &h, &data));
+        npyio_header_free(h);
+        npyio_free(data);
+    }
+    assert_ok(npyio_reader_close(r));
+    /* The same bytes through a memory stream and a FILE* on a pipe. */
+    assert_ok(npyio_stream_open_memory(bytes, len, NULL, &s));
+    assert_ok(npyio_reader_open_stream(s, NULL, &r));
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(s));
+    {
+        int fds[2];
+        FILE *f;
+
+        assert_int_equal(pipe(fds), 0);
+        assert_true(len < 60000); /* fits the pipe's buffer */
+        assert_int_equal(write(fds[1], bytes, len), (ssize_t)len);
+        close(fds[1]);
+        f = fdopen(fds[0], "rb");
+        assert_ok(npyio_stream_open_file(f, NULL, &s));
+        assert_ok(npyio_reader_open_stream(s, NULL, &r));
+        assert_ok(npyio_reader_close(r));
+        assert_ok(npyio_stream_close(s));
+        fclose(f);
+    }
+    free(bytes);
+}
+
+static void test_success_keeps_the_message(void **state)
+{
+    tsv_table arrays, headers, types;
+    char path[1024], dir[] = "/tmp/npyio-msg-XXXXXX";
+    size_t i;
+
+    (void)state;
+    set_sentinel();
+    tsv_load("arrays/manifest.tsv", &arrays);
+    for (i = 0; i < arrays.count; i++) {
+        snprintf(path, sizeof path, "%s/arrays/%s", NPYIO_TEST_DATA_DIR,
+                 arrays.rows[i].field[1]);
+        read_every_way(path);
+        assert_kept(path);
+    }
+    tsv_free(&arrays);
+    tsv_load("headers/valid/manifest.tsv", &headers);
+    for (i = 0; i < headers.count; i++) {
+        char rel[512];
+        size_t len;
+        unsigned char *bytes;
+        npyio_header *h = NULL;
+
+        snprintf(rel, sizeof rel, "headers/valid/%s",
+                 headers.rows[i].field[1]);
+        bytes = read_data_file(rel, &len);
+        assert_ok(npyio_header_parse(bytes, len, NULL, &h, NULL));
+        assert_kept(rel);
+        npyio_header_free(h);
+        free(bytes);
+    }
+    tsv_free(&headers);
+    tsv_load("headers/dtype_strings.tsv", &types);
+    for (i = 0; i < types.count; i++) {
+        const char *text = types.rows[i].field[0];
+        npyio_dtype *dt = NULL;
+
+        /* Every string, accepted or not: after a refusal, a new sentinel. */
+        if (npyio_dtype_from_descr(text, strlen(text), NULL, &dt) ==
+            NPYIO_OK)
+            assert_kept(text);
+        else
+            set_sentinel();
+        npyio_dtype_unref(dt);
+    }
+    tsv_free(&types);
+    /* Writing: save, append, in place, maps, in a fresh directory. */
+    assert_non_null(mkdtemp(dir));
+    {
+        npyio_dtype *dt = NULL;
+        npyio_header *h = NULL, *rows = NULL;
+        npyio_writer *w = NULL;
+        npyio_map *m = NULL;
+        int64_t shape[2] = {4, 3}, one[2] = {1, 3};
+        double zeros[12] = {0};
+
+        assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &dt));
+        assert_ok(npyio_header_new(dt, 2, shape, 0, &h));
+        assert_ok(npyio_header_new(dt, 2, one, 0, &rows));
+        snprintf(path, sizeof path, "%s/a.npy", dir);
+        assert_ok(npyio_save(path, h, zeros, NULL));
+        assert_kept("npyio_save");
+        assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+        assert_ok(npyio_writer_write(w, zeros, 24));
+        assert_ok(npyio_writer_close(w));
+        assert_kept("append");
+        assert_ok(npyio_writer_open_in_place(path, NULL, &w));
+        assert_ok(npyio_writer_write_rows(w, 0, 1, zeros, 24));
+        assert_ok(npyio_writer_close(w));
+        assert_kept("in place");
+        assert_ok(npyio_map_open(path, NPYIO_MAP_WRITE, NULL, &m));
+        assert_ok(npyio_map_close(m));
+        snprintf(path, sizeof path, "%s/b.npy", dir);
+        assert_ok(npyio_map_create(path, h, NULL, &m));
+        assert_ok(npyio_map_close(m));
+        assert_kept("maps");
+        npyio_header_free(h);
+        npyio_header_free(rows);
+        npyio_dtype_unref(dt);
+    }
+    snprintf(path, sizeof path, "rm -rf %s", dir);
+    assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_failure_sets_message),
         cmocka_unit_test(test_long_message_is_cut_at_utf8_boundary),
         cmocka_unit_test(test_message_is_per_thread),
+        cmocka_unit_test(test_success_keeps_the_message),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
  * pipe, FILE*, path) and their contracts: short transfers, seeking,
  * errors with messages, no SIGPIPE.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -306,6 +306,164 @@ static void test_file_and_path_streams(void **state)
     assert_status(npyio_stream_open_fd(-1, NULL, &s), NPYIO_E_INVALID_ARG);
 }
 
+#if defined(__GLIBC__)
+/*
+ * A FILE* whose writes go to a cookie that takes at most `max_per_call`
+ * bytes a call and fails every `eintr_every`-th call (or only the
+ * `eintr_once`-th) with EINTR, as a
+ * write interrupted by a signal does: deterministic, unlike timed
+ * signals. Whatever happens, the library must never report success for
+ * bytes that did not arrive.
+ */
+typedef struct cookie_sink {
+    unsigned char *bytes;
+    size_t len, cap, max_per_call;
+    unsigned calls, eintr_every, eintr_once;
+} cookie_sink;
+
+static ssize_t cookie_write(void *c, const char *buf, size_t len)
+{
+    cookie_sink *k = c;
+
+    k->calls++;
+    if ((k->eintr_every != 0 && k->calls % k->eintr_every == 0) ||
+        k->calls == k->eintr_once) {
+        errno = EINTR;
+        return -1;
+    }
+    if (len > k->max_per_call)
+        len = k->max_per_call;
+    if (k->len + len > k->cap)
+        return -1;
+    memcpy(k->bytes + k->len, buf, len);
+    k->len += len;
+    return (ssize_t)len;
+}
+
+/* Write a header and `n` bytes of data through a FILE* on the sink;
+ * returns the first failing status, or NPYIO_OK. */
+static npyio_status write_through_cookie(cookie_sink *k, const void *data,
+                                         int64_t n, size_t *expected)
+{
+    cookie_io_functions_t io = {NULL, cookie_write, NULL, NULL};
+    FILE *f = fopencookie(k, "w", io);
+    npyio_stream *s = NULL;
+    npyio_writer *w = NULL;
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL;
+    npyio_status st;
+    int64_t i, step = 4099;
+
+    assert_non_null(f);
+    assert_ok(npyio_dtype_from_descr("|u1", 3, NULL, &dt));
+    assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
+    *expected = (size_t)npyio_header_data_offset(h) + (size_t)n;
+    assert_ok(npyio_stream_open_file(f, NULL, &s));
+    st = npyio_writer_open_stream(s, h, NULL, &w);
+    for (i = 0; st == NPYIO_OK && i < n; i += step)
+        st = npyio_writer_write(w, (const unsigned char *)data + i,
+                                (size_t)(n - i < step ? n - i : step));
+    if (w != NULL) {
+        npyio_status closed = npyio_writer_close(w);
+
+        if (st == NPYIO_OK)
+            st = closed;
+    }
+    {
+        npyio_status closed = npyio_stream_close(s);
+
+        if (st == NPYIO_OK)
+            st = closed;
+    }
+    fclose(f);
+    npyio_header_free(h);
+    npyio_dtype_unref(dt);
+    return st;
+}
+
+static void test_file_stream_never_loses_bytes(void **state)
+{
+    enum { N = 200000 };
+    unsigned char *data = malloc(N);
+    cookie_sink k;
+    size_t expected = 0, i;
+    unsigned every;
+
+    (void)state;
+    for (i = 0; i < N; i++)
+        data[i] = (unsigned char)(i * 131 + 7);
+    memset(&k, 0, sizeof k);
+    k.cap = 2 * N;
+    k.bytes = malloc(k.cap);
+    /* A sink that takes everything: every byte arrives, in order. (glibc
+     * takes a short count from a cookie for an error, like EINTR.) */
+    k.max_per_call = k.cap;
+    assert_ok(write_through_cookie(&k, data, N, &expected));
+    assert_int_equal(k.len, expected);
+    assert_memory_equal(k.bytes + expected - N, data, N);
+    /* Interrupted writes: an error, or every byte. */
+    for (every = 2; every < 40; every += 3) {
+        npyio_status st;
+
+        k.len = 0;
+        k.calls = 0;
+        k.eintr_every = every;
+        k.max_per_call = every % 2 ? k.cap : 700; /* and short counts */
+        st = write_through_cookie(&k, data, N, &expected);
+        if (st == NPYIO_OK) {
+            assert_int_equal(k.len, expected);
+            assert_memory_equal(k.bytes + expected - N, data, N);
+        } else {
+            assert_int_equal(st, NPYIO_E_IO);
+            assert_error_contains("may have been lost");
+        }
+    }
+    /* One interruption, the rest going through: stdio dropped what it had
+     * buffered, so success would mean lost bytes. */
+    k.eintr_every = 0;
+    k.max_per_call = k.cap;
+    for (every = 1; every < 12; every++) {
+        npyio_status st;
+
+        k.len = 0;
+        k.calls = 0;
+        k.eintr_once = every;
+        st = write_through_cookie(&k, data, N, &expected);
+        if (st == NPYIO_OK) {
+            assert_int_equal(k.len, expected);
+            assert_memory_equal(k.bytes + expected - N, data, N);
+        } else {
+            assert_int_equal(st, NPYIO_E_IO);
+        }
+    }
+    free(k.bytes);
+    free(data);
+}
+#endif
+
+/* A FILE* with a descriptor: bytes the caller had buffered in it come
+ * first, and stdio's position afterwards is where the data ends. */
+static void test_file_stream_keeps_order_and_position(void **state)
+{
+    FILE *f = tmpfile();
+    npyio_stream *s = NULL;
+    unsigned char back[32];
+
+    (void)state;
+    assert_non_null(f);
+    assert_int_equal(fwrite("prefix", 1, 6, f), 6); /* still buffered */
+    assert_ok(npyio_stream_open_file(f, NULL, &s));
+    assert_ok(npyio__stream_write(s, "-data-", 6, "test"));
+    assert_ok(npyio_stream_close(s));
+    assert_int_equal(ftello(f), 12);
+    assert_int_equal(fwrite("suffix", 1, 6, f), 6);
+    assert_int_equal(fflush(f), 0);
+    rewind(f);
+    assert_int_equal(fread(back, 1, sizeof back, f), 18);
+    assert_memory_equal(back, "prefix-data-suffix", 18);
+    fclose(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +474,10 @@ int main(void)
         cmocka_unit_test(test_pipe_is_not_seekable),
         cmocka_unit_test(test_closed_pipe_is_an_error_not_a_signal),
         cmocka_unit_test(test_file_and_path_streams),
+#if defined(__GLIBC__)
+        cmocka_unit_test(test_file_stream_never_loses_bytes),
+#endif
+        cmocka_unit_test(test_file_stream_keeps_order_and_position),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
