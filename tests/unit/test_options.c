@@ -285,6 +285,8 @@ static void test_large_blocks_ask_for_huge_page_alignment(void **state)
     assert_int_equal((uintptr_t)medium % NPYIO__BLOCK_ALIGN, 0);
     assert_ok(npyio__alloc(&mem, NPYIO__HUGE_THRESHOLD, "large", &large));
     assert_int_equal(c.last_alignment, NPYIO__HUGE_ALIGN);
+    /* The caller's pointer itself, not only the allocator's block. */
+    assert_int_equal((uintptr_t)large % NPYIO__HUGE_ALIGN, 0);
     npyio_free(small);
     npyio_free(medium);
     npyio_free(large);
@@ -305,9 +307,41 @@ static void test_default_allocator(void **state)
     assert_int_equal(((unsigned char *)block)[4095], 0);
     assert_int_equal(npyio__block_size(block), 8192);
     assert_ok(npyio__alloc(&mem, 5u << 20, "huge", &big));
+    assert_int_equal((uintptr_t)big % NPYIO__HUGE_ALIGN, 0);
     memset(big, 1, 5u << 20);
     npyio_free(big);
     npyio_free(block);
+}
+
+/* npyio_reader_read_alloc's promise: large buffers 2 MiB aligned. */
+static void test_read_alloc_buffers_are_2mib_aligned(void **state)
+{
+    int64_t n = (int64_t)1 << 20; /* 8 MiB of doubles */
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL;
+    npyio_stream *s = NULL;
+    npyio_reader *r = NULL;
+    unsigned char *file;
+    size_t len = 0;
+    void *data = NULL;
+
+    (void)state;
+    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &dt));
+    assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
+    len = (size_t)npyio_header_data_offset(h) + (size_t)npyio_header_nbytes(h);
+    file = calloc(len, 1);
+    assert_non_null(file);
+    assert_ok(npyio_header_emit(h, 0, file, len, NULL));
+    assert_ok(npyio_stream_open_memory(file, len, NULL, &s));
+    assert_ok(npyio_reader_open_stream(s, NULL, &r));
+    assert_ok(npyio_reader_read_alloc(r, 0, &data, NULL));
+    assert_int_equal((uintptr_t)data % ((uintptr_t)2 << 20), 0);
+    npyio_free(data);
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(s));
+    free(file);
+    npyio_header_free(h);
+    npyio_dtype_unref(dt);
 }
 
 static void test_limits_and_overflow_are_checked_first(void **state)
@@ -439,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_counting_allocator_sees_every_allocation),
         cmocka_unit_test(test_large_blocks_ask_for_huge_page_alignment),
         cmocka_unit_test(test_default_allocator),
+        cmocka_unit_test(test_read_alloc_buffers_are_2mib_aligned),
         cmocka_unit_test(test_limits_and_overflow_are_checked_first),
         cmocka_unit_test(test_allocator_failure_is_nomem),
         cmocka_unit_test(test_realloc_without_callback),
