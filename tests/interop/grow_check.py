@@ -8,6 +8,10 @@
   at a time; NumPy loads the concatenation.
 - unknown row count: libnpyio writes 123 rows without announcing them;
   NumPy loads them.
+- appending to files whose header says fortran_order True though their
+  C and Fortran layouts coincide ((1, 3), (0, 3): npy-matlab and NPZ.jl
+  write such headers): NumPy loads the rows in order, and the new header
+  says False; appending rows of 0 bytes to np.save's (3, 0) counts them.
 - four processes fill interleaved row ranges of a file NumPy made;
   NumPy loads the expected array.
 - crash: N times (default 200), a child appending rows in a loop is
@@ -20,12 +24,14 @@ import argparse
 import os
 import random
 import signal
+import struct
 import subprocess
 import sys
 import time
 
 try:
     import numpy as np
+    import numpy.lib.format as npf
 except ImportError:
     print("NumPy is not available: skipped")
     sys.exit(77)
@@ -65,6 +71,31 @@ def main():
     f = os.path.join(args.workdir, "unknown.npy")
     check(tool("unknown", f, 123) == 0, "io_tool unknown")
     check(np.array_equal(np.load(f), rows(123)), "NumPy loads unknown rows")
+
+    def fortran_file(path, shape, data):
+        d = "{'descr': '<i4', 'fortran_order': True, 'shape': %r, }" % (shape,)
+        d = d + " " * (127 - 10 - len(d)) + "\n"
+        with open(path, "wb") as out:
+            out.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) +
+                      d.encode() + np.asarray(data, "<i4").tobytes())
+
+    for shape, data in (((1, 3), [0, 0, 0]), ((0, 3), [])):
+        f = os.path.join(args.workdir, "fortran_%d.npy" % shape[0])
+        fortran_file(f, shape, data)
+        check(tool("append", f, 4) == 0, "io_tool append to %r F" % (shape,))
+        a = np.load(f)
+        with open(f, "rb") as fp:
+            version = npf.read_magic(fp)
+            _, fortran, _ = npf._read_array_header(fp, version)
+        check(np.array_equal(a, rows(shape[0] + 4)) and not fortran,
+              "NumPy loads rows appended to %r F in order, as C" % (shape,))
+
+    f = os.path.join(args.workdir, "empty_rows.npy")
+    np.save(f, np.zeros((3, 0)))
+    check(tool("append-empty", f, 5) == 0, "io_tool append-empty")
+    a = np.load(f)
+    check(a.shape == (8, 0) and a.dtype == np.float64,
+          "NumPy loads (3, 0) plus 5 empty rows as (8, 0): %r" % (a.shape,))
 
     f = os.path.join(args.workdir, "fill.npy")
     np.save(f, np.zeros((1000, 3), "<i4"))

@@ -16,6 +16,8 @@
  *                                 unknown row count
  *   io_tool fill FILE P           fill rows of block size 10 numbered
  *                                 P, P + 4, P + 8, ... in place
+ *   io_tool append-empty FILE N   append N rows of the file's row shape
+ *                                 when a row has 0 bytes (shape (k, 0))
  * Exit 0 on success, 1 with a message on stderr.
  */
 #include <stdio.h>
@@ -169,6 +171,34 @@ static int append_cmd(const char *path, long n)
     return 0;
 }
 
+static int append_empty_cmd(const char *path, long n)
+{
+    npyio_reader *r = NULL;
+    npyio_header *rows = NULL;
+    npyio_writer *w = NULL;
+    const npyio_header *h;
+    int64_t shape[64];
+    int i, ndim;
+
+    if (npyio_reader_open_path(path, NULL, &r) != NPYIO_OK)
+        return fail(path);
+    h = npyio_reader_header(r);
+    ndim = npyio_header_ndim(h);
+    for (i = 0; i < ndim; i++)
+        shape[i] = npyio_header_shape(h)[i];
+    shape[0] = n;
+    if (npyio_header_new(npyio_header_dtype(h), ndim, shape, 0, &rows) !=
+            NPYIO_OK ||
+        npyio_header_nbytes(rows) != 0)
+        return fail("a row of more than 0 bytes");
+    npyio_reader_close(r);
+    if (npyio_writer_open_append(path, rows, NULL, &w) != NPYIO_OK ||
+        npyio_writer_close(w) != NPYIO_OK)
+        return fail(path);
+    npyio_header_free(rows);
+    return 0;
+}
+
 static int unknown_cmd(const char *path, long n)
 {
     npyio_header *h = rows_header(0);
@@ -224,6 +254,8 @@ int main(int argc, char **argv)
         return append_cmd(argv[2], atol(argv[3]));
     if (argc == 3 && strcmp(argv[1], "append-loop") == 0)
         return append_cmd(argv[2], -1);
+    if (argc == 4 && strcmp(argv[1], "append-empty") == 0)
+        return append_empty_cmd(argv[2], atol(argv[3]));
     if (argc == 4 && strcmp(argv[1], "unknown") == 0)
         return unknown_cmd(argv[2], atol(argv[3]));
     if (argc == 4 && strcmp(argv[1], "fill") == 0)
