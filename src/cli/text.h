@@ -41,7 +41,7 @@ void sb_fmt(sbuf *b, const char *fmt, ...);
 size_t text_width(const char *s, size_t n);
 
 /* Python's str.isprintable() of the one-character string chr(c), as the
- * Python of gen_printable.py answers it (3.11: Unicode 14). */
+ * Python of cmake/gen_unicode_table.py answers it (3.11: Unicode 14). */
 int text_printable(uint32_t c);
 
 /* The length (1-4) of the UTF-8 sequence at s (n > 0 bytes left), with
