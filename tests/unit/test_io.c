@@ -18,40 +18,12 @@
 #include <unistd.h>
 
 #include "testutil.h"
-
-static char dir[64];
+#include "scratch.h"
 
 static int make_dir(void **state)
 {
     (void)state;
-    strcpy(dir, "/tmp/npyio-io-XXXXXX");
-    return mkdtemp(dir) != NULL ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    char cmd[128];
-
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_in_dir(char *out, size_t cap, const char *name)
-{
-    snprintf(out, cap, "%s/%s", dir, name);
-}
-
-static npyio_header *make_header(const char *type, int ndim,
-                                 const int64_t *shape, int fortran)
-{
-    npyio_dtype *dt = NULL;
-    npyio_header *h = NULL;
-
-    assert_ok(npyio_dtype_from_descr(type, strlen(type), NULL, &dt));
-    assert_ok(npyio_header_new(dt, ndim, shape, fortran, &h));
-    npyio_dtype_unref(dt);
-    return h;
+    return scratch_make("npyio-io");
 }
 
 static void write_file(const char *path, const void *bytes, size_t len)
@@ -61,17 +33,6 @@ static void write_file(const char *path, const void *bytes, size_t len)
     assert_non_null(f);
     assert_int_equal(fwrite(bytes, 1, len, f), len);
     assert_int_equal(fclose(f), 0);
-}
-
-static unsigned char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = malloc(1 << 20);
-
-    assert_non_null(f);
-    *len = fread(buf, 1, 1 << 20, f);
-    fclose(f);
-    return buf;
 }
 
 /* Temporary files of `name` in the test directory (".name.*"). */
@@ -751,21 +712,6 @@ static int exists(const char *path)
     return lstat(path, &info) == 0;
 }
 
-/* Entries of a directory, "." and ".." aside. */
-static int entries(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            n++;
-    closedir(d);
-    return n;
-}
-
 /* A sticky world-writable directory (as /tmp), owned by uid:uid. */
 static void make_sticky_dir(const char *path, uid_t uid)
 {
@@ -1093,5 +1039,5 @@ int main(void)
         cmocka_unit_test(test_killed_writer_leaves_no_temporary),
     };
 
-    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+    return cmocka_run_group_tests(tests, make_dir, scratch_remove);
 }

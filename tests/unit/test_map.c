@@ -16,67 +16,12 @@
 #include <unistd.h>
 
 #include "testutil.h"
-
-static char dir[64];
+#include "scratch.h"
 
 static int make_dir(void **state)
 {
     (void)state;
-    strcpy(dir, "/tmp/npyio-map-XXXXXX");
-    return mkdtemp(dir) != NULL ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    char cmd[128];
-
-    (void)state;
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_in_dir(char *out, size_t cap, const char *name)
-{
-    snprintf(out, cap, "%s/%s", dir, name);
-}
-
-static npyio_header *make_header(const char *type, int ndim,
-                                 const int64_t *shape, int fortran)
-{
-    npyio_dtype *dt = NULL;
-    npyio_header *h = NULL;
-
-    assert_ok(npyio_dtype_from_descr(type, strlen(type), NULL, &dt));
-    assert_ok(npyio_header_new(dt, ndim, shape, fortran, &h));
-    npyio_dtype_unref(dt);
-    return h;
-}
-
-static unsigned char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = malloc(1 << 20);
-
-    assert_non_null(f);
-    assert_non_null(buf);
-    *len = fread(buf, 1, 1 << 20, f);
-    fclose(f);
-    return buf;
-}
-
-/* Entries of a directory, "." and ".." aside. */
-static int entries(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            n++;
-    closedir(d);
-    return n;
+    return scratch_make("npyio-map");
 }
 
 /* ---- the created file's layout --------------------------------------------------- */
@@ -368,5 +313,5 @@ int main(void)
                                         unmount_small),
     };
 
-    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+    return cmocka_run_group_tests(tests, make_dir, scratch_remove);
 }
