@@ -203,6 +203,29 @@ NPYIO_API const char *npyio_last_error(void);
  * with those options, and every block handed to the caller from it, goes
  * through these callbacks.
  *
+ * Which allocator a call uses:
+ *  - a call given options uses theirs, for everything it allocates: the
+ *    handles, dtypes and headers it makes, the blocks it hands out and its
+ *    temporaries. A handle made with options (reader, writer, map, stream,
+ *    record builder) keeps that allocator for everything it does later,
+ *    the headers and dtypes it makes included (and an append's rewrite
+ *    through a temporary file);
+ *  - a call given no options uses the allocator that made the dtype or
+ *    header it is given: npyio_header_new() makes the header like its
+ *    dtype; npyio_dtype_with_byteorder(), npyio_dtype_native() and
+ *    npyio_dtype_subarray() make dtypes like the one given;
+ *    npyio_header_emit() and npyio_dtype_swap() make their temporaries
+ *    like the header or dtype;
+ *  - the default allocator is used only where there is no such handle:
+ *    calls given NULL options, npyio_dtype_scalar(), npyio_dtype_datetime(),
+ *    and calls given a built-in dtype. The common dtypes (bool, integers,
+ *    floats, complex, objects, short S and U, datetimes without a
+ *    multiplier) are static, belong to no allocator and allocate nothing;
+ *    what is made from them without options (npyio_header_new() of '<f8')
+ *    comes from the default allocator.
+ * The npyio_options handle itself is allocated with malloc() (see
+ * npyio_options).
+ *
  * The table starts with its own size so that later versions can add
  * members: set `size = sizeof(npyio_allocator)`. The library reads only the
  * members that lie within `size`, and copies the table, so it need not
@@ -394,6 +417,9 @@ NPYIO_API npyio_status npyio_options_get_flag(const npyio_options *options,
 
 /**
  * Attach an allocator (see npyio_allocator), or restore the default.
+ * Calls and handles given these options use it from then on (see
+ * npyio_allocator for which allocator each call uses); blocks already
+ * made keep the allocator that made them.
  *
  * The table is copied. Members beyond those this version knows (when the
  * caller's `size` is larger than this version's table) must be zero: a
@@ -1369,8 +1395,10 @@ typedef struct npyio_writer npyio_writer;
  * it was and no temporary remains: on Linux the temporary has no name
  * (O_TMPFILE) until just before the rename, so even a process killed
  * mid-write leaves none; elsewhere it is a hidden ".NAME.<pid>-...tmp",
- * and the next write to the directory removes those whose process has
- * died. A path that is a symbolic link is written through to its target,
+ * and later writes to the directory remove those whose process has died
+ * (every write through such a temporary looks for them; a write through
+ * an unnamed one looks only in directories of about a thousand entries
+ * or fewer, since listing a large directory costs more than the write). A path that is a symbolic link is written through to its target,
  * under the kernel's protected_symlinks rule whatever the system's setting:
  * in a sticky world-writable directory (/tmp) a link is followed only if it
  * belongs to the caller or to the directory's owner (else NPYIO_E_IO, with
