@@ -59,6 +59,22 @@ void npyio__mem_init(npyio__mem *mem, const npyio_options *options)
     mem->max_alloc = (uint64_t)limit;
 }
 
+void npyio__mem_like(const void *block, npyio__mem *mem)
+{
+    const block_prefix *p;
+
+    npyio__mem_init(mem, NULL);
+    if (block == NULL)
+        return;
+    p = prefix_of(block);
+    if (p->magic != BLOCK_MAGIC) /* not live: keep the default */
+        return;
+    mem->ops.alloc = p->alloc;
+    mem->ops.realloc = p->realloc;
+    mem->ops.free = p->free;
+    mem->user = p->user;
+}
+
 /* Where the caller's pointer lies in a block of `alignment`: right after
  * the prefix, or for larger alignments one whole alignment in. */
 static size_t offset_for(size_t alignment)

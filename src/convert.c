@@ -448,7 +448,7 @@ npyio_status npyio_dtype_swap(const npyio_dtype *dtype, void *data,
                            "elements", where, nbytes, dtype->itemsize);
     if (nbytes == 0 || npyio_dtype_is_native(dtype))
         return NPYIO_OK;
-    npyio__mem_init(&mem, NULL);
+    npyio__dtype_mem(dtype, &mem); /* the plan is a temporary of dtype's */
     st = npyio__swap_plan_make(dtype, npyio__host_order(), &mem, &plan);
     if (st != NPYIO_OK)
         return st;

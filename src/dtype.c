@@ -260,9 +260,9 @@ static char resolve_order(npyio_kind kind, size_t itemsize, char requested)
     return npyio__host_order();
 }
 
-npyio_status npyio__dtype_alloc(size_t extra, npyio_dtype **out)
+npyio_status npyio__dtype_alloc(const npyio__mem *mem, size_t extra,
+                                npyio_dtype **out)
 {
-    npyio__mem mem;
     npyio_dtype *dt;
     size_t size;
     npyio_status st;
@@ -270,8 +270,7 @@ npyio_status npyio__dtype_alloc(size_t extra, npyio_dtype **out)
     *out = NULL;
     if (!npyio__add_size(sizeof *dt, extra, &size))
         return npyio__fail(NPYIO_E_OVERFLOW, "dtype: too large");
-    npyio__mem_init(&mem, NULL);
-    st = npyio__alloc_zero(&mem, size, "dtype", (void **)&dt);
+    st = npyio__alloc_zero(mem, size, "dtype", (void **)&dt);
     if (st != NPYIO_OK)
         return st;
     dt->magic = NPYIO__MAGIC_DTYPE;
@@ -280,13 +279,24 @@ npyio_status npyio__dtype_alloc(size_t extra, npyio_dtype **out)
     return NPYIO_OK;
 }
 
-static npyio_status new_dtype(npyio_kind kind, size_t itemsize, char order,
-                              npyio_dtype **out)
+void npyio__dtype_mem(const npyio_dtype *dtype, npyio__mem *mem)
+{
+    /* Built-ins are static, not blocks: they name no allocator. (What is
+     * not a dtype is left for the caller's check to report.) */
+    npyio__mem_like(dtype == NULL || dtype->magic != NPYIO__MAGIC_DTYPE ||
+                            dtype->immortal
+                        ? NULL
+                        : dtype,
+                    mem);
+}
+
+static npyio_status new_dtype(const npyio__mem *mem, npyio_kind kind,
+                              size_t itemsize, char order, npyio_dtype **out)
 {
     npyio_dtype *dt;
     npyio_status st;
 
-    st = npyio__dtype_alloc(0, &dt);
+    st = npyio__dtype_alloc(mem, 0, &dt);
     if (st != NPYIO_OK)
         return st;
     dt->kind = kind;
@@ -301,8 +311,9 @@ static npyio_status new_dtype(npyio_kind kind, size_t itemsize, char order,
 }
 
 /* A scalar of a checked kind and size: a built-in if there is one. */
-static npyio_status make_scalar(npyio_kind kind, size_t itemsize,
-                                char requested_order, npyio_dtype **out)
+static npyio_status make_scalar(const npyio__mem *mem, npyio_kind kind,
+                                size_t itemsize, char requested_order,
+                                npyio_dtype **out)
 {
     char order = resolve_order(kind, itemsize, requested_order);
     npyio_dtype *builtin = find_builtin(kind, itemsize, order);
@@ -311,10 +322,11 @@ static npyio_status make_scalar(npyio_kind kind, size_t itemsize,
         *out = builtin;
         return NPYIO_OK;
     }
-    return new_dtype(kind, itemsize, order, out);
+    return new_dtype(mem, kind, itemsize, order, out);
 }
 
-static npyio_status make_datetime(npyio_kind kind, int unit, int32_t mult,
+static npyio_status make_datetime(const npyio__mem *mem, npyio_kind kind,
+                                  int unit, int32_t mult,
                                   char requested_order, npyio_dtype **out)
 {
     char order = resolve_order(kind, 8, requested_order);
@@ -325,7 +337,7 @@ static npyio_status make_datetime(npyio_kind kind, int unit, int32_t mult,
                                 [unit];
         return NPYIO_OK;
     }
-    st = new_dtype(kind, 8, order, out);
+    st = new_dtype(mem, kind, 8, order, out);
 
     if (st == NPYIO_OK) {
         (*out)->unit = unit;
@@ -343,6 +355,7 @@ npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
                                 char byteorder, npyio_dtype **out)
 {
     static const char where[] = "npyio_dtype_scalar";
+    npyio__mem mem;
 
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
@@ -362,7 +375,10 @@ npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
         return npyio__fail(NPYIO_E_INVALID_ARG,
                            "%s: byte order must be '<', '>', '=' or '|'",
                            where);
-    return make_scalar(kind, itemsize, byteorder, out);
+    /* No options and no handle to copy an allocator from: the default
+     * one (for the sizes that are not built in). */
+    npyio__mem_init(&mem, NULL);
+    return make_scalar(&mem, kind, itemsize, byteorder, out);
 }
 
 npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
@@ -370,6 +386,7 @@ npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
                                   npyio_dtype **out)
 {
     static const char where[] = "npyio_dtype_datetime";
+    npyio__mem mem;
     int u;
 
     if (out == NULL)
@@ -394,7 +411,10 @@ npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
         return npyio__fail(NPYIO_E_INVALID_ARG,
                            "%s: byte order must be '<', '>', '=' or '|'",
                            where);
-    return make_datetime(kind, u, (int32_t)multiplier, byteorder, out);
+    /* No options and no handle: the default allocator (for multipliers
+     * other than 1, which are not built in). */
+    npyio__mem_init(&mem, NULL);
+    return make_datetime(&mem, kind, u, (int32_t)multiplier, byteorder, out);
 }
 
 /* ---- type strings ----------------------------------------------------------------------------- */
@@ -690,7 +710,7 @@ static npyio_status parse_type(const char *s, size_t len, size_t offset,
 
 /* One type: "<f8", "S10", "datetime64[ns]" (no commas, no shape). */
 static npyio_status single_from_str(const char *s, size_t len, size_t offset,
-                                    npyio_dtype **out)
+                                    const npyio__mem *mem, npyio_dtype **out)
 {
     type_spec spec = {0, 0, 0, NPYIO__DT_NONE, 1};
     npyio_status st;
@@ -700,8 +720,9 @@ static npyio_status single_from_str(const char *s, size_t len, size_t offset,
     if (st != NPYIO_OK)
         return st;
     if (spec.unit != NPYIO__DT_NONE)
-        return make_datetime(spec.kind, spec.unit, spec.mult, spec.order, out);
-    return make_scalar(spec.kind, spec.itemsize, spec.order, out);
+        return make_datetime(mem, spec.kind, spec.unit, spec.mult,
+                             spec.order, out);
+    return make_scalar(mem, spec.kind, spec.itemsize, spec.order, out);
 }
 
 /* ---- comma-separated type strings ------------------------------------------------------ */
@@ -926,7 +947,8 @@ static bool eval_shape(const char *r, size_t n, shape_value *v)
 }
 
 static npyio_status type_from_str(const char *s, size_t len, size_t offset,
-                                  int depth, npyio_dtype **out);
+                                  int depth, const npyio__mem *mem,
+                                  npyio_dtype **out);
 
 /* Whole-string context for a message about one item. */
 static npyio_status item_context(npyio_status st, const char *s, size_t len,
@@ -947,7 +969,7 @@ static npyio_status item_context(npyio_status st, const char *s, size_t len,
 
 /* NumPy's _convert_from_tuple for (type, shape) from a comma string. */
 static npyio_status apply_shape(npyio_dtype *base, const shape_value *v,
-                                npyio_dtype **out)
+                                const npyio__mem *mem, npyio_dtype **out)
 {
     static const char where[] = "the shape";
     bool unsized = base->itemsize == 0 && (base->kind == NPYIO_KIND_BYTES ||
@@ -967,7 +989,8 @@ static npyio_status apply_shape(npyio_dtype *base, const shape_value *v,
         if (size > INT32_MAX)
             return npyio__fail(NPYIO_E_OVERFLOW, "%s: the size is above "
                                "NumPy's limit of 2147483647 bytes", where);
-        return make_scalar(base->kind, (size_t)size, base->byteorder, out);
+        return make_scalar(mem, base->kind, (size_t)size, base->byteorder,
+                           out);
     }
     if (base->itemsize == 0 && base->kind == NPYIO_KIND_SUBARRAY)
         return npyio__fail(NPYIO_E_FORMAT, "%s applies to a subarray of 0 "
@@ -981,30 +1004,29 @@ static npyio_status apply_shape(npyio_dtype *base, const shape_value *v,
     if (v->ndim > NPYIO__MAX_SUBARRAY_NDIM)
         return npyio__fail(NPYIO_E_LIMIT, "%s has more than %d dimensions",
                            where, NPYIO__MAX_SUBARRAY_NDIM);
-    return npyio__make_subarray(base, v->ndim, v->dims, where, out);
+    return npyio__make_subarray(base, v->ndim, v->dims, where, mem, out);
 }
 
 static npyio_status convert_item(const comma_item *item, size_t offset,
-                                 int depth, npyio_dtype **out)
+                                 int depth, const npyio__mem *mem,
+                                 npyio_dtype **out)
 {
     char inline_buf[64], *text = inline_buf;
     npyio_dtype *base = NULL;
     shape_value v;
     size_t n = (item->order != 0) + item->type_len;
-    npyio__mem mem;
     npyio_status st = NPYIO_OK;
 
     *out = NULL;
     if (n > sizeof inline_buf) {
-        npyio__mem_init(&mem, NULL);
-        st = npyio__alloc(&mem, n, "type string", (void **)&text);
+        st = npyio__alloc(mem, n, "type string", (void **)&text);
         if (st != NPYIO_OK)
             return st;
     }
     if (item->order != 0)
         text[0] = item->order;
     memcpy(text + (item->order != 0), item->type, item->type_len);
-    st = type_from_str(text, n, offset, depth + 1, &base);
+    st = type_from_str(text, n, offset, depth + 1, mem, &base);
     if (text != inline_buf)
         npyio__free(text);
     if (st != NPYIO_OK || item->shape == NULL) {
@@ -1012,7 +1034,7 @@ static npyio_status convert_item(const comma_item *item, size_t offset,
         return st;
     }
     eval_shape(item->shape, item->shape_len, &v); /* checked when split */
-    st = apply_shape(base, &v, out);
+    st = apply_shape(base, &v, mem, out);
     npyio_dtype_unref(base);
     return st;
 }
@@ -1090,20 +1112,19 @@ static npyio_status split_items(const char *s, size_t len, size_t offset,
 }
 
 static npyio_status comma_from_str(const char *s, size_t len, size_t offset,
-                                   int depth, npyio_dtype **out)
+                                   int depth, const npyio__mem *mem,
+                                   npyio_dtype **out)
 {
     comma_item *items = NULL;
     npyio_dtype **types = NULL;
     size_t n = 0, i, made = 0;
-    npyio__mem mem;
     npyio_status st;
 
-    npyio__mem_init(&mem, NULL);
-    st = split_items(s, len, offset, &mem, &items, &n);
+    st = split_items(s, len, offset, mem, &items, &n);
     if (st != NPYIO_OK)
         return st;
     if (n == 1) {
-        st = convert_item(&items[0], SIZE_MAX, depth, out);
+        st = convert_item(&items[0], SIZE_MAX, depth, mem, out);
         npyio__free(items);
         return item_context(st, s, len, offset, 1);
     }
@@ -1112,16 +1133,17 @@ static npyio_status comma_from_str(const char *s, size_t len, size_t offset,
     if (items[n - 1].shape == NULL && items[n - 1].order == 0 &&
         items[n - 1].type_len == 0)
         n--;
-    st = npyio__alloc_array(&mem, n, sizeof *types, "record fields",
+    st = npyio__alloc_array(mem, n, sizeof *types, "record fields",
                             (void **)&types);
     for (i = 0; i < n && st == NPYIO_OK; i++, made++) {
-        st = convert_item(&items[i], SIZE_MAX, depth, &types[i]);
+        st = convert_item(&items[i], SIZE_MAX, depth, mem, &types[i]);
         st = item_context(st, s, len, offset, i + 1);
     }
     if (st == NPYIO_OK)
         st = npyio__record_numbered(types, n, offset == SIZE_MAX
                                                   ? "type string"
-                                                  : "descr", out);
+                                                  : "descr",
+                                    mem, out);
     for (i = 0; i < made; i++)
         npyio_dtype_unref(types[i]);
     npyio__free(types);
@@ -1131,21 +1153,22 @@ static npyio_status comma_from_str(const char *s, size_t len, size_t offset,
 
 /* np.dtype(str): a list of types or one type. */
 static npyio_status type_from_str(const char *s, size_t len, size_t offset,
-                                  int depth, npyio_dtype **out)
+                                  int depth, const npyio__mem *mem,
+                                  npyio_dtype **out)
 {
     *out = NULL;
     if (!is_comma_string(s, len))
-        return single_from_str(s, len, offset, out);
+        return single_from_str(s, len, offset, mem, out);
     if (depth >= TYPE_STRING_DEPTH)
         return bad_type(s, len, offset, NPYIO_E_FORMAT,
                         "type strings nested too deep");
-    return comma_from_str(s, len, offset, depth, out);
+    return comma_from_str(s, len, offset, depth, mem, out);
 }
 
 npyio_status npyio__dtype_from_str(const char *s, size_t len, size_t offset,
-                                   npyio_dtype **out)
+                                   const npyio__mem *mem, npyio_dtype **out)
 {
-    return type_from_str(s, len, offset, 0, out);
+    return type_from_str(s, len, offset, 0, mem, out);
 }
 
 npyio_status npyio__dtype_from_node(const npyio__lit_doc *doc,
@@ -1172,12 +1195,12 @@ npyio_status npyio__dtype_from_node_at(const npyio__lit_doc *doc,
         npyio__mem mem;
         npyio_status st;
 
+        npyio__mem_init(&mem, options);
         /* Type strings are ASCII (white space between the items of a
          * comma-separated one may not be); only a string with escapes or
          * other characters needs decoding. */
         if (node->flags != 0) {
             if (npyio__lit_str_room(node) > sizeof small) {
-                npyio__mem_init(&mem, options);
                 st = npyio__alloc(&mem, npyio__lit_str_room(node),
                                   "type string", (void **)&decoded);
                 if (st != NPYIO_OK)
@@ -1186,7 +1209,7 @@ npyio_status npyio__dtype_from_node_at(const npyio__lit_doc *doc,
             len = npyio__lit_str_decode(doc, node, decoded);
             text = decoded;
         }
-        st = npyio__dtype_from_str(text, len, offset, out);
+        st = npyio__dtype_from_str(text, len, offset, &mem, out);
         if (decoded != small)
             npyio__free(decoded);
         return st;
@@ -1237,9 +1260,9 @@ npyio_status npyio_dtype_from_descr(const char *text, size_t len,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
                            out == NULL ? "out" : "text");
     *out = NULL;
-    if (!looks_like_literal(text, len))
-        return npyio__dtype_from_str(text, len, SIZE_MAX, out);
     npyio__mem_init(&mem, options);
+    if (!looks_like_literal(text, len))
+        return npyio__dtype_from_str(text, len, SIZE_MAX, &mem, out);
     config.encoding = NPYIO__LIT_UTF8;
     config.allow_long_suffix = false;
     config.max_depth = npyio__limit(options, NPYIO_LIMIT_DEPTH);
@@ -1362,11 +1385,28 @@ int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b)
            a->unit == b->unit && a->multiplier == b->multiplier;
 }
 
+npyio_status npyio__dtype_with_order(const npyio_dtype *dtype, char order,
+                                     const npyio__mem *mem, npyio_dtype **out)
+{
+    *out = NULL;
+    if (dtype->kind == NPYIO_KIND_RECORD || dtype->kind == NPYIO_KIND_SUBARRAY)
+        return npyio__compound_with_order(dtype, order, mem, out);
+    if (dtype->byteorder == '|' || dtype->byteorder == order) {
+        *out = npyio_dtype_ref(dtype);
+        return NPYIO_OK;
+    }
+    if (dtype->unit != NPYIO__DT_NONE)
+        return make_datetime(mem, dtype->kind, dtype->unit, dtype->multiplier,
+                             order, out);
+    return make_scalar(mem, dtype->kind, dtype->itemsize, order, out);
+}
+
 npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
                                         char byteorder, npyio_dtype **out)
 {
     static const char where[] = "npyio_dtype_with_byteorder";
     char order = byteorder == '=' ? npyio__host_order() : byteorder;
+    npyio__mem mem;
     npyio_status st;
 
     if (out == NULL)
@@ -1379,16 +1419,10 @@ npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
         return npyio__fail(NPYIO_E_INVALID_ARG,
                            "%s: byte order must be '<', '>' or '=', not %#x",
                            where, (unsigned)(unsigned char)byteorder);
-    if (dtype->kind == NPYIO_KIND_RECORD || dtype->kind == NPYIO_KIND_SUBARRAY)
-        return npyio__compound_with_order(dtype, order, out);
-    if (dtype->byteorder == '|' || dtype->byteorder == order) {
-        *out = npyio_dtype_ref(dtype);
-        return NPYIO_OK;
-    }
-    if (dtype->unit != NPYIO__DT_NONE)
-        return make_datetime(dtype->kind, dtype->unit, dtype->multiplier,
-                             order, out);
-    return make_scalar(dtype->kind, dtype->itemsize, order, out);
+    /* Derived from the dtype, made like it (the default allocator for a
+     * built-in, which names none). */
+    npyio__dtype_mem(dtype, &mem);
+    return npyio__dtype_with_order(dtype, order, &mem, out);
 }
 
 npyio_status npyio_dtype_native(const npyio_dtype *dtype, npyio_dtype **out)

@@ -95,15 +95,17 @@ npyio_status npyio__dtype_from_node_at(const npyio__lit_doc *doc,
                                        const npyio_options *options,
                                        int depth, npyio_dtype **out);
 
-/* A subarray of base (ndim > 0), with the checks of npyio_dtype_subarray. */
+/* A subarray of base (ndim > 0), with the checks of npyio_dtype_subarray,
+ * allocated through mem. */
 npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
                                   const int64_t *shape, const char *where,
-                                  npyio_dtype **out);
+                                  const npyio__mem *mem, npyio_dtype **out);
 
 /* A record of n fields named f0, f1, ... packed in order, as np.dtype()
  * makes of a comma-separated type string (takes its own references). */
 npyio_status npyio__record_numbered(npyio_dtype *const *types, size_t n,
-                                    const char *where, npyio_dtype **out);
+                                    const char *where, const npyio__mem *mem,
+                                    npyio_dtype **out);
 
 /* Descr literal of a record or subarray into the writer's buffer. */
 npyio_status npyio__compound_descr(const npyio_dtype *dtype, char *out,
@@ -113,7 +115,13 @@ npyio_status npyio__compound_descr(const npyio_dtype *dtype, char *out,
  * (record.c). */
 bool npyio__compound_equal(const npyio_dtype *a, const npyio_dtype *b);
 npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
+                                        const npyio__mem *mem,
                                         npyio_dtype **out);
+
+/* npyio_dtype_with_byteorder() for a checked dtype and order ('<' or
+ * '>'), with whatever it makes allocated through mem. */
+npyio_status npyio__dtype_with_order(const npyio_dtype *dtype, char order,
+                                     const npyio__mem *mem, npyio_dtype **out);
 
 /* NPYIO_E_UNSUPPORTED, naming two fields and ending with `why`, if any
  * record in dtype (nested ones included) has fields sharing a byte. */
@@ -125,13 +133,20 @@ void npyio__compound_release(npyio_dtype *dtype);
 
 /* Allocate a zeroed dtype of `extra` more bytes (for fields, names and
  * shapes kept in the same block), magic and one reference set. */
-npyio_status npyio__dtype_alloc(size_t extra, npyio_dtype **out);
+npyio_status npyio__dtype_alloc(const npyio__mem *mem, size_t extra,
+                                npyio_dtype **out);
+
+/* The allocator that made dtype, with default limits: what calls given a
+ * dtype and no options allocate with. Built-in dtypes are static and name
+ * no allocator: for them (and NULL, or what is not a dtype) the default
+ * one. */
+void npyio__dtype_mem(const npyio_dtype *dtype, npyio__mem *mem);
 
 /* Build a dtype from a type string such as "<f8" or "datetime64[ns]".
  * `offset` is where the string starts in the file, for messages; pass
  * SIZE_MAX when it does not come from a file. */
 npyio_status npyio__dtype_from_str(const char *s, size_t len, size_t offset,
-                                   npyio_dtype **out);
+                                   const npyio__mem *mem, npyio_dtype **out);
 
 /*
  * Append the descr literal as np.save writes it (`'<f8'`) to out[0..cap),

@@ -359,15 +359,13 @@ static npyio_status compute_sizes(npyio_header *h, const char *where)
     return NPYIO_OK;
 }
 
-static npyio_status alloc_header(const npyio_options *options, int ndim,
+static npyio_status alloc_header(const npyio__mem *mem, int ndim,
                                  npyio_header **out)
 {
-    npyio__mem mem;
     npyio_header *h;
     npyio_status st;
 
-    npyio__mem_init(&mem, options);
-    st = npyio__alloc_zero(&mem, sizeof *h + (size_t)ndim * sizeof(int64_t),
+    st = npyio__alloc_zero(mem, sizeof *h + (size_t)ndim * sizeof(int64_t),
                            "header", (void **)&h);
     if (st != NPYIO_OK)
         return st;
@@ -477,6 +475,7 @@ static npyio_status check_string_subarray(const npyio__lit_doc *doc,
 static npyio_status build_from_dict(const npyio__lit_doc *doc,
                                     const npyio__preamble *pre,
                                     const npyio_options *options,
+                                    const npyio__mem *mem,
                                     npyio_header **out)
 {
     const npyio__lit_node *root = npyio__lit_resolve(doc, doc->nodes);
@@ -505,7 +504,7 @@ static npyio_status build_from_dict(const npyio__lit_doc *doc,
         st = check_total_ndim(ndim, extra, options, "header", "descr's");
     }
     if (st == NPYIO_OK)
-        st = alloc_header(options, ndim + extra, &h);
+        st = alloc_header(mem, ndim + extra, &h);
     if (st != NPYIO_OK) {
         npyio_dtype_unref(dt);
         return st;
@@ -578,7 +577,7 @@ npyio_status npyio_header_parse(const void *bytes, size_t len,
     st = npyio__lit_parse(&doc, (const char *)b + pre.prefix,
                           (size_t)pre.hlen, &config, &mem);
     if (st == NPYIO_OK)
-        st = build_from_dict(&doc, &pre, options, out);
+        st = build_from_dict(&doc, &pre, options, &mem, out);
     npyio__lit_free(&doc);
     if (st == NPYIO_OK && consumed != NULL)
         *consumed = pre.prefix + (size_t)pre.hlen;
@@ -677,9 +676,9 @@ static npyio_status format_dict(const npyio_header *h, char *out, size_t cap,
     return NPYIO_OK;
 }
 
-static npyio_status build_text(const npyio_header *h, dict_text *t)
+static npyio_status build_text(const npyio_header *h, const npyio__mem *mem,
+                               dict_text *t)
 {
-    npyio__mem mem;
     npyio_status st;
 
     t->text = t->inline_buf;
@@ -687,8 +686,7 @@ static npyio_status build_text(const npyio_header *h, dict_text *t)
     if (st != NPYIO_OK)
         return st;
     if (t->len > sizeof t->inline_buf) {
-        npyio__mem_init(&mem, NULL);
-        st = npyio__alloc(&mem, t->len, "header text", (void **)&t->text);
+        st = npyio__alloc(mem, t->len, "header text", (void **)&t->text);
         if (st == NPYIO_OK)
             st = format_dict(h, t->text, t->len, &t->len);
         if (st != NPYIO_OK) {
@@ -804,10 +802,11 @@ static void write_header(const dict_text *t, const layout *l,
 }
 
 /* Version and layout np.save would choose; used for new headers. */
-static npyio_status auto_layout(const npyio_header *h, layout *l)
+static npyio_status auto_layout(const npyio_header *h, const npyio__mem *mem,
+                                layout *l)
 {
     dict_text t;
-    npyio_status st = build_text(h, &t);
+    npyio_status st = build_text(h, mem, &t);
 
     if (st != NPYIO_OK)
         return st;
@@ -827,8 +826,9 @@ static npyio_status check_header(const npyio_header *h, const char *where)
     return NPYIO_OK;
 }
 
-npyio_status npyio_header_emit(const npyio_header *header, int version,
-                               void *buf, size_t cap, size_t *len)
+npyio_status npyio__header_emit(const npyio__mem *mem,
+                                const npyio_header *header, int version,
+                                void *buf, size_t cap, size_t *len)
 {
     static const char where[] = "npyio_header_emit";
     dict_text t;
@@ -843,7 +843,7 @@ npyio_status npyio_header_emit(const npyio_header *header, int version,
         return st;
     if (buf == NULL && cap > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: buf is NULL", where);
-    st = build_text(header, &t);
+    st = build_text(header, mem, &t);
     if (st != NPYIO_OK)
         return st;
     st = choose_layout(&t, version, &l);
@@ -860,12 +860,26 @@ npyio_status npyio_header_emit(const npyio_header *header, int version,
     return st;
 }
 
-npyio_status npyio__header_emit_into(const npyio_header *h, int version,
+npyio_status npyio_header_emit(const npyio_header *header, int version,
+                               void *buf, size_t cap, size_t *len)
+{
+    npyio__mem mem;
+
+    /* Temporaries (long header text) are made like the header. */
+    npyio__mem_like(header != NULL && header->magic == NPYIO__MAGIC_HEADER
+                        ? header
+                        : NULL,
+                    &mem);
+    return npyio__header_emit(&mem, header, version, buf, cap, len);
+}
+
+npyio_status npyio__header_emit_into(const npyio__mem *mem,
+                                     const npyio_header *h, int version,
                                      size_t total, unsigned char *buf)
 {
     dict_text t;
     layout l;
-    npyio_status st = build_text(h, &t);
+    npyio_status st = build_text(h, mem, &t);
 
     if (st != NPYIO_OK)
         return st;
@@ -888,9 +902,10 @@ npyio_status npyio__header_emit_into(const npyio_header *h, int version,
 
 /* ---- new ------------------------------------------------------------------------------- */
 
-npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
-                              const int64_t *shape, int fortran_order,
-                              npyio_header **out)
+npyio_status npyio__header_new(const npyio__mem *mem,
+                               const npyio_dtype *dtype, int ndim,
+                               const int64_t *shape, int fortran_order,
+                               npyio_header **out)
 {
     static const char where[] = "npyio_header_new";
     npyio_header *h;
@@ -918,7 +933,7 @@ npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
     st = check_total_ndim(ndim, folded_ndim(dtype), NULL, where, "dtype's");
     if (st != NPYIO_OK)
         return st;
-    st = alloc_header(NULL, ndim + folded_ndim(dtype), &h);
+    st = alloc_header(mem, ndim + folded_ndim(dtype), &h);
     if (st != NPYIO_OK)
         return st;
     if (ndim > 0)
@@ -927,7 +942,7 @@ npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
     h->fortran_order = fortran_order != 0;
     st = compute_sizes(h, where);
     if (st == NPYIO_OK)
-        st = auto_layout(h, &l);
+        st = auto_layout(h, mem, &l);
     if (st == NPYIO_OK) {
         h->version = l.version;
         h->hlen = (int64_t)l.hlen;
@@ -941,10 +956,23 @@ npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
     return NPYIO_OK;
 }
 
-npyio_status npyio__header_copy(const npyio_header *h, npyio_header **out)
+npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
+                              const int64_t *shape, int fortran_order,
+                              npyio_header **out)
+{
+    npyio__mem mem;
+
+    /* Made like its dtype (the default allocator for a built-in dtype,
+     * which names none). */
+    npyio__dtype_mem(dtype, &mem);
+    return npyio__header_new(&mem, dtype, ndim, shape, fortran_order, out);
+}
+
+npyio_status npyio__header_copy(const npyio_header *h, const npyio__mem *mem,
+                                npyio_header **out)
 {
     npyio_header *copy;
-    npyio_status st = alloc_header(NULL, h->ndim, &copy);
+    npyio_status st = alloc_header(mem, h->ndim, &copy);
 
     *out = NULL;
     if (st != NPYIO_OK)

@@ -56,11 +56,28 @@ bool npyio__header_fortran_data(const npyio_header *h);
  * Emit the header for `version` (1, 2 or 3) into exactly `total` bytes
  * (preamble included), padding with spaces: how a header is rewritten in
  * place when the shape grows. NPYIO_E_UNSUPPORTED if it does not fit.
+ * Temporaries are allocated through mem (the emitting handle's).
  */
-npyio_status npyio__header_emit_into(const npyio_header *h, int version,
+npyio_status npyio__header_emit_into(const npyio__mem *mem,
+                                     const npyio_header *h, int version,
                                      size_t total, unsigned char *buf);
 
-/* An independent copy (its own reference to the dtype). */
-npyio_status npyio__header_copy(const npyio_header *h, npyio_header **out);
+/* npyio_header_emit() with its temporaries allocated through mem (the
+ * emitting handle's allocator). */
+npyio_status npyio__header_emit(const npyio__mem *mem,
+                                const npyio_header *header, int version,
+                                void *buf, size_t cap, size_t *len);
+
+/* An independent copy (its own reference to the dtype), allocated
+ * through mem: the copying handle's allocator. */
+npyio_status npyio__header_copy(const npyio_header *h, const npyio__mem *mem,
+                                npyio_header **out);
+
+/* npyio_header_new() with the header allocated through mem: for handles
+ * that make headers with their own allocator. */
+npyio_status npyio__header_new(const npyio__mem *mem,
+                               const npyio_dtype *dtype, int ndim,
+                               const int64_t *shape, int fortran_order,
+                               npyio_header **out);
 
 #endif /* NPYIO_HEADER_H */

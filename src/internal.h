@@ -89,8 +89,21 @@ typedef struct npyio__mem {
 #define NPYIO__BLOCK_ALIGN ((size_t)64)
 #define NPYIO__MEDIUM_THRESHOLD ((size_t)64 << 10)
 
+/*
+ * Which allocator a call uses: that of the options it is given; without
+ * options, that of the dtype or header it is given (npyio__mem_like); the
+ * default allocator only where no handle exists, each such place saying
+ * why in a comment.
+ */
+
 /* Fill `mem` from options (NULL: defaults). Cannot fail. */
 void npyio__mem_init(npyio__mem *mem, const npyio_options *options);
+
+/* Fill `mem` with the allocator that made `block` (a live block from
+ * npyio__alloc, or NULL for the default allocator) and the default
+ * limits: what a call given a handle but no options allocates with.
+ * Cannot fail. */
+void npyio__mem_like(const void *block, npyio__mem *mem);
 
 /*
  * Allocate `size` bytes (0 is allowed and gives a valid block). Fails with
@@ -137,6 +150,15 @@ void npyio__free(void *block);
 /* The allocator of options (NULL: the default one), all members filled. */
 void npyio__options_allocator(const npyio_options *options,
                               npyio_allocator *ops, void **user);
+
+/*
+ * npyio_options_new() with the handle allocated through mem instead of
+ * malloc(): for options the library makes for a handle it opens itself,
+ * which must carry the opening handle's allocator and not bypass it.
+ * Released with npyio_options_free(), as any other.
+ */
+npyio_status npyio__options_new_in(const npyio__mem *mem,
+                                   npyio_options **out);
 
 /* Fetch a limit without the public call's argument checks; `options` may be
  * NULL (defaults). `which` must be a known limit. */

@@ -131,6 +131,7 @@ npyio_status npyio_map_open(const char *path, uint32_t mode,
     npyio_stream *s = NULL;
     npyio_reader *r = NULL;
     npyio_header *h = NULL;
+    npyio__mem mem;
     npyio_status st;
     int fd;
 
@@ -157,7 +158,8 @@ npyio_status npyio_map_open(const char *path, uint32_t mode,
     if (st == NPYIO_OK) {
         const npyio_header *rh = npyio_reader_header(r);
 
-        st = npyio__header_copy(rh, &h);
+        npyio__mem_init(&mem, options);
+        st = npyio__header_copy(rh, &mem, &h);
     }
     npyio_reader_close(r);
     npyio_stream_close(s);
@@ -170,10 +172,11 @@ npyio_status npyio_map_open(const char *path, uint32_t mode,
 /* The header np.save would write for h's array: the layout the created
  * file gets, whatever file h was read from (its data offset may differ:
  * 16-byte aligned legacy headers, 2.0 headers, extra padding). */
-static npyio_status fresh_header(const npyio_header *h, npyio_header **out)
+static npyio_status fresh_header(const npyio_header *h, const npyio__mem *mem,
+                                 npyio_header **out)
 {
-    return npyio_header_new(h->dtype, h->ndim, h->shape, h->fortran_order,
-                            out);
+    return npyio__header_new(mem, h->dtype, h->ndim, h->shape,
+                             h->fortran_order, out);
 }
 
 /* Write the header, then size the file for its data: blocks reserved, so
@@ -184,12 +187,13 @@ static npyio_status lay_out(int fd, const npyio_header *h, size_t total,
 {
     unsigned char small[512], *bytes = small;
     size_t hlen = 0, done = 0, put = 0;
-    npyio_status st = npyio_header_emit(h, 0, small, sizeof small, &hlen);
+    npyio_status st = npyio__header_emit(mem, h, 0, small, sizeof small,
+                                         &hlen);
 
     if (st == NPYIO_E_BUFFER_TOO_SMALL) {
         st = npyio__alloc(mem, hlen, "header", (void **)&bytes);
         if (st == NPYIO_OK)
-            st = npyio_header_emit(h, 0, bytes, hlen, &hlen);
+            st = npyio__header_emit(mem, h, 0, bytes, hlen, &hlen);
     }
     while (st == NPYIO_OK && done < hlen)
         if (npyio__fd_write(fd, bytes + done, hlen - done, &put) != 0)
@@ -228,7 +232,7 @@ npyio_status npyio_map_create(const char *path, const npyio_header *header,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is not an "
                            "npyio_header", where);
     npyio__mem_init(&mem, options);
-    st = fresh_header(header, &h);
+    st = fresh_header(header, &mem, &h);
     if (st == NPYIO_OK)
         st = map_length(h, &total);
     if (st != NPYIO_OK) {

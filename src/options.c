@@ -20,6 +20,7 @@
 struct npyio_options {
     uint32_t magic;
     uint32_t flags; /* bit n: NPYIO_FLAG n is on */
+    bool in_block;  /* from npyio__options_new_in: an npyio__alloc block */
     int64_t limits[LIMIT_END];
     npyio_allocator allocator;
     void *allocator_user;
@@ -52,6 +53,16 @@ static const npyio_allocator default_allocator = {
     NULL, /* realloc of posix_memalign blocks would lose their alignment */
     npyio__sys_free,
 };
+
+static void set_defaults(npyio_options *options, bool in_block)
+{
+    options->magic = NPYIO__MAGIC_OPTIONS;
+    options->flags = DEFAULT_FLAGS;
+    options->in_block = in_block;
+    memcpy(options->limits, default_limits, sizeof options->limits);
+    options->allocator = default_allocator;
+    options->allocator_user = NULL;
+}
 
 static bool known_limit(npyio_limit which)
 {
@@ -94,12 +105,20 @@ npyio_status npyio_options_new(npyio_options **out)
         return npyio__fail(NPYIO_E_NOMEM,
                            "npyio_options_new: allocating %zu bytes failed",
                            sizeof *options);
-    options->magic = NPYIO__MAGIC_OPTIONS;
-    options->flags = DEFAULT_FLAGS;
-    memcpy(options->limits, default_limits, sizeof options->limits);
-    options->allocator = default_allocator;
-    options->allocator_user = NULL;
+    set_defaults(options, false);
     *out = options;
+    return NPYIO_OK;
+}
+
+npyio_status npyio__options_new_in(const npyio__mem *mem,
+                                   npyio_options **out)
+{
+    npyio_status st = npyio__alloc(mem, sizeof **out, "options",
+                                   (void **)out);
+
+    if (st != NPYIO_OK)
+        return st;
+    set_defaults(*out, true);
     return NPYIO_OK;
 }
 
@@ -108,7 +127,10 @@ void npyio_options_free(npyio_options *options)
     if (options == NULL || options->magic != NPYIO__MAGIC_OPTIONS)
         return;
     options->magic = NPYIO__MAGIC_DEAD;
-    free(options);
+    if (options->in_block)
+        npyio__free(options);
+    else
+        free(options);
 }
 
 npyio_status npyio_options_set_limit(npyio_options *options,

@@ -22,7 +22,7 @@
 
 npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
                                   const int64_t *shape, const char *where,
-                                  npyio_dtype **out)
+                                  const npyio__mem *mem, npyio_dtype **out)
 {
     uint64_t count = 1;
     npyio_dtype *dt;
@@ -63,7 +63,7 @@ npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
         *out = npyio_dtype_ref(base);
         return NPYIO_OK;
     }
-    st = npyio__dtype_alloc((size_t)ndim * sizeof(int64_t), &dt);
+    st = npyio__dtype_alloc(mem, (size_t)ndim * sizeof(int64_t), &dt);
     if (st != NPYIO_OK)
         return st;
     dt->kind = NPYIO_KIND_SUBARRAY;
@@ -86,6 +86,7 @@ npyio_status npyio_dtype_subarray(const npyio_dtype *base, int ndim,
                                   const int64_t *shape, npyio_dtype **out)
 {
     static const char where[] = "npyio_dtype_subarray";
+    npyio__mem mem;
     npyio_status st;
 
     if (out == NULL)
@@ -94,7 +95,11 @@ npyio_status npyio_dtype_subarray(const npyio_dtype *base, int ndim,
     st = npyio__check_dtype(base, where);
     if (st != NPYIO_OK)
         return st;
-    return npyio__make_subarray((npyio_dtype *)base, ndim, shape, where, out);
+    /* Made like its base (the default allocator for a built-in base,
+     * which names none). */
+    npyio__dtype_mem(base, &mem);
+    return npyio__make_subarray((npyio_dtype *)base, ndim, shape, where,
+                                &mem, out);
 }
 
 /* ---- records: collecting fields, then packing them into one block ----------- */
@@ -118,10 +123,10 @@ typedef struct pending {
     npyio__mem mem;
 } pending;
 
-static void pending_init(pending *p, const npyio_options *options)
+static void pending_init(pending *p, const npyio__mem *mem)
 {
     memset(p, 0, sizeof *p);
-    npyio__mem_init(&p->mem, options);
+    p->mem = *mem;
 }
 
 static void pending_release(pending *p)
@@ -296,7 +301,7 @@ static npyio_status pack_record(pending *p, size_t itemsize, size_t alignment,
     if (depth + 1 > NPYIO__MAX_DEPTH)
         return npyio__fail(NPYIO_E_LIMIT, "%s: dtypes nested deeper than %d",
                            where, NPYIO__MAX_DEPTH);
-    st = npyio__dtype_alloc(extra, &dt);
+    st = npyio__dtype_alloc(&p->mem, extra, &dt);
     if (st != NPYIO_OK)
         return st;
     dt->kind = NPYIO_KIND_RECORD;
@@ -385,6 +390,7 @@ static void arena_free(arena *a)
 typedef struct list_parser {
     const npyio__lit_doc *doc;
     const npyio_options *options;
+    const npyio__mem *mem; /* the options' allocator */
     arena names;
 } list_parser;
 
@@ -477,7 +483,7 @@ static npyio_status subarray_from_node(list_parser *lp,
         st = npyio__dtype_from_node_at(lp->doc, first, lp->options, depth + 1,
                                        &base);
     if (st == NPYIO_OK)
-        st = npyio__make_subarray(base, ndim, shape, "descr", out);
+        st = npyio__make_subarray(base, ndim, shape, "descr", lp->mem, out);
     npyio_dtype_unref(base);
     return st;
 }
@@ -561,7 +567,7 @@ static npyio_status field_from_node(list_parser *lp,
         st = read_shape(lp->doc, shape_node, shape, &ndim);
         if (st == NPYIO_OK)
             st = npyio__make_subarray(element, ndim, shape, "descr",
-                                      &f->dtype);
+                                      lp->mem, &f->dtype);
     }
     npyio_dtype_unref(element);
     return st;
@@ -576,7 +582,7 @@ static npyio_status record_from_node(list_parser *lp,
     uint64_t offset = 0;
     npyio_status st = NPYIO_OK;
 
-    pending_init(&p, lp->options);
+    pending_init(&p, lp->mem);
     st = pending_reserve(&p, list->count);
     for (entry = npyio__lit_child(lp->doc, list);
          entry != NULL && st == NPYIO_OK;
@@ -619,6 +625,7 @@ npyio_status npyio__compound_from_node(const npyio__lit_doc *doc,
     lp.doc = doc;
     lp.options = options;
     npyio__mem_init(&mem, options);
+    lp.mem = &mem;
     memset(&lp.names, 0, sizeof lp.names);
     lp.names.mem = &mem;
     if (depth >= NPYIO__MAX_DEPTH)
@@ -636,10 +643,10 @@ npyio_status npyio__compound_from_node(const npyio__lit_doc *doc,
 /* ---- numbered fields (comma-separated type strings) ----------------------------- */
 
 npyio_status npyio__record_numbered(npyio_dtype *const *types, size_t n,
-                                    const char *where, npyio_dtype **out)
+                                    const char *where, const npyio__mem *mem,
+                                    npyio_dtype **out)
 {
     enum { NAME_ROOM = 24 }; /* "f" and 20 digits */
-    npyio__mem mem;
     pending p;
     char *names = NULL;
     uint64_t offset = 0;
@@ -647,11 +654,10 @@ npyio_status npyio__record_numbered(npyio_dtype *const *types, size_t n,
     npyio_status st;
 
     *out = NULL;
-    npyio__mem_init(&mem, NULL);
-    pending_init(&p, NULL);
+    pending_init(&p, mem);
     st = pending_reserve(&p, n);
     if (st == NPYIO_OK)
-        st = npyio__alloc_array(&mem, n, NAME_ROOM, "field names",
+        st = npyio__alloc_array(mem, n, NAME_ROOM, "field names",
                                 (void **)&names);
     for (i = 0; i < n && st == NPYIO_OK; i++) {
         pending_field f = {names + i * NAME_ROOM, 0, NULL, 0,
@@ -721,7 +727,7 @@ npyio_status npyio_record_builder_new(uint32_t flags,
         return st;
     b->magic = NPYIO__MAGIC_BUILDER;
     b->flags = flags;
-    pending_init(&b->fields, options);
+    pending_init(&b->fields, &mem);
     b->alignment = 1;
     *out = b;
     return NPYIO_OK;
@@ -790,7 +796,7 @@ npyio_status npyio_record_builder_add(npyio_record_builder *builder,
                            where, (long long)offset);
     memset(&f, 0, sizeof f);
     st = npyio__make_subarray((npyio_dtype *)dtype, ndim, shape, where,
-                              &f.dtype);
+                              &builder->fields.mem, &f.dtype);
     if (st != NPYIO_OK)
         return st;
     aligned = (builder->flags & NPYIO_RECORD_ALIGNED) != 0;
@@ -1059,6 +1065,7 @@ bool npyio__compound_equal(const npyio_dtype *a, const npyio_dtype *b)
 }
 
 npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
+                                        const npyio__mem *mem,
                                         npyio_dtype **out)
 {
     npyio_dtype *base = NULL;
@@ -1068,20 +1075,20 @@ npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
 
     *out = NULL;
     if (dtype->kind == NPYIO_KIND_SUBARRAY) {
-        st = npyio_dtype_with_byteorder(dtype->base, order, &base);
+        st = npyio__dtype_with_order(dtype->base, order, mem, &base);
         if (st == NPYIO_OK)
             st = npyio__make_subarray(base, dtype->ndim, dtype->shape,
-                                      "npyio_dtype_with_byteorder", out);
+                                      "npyio_dtype_with_byteorder", mem, out);
         npyio_dtype_unref(base);
         return st;
     }
-    pending_init(&p, NULL);
+    pending_init(&p, mem);
     for (i = 0; i < dtype->field_count && st == NPYIO_OK; i++) {
         const npyio__field *f = &dtype->fields[i];
         pending_field g = {f->name, f->name_len, f->title, f->title_len,
                            f->offset, NULL};
 
-        st = npyio_dtype_with_byteorder(f->dtype, order, &g.dtype);
+        st = npyio__dtype_with_order(f->dtype, order, mem, &g.dtype);
         if (st == NPYIO_OK)
             st = pending_push(&p, &g);
     }
@@ -1165,7 +1172,7 @@ static npyio_status record_disjoint(const npyio_dtype *rec, const char *where,
     }
     if (in_order)
         return NPYIO_OK;
-    npyio__mem_init(&mem, NULL);
+    npyio__dtype_mem(rec, &mem); /* a temporary of a call given rec */
     st = npyio__alloc_array(&mem, rec->field_count, sizeof *sorted,
                             "field ranges", (void **)&sorted);
     if (st != NPYIO_OK)

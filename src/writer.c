@@ -79,12 +79,13 @@ static npyio_status write_header(npyio_writer *w, const npyio_header *h)
     unsigned char small[512];
     unsigned char *bytes = small;
     size_t len = 0;
-    npyio_status st = npyio_header_emit(h, 0, small, sizeof small, &len);
+    npyio_status st = npyio__header_emit(&w->mem, h, 0, small, sizeof small,
+                                         &len);
 
     if (st == NPYIO_E_BUFFER_TOO_SMALL) {
         st = npyio__alloc(&w->mem, len, "header", (void **)&bytes);
         if (st == NPYIO_OK)
-            st = npyio_header_emit(h, 0, bytes, len, &len);
+            st = npyio__header_emit(&w->mem, h, 0, bytes, len, &len);
     }
     if (st == NPYIO_OK)
         st = npyio__stream_write(w->stream, bytes, len, "the header");
@@ -239,7 +240,7 @@ static npyio_status with_rows(npyio_writer *w, const npyio_header *h,
         return st;
     memcpy(shape, h->shape, (size_t)h->ndim * sizeof *shape);
     shape[0] = rows;
-    st = npyio_header_new(dt, h->ndim, shape, 0, out);
+    st = npyio__header_new(&w->mem, dt, h->ndim, shape, 0, out);
     npyio__free(shape);
     return st;
 }
@@ -292,7 +293,8 @@ static npyio_status finish_unknown_rows(npyio_writer *w)
     if (st == NPYIO_OK && total > sizeof small)
         st = npyio__alloc(&w->mem, total, "header", (void **)&bytes);
     if (st == NPYIO_OK)
-        st = npyio__header_emit_into(final, w->layout->version, total, bytes);
+        st = npyio__header_emit_into(&w->mem, final, w->layout->version,
+                                     total, bytes);
     if (st == NPYIO_OK)
         st = npyio__stream_seek(w->stream, 0, NPYIO_SEEK_CUR, &end);
     if (st == NPYIO_OK)
@@ -462,7 +464,8 @@ static npyio_status open_existing(npyio_writer *w, const char *path,
     if (st == NPYIO_OK)
         st = npyio_reader_open_stream(s, options, &r);
     if (st == NPYIO_OK)
-        st = npyio__header_copy(npyio_reader_header(r), &w->layout);
+        st = npyio__header_copy(npyio_reader_header(r), &w->mem,
+                                &w->layout);
     npyio_reader_close(r);
     npyio_stream_close(s);
     if (st == NPYIO_OK)
@@ -574,8 +577,14 @@ static npyio_status rewrite_through_temporary(npyio_writer *w,
     if (st == NPYIO_OK) {
         npyio_options *o = NULL;
 
-        /* A writer to the path does the temporary and the rename. */
-        st = npyio_options_new(&o);
+        /* A writer to the path does the temporary and the rename, with
+         * this writer's allocator, allocation limit and durability. */
+        st = npyio__options_new_in(&w->mem, &o);
+        if (st == NPYIO_OK)
+            st = npyio_options_set_allocator(o, &w->mem.ops, w->mem.user);
+        if (st == NPYIO_OK)
+            st = npyio_options_set_limit(o, NPYIO_LIMIT_ALLOC_BYTES,
+                                         (int64_t)w->mem.max_alloc);
         if (st == NPYIO_OK)
             st = npyio_options_set_flag(o, NPYIO_FLAG_DURABLE, w->durable);
         if (st == NPYIO_OK)
@@ -669,7 +678,8 @@ static npyio_status finish_append(npyio_writer *w)
     if (st == NPYIO_OK && total > sizeof small)
         st = npyio__alloc(&w->mem, total, "header", (void **)&bytes);
     if (st == NPYIO_OK) {
-        st = npyio__header_emit_into(grown, w->layout->version, total, bytes);
+        st = npyio__header_emit_into(&w->mem, grown, w->layout->version,
+                                     total, bytes);
         if (st == NPYIO_E_UNSUPPORTED) /* no room: the slow, safe way */
             st = rewrite_through_temporary(w, grown);
         else if (st == NPYIO_OK)
