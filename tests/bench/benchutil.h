@@ -125,6 +125,9 @@ static inline void start_numpy(void)
               "        for a0 in map(int, w[2].split(',')):\n"
               "            r = m[a0:a0 + int(w[3])].copy()\n"
               "    elif op == 'mapsum': s = np.load(path, mmap_mode='r').sum()\n"
+              "    elif op == 'savemany':\n"
+              "        a = np.zeros(int(w[3]))\n"
+              "        for i in range(int(w[2])): np.save('%s%06d.npy' % (path, i), a)\n"
               "    t = time.perf_counter() - t0\n"
               "    a = None\n"
               "    print(t, flush=True)\n",
