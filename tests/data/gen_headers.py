@@ -16,7 +16,8 @@ Output (under tests/data/headers/, next to this script):
   dtype_strings.tsv       which type strings np.dtype() accepts, and as what
   comma_strings.tsv       comma-separated type strings and leading shapes
                           ('i4,f8', '(2,3)f4', '3S'): accepted or not, and
-                          the dtype np.dtype() makes of them
+                          the dtype np.dtype() makes of them, here and as
+                          NumPy's rules give them on a big-endian host
   sizes.tsv               dtypes and shapes at the edge of NumPy's size
                           rule: whether np.load of such a header works
 
@@ -27,6 +28,7 @@ After writing, the script re-reads everything and checks it against NumPy.
 """
 
 import ast
+import contextlib
 import io
 import math
 import os
@@ -35,6 +37,7 @@ import sys
 import warnings
 
 import numpy as np
+import numpy.core._internal as internal
 from numpy.lib import format as npf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,8 +60,9 @@ DTYPE_COLUMNS = [
     "host_dependent",
 ]
 COMMA_COLUMNS = [
-    "input_hex", "accepted", "descr", "itemsize", "host_dependent",
-    "inconsistent", "shown",
+    "input_hex", "accepted", "descr", "itemsize", "inconsistent",
+    "be_accepted", "be_descr", "be_itemsize", "be_inconsistent",
+    "host_dependent", "shown",
 ]
 SIZES_COLUMNS = ["descr", "shape", "loads", "needle", "numpy_error"]
 
@@ -614,13 +618,28 @@ def write_dtype_strings():
 #                 for a subarray, "'" + dtype.str + "'" otherwise; '-' if
 #                 refused
 #   itemsize      dtype.itemsize, '-' if refused
-#   host_dependent  1 if the answer may differ on a big-endian host or one
-#                 with other C type sizes (explicit byte orders, native
-#                 multi-byte types, long/pointer/long double sizes)
 #   inconsistent  1 if NumPy 1.24 builds a dtype that contradicts itself
 #                 (sizes wrapped negative, a subarray of 0 bytes given a
 #                 size): libnpyio refuses those on purpose
+#   be_accepted, be_descr, be_itemsize, be_inconsistent
+#                 the same four answers for a big-endian host (with the
+#                 same C type sizes), derived below (numpy_host) from
+#                 NumPy's own _commastring: byte orders in comma strings
+#                 are relative to the host's, so the two differ in more
+#                 than '<' becoming '>'
+#   host_dependent  1 if the answer may differ on a host with other C type
+#                 sizes (long, pointer, long double: see HOST_* above)
 #   shown         Python's repr of the string, for people
+#
+# What depends on the host's byte order, in NumPy 1.24: _commastring
+# (numpy/core/_internal.py) takes '=' for _nbo, the host's order, when an
+# item has two orders ('=(2,)>i2' is consistent on a big-endian host only),
+# and drops an item's order when it is '|', '=' or _nbo, so '<' survives
+# on a big-endian host only ('<float64,i4' is then refused, as '<float64'
+# is; 'i4,<' ends with the item '<', refused, instead of an empty item,
+# ignored); an item left without an order is of the host's order.  Nothing
+# else on the way (_check_for_commastring, _convert_from_str, _from_list,
+# _from_tuple in descriptor.c) accepts or refuses by the host's order.
 
 SEPARATED = [
     "i4,f8", "i4 ,f8", "i4, f8", "i4 , f8", "i4,\tf8", "i4,\nf8",
@@ -720,10 +739,8 @@ def consistent(dt):
 
 
 def comma_host_dependent(s, dt):
-    """Conservative: explicit orders, native multi-byte results and
-    host-sized types (see HOST_* above) all count."""
-    if any(c in s for c in "<>="):
-        return 1
+    """Conservative: host-sized types (see HOST_* above), whatever the
+    spelling, count.  (Byte orders have the be_* columns.)"""
     words = [w for w in
              "".join(c if c.isalnum() else " " for c in s).split()]
     for w in words:
@@ -733,25 +750,85 @@ def comma_host_dependent(s, dt):
         if core[:1] == "O" and core[1:].isdigit():
             return 1
     if dt is not None:
-        text = repr(lib_descr(dt))
-        if "<" in text or ">" in text or dt.hasobject or "f16" in text \
-                or "c32" in text:
-            return 1
+        return max(host_dependent("", leaf) for leaf in leaves(dt))
     return 0
+
+
+def leaves(dt):
+    """The scalar dtypes inside dt: its fields' and subarrays' bases."""
+    if dt.names is not None:
+        return [leaf for name in dt.names
+                for leaf in leaves(dt.fields[name][0])]
+    if dt.subdtype is not None:
+        return leaves(dt.subdtype[0])
+    return [dt]
+
+
+@contextlib.contextmanager
+def numpy_host(order):
+    """np.dtype() as NumPy 1.24 behaves on a host of byte order `order`
+    ('<' or '>'), for comma strings, emulated on this one.
+
+    _commastring reads its module globals at each call: _nbo is set to
+    `order` and _convorder to {'=': order}, as _internal.py sets them on
+    such a host.  Its items are then converted in C, where a type without
+    a byte order is of the host's order; so the items it returns that have
+    no order left ('|' and '=' never are left) are handed to NumPy already
+    converted and turned to `order`, the shape of a (type, shape) item
+    kept.  The items with an order ('<' or '>'), and the empty last item
+    that _convert_from_list ignores, stay strings for NumPy to convert.
+    An item's own comma string ('3f8' of '(2)3f8') comes through here too.
+    With this host's order the emulation gives np.dtype()'s answer for
+    every input (check_comma_strings checks that it does)."""
+    saved = (internal._nbo, internal._convorder, internal._commastring)
+    commastring = internal._commastring
+    used = []
+
+    def host_commastring(astr):
+        used.append(astr)
+        items = []
+        for item in commastring(astr):
+            t, shape = item if isinstance(item, tuple) else (item, None)
+            if t != "" and t[0] not in "<>":
+                t = np.dtype(t).newbyteorder(order)
+            items.append(t if shape is None else (t, shape))
+        return items
+
+    internal._nbo, internal._convorder = order, {"=": order}
+    internal._commastring = host_commastring
+    try:
+        yield used
+    finally:
+        internal._nbo, internal._convorder, internal._commastring = saved
+
+
+def probe_on_host(s, order):
+    """probe_dtype(s) on a host of byte order `order` (see numpy_host).  A
+    string that is not a comma string (_commastring never called) is one
+    type, of the host's order unless it names '<' or '>'."""
+    with numpy_host(order) as used:
+        dt = probe_dtype(s)
+    if dt is not None and not used and s[:1] not in ("<", ">"):
+        dt = dt.newbyteorder(order)
+    return dt
+
+
+def comma_answers(dt):
+    """accepted, descr, itemsize, inconsistent for np.dtype()'s dtype."""
+    if dt is None:
+        return [0, "-", "-", 0]
+    ok = consistent(dt)
+    return [1, repr(lib_descr(dt)) if ok else "-",
+            dt.itemsize if ok else "-", 0 if ok else 1]
 
 
 def comma_row(s):
     dt = probe_dtype(s)
     shown = ascii(s)
     assert "\t" not in shown
-    if dt is None:
-        return [s.encode("utf-8").hex(), 0, "-", "-",
-                comma_host_dependent(s, None), 0, shown]
-    ok = consistent(dt)
-    return [s.encode("utf-8").hex(), 1,
-            repr(lib_descr(dt)) if ok else "-",
-            dt.itemsize if ok else "-", comma_host_dependent(s, dt),
-            0 if ok else 1, shown]
+    return [s.encode("utf-8").hex()] + comma_answers(dt) + \
+        comma_answers(probe_on_host(s, ">")) + \
+        [comma_host_dependent(s, dt), shown]
 
 
 def write_comma_strings():
@@ -954,25 +1031,48 @@ def check_dtype_strings():
     return rows
 
 
+def check_comma_answers(s, dt, accepted, descr, itemsize, inconsistent):
+    assert accepted == ("0" if dt is None else "1"), s
+    if descr != "-":
+        # The descr text reads back (as np.save's reader reads a descr)
+        # to the same dtype.
+        back = ast.literal_eval(descr)
+        if isinstance(back, tuple):
+            back = np.dtype((npf.descr_to_dtype(back[0]), back[1]))
+        else:
+            back = npf.descr_to_dtype(back)
+        assert back == dt and int(itemsize) == dt.itemsize, s
+    else:
+        assert dt is None or inconsistent == "1", s
+
+
 def check_comma_strings():
     rows = read_tsv(COMMA_TSV, COMMA_COLUMNS)
     assert [bytes.fromhex(r["input_hex"]).decode("utf-8") for r in rows] \
         == comma_inputs()
+    here = "<" if sys.byteorder == "little" else ">"
     for r in rows:
         s = bytes.fromhex(r["input_hex"]).decode("utf-8")
         dt = probe_dtype(s)
-        assert r["accepted"] == ("0" if dt is None else "1")
-        if r["descr"] != "-":
-            # The descr text reads back (as np.save's reader reads a
-            # descr) to the same dtype.
-            back = ast.literal_eval(r["descr"])
-            if isinstance(back, tuple):
-                back = np.dtype((npf.descr_to_dtype(back[0]), back[1]))
-            else:
-                back = npf.descr_to_dtype(back)
-            assert back == dt and int(r["itemsize"]) == dt.itemsize, s
-        else:
-            assert dt is None or r["inconsistent"] == "1"
+        check_comma_answers(s, dt, r["accepted"], r["descr"],
+                            r["itemsize"], r["inconsistent"])
+        # The emulation of another host's NumPy is NumPy on this one.
+        assert comma_answers(probe_on_host(s, here)) == \
+            comma_answers(dt), s
+        check_comma_answers(s, probe_on_host(s, ">"), r["be_accepted"],
+                            r["be_descr"], r["be_itemsize"],
+                            r["be_inconsistent"])
+    # _commastring's rules for _nbo, as the be_* columns must show them.
+    be = {bytes.fromhex(r["input_hex"]).decode("utf-8"): r for r in rows}
+    for s, le_ok, be_ok in [("i4,<", "1", "0"), ("i4,>", "0", "1"),
+                            ("i4,=", "1", "1"), ("=(2,)>i2", "0", "1"),
+                            ("=(2,)<i2", "1", "0"), ("<(2,)>i2", "0", "0"),
+                            ("<float64,i4", "1", "0"),
+                            (">float64,i4", "0", "1")]:
+        assert (be[s]["accepted"], be[s]["be_accepted"]) == \
+            (le_ok, be_ok), s
+    assert be["i4,f8"]["be_descr"] == "[('f0', '>i4'), ('f1', '>f8')]"
+    assert be["i4,>"]["be_descr"] == "[('f0', '>i4')]"
     return rows
 
 

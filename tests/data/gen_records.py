@@ -523,7 +523,9 @@ def legacy_cases():
         "[ ( 'a' , '<i4' ) , ( 'b' , '<f8' , ( 2 , ) ) , ]",
         [("a", "<i4"), ("b", "<f8", (2,))])
     # Comma-separated type strings (np.dtype() makes fields f0, f1, ...;
-    # a leading shape is a subarray field; '3S' is S3).
+    # a leading shape is a subarray field; '3S' is S3).  Items without a
+    # byte order are native ('<' here): the C tests list these cases as
+    # host-order ones (testdata.h), so their explicit orders are all '>'.
     add("legacy_comma_string", "'i4,f8'", [("f0", "<i4"), ("f1", "<f8")])
     add("legacy_comma_shapes", "'(2,)i4, (2,3)>f4,3S , a10'",
         [("f0", "<i4", (2,)), ("f1", ">f4", (2, 3)), ("f2", "|S3"),
@@ -531,8 +533,11 @@ def legacy_cases():
     add("legacy_comma_kinds", '"M8[ns],>m8[25s],U2,?,c16,float32"',
         [("f0", "<M8[ns]"), ("f1", ">m8[25s]"), ("f2", "<U2"),
          ("f3", "|b1"), ("f4", "<c16"), ("f5", "<f4")])
-    # An empty last item: the list is still a record, of one field.
-    add("legacy_comma_one_field", "'i4,<'", [("f0", "<i4")])
+    # An empty last item: the list is still a record, of one field.  ('='
+    # is dropped on every host; 'i4,<' is this on a little-endian host
+    # only: where '<' is not the host's order NumPy keeps it, and the item
+    # '<' is refused.  comma_strings.tsv has both answers.)
+    add("legacy_comma_one_field", "'i4,='", [("f0", "<i4")])
     # As a field's descr: a nested record, and a subarray field.
     add("legacy_comma_in_field", "[('a', 'i4,f8'), ('b', '(2,)>i2')]",
         [("a", [("f0", "<i4"), ("f1", "<f8")]), ("b", ">i2", (2,))])

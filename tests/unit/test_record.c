@@ -222,14 +222,14 @@ static void sort_units(char *text)
     free(copy);
 }
 
-/* The units to swap on this host: NumPy's column for this byte order, or
- * for a host-order case the little-endian one (its fields are native
- * wherever it is read). */
+/* The units to swap on this host: NumPy's column for this byte order, but
+ * none for a host-order case on a big-endian host (its fields are all
+ * big-endian there: see host_order_case). */
 static const char *swap_units(const tsv_row *s)
 {
-    bool little = host_order() == '<' || host_order_case(s->field[0]);
-
-    return s->count > 1 ? s->field[little ? 1 : 2] : "";
+    if (host_order() == '>' && host_order_case(s->field[0]))
+        return "";
+    return s->count > 1 ? s->field[host_order() == '<' ? 1 : 2] : "";
 }
 
 static void check_swaps(const tsv_row *s, const npyio_dtype *dt)

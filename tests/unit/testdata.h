@@ -117,17 +117,23 @@ static inline npyio_status status_named(const char *name)
 }
 
 /*
- * Corpus cases whose descr names no byte order ('f8', '=f8', 'd', ...):
- * they mean the reader's host order. NumPy made their expectations on a
- * little-endian host, so on a big-endian one every '<' they expect is '>'
- * and the byte-swap units are those NumPy lists for a little-endian host.
+ * Corpus cases whose descr names no byte order ('f8', '=f8', 'd', ...),
+ * or none but '>' beside types without one (the type strings 'i4,f8',
+ * '(2,)i4, (2,3)>f4', '(1,1)f4'): those mean the reader's host order.
+ * NumPy made their expectations on a little-endian host, so on a
+ * big-endian one every '<' they expect is '>', and there every field is
+ * big-endian: nothing is byte-swapped (on a little-endian host, NumPy's
+ * little-endian units).
  */
 static inline bool host_order_case(const char *name)
 {
     static const char *const names[] = {
-        "legacy_descr_d", "legacy_descr_eq_c8", "legacy_descr_eq_f8",
-        "legacy_descr_f8", "legacy_descr_float64", "legacy_descr_i4",
-        "legacy_descr_m8_s", "legacy_no_byteorder",
+        "legacy_comma_in_field", "legacy_comma_kinds",
+        "legacy_comma_one_field", "legacy_comma_shapes",
+        "legacy_comma_string", "legacy_descr_d", "legacy_descr_eq_c8",
+        "legacy_descr_eq_f8", "legacy_descr_f8", "legacy_descr_float64",
+        "legacy_descr_i4", "legacy_descr_m8_s", "legacy_no_byteorder",
+        "toplevel_string_one_2d",
     };
     size_t i;
 
