@@ -41,7 +41,7 @@ static const command *find_command(const char *name);
 
 static const char common_help[] =
     "  --max-header-size N   accept headers up to N bytes (default 1 MiB)\n"
-    "  --help                this text\n";
+    "  -h, --help            this text\n";
 
 static void print_overview(FILE *out);
 
@@ -432,7 +432,7 @@ static void print_overview(FILE *out)
 {
     size_t i;
 
-    fputs("usage: npyio [--version] [--help] COMMAND [OPTIONS] ARGS\n\n"
+    fputs("usage: npyio [--version] [-h|--help] COMMAND [OPTIONS] ARGS\n\n"
           "commands:\n", out);
     for (i = 0; i < NCOMMANDS; i++)
         fprintf(out, "  %s\n", commands[i].summary + strlen("usage: npyio "));
@@ -485,7 +485,7 @@ static int parse_option(const command *cmd, int argc, char **argv, int *i,
     const char *v;
     int64_t n;
 
-    if (strcmp(argv[*i], "--help") == 0)
+    if (strcmp(argv[*i], "--help") == 0 || strcmp(argv[*i], "-h") == 0)
         return 1;
     if ((cmd->options & OPT_JSON) && strcmp(argv[*i], "--json") == 0) {
         a->json = 1;
@@ -573,7 +573,7 @@ int main(int argc, char **argv)
         printf("npyio %s\n", npyio_version_string());
         return 0;
     }
-    if (strcmp(argv[1], "--help") == 0) {
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         print_overview(stdout);
         return 0;
     }

@@ -17,7 +17,8 @@
 #   with a pickle for data; zeros instead are refused by validate);
 # - every malformed header (DATA_DIR/headers/invalid) and each array cut
 #   short (in its header, in its data) through every command: exit 1 with a
-#   message starting "npyio: ", never a signal or another status.
+#   message starting "npyio: ", never a signal or another status;
+# - -h gives the same help as --help, for the tool and each command.
 set -u
 order=$1 tool=$2 data=$3
 shift 3
@@ -152,6 +153,17 @@ for path in "$data"/headers/invalid/*.bin; do
         expect_error "$command $name" "$command" "$path"
     done
     expect_error "convert $name" convert "$path" "$tmp/c.npy"
+done
+
+# -h is --help, before a command and after one: the same text, exit 0.
+for command in "" info print dump validate convert; do
+    npyio $command --help
+    cp "$tmp/out" "$tmp/long"
+    [ "$status" -eq 0 ] && [ -s "$tmp/long" ]
+    check $? "${command:-npyio} --help"
+    npyio $command -h
+    [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$tmp/long"
+    check $? "${command:-npyio} -h is --help"
 done
 
 echo "$passed passed, $failed failed"

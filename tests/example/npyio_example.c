@@ -1,6 +1,6 @@
 /*
- * npyio_example.c - the README's first command runs this until the `npyio`
- * tool exists. It uses only the public API, as a user's program would:
+ * npyio_example.c - a small program on the public API alone, as a user's
+ * would be (built with the tests, run by ctest as `example`):
  * it reads the header of an .npy file, prints what it says, writes the
  * header again as np.save would and compares, and shows how a failure is
  * reported.
