@@ -1,10 +1,17 @@
 #!/bin/sh
-# install.sh BUILD_DIR PREFIX
+# install.sh BUILD_DIR PREFIX [SHARED(ON|OFF) SAMPLE.npy]
 # Install the built project into a fresh PREFIX, as a packager would, and
-# check that the expected files are where GNUInstallDirs puts them.
+# check that the expected files are where GNUInstallDirs puts them. With
+# SHARED and SAMPLE.npy, also: the installed tool starts from PREFIX with a
+# clean environment (its relative run path finds the installed library),
+# the library has no run path, and a system install (--prefix /usr, into
+# DESTDIR) gives the tool none either.
 set -eu
 build=$1
 prefix=$2
+shared=${3:-}
+sample=${4:-}
+readelf=${READELF:-readelf}
 cmake=${CMAKE:-cmake}
 rm -rf "$prefix"
 "$cmake" --install "$build" --prefix "$prefix" >"$prefix.log" 2>&1 || {
@@ -21,5 +28,32 @@ for pattern in 'libnpyio.*' 'pkgconfig/npyio.pc' 'cmake/npyio/npyioConfig.cmake'
 done
 pc=$(find "$prefix" -name npyio.pc | head -n 1)
 grep -q "^prefix=$prefix\$" "$pc" || { echo "npyio.pc does not name the prefix:"; cat "$pc"; missing=1; }
+if [ -n "$sample" ]; then
+    env -i "$prefix/bin/npyio" --version || {
+        echo "the installed tool does not start with a clean environment"; missing=1; }
+    env -i "$prefix/bin/npyio" info "$sample" >"$prefix.info" 2>&1 || {
+        cat "$prefix.info"; echo "npyio info fails from $prefix"; missing=1; }
+    grep -q 'shape' "$prefix.info" || { cat "$prefix.info"; missing=1; }
+fi
+if [ "$shared" = ON ]; then
+    lib=$(find "$prefix" -name 'libnpyio.so.*.*.*' | head -n 1)
+    if "$readelf" -d "$lib" | grep -Eq '\((RPATH|RUNPATH)\)'; then
+        echo "the library has a run path:"; "$readelf" -d "$lib" | grep PATH
+        missing=1
+    fi
+    "$readelf" -d "$prefix/bin/npyio" | grep -Eq '\(RUNPATH\).*\[\$ORIGIN/' || {
+        echo "the tool has no \$ORIGIN run path"; missing=1; }
+    # A system install: no run path at all.
+    sys=$prefix-system
+    rm -rf "$sys"
+    DESTDIR=$sys "$cmake" --install "$build" --prefix /usr >"$sys.log" 2>&1 || {
+        cat "$sys.log"; exit 1; }
+    if "$readelf" -d "$sys/usr/bin/npyio" | grep -Eq '\((RPATH|RUNPATH)\)'; then
+        echo "a system install (--prefix /usr) gives the tool a run path:"
+        "$readelf" -d "$sys/usr/bin/npyio" | grep PATH
+        missing=1
+    fi
+    rm -rf "$sys"
+fi
 [ "$missing" -eq 0 ] && echo "installed into $prefix"
 exit "$missing"

@@ -32,3 +32,31 @@ if [ "$shared" = ON ]; then
     esac
 fi
 "$work/consumer"
+
+# --cflags names our include folder and nothing else: no other package's
+# folder (minizip's crypt.h would shadow the C library's), with or without
+# --static.
+includedir=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=includedir npyio)
+for static in "" --static; do
+    # shellcheck disable=SC2086
+    cflags=$(PKG_CONFIG_PATH=$pcdir pkg-config $static --cflags npyio)
+    for word in $cflags; do
+        [ "$word" = "-I$includedir" ] || {
+            echo "pkg-config $static --cflags npyio gives '$cflags': '$word' is not -I$includedir"
+            exit 1; }
+    done
+done
+# Where no other package's .pc file is found (minizip's -dev package
+# absent), a shared build's flags still come.
+if [ "$shared" = ON ]; then
+    PKG_CONFIG_LIBDIR=$pcdir PKG_CONFIG_PATH= pkg-config --cflags --libs npyio >/dev/null || {
+        echo "pkg-config --cflags --libs npyio fails without the other .pc files"
+        exit 1; }
+fi
+# A program with the C library's <crypt.h> next to <npyio.h>.
+# shellcheck disable=SC2086
+"$cc" -std=c11 -Wall -Wextra -Wpedantic -Werror $extra \
+    -o "$work/crypt_consumer" "$here/crypt_consumer.c" $flags -lcrypt \
+    -Wl,-rpath,"$libdir"
+"$work/crypt_consumer"
+echo "pkg-config consumers OK"
