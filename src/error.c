@@ -131,3 +131,28 @@ npyio_status npyio__with_context(npyio_status status, const char *context)
      * argument. */
     return npyio__fail(status, "%s: %s", context, last_message);
 }
+
+/* Length of a leading "npyio_<name>: " (a public function's name), or 0. */
+static size_t public_name_prefix(const char *text)
+{
+    size_t n = 6;
+
+    if (strncmp(text, "npyio_", 6) != 0)
+        return 0;
+    while ((text[n] >= 'a' && text[n] <= 'z') || text[n] == '_')
+        n++;
+    return text[n] == ':' && text[n + 1] == ' ' ? n + 2 : 0;
+}
+
+npyio_status npyio__as_called(npyio_status status, const char *function)
+{
+    size_t skip;
+
+    if (status >= NPYIO_OK)
+        return status;
+    skip = public_name_prefix(last_message);
+    if (skip == strlen(function) + 2 &&
+        strncmp(last_message, function, skip - 2) == 0)
+        return status; /* named already */
+    return npyio__fail(status, "%s: %s", function, last_message + skip);
+}

@@ -124,8 +124,9 @@ static npyio_status map_fd(int fd, npyio_header *h, bool writable,
     return NPYIO_OK;
 }
 
-npyio_status npyio_map_open(const char *path, uint32_t mode,
-                            const npyio_options *options, npyio_map **out)
+static npyio_status map_open_body(const char *path, uint32_t mode,
+                                  const npyio_options *options,
+                                  npyio_map **out)
 {
     static const char where[] = "npyio_map_open";
     npyio_stream *s = NULL;
@@ -167,6 +168,13 @@ npyio_status npyio_map_open(const char *path, uint32_t mode,
         st = map_fd(fd, h, mode == NPYIO_MAP_WRITE, options, out);
     npyio__fd_close(fd); /* the mapping keeps the file */
     return npyio__with_context(st, path);
+}
+
+npyio_status npyio_map_open(const char *path, uint32_t mode,
+                            const npyio_options *options, npyio_map **out)
+{
+    return npyio__as_called(map_open_body(path, mode, options, out),
+                            "npyio_map_open");
 }
 
 /* The header np.save would write for h's array: the layout the created
@@ -213,8 +221,10 @@ static npyio_status lay_out(int fd, const npyio_header *h, size_t total,
     return st;
 }
 
-npyio_status npyio_map_create(const char *path, const npyio_header *header,
-                              const npyio_options *options, npyio_map **out)
+static npyio_status map_create_body(const char *path,
+                                    const npyio_header *header,
+                                    const npyio_options *options,
+                                    npyio_map **out)
 {
     static const char where[] = "npyio_map_create";
     npyio__atomic file;
@@ -269,4 +279,11 @@ npyio_status npyio_map_create(const char *path, const npyio_header *header,
         npyio__atomic_abandon(&file);
     }
     return st; /* (a failed commit names the path) */
+}
+
+npyio_status npyio_map_create(const char *path, const npyio_header *header,
+                              const npyio_options *options, npyio_map **out)
+{
+    return npyio__as_called(map_create_body(path, header, options, out),
+                            "npyio_map_create");
 }

@@ -235,9 +235,9 @@ npyio_status npyio_reader_open_stream(npyio_stream *stream,
     return open_on(stream, false, options, out);
 }
 
-npyio_status npyio_reader_open_path(const char *path,
-                                    const npyio_options *options,
-                                    npyio_reader **out)
+static npyio_status reader_open_path_body(const char *path,
+                                          const npyio_options *options,
+                                          npyio_reader **out)
 {
     npyio_stream *stream = NULL;
     npyio_status st;
@@ -255,6 +255,14 @@ npyio_status npyio_reader_open_path(const char *path,
         npyio_stream_close(stream);
     }
     return st;
+}
+
+npyio_status npyio_reader_open_path(const char *path,
+                                    const npyio_options *options,
+                                    npyio_reader **out)
+{
+    return npyio__as_called(reader_open_path_body(path, options, out),
+                            "npyio_reader_open_path");
 }
 
 const npyio_header *npyio_reader_header(const npyio_reader *reader)
@@ -838,9 +846,9 @@ npyio_status npyio_reader_read_chunk(npyio_reader *reader, void *dst,
 
 /* ---- one call ------------------------------------------------------------------------ */
 
-npyio_status npyio_load(const char *path, uint32_t flags,
-                        const npyio_options *options, npyio_header **header,
-                        void **data)
+static npyio_status load_body(const char *path, uint32_t flags,
+                              const npyio_options *options,
+                              npyio_header **header, void **data)
 {
     npyio_reader *r = NULL;
     npyio_status st, closed;
@@ -867,4 +875,12 @@ npyio_status npyio_load(const char *path, uint32_t flags,
         st = closed;
     }
     return st;
+}
+
+npyio_status npyio_load(const char *path, uint32_t flags,
+                        const npyio_options *options, npyio_header **header,
+                        void **data)
+{
+    return npyio__as_called(load_body(path, flags, options, header, data),
+                            "npyio_load");
 }

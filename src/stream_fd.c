@@ -69,9 +69,9 @@ npyio_status npyio_stream_open_fd(int fd, const npyio_options *options,
     return open_fd(fd, false, options, out);
 }
 
-npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
-                                    const npyio_options *options,
-                                    npyio_stream **out)
+static npyio_status stream_open_path_body(const char *path, uint32_t mode,
+                                          const npyio_options *options,
+                                          npyio_stream **out)
 {
     static const char where[] = "npyio_stream_open_path";
     int fd, err;
@@ -98,6 +98,14 @@ npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
     if (st != NPYIO_OK)
         npyio__fd_close(fd);
     return st;
+}
+
+npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
+                                    const npyio_options *options,
+                                    npyio_stream **out)
+{
+    return npyio__as_called(stream_open_path_body(path, mode, options, out),
+                            "npyio_stream_open_path");
 }
 
 /* ---- stdio ------------------------------------------------------------------------- */

@@ -382,13 +382,22 @@ npyio_status npyio_writer_open_stream(npyio_stream *stream,
                           "npyio_writer_open_stream", out);
 }
 
+static npyio_status writer_open_path_body(const char *path,
+                                          const npyio_header *header,
+                                          const npyio_options *options,
+                                          npyio_writer **out)
+{
+    return open_on_path(path, header, options, false,
+                        "npyio_writer_open_path", out);
+}
+
 npyio_status npyio_writer_open_path(const char *path,
                                     const npyio_header *header,
                                     const npyio_options *options,
                                     npyio_writer **out)
 {
-    return open_on_path(path, header, options, false,
-                        "npyio_writer_open_path", out);
+    return npyio__as_called(writer_open_path_body(path, header, options, out),
+                            "npyio_writer_open_path");
 }
 
 npyio_status npyio_writer_open_stream_rows(npyio_stream *stream,
@@ -400,13 +409,23 @@ npyio_status npyio_writer_open_stream_rows(npyio_stream *stream,
                           "npyio_writer_open_stream_rows", out);
 }
 
+static npyio_status writer_open_path_rows_body(const char *path,
+                                               const npyio_header *header,
+                                               const npyio_options *options,
+                                               npyio_writer **out)
+{
+    return open_on_path(path, header, options, true,
+                        "npyio_writer_open_path_rows", out);
+}
+
 npyio_status npyio_writer_open_path_rows(const char *path,
                                          const npyio_header *header,
                                          const npyio_options *options,
                                          npyio_writer **out)
 {
-    return open_on_path(path, header, options, true,
-                        "npyio_writer_open_path_rows", out);
+    return npyio__as_called(writer_open_path_rows_body(path, header, options,
+                                                       out),
+                            "npyio_writer_open_path_rows");
 }
 
 /*
@@ -517,10 +536,10 @@ static npyio_status remember_file(npyio_writer *w)
     return NPYIO_OK;
 }
 
-npyio_status npyio_writer_open_append(const char *path,
-                                      const npyio_header *rows,
-                                      const npyio_options *options,
-                                      npyio_writer **out)
+static npyio_status writer_open_append_body(const char *path,
+                                            const npyio_header *rows,
+                                            const npyio_options *options,
+                                            npyio_writer **out)
 {
     static const char where[] = "npyio_writer_open_append";
     npyio_writer *w;
@@ -559,6 +578,15 @@ npyio_status npyio_writer_open_append(const char *path,
     w->undo_append = true;
     *out = w;
     return NPYIO_OK;
+}
+
+npyio_status npyio_writer_open_append(const char *path,
+                                      const npyio_header *rows,
+                                      const npyio_options *options,
+                                      npyio_writer **out)
+{
+    return npyio__as_called(writer_open_append_body(path, rows, options, out),
+                            "npyio_writer_open_append");
 }
 
 /* The file no longer has room for its header: write header and data to a
@@ -695,9 +723,9 @@ static npyio_status finish_append(npyio_writer *w)
     return st;
 }
 
-npyio_status npyio_writer_open_in_place(const char *path,
-                                        const npyio_options *options,
-                                        npyio_writer **out)
+static npyio_status writer_open_in_place_body(const char *path,
+                                              const npyio_options *options,
+                                              npyio_writer **out)
 {
     static const char where[] = "npyio_writer_open_in_place";
     npyio_writer *w;
@@ -725,6 +753,14 @@ npyio_status npyio_writer_open_in_place(const char *path,
     }
     *out = w;
     return NPYIO_OK;
+}
+
+npyio_status npyio_writer_open_in_place(const char *path,
+                                        const npyio_options *options,
+                                        npyio_writer **out)
+{
+    return npyio__as_called(writer_open_in_place_body(path, options, out),
+                            "npyio_writer_open_in_place");
 }
 
 npyio_status npyio_writer_write_rows(npyio_writer *writer, int64_t first,
@@ -765,7 +801,7 @@ npyio_status npyio_writer_write_rows(npyio_writer *writer, int64_t first,
     return NPYIO_OK;
 }
 
-npyio_status npyio_writer_close(npyio_writer *writer)
+static npyio_status writer_close_body(npyio_writer *writer)
 {
     static const char where[] = "npyio_writer_close";
     npyio_writer *w = writer;
@@ -819,6 +855,12 @@ npyio_status npyio_writer_close(npyio_writer *writer)
     return st;
 }
 
+npyio_status npyio_writer_close(npyio_writer *writer)
+{
+    return npyio__as_called(writer_close_body(writer),
+                            "npyio_writer_close");
+}
+
 void npyio_writer_abort(npyio_writer *writer)
 {
     if (writer == NULL || writer->magic != NPYIO__MAGIC_WRITER)
@@ -826,8 +868,8 @@ void npyio_writer_abort(npyio_writer *writer)
     release(writer);
 }
 
-npyio_status npyio_save(const char *path, const npyio_header *header,
-                        const void *data, const npyio_options *options)
+static npyio_status save_body(const char *path, const npyio_header *header,
+                              const void *data, const npyio_options *options)
 {
     npyio_writer *w = NULL;
     npyio_status st;
@@ -850,4 +892,11 @@ npyio_status npyio_save(const char *path, const npyio_header *header,
         return st;
     }
     return npyio_writer_close(w);
+}
+
+npyio_status npyio_save(const char *path, const npyio_header *header,
+                        const void *data, const npyio_options *options)
+{
+    return npyio__as_called(save_body(path, header, data, options),
+                            "npyio_save");
 }

@@ -358,6 +358,76 @@ static void test_success_keeps_the_message(void **state)
     assert_int_equal(system(path), 0);
 }
 
+/* A failing call's message names the function the caller called (never
+ * one used inside it), then the path, then the OS's cause. */
+#define assert_called(function, path, cause)                                 \
+    do {                                                                     \
+        const char *m_ = npyio_last_error();                                 \
+        if (strncmp(m_, function ": ", strlen(function) + 2) != 0 ||         \
+            strstr(m_, path) == NULL || strstr(m_, cause) == NULL ||         \
+            strstr(m_ + strlen(function), "npyio_") != NULL)                 \
+            fail_msg("message \"%s\": expected %s, the path and \"%s\"", m_,\
+                     function, cause);                                       \
+    } while (0)
+
+static void test_messages_name_the_called_function(void **state)
+{
+    static const char missing[] = "/nonexistent-npyio-dir/x.npy";
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL, *back = NULL;
+    npyio_writer *w = NULL;
+    npyio_reader *r = NULL;
+    npyio_stream *s = NULL;
+    npyio_map *m = NULL;
+    int64_t n = 3;
+    double v[3] = {0};
+    void *d = NULL;
+
+    (void)state;
+    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &dt));
+    assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
+    assert_status(npyio_save(missing, h, v, NULL), NPYIO_E_NOT_FOUND);
+    assert_called("npyio_save", missing, "No such file or directory");
+    assert_status(npyio_load(missing, 0, NULL, &back, &d), NPYIO_E_NOT_FOUND);
+    assert_called("npyio_load", missing, "No such file or directory");
+    assert_status(npyio_reader_open_path(missing, NULL, &r),
+                  NPYIO_E_NOT_FOUND);
+    assert_called("npyio_reader_open_path", missing,
+                  "No such file or directory");
+    assert_status(npyio_stream_open_path(missing, NPYIO_OPEN_READ, NULL, &s),
+                  NPYIO_E_NOT_FOUND);
+    assert_called("npyio_stream_open_path", missing,
+                  "No such file or directory");
+    assert_status(npyio_writer_open_path(missing, h, NULL, &w),
+                  NPYIO_E_NOT_FOUND);
+    assert_called("npyio_writer_open_path", missing,
+                  "No such file or directory");
+    assert_status(npyio_writer_open_path_rows(missing, h, NULL, &w),
+                  NPYIO_E_NOT_FOUND);
+    assert_called("npyio_writer_open_path_rows", missing,
+                  "No such file or directory");
+    assert_status(npyio_writer_open_append(missing, h, NULL, &w),
+                  NPYIO_E_NOT_FOUND);
+    assert_called("npyio_writer_open_append", missing,
+                  "No such file or directory");
+    assert_status(npyio_writer_open_in_place(missing, NULL, &w),
+                  NPYIO_E_NOT_FOUND);
+    assert_called("npyio_writer_open_in_place", missing,
+                  "No such file or directory");
+    assert_status(npyio_map_open(missing, NPYIO_MAP_READ, NULL, &m),
+                  NPYIO_E_NOT_FOUND);
+    assert_called("npyio_map_open", missing, "No such file or directory");
+    assert_status(npyio_map_create(missing, h, NULL, &m), NPYIO_E_NOT_FOUND);
+    assert_called("npyio_map_create", missing, "No such file or directory");
+    /* A directory where a file is expected. */
+    assert_status(npyio_load("/", 0, NULL, &back, &d), NPYIO_E_IO);
+    assert_called("npyio_load", "/", "Is a directory");
+    assert_status(npyio_save("/tmp", h, v, NULL), NPYIO_E_IO);
+    assert_called("npyio_save", "/tmp", "is a directory");
+    npyio_header_free(h);
+    npyio_dtype_unref(dt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_long_message_is_cut_at_utf8_boundary),
         cmocka_unit_test(test_message_is_per_thread),
         cmocka_unit_test(test_success_keeps_the_message),
+        cmocka_unit_test(test_messages_name_the_called_function),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
