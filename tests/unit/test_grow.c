@@ -121,38 +121,6 @@ static void test_append_in_a_loop(void **state)
     npyio_options_free(o);
 }
 
-/* A file of `rows` rows (i, i, i) whose header has no growth room (NumPy
- * <= 1.23 padded to 16 or 64 with no spare space): the text and its
- * newline, nothing more, so that one more digit does not fit. */
-static void write_roomless_file(const char *file_path, int rows)
-{
-    char text[80];
-    unsigned char file[512];
-    size_t n, i, at;
-    int32_t v[3 * 20];
-    FILE *f;
-
-    assert_true(rows <= 20);
-    /* Native order, like the rows append_rows() adds. */
-    snprintf(text, sizeof text, "{'descr': '%ci4', 'fortran_order': False, "
-             "'shape': (%d, 3), }", host_order(), rows);
-    n = strlen(text);
-    at = 10 + n + 1;
-    memcpy(file, "\x93NUMPY\x01\x00", 8);
-    file[8] = (unsigned char)(n + 1);
-    file[9] = 0;
-    memcpy(file + 10, text, n);
-    file[10 + n] = '\n';
-    for (i = 0; i < (size_t)(3 * rows); i++)
-        v[i] = (int32_t)(i / 3);
-    memcpy(file + at, v, (size_t)(3 * rows) * sizeof *v);
-    f = fopen(file_path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(file, 1, at + (size_t)(3 * rows) * sizeof *v, f),
-                     at + (size_t)(3 * rows) * sizeof *v);
-    assert_int_equal(fclose(f), 0);
-}
-
 /* Appending to a file without growth room rewrites it through a
  * temporary. */
 static void test_append_without_room(void **state)

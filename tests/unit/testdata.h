@@ -154,4 +154,34 @@ static inline void flip_to_big_endian(char *text, size_t len)
             text[i + 1] = '>';
 }
 
+/* A file of `rows` rows of three native int32 whose header has no growth
+ * room (as NumPy <= 1.23 wrote them): one more digit does not fit. */
+static inline void write_roomless_file(const char *path, int rows)
+{
+    char text[80];
+    unsigned char file[512];
+    size_t n, at, i;
+    int32_t v[3 * 20];
+    FILE *f;
+
+    assert_true(rows <= 20);
+    snprintf(text, sizeof text, "{'descr': '%ci4', 'fortran_order': False, "
+             "'shape': (%d, 3), }", host_order(), rows);
+    n = strlen(text);
+    at = 10 + n + 1;
+    memcpy(file, "\x93NUMPY\x01\x00", 8);
+    file[8] = (unsigned char)(n + 1);
+    file[9] = 0;
+    memcpy(file + 10, text, n);
+    file[10 + n] = '\n';
+    for (i = 0; i < (size_t)(3 * rows); i++)
+        v[i] = (int32_t)(i / 3);
+    memcpy(file + at, v, (size_t)(3 * rows) * sizeof *v);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(file, 1, at + (size_t)(3 * rows) * sizeof *v, f),
+                     at + (size_t)(3 * rows) * sizeof *v);
+    assert_int_equal(fclose(f), 0);
+}
+
 #endif /* NPYIO_TESTDATA_H */
