@@ -123,15 +123,6 @@ const char *npyio__show(const void *text, size_t len, char *buf, size_t cap)
     return buf;
 }
 
-npyio_status npyio__with_context(npyio_status status, const char *context)
-{
-    if (status == NPYIO_OK)
-        return status;
-    /* npyio__fail formats aside, so the current message may be an
-     * argument. */
-    return npyio__fail(status, "%s: %s", context, last_message);
-}
-
 /* Length of a leading "npyio_<name>: " (a public function's name), or 0. */
 static size_t public_name_prefix(const char *text)
 {
@@ -142,6 +133,17 @@ static size_t public_name_prefix(const char *text)
     while ((text[n] >= 'a' && text[n] <= 'z') || text[n] == '_')
         n++;
     return text[n] == ':' && text[n + 1] == ' ' ? n + 2 : 0;
+}
+
+npyio_status npyio__with_context(npyio_status status, const char *context)
+{
+    if (status == NPYIO_OK)
+        return status;
+    /* npyio__fail formats aside, so the current message may be an
+     * argument. The name of a public function used inside goes: the one
+     * the caller called comes first (npyio__as_called). */
+    return npyio__fail(status, "%s: %s", context,
+                       last_message + public_name_prefix(last_message));
 }
 
 npyio_status npyio__as_called(npyio_status status, const char *function)

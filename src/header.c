@@ -527,9 +527,9 @@ static npyio_status build_from_dict(const npyio__lit_doc *doc,
     return NPYIO_OK;
 }
 
-npyio_status npyio_header_parse(const void *bytes, size_t len,
-                                const npyio_options *options,
-                                npyio_header **out, size_t *consumed)
+static npyio_status header_parse_body(const void *bytes, size_t len,
+                                      const npyio_options *options,
+                                      npyio_header **out, size_t *consumed)
 {
     const unsigned char *b = bytes;
     npyio__preamble pre;
@@ -582,6 +582,14 @@ npyio_status npyio_header_parse(const void *bytes, size_t len,
     if (st == NPYIO_OK && consumed != NULL)
         *consumed = pre.prefix + (size_t)pre.hlen;
     return st;
+}
+
+npyio_status npyio_header_parse(const void *bytes, size_t len,
+                                const npyio_options *options,
+                                npyio_header **out, size_t *consumed)
+{
+    return npyio__as_called(header_parse_body(bytes, len, options, out, consumed),
+                            "npyio_header_parse");
 }
 
 /* ---- emit ---------------------------------------------------------------------------- */

@@ -35,7 +35,8 @@ npyio_status npyio__fail(npyio_status status, const char *fmt, ...)
     NPYIO__PRINTF(2, 3);
 
 /* Prefix the thread's current message with `context` ("<context>: ..."),
- * keeping `status`; NPYIO_OK passes through untouched. */
+ * dropping a leading public function's name (the caller's goes first, by
+ * npyio__as_called), keeping `status`; NPYIO_OK passes through untouched. */
 npyio_status npyio__with_context(npyio_status status, const char *context);
 
 /* At the return of a public function: the message starts with the name of

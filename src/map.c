@@ -54,7 +54,7 @@ int npyio_map_aligned(const npyio_map *map)
            (uintptr_t)npyio_map_data(map) % alignment == 0;
 }
 
-npyio_status npyio_map_close(npyio_map *map)
+static npyio_status map_close_body(npyio_map *map)
 {
     npyio_status st = NPYIO_OK;
 
@@ -70,6 +70,12 @@ npyio_status npyio_map_close(npyio_map *map)
     map->magic = NPYIO__MAGIC_DEAD;
     npyio__free(map);
     return st;
+}
+
+npyio_status npyio_map_close(npyio_map *map)
+{
+    return npyio__as_called(map_close_body(map),
+                            "npyio_map_close");
 }
 
 /* The mapping's length: header and data, if the host can address it. */

@@ -219,9 +219,9 @@ static npyio_status open_on(npyio_stream *stream, bool owned,
     return NPYIO_OK;
 }
 
-npyio_status npyio_reader_open_stream(npyio_stream *stream,
-                                      const npyio_options *options,
-                                      npyio_reader **out)
+static npyio_status reader_open_stream_body(npyio_stream *stream,
+                                            const npyio_options *options,
+                                            npyio_reader **out)
 {
     static const char where[] = "npyio_reader_open_stream";
     npyio_status st;
@@ -233,6 +233,14 @@ npyio_status npyio_reader_open_stream(npyio_stream *stream,
     if (st != NPYIO_OK)
         return st;
     return open_on(stream, false, options, out);
+}
+
+npyio_status npyio_reader_open_stream(npyio_stream *stream,
+                                      const npyio_options *options,
+                                      npyio_reader **out)
+{
+    return npyio__as_called(reader_open_stream_body(stream, options, out),
+                            "npyio_reader_open_stream");
 }
 
 static npyio_status reader_open_path_body(const char *path,
@@ -272,7 +280,7 @@ const npyio_header *npyio_reader_header(const npyio_reader *reader)
     return reader->header;
 }
 
-npyio_status npyio_reader_close(npyio_reader *reader)
+static npyio_status reader_close_body(npyio_reader *reader)
 {
     npyio_status st = NPYIO_OK;
 
@@ -284,6 +292,12 @@ npyio_status npyio_reader_close(npyio_reader *reader)
     reader->magic = NPYIO__MAGIC_DEAD;
     npyio__free(reader);
     return st;
+}
+
+npyio_status npyio_reader_close(npyio_reader *reader)
+{
+    return npyio__as_called(reader_close_body(reader),
+                            "npyio_reader_close");
 }
 
 /* ---- reading the data ------------------------------------------------------------ */
@@ -519,8 +533,8 @@ static npyio_status read_converted(npyio_reader *r, uint32_t flags, void *dst)
     return st;
 }
 
-npyio_status npyio_reader_read(npyio_reader *reader, void *dst, size_t cap,
-                               uint32_t flags)
+static npyio_status reader_read_body(npyio_reader *reader, void *dst, size_t cap,
+                                     uint32_t flags)
 {
     static const char where[] = "npyio_reader_read";
     npyio_status st = check_read(reader, flags, where);
@@ -534,6 +548,13 @@ npyio_status npyio_reader_read(npyio_reader *reader, void *dst, size_t cap,
     if (dst == NULL && reader->header->nbytes > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dst is NULL", where);
     return read_converted(reader, flags, dst);
+}
+
+npyio_status npyio_reader_read(npyio_reader *reader, void *dst, size_t cap,
+                               uint32_t flags)
+{
+    return npyio__as_called(reader_read_body(reader, dst, cap, flags),
+                            "npyio_reader_read");
 }
 
 /* Fortran to C from a whole buffer already in memory (pipes only). */
@@ -556,8 +577,8 @@ static npyio_status reorder_from_memory(npyio_reader *r, const void *raw,
     return NPYIO_OK;
 }
 
-npyio_status npyio_reader_read_alloc(npyio_reader *reader, uint32_t flags,
-                                     void **data, size_t *len)
+static npyio_status reader_read_alloc_body(npyio_reader *reader, uint32_t flags,
+                                           void **data, size_t *len)
 {
     static const char where[] = "npyio_reader_read_alloc";
     void *block = NULL, *raw = NULL;
@@ -612,8 +633,15 @@ npyio_status npyio_reader_read_alloc(npyio_reader *reader, uint32_t flags,
     return NPYIO_OK;
 }
 
-npyio_status npyio_reader_read_pickle(npyio_reader *reader, void **bytes,
-                                      size_t *len)
+npyio_status npyio_reader_read_alloc(npyio_reader *reader, uint32_t flags,
+                                     void **data, size_t *len)
+{
+    return npyio__as_called(reader_read_alloc_body(reader, flags, data, len),
+                            "npyio_reader_read_alloc");
+}
+
+static npyio_status reader_read_pickle_body(npyio_reader *reader, void **bytes,
+                                            size_t *len)
 {
     static const char where[] = "npyio_reader_read_pickle";
     size_t got = 0;
@@ -639,6 +667,13 @@ npyio_status npyio_reader_read_pickle(npyio_reader *reader, void **bytes,
     if (st == NPYIO_OK)
         *len = got;
     return st;
+}
+
+npyio_status npyio_reader_read_pickle(npyio_reader *reader, void **bytes,
+                                      size_t *len)
+{
+    return npyio__as_called(reader_read_pickle_body(reader, bytes, len),
+                            "npyio_reader_read_pickle");
 }
 
 /* ---- chunks and rows ------------------------------------------------------------------ */
@@ -749,9 +784,9 @@ static npyio_status read_row_range(npyio_reader *r, uint64_t first,
     return st;
 }
 
-npyio_status npyio_reader_read_rows(npyio_reader *reader, int64_t first,
-                                    int64_t count, void *dst, size_t cap,
-                                    uint32_t flags)
+static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
+                                          int64_t count, void *dst, size_t cap,
+                                          uint32_t flags)
 {
     static const char where[] = "npyio_reader_read_rows";
     const npyio_header *h;
@@ -781,8 +816,16 @@ npyio_status npyio_reader_read_rows(npyio_reader *reader, int64_t first,
                           flags);
 }
 
-npyio_status npyio_reader_read_chunk(npyio_reader *reader, void *dst,
-                                     size_t cap, uint32_t flags, size_t *got)
+npyio_status npyio_reader_read_rows(npyio_reader *reader, int64_t first,
+                                    int64_t count, void *dst, size_t cap,
+                                    uint32_t flags)
+{
+    return npyio__as_called(reader_read_rows_body(reader, first, count, dst, cap, flags),
+                            "npyio_reader_read_rows");
+}
+
+static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
+                                           size_t cap, uint32_t flags, size_t *got)
 {
     static const char where[] = "npyio_reader_read_chunk";
     const npyio_header *h;
@@ -842,6 +885,13 @@ npyio_status npyio_reader_read_chunk(npyio_reader *reader, void *dst,
     }
     npyio__swap_plan_free(&c.plan);
     return st;
+}
+
+npyio_status npyio_reader_read_chunk(npyio_reader *reader, void *dst,
+                                     size_t cap, uint32_t flags, size_t *got)
+{
+    return npyio__as_called(reader_read_chunk_body(reader, dst, cap, flags, got),
+                            "npyio_reader_read_chunk");
 }
 
 /* ---- one call ------------------------------------------------------------------------ */

@@ -326,8 +326,8 @@ npyio_status npyio_stream_open_growable(const npyio_options *options,
     return npyio__stream_new(NPYIO__STREAM_GROWABLE, &ops, options, out);
 }
 
-npyio_status npyio_stream_take_bytes(npyio_stream *stream, void **bytes,
-                                     size_t *len)
+static npyio_status stream_take_bytes_body(npyio_stream *stream, void **bytes,
+                                           size_t *len)
 {
     static const char where[] = "npyio_stream_take_bytes";
     npyio_status st;
@@ -355,9 +355,16 @@ npyio_status npyio_stream_take_bytes(npyio_stream *stream, void **bytes,
     return NPYIO_OK;
 }
 
+npyio_status npyio_stream_take_bytes(npyio_stream *stream, void **bytes,
+                                     size_t *len)
+{
+    return npyio__as_called(stream_take_bytes_body(stream, bytes, len),
+                            "npyio_stream_take_bytes");
+}
+
 /* ---- closing --------------------------------------------------------------------------- */
 
-npyio_status npyio_stream_close(npyio_stream *stream)
+static npyio_status stream_close_body(npyio_stream *stream)
 {
     npyio_status st = NPYIO_OK;
 
@@ -374,4 +381,10 @@ npyio_status npyio_stream_close(npyio_stream *stream)
     stream->magic = NPYIO__MAGIC_DEAD;
     npyio__free(stream);
     return st;
+}
+
+npyio_status npyio_stream_close(npyio_stream *stream)
+{
+    return npyio__as_called(stream_close_body(stream),
+                            "npyio_stream_close");
 }

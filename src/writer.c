@@ -161,8 +161,8 @@ static npyio_status check_open_args(const npyio_header *h, npyio_writer **out,
     return NPYIO_OK;
 }
 
-npyio_status npyio_writer_write(npyio_writer *writer, const void *data,
-                                size_t len)
+static npyio_status writer_write_body(npyio_writer *writer, const void *data,
+                                      size_t len)
 {
     static const char where[] = "npyio_writer_write";
     npyio_writer *w = writer;
@@ -193,6 +193,13 @@ npyio_status npyio_writer_write(npyio_writer *writer, const void *data,
         return fail_writer(w, st);
     w->written += len;
     return NPYIO_OK;
+}
+
+npyio_status npyio_writer_write(npyio_writer *writer, const void *data,
+                                size_t len)
+{
+    return npyio__as_called(writer_write_body(writer, data, len),
+                            "npyio_writer_write");
 }
 
 /* ---- rows: unknown counts, appending, writing in place ----------------------------- */
@@ -373,13 +380,22 @@ static npyio_status open_on_path(const char *path, const npyio_header *header,
     return NPYIO_OK;
 }
 
+static npyio_status writer_open_stream_body(npyio_stream *stream,
+                                            const npyio_header *header,
+                                            const npyio_options *options,
+                                            npyio_writer **out)
+{
+    return open_on_stream(stream, header, options, false,
+                          "npyio_writer_open_stream", out);
+}
+
 npyio_status npyio_writer_open_stream(npyio_stream *stream,
                                       const npyio_header *header,
                                       const npyio_options *options,
                                       npyio_writer **out)
 {
-    return open_on_stream(stream, header, options, false,
-                          "npyio_writer_open_stream", out);
+    return npyio__as_called(writer_open_stream_body(stream, header, options, out),
+                            "npyio_writer_open_stream");
 }
 
 static npyio_status writer_open_path_body(const char *path,
@@ -400,13 +416,22 @@ npyio_status npyio_writer_open_path(const char *path,
                             "npyio_writer_open_path");
 }
 
+static npyio_status writer_open_stream_rows_body(npyio_stream *stream,
+                                                 const npyio_header *header,
+                                                 const npyio_options *options,
+                                                 npyio_writer **out)
+{
+    return open_on_stream(stream, header, options, true,
+                          "npyio_writer_open_stream_rows", out);
+}
+
 npyio_status npyio_writer_open_stream_rows(npyio_stream *stream,
                                            const npyio_header *header,
                                            const npyio_options *options,
                                            npyio_writer **out)
 {
-    return open_on_stream(stream, header, options, true,
-                          "npyio_writer_open_stream_rows", out);
+    return npyio__as_called(writer_open_stream_rows_body(stream, header, options, out),
+                            "npyio_writer_open_stream_rows");
 }
 
 static npyio_status writer_open_path_rows_body(const char *path,
@@ -763,9 +788,9 @@ npyio_status npyio_writer_open_in_place(const char *path,
                             "npyio_writer_open_in_place");
 }
 
-npyio_status npyio_writer_write_rows(npyio_writer *writer, int64_t first,
-                                     int64_t count, const void *data,
-                                     size_t len)
+static npyio_status writer_write_rows_body(npyio_writer *writer, int64_t first,
+                                           int64_t count, const void *data,
+                                           size_t len)
 {
     static const char where[] = "npyio_writer_write_rows";
     npyio_writer *w = writer;
@@ -799,6 +824,14 @@ npyio_status npyio_writer_write_rows(npyio_writer *writer, int64_t first,
                                  first * (int64_t)w->row_bytes) != 0)
         return npyio__with_context(NPYIO_E_IO, where);
     return NPYIO_OK;
+}
+
+npyio_status npyio_writer_write_rows(npyio_writer *writer, int64_t first,
+                                     int64_t count, const void *data,
+                                     size_t len)
+{
+    return npyio__as_called(writer_write_rows_body(writer, first, count, data, len),
+                            "npyio_writer_write_rows");
 }
 
 static npyio_status writer_close_body(npyio_writer *writer)

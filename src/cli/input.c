@@ -191,11 +191,25 @@ int cli_error(const char *name, const char *format, ...)
     return EXIT_INVALID;
 }
 
+/* Length of a leading "npyio_<function>: " in a library message, or 0. */
+static size_t function_name_length(const char *message)
+{
+    size_t n = strlen("npyio_");
+
+    if (strncmp(message, "npyio_", n) != 0)
+        return 0;
+    while ((message[n] >= 'a' && message[n] <= 'z') || message[n] == '_')
+        n++;
+    return message[n] == ':' && message[n + 1] == ' ' ? n + 2 : 0;
+}
+
 int cli_fail(const char *name)
 {
     const char *message = npyio_last_error();
     size_t n = strlen(name);
 
+    /* The tool's user called no library function: drop its name. */
+    message += function_name_length(message);
     /* Messages about paths may name the file already. */
     if (strncmp(message, name, n) == 0 && message[n] == ':' &&
         message[n + 1] == ' ')

@@ -28,6 +28,13 @@ for pattern in 'libnpyio.*' 'pkgconfig/npyio.pc' 'cmake/npyio/npyioConfig.cmake'
 done
 pc=$(find "$prefix" -name npyio.pc | head -n 1)
 grep -q "^prefix=$prefix\$" "$pc" || { echo "npyio.pc does not name the prefix:"; cat "$pc"; missing=1; }
+# The cdef file for cffi, where `pkg-config --variable=cdef` says.
+cdef=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=cdef npyio)
+[ "$cdef" = "$prefix/share/npyio/npyio.cdef" ] && [ -f "$cdef" ] || {
+    echo "pkg-config --variable=cdef npyio gives '$cdef', not an installed file"
+    missing=1; }
+grep -q '^#define NPYIO_E_INVALID_ARG -1$' "$cdef" || {
+    echo "$cdef has no decimal NPYIO_E_INVALID_ARG"; missing=1; }
 if [ -n "$sample" ]; then
     env -i "$prefix/bin/npyio" --version || {
         echo "the installed tool does not start with a clean environment"; missing=1; }

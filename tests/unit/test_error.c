@@ -428,6 +428,138 @@ static void test_messages_name_the_called_function(void **state)
     npyio_dtype_unref(dt);
 }
 
+/* The message starts with the called function and names no other. */
+#define assert_named(function, cause)                                        \
+    do {                                                                     \
+        const char *m_ = npyio_last_error();                                 \
+        if (strncmp(m_, function ": ", strlen(function) + 2) != 0 ||         \
+            strstr(m_, cause) == NULL ||                                     \
+            strstr(m_ + strlen(function), "npyio_") != NULL)                 \
+            fail_msg("message \"%s\": expected %s and \"%s\"", m_,         \
+                     function, cause);                                       \
+    } while (0)
+
+/* A read callback that serves `left` bytes of `bytes`, then fails. */
+struct failing_source {
+    const unsigned char *bytes;
+    size_t left;
+};
+
+static int read_then_fail(void *user, void *buf, size_t cap, size_t *got)
+{
+    struct failing_source *src = user;
+    size_t n = cap < src->left ? cap : src->left;
+
+    if (n == 0)
+        return 1;
+    memcpy(buf, src->bytes, n);
+    src->bytes += n;
+    src->left -= n;
+    *got = n;
+    return 0;
+}
+
+static int write_fails(void *user, const void *buf, size_t len, size_t *put)
+{
+    (void)user, (void)buf, (void)len, (void)put;
+    return 1;
+}
+
+/* Opens a reader over a source that fails after the header (128 bytes) of
+ * sample.npy. */
+static npyio_reader *reader_failing_in_data(struct failing_source *src,
+                                            const unsigned char *file,
+                                            npyio_stream **stream)
+{
+    npyio_stream_ops ops = {sizeof ops, read_then_fail, NULL, NULL, NULL};
+    npyio_reader *r = NULL;
+
+    src->bytes = file;
+    src->left = 128 + 8;
+    assert_ok(npyio_stream_open_ops(&ops, src, NULL, stream));
+    assert_ok(npyio_reader_open_stream(*stream, NULL, &r));
+    return r;
+}
+
+/* Failures inside the stream, header and I/O layers reach the caller under
+ * the name of the function the caller called, with no inner name. */
+static void test_io_messages_name_the_called_function(void **state)
+{
+    /* 64 bytes: a well-formed frame around a dict whose descr is 1. */
+    static const char bad[] = "\x93NUMPY\x01\x00\x36\x00{'descr': 1}"
+                              "                                         \n";
+    char path[] = "/tmp/npyio-test-error-XXXXXX";
+    struct failing_source src;
+    unsigned char *file, buf[256];
+    size_t len, got;
+    npyio_stream_ops ops = {sizeof ops, NULL, write_fails, NULL, NULL};
+    npyio_stream *s = NULL;
+    npyio_reader *r = NULL;
+    npyio_writer *w = NULL;
+    npyio_header *h = NULL;
+    npyio_map *m = NULL;
+    void *data = NULL;
+    int fd;
+
+    (void)state;
+    assert_int_equal(sizeof bad - 1, 64);
+    file = read_data_file("sample.npy", &len);
+    r = reader_failing_in_data(&src, file, &s);
+    assert_status(npyio_reader_read(r, buf, sizeof buf, 0), NPYIO_E_IO);
+    assert_named("npyio_reader_read", "read callback failed");
+    npyio_reader_close(r);
+    npyio_stream_close(s);
+    r = reader_failing_in_data(&src, file, &s);
+    assert_status(npyio_reader_read_alloc(r, 0, &data, &got), NPYIO_E_IO);
+    assert_named("npyio_reader_read_alloc", "read callback failed");
+    npyio_reader_close(r);
+    npyio_stream_close(s);
+    r = reader_failing_in_data(&src, file, &s);
+    assert_status(npyio_reader_read_chunk(r, buf, sizeof buf, 0, &got),
+                  NPYIO_E_IO);
+    assert_named("npyio_reader_read_chunk", "read callback failed");
+    npyio_reader_close(r);
+    npyio_stream_close(s);
+
+    /* A bad header: the parser's words under the called function. */
+    assert_status(npyio_header_parse(bad, sizeof bad - 1, NULL, &h, NULL),
+                  NPYIO_E_FORMAT);
+    assert_named("npyio_header_parse", "descr");
+    assert_ok(npyio_stream_open_memory(bad, sizeof bad - 1, NULL, &s));
+    assert_status(npyio_reader_open_stream(s, NULL, &r), NPYIO_E_FORMAT);
+    assert_named("npyio_reader_open_stream", "descr");
+    npyio_stream_close(s);
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, bad, sizeof bad - 1), (ssize_t)(sizeof bad - 1));
+    close(fd);
+    assert_status(npyio_map_open(path, NPYIO_MAP_READ, NULL, &m),
+                  NPYIO_E_FORMAT);
+    assert_named("npyio_map_open", "descr");
+    assert_called("npyio_map_open", path, "descr");
+    assert_status(npyio_writer_open_in_place(path, NULL, &w), NPYIO_E_FORMAT);
+    assert_called("npyio_writer_open_in_place", path, "descr");
+    assert_status(npyio_load(path, 0, NULL, &h, &data), NPYIO_E_FORMAT);
+    assert_called("npyio_load", path, "descr");
+    unlink(path);
+
+    /* A writer whose sink fails: the header cannot be written. */
+    assert_ok(npyio_stream_open_memory(file, len, NULL, &s));
+    assert_ok(npyio_reader_open_stream(s, NULL, &r));
+    {
+        npyio_stream *sink = NULL;
+
+        assert_ok(npyio_stream_open_ops(&ops, NULL, NULL, &sink));
+        assert_status(npyio_writer_open_stream(sink, npyio_reader_header(r),
+                                               NULL, &w), NPYIO_E_IO);
+        assert_named("npyio_writer_open_stream", "write callback failed");
+        npyio_stream_close(sink);
+    }
+    npyio_reader_close(r);
+    npyio_stream_close(s);
+    free(file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_message_is_per_thread),
         cmocka_unit_test(test_success_keeps_the_message),
         cmocka_unit_test(test_messages_name_the_called_function),
+        cmocka_unit_test(test_io_messages_name_the_called_function),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,707 @@
+#!/usr/bin/env python3
+"""Interop test: libnpyio used from Python through its ABI alone, as a
+bindings author would, with ctypes (standard library) or cffi in ABI mode.
+
+    bindings_check.py --binding ctypes|cffi --prefix PREFIX --workdir DIR
+
+PREFIX is an installed libnpyio (the `installed` fixture). Everything the
+script knows about the library comes from what that install provides:
+    pkg-config --variable=cdef npyio     the cdef file: with cffi, fed whole
+                                         to ffi.cdef(); with ctypes, the
+                                         source of every constant
+    pkg-config --variable=libdir npyio   where libnpyio.so.1 is
+    pkg-config --variable=includedir     npyio.h, to check that the cdef
+                                         file covers all of it
+No constant is typed here: each is looked up by name in the cdef file (or
+in cffi's lib), so a constant that is missing or wrong there fails a check.
+
+Checks: the cdef file names every constant and function of the installed
+header; the version; statuses and messages of real failures; a limit set
+through its constant; arrays written with npyio_save (files byte-identical
+to np.save's, NumPy loads them equal) and read back from NumPy's files
+(as stored, and converted to native C order); a caller-defined stream of
+Python callbacks for reading and for writing, and a failing callback; a
+file mapped read-only and read-write. Prints one line per failed check,
+then `N passed, M failed`; exits 0 only if all passed, 77 (ctest: skipped)
+without NumPy or without the chosen binding module.
+"""
+
+import argparse
+import ctypes
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+try:
+    import numpy as np
+except ImportError:
+    print("bindings_check.py: NumPy is not available to %s; skipping"
+          % sys.executable)
+    sys.exit(77)
+
+SKIP = 77
+# Not constants a binding can use: the include guard, the export marker,
+# and a string (npyio_version_string() gives it).
+NOT_IN_CDEF = {"NPYIO_H", "NPYIO_API", "NPYIO_VERSION_STRING"}
+
+
+# ---------------------------------------------------------------------------
+# What the install provides
+# ---------------------------------------------------------------------------
+
+def pkg_config(prefix, *args):
+    pcdirs = [root for root, _, files in os.walk(prefix) if "npyio.pc" in files]
+    if len(pcdirs) != 1:
+        raise SystemExit("bindings_check.py: no single npyio.pc under %s" % prefix)
+    env = dict(os.environ, PKG_CONFIG_PATH=pcdirs[0])
+    return subprocess.check_output(["pkg-config"] + list(args) + ["npyio"],
+                                   env=env, text=True).strip()
+
+
+class Constants(dict):
+    """The constants by name; a name that is missing is a clear failure."""
+
+    def __missing__(self, name):
+        raise SystemExit("FAIL: constant %s is not in the cdef file" % name)
+
+
+def cdef_constants(text):
+    """NAME -> value of every `#define NAME <decimal>` in the cdef file."""
+    return Constants((m.group(1), int(m.group(2))) for m in
+                     re.finditer(r"^#define (NPYIO_\w+) (-?[0-9]+)$", text, re.M))
+
+
+def header_names(header_text):
+    """(constant names, function names) the installed npyio.h declares."""
+    constants = set(re.findall(r"^#define (NPYIO_\w+)", header_text, re.M))
+    functions = set(re.findall(r"^NPYIO_API\b[^(]*?\b(npyio_\w+)\(",
+                               header_text, re.M))
+    return constants - NOT_IN_CDEF, functions
+
+
+# ---------------------------------------------------------------------------
+# The two bindings: the same small surface, each the way its module works.
+# Handles are opaque pointers; data goes in and out as Python bytes.
+# ---------------------------------------------------------------------------
+
+def stream_callbacks(read, write, seek, put, take):
+    """The C callbacks of npyio_stream_ops over Python functions:
+    read(cap) -> bytes or None on failure; write(bytes) -> count or None;
+    seek(offset, whence) -> position or None. put(buf, data) copies bytes
+    into C memory, take(buf, n) copies n bytes out: the binding's own."""
+    def c_read(_user, buf, cap, got):
+        data = read(cap)
+        if data is None:
+            return 1
+        put(buf, data)
+        got[0] = len(data)
+        return 0
+
+    def c_write(_user, buf, length, put_count):
+        count = write(take(buf, length))
+        if count is None:
+            return 1
+        put_count[0] = count
+        return 0
+
+    def c_seek(_user, offset, whence, pos):
+        where = seek(offset, whence)
+        if where is None:
+            return 1
+        pos[0] = where
+        return 0
+    return c_read, c_write, c_seek
+
+class Binding:
+    """What both bindings do alike, given self.lib."""
+
+    def call(self, fname, *args):
+        return getattr(self.lib, fname)(*args)
+
+    def header_shape(self, header):
+        ndim = self.lib.npyio_header_ndim(header)
+        dims = self.lib.npyio_header_shape(header)
+        return tuple(dims[i] for i in range(ndim))
+
+    def writer_write(self, writer, data):
+        return self.lib.npyio_writer_write(writer, data, len(data))
+
+    def free_data(self, data):
+        self.lib.npyio_free(data[1])
+
+
+class CtypesBinding(Binding):
+    """ctypes: prototypes declared here (ctypes cannot read C), constants
+    from the cdef file."""
+    name = "ctypes"
+    NULL = None
+
+    def __init__(self, libpath, cdef_text):
+        self.C = cdef_constants(cdef_text)
+        lib = self.lib = ctypes.CDLL(libpath)
+        P = ctypes.c_void_p
+        PP = ctypes.POINTER(ctypes.c_void_p)
+        st = ctypes.c_int32
+        sz = ctypes.c_size_t
+        u32 = ctypes.c_uint32
+        i64 = ctypes.c_int64
+        protos = {
+            "npyio_version_number": (u32, []),
+            "npyio_version_string": (ctypes.c_char_p, []),
+            "npyio_status_string": (ctypes.c_char_p, [st]),
+            "npyio_last_error": (ctypes.c_char_p, []),
+            "npyio_free": (None, [P]),
+            "npyio_options_new": (st, [PP]),
+            "npyio_options_free": (None, [P]),
+            "npyio_options_set_limit": (st, [P, ctypes.c_int32, i64]),
+            "npyio_dtype_from_descr": (st, [ctypes.c_char_p, sz, P, PP]),
+            "npyio_dtype_unref": (None, [P]),
+            "npyio_dtype_kind": (ctypes.c_int32, [P]),
+            "npyio_dtype_descr": (st, [P, ctypes.c_char_p, sz,
+                                       ctypes.POINTER(sz)]),
+            "npyio_header_new": (st, [P, ctypes.c_int, ctypes.POINTER(i64),
+                                      ctypes.c_int, PP]),
+            "npyio_header_free": (None, [P]),
+            "npyio_header_dtype": (P, [P]),
+            "npyio_header_ndim": (ctypes.c_int, [P]),
+            "npyio_header_shape": (ctypes.POINTER(i64), [P]),
+            "npyio_header_fortran_order": (ctypes.c_int, [P]),
+            "npyio_header_nbytes": (i64, [P]),
+            "npyio_save": (st, [ctypes.c_char_p, P, ctypes.c_char_p, P]),
+            "npyio_load": (st, [ctypes.c_char_p, u32, P, PP, PP]),
+            "npyio_reader_open_path": (st, [ctypes.c_char_p, P, PP]),
+            "npyio_reader_open_stream": (st, [P, P, PP]),
+            "npyio_reader_header": (P, [P]),
+            "npyio_reader_read": (st, [P, ctypes.c_char_p, sz, u32]),
+            "npyio_reader_close": (st, [P]),
+            "npyio_writer_open_stream": (st, [P, P, P, PP]),
+            "npyio_writer_write": (st, [P, ctypes.c_char_p, sz]),
+            "npyio_writer_close": (st, [P]),
+            "npyio_stream_open_ops": (st, [P, P, P, PP]),
+            "npyio_stream_close": (st, [P]),
+            "npyio_map_open": (st, [ctypes.c_char_p, u32, P, PP]),
+            "npyio_map_data": (P, [P]),
+            "npyio_map_header": (P, [P]),
+            "npyio_map_close": (st, [P]),
+        }
+        for fname, (restype, argtypes) in protos.items():
+            fn = getattr(lib, fname)
+            fn.restype = restype
+            fn.argtypes = argtypes
+        self.READ = ctypes.CFUNCTYPE(ctypes.c_int, P, P, sz, ctypes.POINTER(sz))
+        self.WRITE = ctypes.CFUNCTYPE(ctypes.c_int, P, P, sz, ctypes.POINTER(sz))
+        self.SEEK = ctypes.CFUNCTYPE(ctypes.c_int, P, i64, ctypes.c_int,
+                                     ctypes.POINTER(i64))
+        self.CLOSE = ctypes.CFUNCTYPE(ctypes.c_int, P)
+
+        class Ops(ctypes.Structure):
+            _fields_ = [("size", sz), ("read", self.READ),
+                        ("write", self.WRITE), ("seek", self.SEEK),
+                        ("close", self.CLOSE)]
+        self.Ops = Ops
+
+    def has_function(self, fname):
+        return hasattr(self.lib, fname)
+
+    def text(self, fname, *args):
+        value = getattr(self.lib, fname)(*args)
+        return None if value is None else value.decode()
+
+    def new_handle(self, fname, *args):
+        out = ctypes.c_void_p()
+        status = getattr(self.lib, fname)(*args, ctypes.byref(out))
+        return status, out.value
+
+    def dtype_descr(self, dtype):
+        need = ctypes.c_size_t()
+        status = self.lib.npyio_dtype_descr(dtype, None, 0, ctypes.byref(need))
+        buf = ctypes.create_string_buffer(need.value + 1)
+        status2 = self.lib.npyio_dtype_descr(dtype, buf, need.value + 1,
+                                             ctypes.byref(need))
+        return status, status2, buf.value.decode()
+
+    def header_new(self, dtype, shape, fortran):
+        dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        return self.new_handle("npyio_header_new", dtype, len(shape), dims,
+                               int(fortran))
+
+    def load(self, path, flags, options=None):
+        header, data = ctypes.c_void_p(), ctypes.c_void_p()
+        status = self.lib.npyio_load(path.encode(), flags, options,
+                                     ctypes.byref(header), ctypes.byref(data))
+        if status != self.C["NPYIO_OK"]:
+            return status, None, None
+        nbytes = self.lib.npyio_header_nbytes(header)
+        return status, header.value, (ctypes.string_at(data, nbytes), data)
+
+    def reader_read(self, reader, nbytes, flags):
+        buf = ctypes.create_string_buffer(max(nbytes, 1))
+        status = self.lib.npyio_reader_read(reader, buf, nbytes, flags)
+        return status, buf.raw[:nbytes]
+
+    def open_ops_stream(self, read=None, write=None, seek=None):
+        """A stream over Python callbacks (see stream_callbacks); None for
+        those the stream has not."""
+        c_read, c_write, c_seek = stream_callbacks(
+            read, write, seek, put=lambda buf, data: ctypes.memmove(
+                buf, data, len(data)), take=ctypes.string_at)
+        ops = self.Ops(ctypes.sizeof(self.Ops),
+                       self.READ(c_read) if read else self.READ(),
+                       self.WRITE(c_write) if write else self.WRITE(),
+                       self.SEEK(c_seek) if seek else self.SEEK(),
+                       self.CLOSE())
+        status, stream = self.new_handle("npyio_stream_open_ops",
+                                         ctypes.byref(ops), None, None)
+        return status, stream, ops  # ops keeps the callbacks alive
+
+    def map_view(self, amap):
+        """The mapped data as a writable ctypes array of bytes."""
+        header = self.lib.npyio_map_header(amap)
+        nbytes = self.lib.npyio_header_nbytes(header)
+        return (ctypes.c_char * nbytes).from_address(
+            self.lib.npyio_map_data(amap))
+
+
+class CffiBinding(Binding):
+    """cffi in ABI mode: the cdef file fed whole to ffi.cdef(), constants
+    and prototypes from it."""
+    name = "cffi"
+
+    def __init__(self, libpath, cdef_text):
+        import cffi
+        self.ffi = ffi = cffi.FFI()
+        ffi.cdef(cdef_text)
+        self.lib = lib = ffi.dlopen(libpath)
+        self.NULL = ffi.NULL
+        # Constants as cffi parsed them (they must agree with the file).
+        self.C = Constants((name, getattr(lib, name))
+                           for name in cdef_constants(cdef_text))
+
+    def has_function(self, fname):
+        try:
+            getattr(self.lib, fname)
+        except AttributeError:
+            return False
+        return True
+
+    def text(self, fname, *args):
+        value = getattr(self.lib, fname)(*args)
+        return None if value == self.ffi.NULL else self.ffi.string(value).decode()
+
+    def new_handle(self, fname, *args):
+        # The out parameter's type (npyio_reader ** ...) from cffi's own
+        # parse of the cdef.
+        fn = getattr(self.lib, fname)
+        out = self.ffi.new(self.ffi.typeof(fn).args[-1])
+        status = fn(*args, out)
+        return status, (out[0] if out[0] != self.ffi.NULL else None)
+
+    def dtype_descr(self, dtype):
+        need = self.ffi.new("size_t *")
+        status = self.lib.npyio_dtype_descr(dtype, self.ffi.NULL, 0, need)
+        buf = self.ffi.new("char[]", need[0] + 1)
+        status2 = self.lib.npyio_dtype_descr(dtype, buf, need[0] + 1, need)
+        return status, status2, self.ffi.string(buf).decode()
+
+    def header_new(self, dtype, shape, fortran):
+        dims = self.ffi.new("int64_t[]", list(shape) or [0])
+        return self.new_handle("npyio_header_new", dtype, len(shape), dims,
+                               int(fortran))
+
+    def load(self, path, flags, options=None):
+        header = self.ffi.new("npyio_header **")
+        data = self.ffi.new("void **")
+        status = self.lib.npyio_load(path.encode(), flags,
+                                     options or self.ffi.NULL, header, data)
+        if status != self.lib.NPYIO_OK:
+            return status, None, None
+        nbytes = self.lib.npyio_header_nbytes(header[0])
+        return status, header[0], (bytes(self.ffi.buffer(data[0], nbytes)),
+                                   data[0])
+
+    def reader_read(self, reader, nbytes, flags):
+        buf = self.ffi.new("char[]", max(nbytes, 1))
+        status = self.lib.npyio_reader_read(reader, buf, nbytes, flags)
+        return status, bytes(self.ffi.buffer(buf, nbytes))
+
+    def open_ops_stream(self, read=None, write=None, seek=None):
+        ffi = self.ffi
+        keep = []
+
+        def callback(ctype, fn):
+            if fn is None:
+                return ffi.NULL
+            keep.append(ffi.callback(ctype, fn))
+            return keep[-1]
+
+        c_read, c_write, c_seek = stream_callbacks(
+            read, write, seek, put=lambda buf, data: ffi.memmove(
+                buf, data, len(data)), take=lambda buf, n: bytes(ffi.buffer(buf, n)))
+        ops = ffi.new("npyio_stream_ops *")
+        ops.size = ffi.sizeof("npyio_stream_ops")
+        ops.read = callback("int(void *, void *, size_t, size_t *)",
+                            c_read if read else None)
+        ops.write = callback("int(void *, const void *, size_t, size_t *)",
+                             c_write if write else None)
+        ops.seek = callback("int(void *, int64_t, int, int64_t *)",
+                            c_seek if seek else None)
+        status, stream = self.new_handle("npyio_stream_open_ops", ops,
+                                         ffi.NULL, ffi.NULL)
+        return status, stream, (ops, keep)
+
+    def map_view(self, amap):
+        header = self.lib.npyio_map_header(amap)
+        nbytes = self.lib.npyio_header_nbytes(header)
+        return self.ffi.buffer(self.lib.npyio_map_data(amap), nbytes)
+
+
+# ---------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------
+
+class Checks:
+    def __init__(self, binding, workdir):
+        self.b = binding
+        self.C = binding.C
+        self.workdir = workdir
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, ok, what):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL [%s] %s" % (self.b.name, what))
+        return ok
+
+    def path(self, name):
+        return os.path.join(self.workdir, name)
+
+    def expect_status(self, got, name, what):
+        return self.check(got == self.C[name], "%s: status %r, want %s (%r)"
+                          % (what, got, name, self.C[name]))
+
+    def expect_message(self, fragments, what):
+        message = self.b.text("npyio_last_error") or ""
+        for fragment in fragments:
+            self.check(fragment in message, "%s: message %r does not name %r"
+                       % (what, message, fragment))
+        return message
+
+
+def check_coverage(t, cdef_text, header_text):
+    """The cdef file declares every constant and function of npyio.h, and
+    the library exports each function."""
+    constants, functions = header_names(header_text)
+    in_cdef = set(cdef_constants(cdef_text))
+    t.check(constants == in_cdef,
+            "constants of npyio.h not in the cdef file: %s; in the cdef file "
+            "but not npyio.h: %s" % (sorted(constants - in_cdef),
+                                     sorted(in_cdef - constants)))
+    t.check(len(functions) > 50, "found only %d functions in npyio.h"
+            % len(functions))
+    declared = set(re.findall(r"\b(npyio_\w+)\(", cdef_text))
+    t.check(functions <= declared, "functions of npyio.h missing from the "
+            "cdef file: %s" % sorted(functions - declared))
+    missing = sorted(f for f in functions if not t.b.has_function(f))
+    t.check(not missing, "functions %s cannot be called through %s"
+            % (missing, t.b.name))
+
+
+def check_version(t, modversion):
+    C = t.C
+    number = t.b.call("npyio_version_number")
+    t.check(number == C["NPYIO_VERSION_NUMBER"] == C["NPYIO_VERSION_MAJOR"]
+            * 10000 + C["NPYIO_VERSION_MINOR"] * 100 + C["NPYIO_VERSION_PATCH"],
+            "npyio_version_number() %r, cdef constants %r" % (number, C))
+    text = t.b.text("npyio_version_string")
+    t.check(text == modversion, "npyio_version_string() %r, pkg-config "
+            "--modversion %r" % (text, modversion))
+
+
+def check_statuses(t):
+    names = sorted(n for n in t.C if n.startswith("NPYIO_E_"))
+    t.check(len(names) >= 13, "only %d error statuses in the cdef file: %s"
+            % (len(names), names))
+    texts = {}
+    for name in names + ["NPYIO_OK"]:
+        text = t.b.text("npyio_status_string", t.C[name])
+        texts.setdefault(text, []).append(name)
+    t.check(len(texts) == len(names) + 1 and all(texts),
+            "npyio_status_string gives the same or empty texts: %r" % texts)
+    t.check(all(t.C[n] < 0 for n in names), "error statuses not negative")
+
+    missing = t.path("no-such-file.npy")
+    status, reader = t.b.new_handle("npyio_reader_open_path",
+                                    missing.encode(), t.b.NULL)
+    t.expect_status(status, "NPYIO_E_NOT_FOUND", "opening a missing file")
+    t.check(reader is None, "a failed open gives a handle")
+    t.expect_message(["npyio_reader_open_path", missing], "missing file")
+
+    status, options = t.b.new_handle("npyio_options_new")
+    t.expect_status(status, "NPYIO_OK", "npyio_options_new")
+    unknown = max(v for n, v in t.C.items() if n.startswith("NPYIO_LIMIT_")) + 1
+    status = t.b.call("npyio_options_set_limit", options, unknown, 1)
+    t.expect_status(status, "NPYIO_E_INVALID_ARG", "an unknown limit")
+    t.expect_message(["npyio_options_set_limit", str(unknown)], "unknown limit")
+    t.b.call("npyio_options_free", options)
+
+
+def check_limit(t):
+    """NPYIO_LIMIT_NDIM, set through its constant, refuses a 3-d file."""
+    path = t.path("cube.npy")
+    np.save(path, np.zeros((2, 3, 4), dtype="<i4"))
+    status, options = t.b.new_handle("npyio_options_new")
+    status = t.b.call("npyio_options_set_limit", options,
+                      t.C["NPYIO_LIMIT_NDIM"], 2)
+    t.expect_status(status, "NPYIO_OK", "setting NPYIO_LIMIT_NDIM")
+    status, header, data = t.b.load(path, 0, options)
+    t.expect_status(status, "NPYIO_E_LIMIT", "a 3-d file under ndim limit 2")
+    t.expect_message(["npyio_load", "3"], "ndim limit")
+    status, header, data = t.b.load(path, 0)
+    if t.expect_status(status, "NPYIO_OK", "a 3-d file without the limit"):
+        t.b.call("npyio_header_free", header)
+        t.b.free_data(data)
+    t.b.call("npyio_options_free", options)
+
+
+def sample_arrays():
+    rng = np.random.default_rng(20261202)
+    record = np.dtype([("id", "<i4"), ("pos", ">f8", (2,)),
+                       ("tag", "S3"), ("inner", [("u", "<u2"), ("c", ">c8")])])
+    rec = np.zeros(4, dtype=record)
+    rec["id"] = np.arange(4)
+    rec["pos"] = rng.standard_normal((4, 2))
+    rec["tag"] = [b"a", b"bc", b"def", b""]
+    rec["inner"]["u"] = [1, 2, 65535, 7]
+    rec["inner"]["c"] = rng.standard_normal(4) + 1j
+    return [
+        ("f8_c", rng.standard_normal((3, 5)), "NPYIO_KIND_FLOAT"),
+        ("i2_be_f", np.asfortranarray(
+            rng.integers(-30000, 30000, (4, 3)).astype(">i2")), "NPYIO_KIND_INT"),
+        ("u8_0d", np.array(2**63 + 5, dtype="<u8"), "NPYIO_KIND_UINT"),
+        ("bool", rng.integers(0, 2, 9).astype(bool), "NPYIO_KIND_BOOL"),
+        ("str", np.array(["", "ab", "\u00e9t\u00e9", "\U0001F600x"]),
+         "NPYIO_KIND_STR"),
+        ("dt", np.array(["2026-12-02T23", "NaT"], dtype="M8[h]"),
+         "NPYIO_KIND_DATETIME"),
+        ("record", rec, "NPYIO_KIND_RECORD"),
+        ("empty", np.zeros((0, 3), dtype="<f4"), "NPYIO_KIND_FLOAT"),
+    ]
+
+
+def native_c_bytes(array):
+    native = array.dtype.newbyteorder("=")
+    return np.ascontiguousarray(array.astype(native)).tobytes()
+
+
+def check_write(t, label, array, kind):
+    """npyio_save of the array's bytes under a header built from its descr:
+    the file equals np.save's byte for byte and loads equal."""
+    from numpy.lib import format as npf
+    descr = repr(npf.dtype_to_descr(array.dtype)).encode()
+    status, dtype = t.b.new_handle("npyio_dtype_from_descr", descr,
+                                   len(descr), t.b.NULL)
+    if not t.expect_status(status, "NPYIO_OK", "%s: dtype from %s"
+                           % (label, descr)):
+        return
+    got_kind = t.b.call("npyio_dtype_kind", dtype)
+    t.check(got_kind == t.C[kind], "%s: kind %r, want %s" % (label, got_kind, kind))
+    small, status, text = t.b.dtype_descr(dtype)
+    t.expect_status(small, "NPYIO_E_BUFFER_TOO_SMALL", "%s: descr into 0 bytes"
+                    % label)
+    t.check(status == t.C["NPYIO_OK"] and text == descr.decode(),
+            "%s: npyio_dtype_descr %r, NumPy %r" % (label, text, descr))
+    fortran = array.flags.f_contiguous and not array.flags.c_contiguous
+    status, header = t.b.header_new(dtype, array.shape, fortran)
+    t.b.call("npyio_dtype_unref", dtype)
+    if not t.expect_status(status, "NPYIO_OK", "%s: header" % label):
+        return
+    ours, theirs = t.path(label + ".ours.npy"), t.path(label + ".numpy.npy")
+    data = array.tobytes(order="F" if fortran else "C")
+    status = t.b.call("npyio_save", ours.encode(), header, data, t.b.NULL)
+    t.b.call("npyio_header_free", header)
+    if not t.expect_status(status, "NPYIO_OK", "%s: npyio_save" % label):
+        return
+    np.save(theirs, array)
+    with open(ours, "rb") as f1, open(theirs, "rb") as f2:
+        t.check(f1.read() == f2.read(), "%s: npyio_save's file differs from "
+                "np.save's" % label)
+    back = np.load(ours)
+    t.check(back.dtype == array.dtype and back.shape == array.shape
+            and back.tobytes() == array.tobytes(),
+            "%s: NumPy loads npyio_save's file differently" % label)
+
+
+def check_read(t, label, array):
+    """npyio_load of NumPy's file: as stored, and native C order."""
+    path = t.path(label + ".numpy.npy")
+    np.save(path, array)
+    fortran = array.flags.f_contiguous and not array.flags.c_contiguous
+    stored = array.tobytes(order="F" if fortran else "C")
+    for flags, want in ((0, stored),
+                        (t.C["NPYIO_READ_NATIVE"] | t.C["NPYIO_READ_C_ORDER"],
+                         native_c_bytes(array))):
+        status, header, data = t.b.load(path, flags)
+        if not t.expect_status(status, "NPYIO_OK", "%s: npyio_load flags %d"
+                               % (label, flags)):
+            continue
+        t.check(t.b.header_shape(header) == array.shape,
+                "%s: shape %r, NumPy %r" % (label, t.b.header_shape(header),
+                                            array.shape))
+        t.check(bool(t.b.call("npyio_header_fortran_order", header)) == fortran,
+                "%s: fortran_order" % label)
+        t.check(data[0] == want, "%s: npyio_load flags %d gives other bytes "
+                "than NumPy" % (label, flags))
+        t.b.call("npyio_header_free", header)
+        t.b.free_data(data)
+
+
+def check_callback_streams(t):
+    """A reader and a writer over Python callbacks; a failing callback."""
+    array = np.arange(1000, dtype=">f8").reshape(20, 50)
+    path = t.path("callback.numpy.npy")
+    np.save(path, array)
+    with open(path, "rb") as f:
+        file_bytes = f.read()
+
+    pos = [0]
+
+    def read(cap):
+        cap = min(cap, 333)  # short reads: the library must loop
+        chunk = file_bytes[pos[0]:pos[0] + cap]
+        pos[0] += len(chunk)
+        return chunk
+
+    def seek(offset, whence):
+        base = {t.C["NPYIO_SEEK_SET"]: 0, t.C["NPYIO_SEEK_CUR"]: pos[0],
+                t.C["NPYIO_SEEK_END"]: len(file_bytes)}.get(whence)
+        if base is None or base + offset < 0:
+            return None
+        pos[0] = base + offset
+        return pos[0]
+
+    status, stream, keep = t.b.open_ops_stream(read=read, seek=seek)
+    if t.expect_status(status, "NPYIO_OK", "npyio_stream_open_ops (read)"):
+        status, reader = t.b.new_handle("npyio_reader_open_stream", stream, t.b.NULL)
+        if t.expect_status(status, "NPYIO_OK", "reader over callbacks"):
+            status, got = t.b.reader_read(reader, array.nbytes,
+                                          t.C["NPYIO_READ_NATIVE"])
+            t.expect_status(status, "NPYIO_OK", "reading through callbacks")
+            t.check(got == native_c_bytes(array),
+                    "callback reader: other bytes than NumPy's")
+            t.b.call("npyio_reader_close", reader)
+        t.b.call("npyio_stream_close", stream)
+
+    written = []
+
+    def write(data):
+        written.append(data[:100])  # short writes: the library must loop
+        return len(written[-1])
+
+    status, stream, keep = t.b.open_ops_stream(write=write)
+    if t.expect_status(status, "NPYIO_OK", "npyio_stream_open_ops (write)"):
+        status, reader = t.b.new_handle("npyio_reader_open_path",
+                                        path.encode(), t.b.NULL)
+        header = t.b.call("npyio_reader_header", reader)
+        status, writer = t.b.new_handle("npyio_writer_open_stream", stream,
+                                        header, t.b.NULL)
+        if t.expect_status(status, "NPYIO_OK", "writer over callbacks"):
+            t.expect_status(t.b.writer_write(writer, array.tobytes()),
+                            "NPYIO_OK", "writing through callbacks")
+            t.expect_status(t.b.call("npyio_writer_close", writer), "NPYIO_OK",
+                            "closing the callback writer")
+            t.check(b"".join(written) == file_bytes,
+                    "callback writer: other bytes than np.save's")
+        t.b.call("npyio_reader_close", reader)
+        t.b.call("npyio_stream_close", stream)
+
+    served = [0]
+
+    def failing_read(cap):
+        if served[0] >= 200:  # the header, then a failure in the data
+            return None
+        chunk = file_bytes[served[0]:served[0] + min(cap, 200 - served[0])]
+        served[0] += len(chunk)
+        return chunk
+
+    status, stream, keep = t.b.open_ops_stream(read=failing_read)
+    status, reader = t.b.new_handle("npyio_reader_open_stream", stream, t.b.NULL)
+    if t.expect_status(status, "NPYIO_OK", "reader over a failing callback"):
+        status, _ = t.b.reader_read(reader, array.nbytes, 0)
+        t.expect_status(status, "NPYIO_E_IO", "a failing read callback")
+        t.expect_message(["npyio_reader_read: ", "read callback"],
+                         "failing read callback")
+        t.b.call("npyio_reader_close", reader)
+    t.b.call("npyio_stream_close", stream)
+
+
+def check_map(t):
+    array = np.arange(24, dtype="<i4").reshape(4, 6)
+    path = t.path("map.npy")
+    np.save(path, array)
+    status, amap = t.b.new_handle("npyio_map_open", path.encode(),
+                                  t.C["NPYIO_MAP_READ"], t.b.NULL)
+    if t.expect_status(status, "NPYIO_OK", "npyio_map_open read-only"):
+        t.check(bytes(t.b.map_view(amap)) == array.tobytes(),
+                "read-only map: other bytes than NumPy's")
+        t.b.call("npyio_map_close", amap)
+    status, amap = t.b.new_handle("npyio_map_open", path.encode(),
+                                  t.C["NPYIO_MAP_WRITE"], t.b.NULL)
+    if t.expect_status(status, "NPYIO_OK", "npyio_map_open read-write"):
+        view = t.b.map_view(amap)
+        view[0:4] = np.array([-7], dtype="<i4").tobytes()
+        t.expect_status(t.b.call("npyio_map_close", amap), "NPYIO_OK",
+                        "closing the read-write map")
+        t.check(np.load(path)[0, 0] == -7, "a write through the map did not "
+                "reach the file")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binding", choices=("ctypes", "cffi"), required=True)
+    parser.add_argument("--prefix", required=True)
+    parser.add_argument("--workdir", required=True)
+    args = parser.parse_args()
+    if args.binding == "cffi":
+        if importlib.util.find_spec("cffi") is None:
+            print("bindings_check.py: cffi is not available to %s (Debian: "
+                  "python3-cffi); skipping" % sys.executable)
+            return SKIP
+
+    cdef_path = pkg_config(args.prefix, "--variable=cdef")
+    libdir = pkg_config(args.prefix, "--variable=libdir")
+    includedir = pkg_config(args.prefix, "--variable=includedir")
+    print("cdef file: %s" % cdef_path)
+    with open(cdef_path) as f:
+        cdef_text = f.read()
+    with open(os.path.join(includedir, "npyio.h")) as f:
+        header_text = f.read()
+    os.makedirs(args.workdir, exist_ok=True)
+
+    binding_class = CffiBinding if args.binding == "cffi" else CtypesBinding
+    binding = binding_class(os.path.join(libdir, "libnpyio.so.1"), cdef_text)
+    t = Checks(binding, args.workdir)
+    if args.binding == "cffi":
+        file_constants = cdef_constants(cdef_text)
+        t.check(binding.C == file_constants, "cffi's constants differ from the "
+                "file's: %r" % {n: (binding.C[n], file_constants[n]) for n in
+                                file_constants if binding.C[n] != file_constants[n]})
+    check_coverage(t, cdef_text, header_text)
+    check_version(t, pkg_config(args.prefix, "--modversion"))
+    check_statuses(t)
+    check_limit(t)
+    for label, array, kind in sample_arrays():
+        check_write(t, label, array, kind)
+        check_read(t, label, array)
+    check_callback_streams(t)
+    check_map(t)
+    print("%d passed, %d failed" % (t.passed, t.failed))
+    return 0 if t.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
