@@ -1,8 +1,13 @@
 /*
- * stream.h - the I/O abstraction, private side: what readers and writers
- * call. Every back end (callbacks, fd, path, FILE*, memory, growable)
- * presents the same npyio_stream_ops; the loops over short transfers and
- * the error messages live in stream.c, once.
+ * stream.h - the I/O abstraction, private side: what readers, writers and
+ * archives call, and what a back end provides.
+ *
+ * A stream is a back end (a table of operations, below) over the back
+ * end's own state, which the core never looks into: descriptors, stdio
+ * FILEs, memory, growable memory, the caller's callbacks, and windows of
+ * another stream each live in their own file and are reached only through
+ * their table. The loops over short transfers, the position and the error
+ * messages live in stream.c, once.
  */
 #ifndef NPYIO_STREAM_H
 #define NPYIO_STREAM_H
@@ -13,38 +18,59 @@
 
 #define NPYIO__MAGIC_STREAM 0x5354524du /* "STRM" */
 
-enum npyio__stream_kind {
-    NPYIO__STREAM_OPS,
-    NPYIO__STREAM_FD,   /* a descriptor: the caller's, or ours (path) */
-    NPYIO__STREAM_FILE,
-    NPYIO__STREAM_MEMORY,
-    NPYIO__STREAM_GROWABLE
-};
+/*
+ * A back end's operations. Each returns NPYIO_OK, or a failure status with
+ * the thread's message naming the cause (the core puts what was being
+ * moved and where in front of it): a back end chooses its own status, so
+ * a checksum failure reaches the caller as NPYIO_E_CHECKSUM. NULL means
+ * the back end cannot do it.
+ *
+ * read   up to cap bytes (cap > 0); *got = 0 only at the end of the data.
+ * write  up to len bytes (len > 0); *put > 0 on success.
+ * seek   to offset from whence (NPYIO_SEEK_*); *pos the new position.
+ * pread  up to cap bytes at offset, without moving the position, safe to
+ *        call from several threads at once (windows use it).
+ * sync   push buffered bytes to the file (and, if durable, to stable
+ *        storage); for the writers' close.
+ * close  release what the state holds (not the state's memory).
+ */
+typedef struct npyio__stream_backend {
+    const char *name; /* for messages and tests: "descriptor", "memory" */
+    npyio_status (*read)(void *state, void *buf, size_t cap, size_t *got);
+    npyio_status (*write)(void *state, const void *buf, size_t len,
+                          size_t *put);
+    npyio_status (*seek)(void *state, int64_t offset, int whence,
+                         int64_t *pos);
+    npyio_status (*pread)(void *state, void *buf, size_t cap, int64_t offset,
+                          size_t *got);
+    npyio_status (*sync)(void *state, bool durable);
+    npyio_status (*close)(void *state);
+} npyio__stream_backend;
 
 struct npyio_stream {
     uint32_t magic;
-    int kind;
-    npyio_stream_ops ops; /* the back end's callbacks */
-    void *user;           /* their first argument */
+    const npyio__stream_backend *backend;
+    void *state;       /* the back end's, allocated with the stream */
+    bool seekable;     /* backend->seek exists and works on this object */
     npyio__mem mem;
-    int64_t position;     /* bytes from where the stream was opened, or
-                             the absolute offset once known by seeking */
-    union {
-        struct {
-            int fd;
-            bool owned; /* opened from a path: closed with the stream */
-        } fd;
-        FILE *file;
-        struct {
-            const unsigned char *bytes;
-            size_t len, pos;
-        } memory;
-        struct {
-            unsigned char *bytes; /* an npyio__alloc block, or NULL */
-            size_t len, pos;
-        } growable;
-    } u;
+    int64_t position;  /* bytes from where the stream was opened, or the
+                          absolute offset once known by seeking */
 };
+
+/*
+ * A new stream over `backend`, with state_size zeroed bytes of state
+ * (max-aligned, allocated with the stream and released with it), given
+ * back in *state. Seekable when the back end has seek; a back end that
+ * finds its object cannot seek (a pipe) clears `seekable` after this.
+ */
+npyio_status npyio__stream_new(const npyio__stream_backend *backend,
+                               size_t state_size,
+                               const npyio_options *options,
+                               npyio_stream **out, void **state);
+
+/* Is this stream of that back end? (For a back end's own public calls.) */
+bool npyio__stream_is(const npyio_stream *s,
+                      const npyio__stream_backend *backend);
 
 /* Read up to len bytes, looping on short reads; *got < len only at the
  * end of the data. `what` names the data in messages ("array data"). */
@@ -63,15 +89,33 @@ npyio_status npyio__stream_seek(npyio_stream *s, int64_t offset, int whence,
 /* Bytes between the current position and the end (seekable streams). */
 npyio_status npyio__stream_remaining(npyio_stream *s, uint64_t *bytes);
 
+/* Read up to len bytes at offset without moving the position, looping on
+ * short reads (streams whose back end has pread). */
+npyio_status npyio__stream_pread(npyio_stream *s, void *buf, size_t len,
+                                 int64_t offset, size_t *got,
+                                 const char *what);
+
+/* Push what was written to the file; durable: to stable storage too. */
+npyio_status npyio__stream_sync(npyio_stream *s, bool durable);
+
 /* Check that a pointer is a live stream. */
 npyio_status npyio__check_stream(const npyio_stream *s, const char *where);
 
-/* Allocate and set up a stream of a kind with the given callbacks. */
-npyio_status npyio__stream_new(int kind, const npyio_stream_ops *ops,
-                               const npyio_options *options,
-                               npyio_stream **out);
+/*
+ * A read-only stream over `length` bytes of `parent` from `offset`, read
+ * with the parent's pread: the parent's position does not move, and
+ * windows of one parent may be read from several threads at once. The
+ * parent must stay open while the window is. Seekable within the window.
+ * NPYIO_E_UNSUPPORTED if the parent has no pread (pipes, FILEs, callbacks).
+ */
+npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
+                                       int64_t length,
+                                       const npyio_options *options,
+                                       npyio_stream **out);
 
-/* Flush and fsync a descriptor-backed stream (no-op for others). */
-npyio_status npyio__stream_sync(npyio_stream *s, bool durable);
+/* A stream over a descriptor, closed with the stream when `owned`. */
+npyio_status npyio__stream_open_fd(int fd, bool owned,
+                                   const npyio_options *options,
+                                   npyio_stream **out);
 
 #endif /* NPYIO_STREAM_H */

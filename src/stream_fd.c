@@ -2,7 +2,7 @@
  * stream_fd.c - stream back ends over the operating system: a descriptor
  * (the caller's, or one opened from a path) and a stdio FILE. The system
  * calls themselves, with their EINTR and SIGPIPE handling, are in
- * platform.c.
+ * platform.c; each leaves the OS's reason as the thread's message.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "stream.h"
@@ -13,47 +13,74 @@
 
 /* ---- descriptors ---------------------------------------------------------------- */
 
-static int fd_read(void *user, void *buf, size_t cap, size_t *got)
+typedef struct fd_state {
+    int fd;
+    bool owned; /* opened from a path: closed with the stream */
+} fd_state;
+
+static npyio_status os_status(int result)
 {
-    return npyio__fd_read(((npyio_stream *)user)->u.fd.fd, buf, cap, got);
+    return result == 0 ? NPYIO_OK : NPYIO_E_IO;
 }
 
-static int fd_write(void *user, const void *buf, size_t len, size_t *put)
+static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
 {
-    return npyio__fd_write(((npyio_stream *)user)->u.fd.fd, buf, len, put);
+    return os_status(npyio__fd_read(((fd_state *)state)->fd, buf, cap, got));
 }
 
-static int fd_seek(void *user, int64_t offset, int whence, int64_t *pos)
+static npyio_status fd_write(void *state, const void *buf, size_t len,
+                             size_t *put)
 {
-    return npyio__fd_seek(((npyio_stream *)user)->u.fd.fd, offset, whence,
-                          pos);
+    return os_status(npyio__fd_write(((fd_state *)state)->fd, buf, len, put));
 }
 
-static int fd_close(void *user)
+static npyio_status fd_seek(void *state, int64_t offset, int whence,
+                            int64_t *pos)
 {
-    npyio_stream *s = user;
-
-    return s->u.fd.owned ? npyio__fd_close(s->u.fd.fd) : 0;
+    return os_status(npyio__fd_seek(((fd_state *)state)->fd, offset, whence,
+                                    pos));
 }
 
-static npyio_status open_fd(int fd, bool owned, const npyio_options *options,
-                            npyio_stream **out)
+static npyio_status fd_pread(void *state, void *buf, size_t cap,
+                             int64_t offset, size_t *got)
 {
-    npyio_stream_ops ops = {sizeof ops, fd_read, fd_write, fd_seek,
-                            fd_close};
+    return os_status(npyio__fd_pread_all(((fd_state *)state)->fd, buf, cap,
+                                         offset, got));
+}
+
+static npyio_status fd_sync(void *state, bool durable)
+{
+    return durable ? os_status(npyio__fd_sync(((fd_state *)state)->fd))
+                   : NPYIO_OK;
+}
+
+static npyio_status fd_close(void *state)
+{
+    fd_state *f = state;
+
+    return f->owned ? os_status(npyio__fd_close(f->fd)) : NPYIO_OK;
+}
+
+static const npyio__stream_backend fd_backend = {
+    "descriptor", fd_read, fd_write, fd_seek, fd_pread, fd_sync, fd_close};
+
+npyio_status npyio__stream_open_fd(int fd, bool owned,
+                                   const npyio_options *options,
+                                   npyio_stream **out)
+{
+    fd_state *f;
     int64_t pos = 0;
     npyio_status st;
 
-    /* Pipes, sockets and terminals cannot seek: leave seek out, so that
-     * nothing tries. */
-    if (!npyio__fd_seekable(fd))
-        ops.seek = NULL;
-    st = npyio__stream_new(NPYIO__STREAM_FD, &ops, options, out);
+    st = npyio__stream_new(&fd_backend, sizeof *f, options, out, (void **)&f);
     if (st != NPYIO_OK)
         return st;
-    (*out)->u.fd.fd = fd;
-    (*out)->u.fd.owned = owned;
-    if (ops.seek != NULL && npyio__fd_seek(fd, 0, NPYIO_SEEK_CUR, &pos) == 0)
+    f->fd = fd;
+    f->owned = owned;
+    /* Pipes, sockets and terminals cannot seek (nor pread): say so, so
+     * that nothing tries. */
+    (*out)->seekable = npyio__fd_seekable(fd);
+    if ((*out)->seekable && npyio__fd_seek(fd, 0, NPYIO_SEEK_CUR, &pos) == 0)
         (*out)->position = pos;
     return NPYIO_OK;
 }
@@ -66,7 +93,7 @@ npyio_status npyio_stream_open_fd(int fd, const npyio_options *options,
                            out == NULL ? "out is NULL"
                                        : "the descriptor is negative");
     *out = NULL;
-    return open_fd(fd, false, options, out);
+    return npyio__stream_open_fd(fd, false, options, out);
 }
 
 static npyio_status stream_open_path_body(const char *path, uint32_t mode,
@@ -94,7 +121,7 @@ static npyio_status stream_open_path_body(const char *path, uint32_t mode,
         return npyio__fail(err == ENOENT ? NPYIO_E_NOT_FOUND : NPYIO_E_IO,
                            "%s: cannot open %s", where, npyio_last_error());
     }
-    st = open_fd(fd, true, options, out);
+    st = npyio__stream_open_fd(fd, true, options, out);
     if (st != NPYIO_OK)
         npyio__fd_close(fd);
     return st;
@@ -110,33 +137,50 @@ npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
 
 /* ---- stdio ------------------------------------------------------------------------- */
 
-static int file_read(void *user, void *buf, size_t cap, size_t *got)
+static FILE *file_of(void *state)
 {
-    return npyio__file_read(((npyio_stream *)user)->u.file, buf, cap, got);
+    return *(FILE **)state;
 }
 
-static int file_write(void *user, const void *buf, size_t len, size_t *put)
+static npyio_status file_read(void *state, void *buf, size_t cap, size_t *got)
 {
-    return npyio__file_write(((npyio_stream *)user)->u.file, buf, len, put);
+    return os_status(npyio__file_read(file_of(state), buf, cap, got));
 }
 
-static int file_seek(void *user, int64_t offset, int whence, int64_t *pos)
+static npyio_status file_write(void *state, const void *buf, size_t len,
+                               size_t *put)
 {
-    return npyio__file_seek(((npyio_stream *)user)->u.file, offset, whence,
-                            pos);
+    return os_status(npyio__file_write(file_of(state), buf, len, put));
 }
 
-static int file_close(void *user)
+static npyio_status file_seek(void *state, int64_t offset, int whence,
+                              int64_t *pos)
 {
-    return npyio__file_flush(((npyio_stream *)user)->u.file);
+    return os_status(npyio__file_seek(file_of(state), offset, whence, pos));
 }
+
+/* Flushing is the FILE's own business at close too; durability of a FILE
+ * the caller owns is the caller's. */
+static npyio_status file_sync(void *state, bool durable)
+{
+    (void)durable;
+    return os_status(npyio__file_flush(file_of(state)));
+}
+
+static npyio_status file_close(void *state)
+{
+    return os_status(npyio__file_flush(file_of(state)));
+}
+
+static const npyio__stream_backend file_backend = {
+    "FILE", file_read, file_write, file_seek, NULL, file_sync, file_close};
 
 npyio_status npyio_stream_open_file(FILE *file, const npyio_options *options,
                                     npyio_stream **out)
 {
-    npyio_stream_ops ops = {sizeof ops, file_read, file_write, file_seek,
-                            file_close};
+    FILE **state;
     int64_t pos = 0;
+    bool seekable;
     npyio_status st;
 
     if (out == NULL || file == NULL)
@@ -149,24 +193,15 @@ npyio_status npyio_stream_open_file(FILE *file, const npyio_options *options,
         npyio__saved_message saved;
 
         npyio__message_save(&saved);
-        if (npyio__file_seek(file, 0, NPYIO_SEEK_CUR, &pos) != 0)
-            ops.seek = NULL;
+        seekable = npyio__file_seek(file, 0, NPYIO_SEEK_CUR, &pos) == 0;
         npyio__message_restore(&saved);
     }
-    st = npyio__stream_new(NPYIO__STREAM_FILE, &ops, options, out);
+    st = npyio__stream_new(&file_backend, sizeof *state, options, out,
+                           (void **)&state);
     if (st == NPYIO_OK) {
-        (*out)->u.file = file;
+        *state = file;
+        (*out)->seekable = seekable;
         (*out)->position = pos;
     }
     return st;
-}
-
-npyio_status npyio__stream_sync(npyio_stream *s, bool durable)
-{
-    if (s->kind == NPYIO__STREAM_FILE && npyio__file_flush(s->u.file) != 0)
-        return NPYIO_E_IO;
-    if (durable && s->kind == NPYIO__STREAM_FD &&
-        npyio__fd_sync(s->u.fd.fd) != 0)
-        return NPYIO_E_IO;
-    return NPYIO_OK;
 }
