@@ -4,7 +4,7 @@
  * array I/O core.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "header.h"
+#include "header_io.h"
 #include "platform.h"
 #include "stream.h"
 
@@ -136,7 +136,6 @@ static npyio_status map_open_body(const char *path, uint32_t mode,
 {
     static const char where[] = "npyio_map_open";
     npyio_stream *s = NULL;
-    npyio_reader *r = NULL;
     npyio_header *h = NULL;
     npyio__mem mem;
     npyio_status st;
@@ -157,18 +156,14 @@ static npyio_status map_open_body(const char *path, uint32_t mode,
         return npyio__fail(err == ENOENT ? NPYIO_E_NOT_FOUND : NPYIO_E_IO,
                            "%s: cannot open %s", where, npyio_last_error());
     }
-    /* The reader parses the header and checks the file holds the data:
-     * a mapping of a short file would fault (SIGBUS) when read. */
-    st = npyio_stream_open_fd(fd, options, &s);
+    /* The header, and a check that the file holds the data: a mapping of
+     * a short file would fault (SIGBUS) when read. */
+    npyio__mem_init(&mem, options);
+    st = npyio__stream_open_fd(fd, false, options, &s);
     if (st == NPYIO_OK)
-        st = npyio_reader_open_stream(s, options, &r);
-    if (st == NPYIO_OK) {
-        const npyio_header *rh = npyio_reader_header(r);
-
-        npyio__mem_init(&mem, options);
-        st = npyio__header_copy(rh, &mem, &h);
-    }
-    npyio_reader_close(r);
+        st = npyio__header_read(s, options, &mem, &h);
+    if (st == NPYIO_OK)
+        st = npyio__header_check_data(s, h);
     npyio_stream_close(s);
     if (st == NPYIO_OK)
         st = map_fd(fd, h, mode == NPYIO_MAP_WRITE, options, out);

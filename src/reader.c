@@ -5,7 +5,7 @@
  * knows nothing of zip archives.
  */
 #include "convert.h"
-#include "header.h"
+#include "header_io.h"
 #include "stream.h"
 
 #include <string.h>
@@ -16,7 +16,6 @@
  * calls, small enough to stay in cache while it is converted. */
 #define BLOCK_BYTES ((size_t)1 << 20)
 /* Growth step for data of unknown length (pipes, pickles). */
-#define FIRST_STEP ((size_t)1 << 20)
 
 struct npyio_reader {
     uint32_t magic;
@@ -43,150 +42,29 @@ static npyio_status check_reader(const npyio_reader *r, const char *where)
 
 /* ---- opening ------------------------------------------------------------------ */
 
-/*
- * Everything left in the stream, in a buffer that grows geometrically
- * from a small first step (the allocation limit applies to each step), or
- * at most `want` bytes: with `known`, a stream shorter than that is
- * NPYIO_E_TRUNCATED; without, the caller checks. Used where the stream's
- * length cannot be checked first, so memory follows the data that
- * actually arrives.
- */
 static npyio_status short_data(size_t got, size_t want);
 
+/*
+ * Everything left in the stream, or at most `want` bytes: with `known`, a
+ * stream shorter than that is NPYIO_E_TRUNCATED. Memory follows the data
+ * that actually arrives (npyio__stream_read_all), for streams whose length
+ * cannot be checked first.
+ */
 static npyio_status read_growing(npyio_reader *r, size_t want, bool known,
                                  const char *what, void **out, size_t *len)
 {
-    void *block = NULL;
-    size_t have = 0, size = 0, got;
-    npyio_status st = NPYIO_OK;
-
-    for (;;) {
-        if (known && want == 0)
-            break; /* nothing to read (a want of 0 otherwise means all) */
-        size_t next = size == 0 ? FIRST_STEP : size > SIZE_MAX / 2 ? SIZE_MAX
-                                                                  : 2 * size;
-
-        if (want != 0 && next > want)
-            next = want;
-        if (next > size) {
-            st = npyio__realloc(&r->mem, &block, next, what);
-            if (st != NPYIO_OK)
-                break;
-            size = next;
-        }
-        st = npyio__stream_read(r->stream, (unsigned char *)block + have,
-                                size - have, &got, what);
-        if (st != NPYIO_OK)
-            break;
-        have += got;
-        if (have < size || (want != 0 && have == want))
-            break; /* the end of the stream, or all of it */
-    }
-    if (st == NPYIO_OK && known && have < want)
-        st = short_data(have, want);
-    if (st == NPYIO_OK && block == NULL)
-        st = npyio__alloc(&r->mem, 0, what, &block);
-    if (st != NPYIO_OK) {
-        npyio__free(block);
-        return st;
-    }
-    *out = block;
-    *len = have;
-    return NPYIO_OK;
-}
-
-
-static npyio_status truncated_header(size_t got, size_t want)
-{
-    return npyio__fail(NPYIO_E_TRUNCATED, "the file ends after %zu bytes, "
-                       "inside its %zu-byte header", got, want);
-}
-
-/*
- * Read the header without reading past it (a pipe cannot give bytes
- * back): magic and version, then the length field, then the text. The
- * text's size is checked against the limit, and on a seekable stream
- * against what the stream holds, before it is allocated.
- */
-static npyio_status read_header(npyio_reader *r, const npyio_options *options)
-{
-    unsigned char pre_bytes[NPYIO__PREAMBLE_MAX];
-    npyio__preamble pre;
-    npyio__saved_message saved;
-    unsigned char *buf = NULL;
-    size_t got = 0, more = 0, need = 0, total;
-    uint64_t left;
     npyio_status st;
 
-    st = npyio__stream_read(r->stream, pre_bytes, 8, &got, "the header");
-    npyio__message_save(&saved);
-    if (st == NPYIO_OK)
-        st = npyio__preamble_parse(pre_bytes, got, options, &pre, &need);
-    if (st == NPYIO_E_TRUNCATED && got == 8) { /* the length field is next */
-        /* Not a failure: 8 bytes never hold the length field (the
-         * message of that probe is not kept). */
-        npyio__message_restore(&saved);
-        st = npyio__stream_read(r->stream, pre_bytes + 8, need - 8, &more,
-                                "the header");
-        got += more;
-        if (st == NPYIO_OK)
-            st = npyio__preamble_parse(pre_bytes, got, options, &pre, &need);
+    *len = 0;
+    if (known && want == 0) /* nothing to read (0 otherwise means all) */
+        return npyio__alloc(&r->mem, 0, what, out);
+    st = npyio__stream_read_all(r->stream, &r->mem, want, what, out, len);
+    if (st == NPYIO_OK && known && *len < want) {
+        npyio__free(*out);
+        *out = NULL;
+        st = short_data(*len, want);
     }
-    if (st != NPYIO_OK)
-        return st;
-    if (pre.hlen > SIZE_MAX - pre.prefix)
-        return npyio__fail(NPYIO_E_OVERFLOW, "the header is larger than this "
-                           "host's address space");
-    total = pre.prefix + (size_t)pre.hlen;
-    if (r->seekable && npyio__stream_remaining(r->stream, &left) == NPYIO_OK &&
-        left < pre.hlen)
-        return truncated_header(got + (size_t)left, total);
-    if (r->seekable) {
-        st = npyio__alloc(&r->mem, total, "header", (void **)&buf);
-        if (st != NPYIO_OK)
-            return st;
-        st = npyio__stream_read(r->stream, buf + got, total - got, &more,
-                                "the header");
-    } else {
-        /* A pipe's length is unknown: memory follows the bytes that
-         * arrive, then the whole header is put together. */
-        void *rest = NULL;
-
-        st = read_growing(r, total - got, false, "the header", &rest, &more);
-        if (st == NPYIO_OK && more == total - got)
-            st = npyio__alloc(&r->mem, total, "header", (void **)&buf);
-        if (st == NPYIO_OK && buf != NULL)
-            memcpy(buf + got, rest, more);
-        npyio__free(rest);
-    }
-    if (buf != NULL)
-        memcpy(buf, pre_bytes, got);
-    if (st == NPYIO_OK && more < total - got)
-        st = truncated_header(got + more, total);
-    if (st == NPYIO_OK)
-        st = npyio_header_parse(buf, total, options, &r->header, NULL);
-    npyio__free(buf);
     return st;
-}
-
-/* On a seekable stream, a data section shorter than the header promises is
- * found now, before anything is read into the caller's memory. */
-static npyio_status check_data_length(npyio_reader *r)
-{
-    uint64_t left;
-    npyio_status st;
-
-    if (!r->seekable || npyio_dtype_contains_objects(r->header->dtype))
-        return NPYIO_OK; /* a pickle's length is not in the header */
-    st = npyio__stream_remaining(r->stream, &left);
-    if (st != NPYIO_OK)
-        return st;
-    if (left < (uint64_t)r->header->nbytes)
-        return npyio__fail(NPYIO_E_TRUNCATED, "the data section is %llu "
-                           "bytes, but the header promises %lld",
-                           (unsigned long long)left,
-                           (long long)r->header->nbytes);
-    return NPYIO_OK;
 }
 
 static npyio_status open_on(npyio_stream *stream, bool owned,
@@ -205,11 +83,11 @@ static npyio_status open_on(npyio_stream *stream, bool owned,
     r->owns_stream = owned;
     r->mem = mem;
     r->seekable = npyio__stream_seekable(stream);
-    st = read_header(r, options);
+    st = npyio__header_read(stream, options, &r->mem, &r->header);
     if (st == NPYIO_OK && r->seekable)
         st = npyio__stream_seek(stream, 0, NPYIO_SEEK_CUR, &r->data_start);
     if (st == NPYIO_OK)
-        st = check_data_length(r);
+        st = npyio__header_check_data(stream, r->header);
     if (st != NPYIO_OK) {
         r->owns_stream = false; /* the caller closes what it passed */
         npyio_reader_close(r);

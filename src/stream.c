@@ -198,6 +198,46 @@ npyio_status npyio__stream_pread(npyio_stream *s, void *buf, size_t len,
     return NPYIO_OK;
 }
 
+npyio_status npyio__stream_read_all(npyio_stream *s, const npyio__mem *mem,
+                                    size_t want, const char *what, void **out,
+                                    size_t *len)
+{
+    const size_t first_step = (size_t)1 << 20;
+    void *block = NULL;
+    size_t have = 0, size = 0, got;
+    npyio_status st = NPYIO_OK;
+
+    for (;;) {
+        size_t next = size == 0 ? first_step : size > SIZE_MAX / 2 ? SIZE_MAX
+                                                                   : 2 * size;
+
+        if (want != 0 && next > want)
+            next = want;
+        if (next > size) {
+            st = npyio__realloc(mem, &block, next, what);
+            if (st != NPYIO_OK)
+                break;
+            size = next;
+        }
+        st = npyio__stream_read(s, (unsigned char *)block + have, size - have,
+                                &got, what);
+        if (st != NPYIO_OK)
+            break;
+        have += got;
+        if (have < size || (want != 0 && have == want))
+            break; /* the end of the stream, or all of it */
+    }
+    if (st == NPYIO_OK && block == NULL)
+        st = npyio__alloc(mem, 0, what, &block);
+    if (st != NPYIO_OK) {
+        npyio__free(block);
+        return st;
+    }
+    *out = block;
+    *len = have;
+    return NPYIO_OK;
+}
+
 npyio_status npyio__stream_sync(npyio_stream *s, bool durable)
 {
     npyio_status st;

@@ -95,6 +95,17 @@ npyio_status npyio__stream_pread(npyio_stream *s, void *buf, size_t len,
                                  int64_t offset, size_t *got,
                                  const char *what);
 
+/*
+ * Read to the end of the stream, or `want` bytes if want > 0, into one
+ * block from mem that grows geometrically from 1 MiB (the allocation limit
+ * applies to each step), so memory follows the bytes that actually arrive
+ * where a stream's length cannot be known first (pipes). *len < want only
+ * at the end of the data; the block is never NULL on success.
+ */
+npyio_status npyio__stream_read_all(npyio_stream *s, const npyio__mem *mem,
+                                    size_t want, const char *what, void **out,
+                                    size_t *len);
+
 /* Push what was written to the file; durable: to stable storage too. */
 npyio_status npyio__stream_sync(npyio_stream *s, bool durable);
 

@@ -4,7 +4,7 @@
  * close; to a path through an atomically replaced temporary file. Part of
  * the array I/O core; knows nothing of zip archives.
  */
-#include "header.h"
+#include "header_io.h"
 #include "platform.h"
 #include "stream.h"
 
@@ -71,27 +71,6 @@ static npyio_status repeat_failure(const npyio_writer *w, const char *where)
     return npyio__fail(NPYIO_E_STATE, "%s: the writer failed earlier (%s: "
                        "%s)", where, npyio_status_string(w->failed),
                        w->first_error);
-}
-
-/* Emit the header into a buffer and write it. */
-static npyio_status write_header(npyio_writer *w, const npyio_header *h)
-{
-    unsigned char small[512];
-    unsigned char *bytes = small;
-    size_t len = 0;
-    npyio_status st = npyio__header_emit(&w->mem, h, 0, small, sizeof small,
-                                         &len);
-
-    if (st == NPYIO_E_BUFFER_TOO_SMALL) {
-        st = npyio__alloc(&w->mem, len, "header", (void **)&bytes);
-        if (st == NPYIO_OK)
-            st = npyio__header_emit(&w->mem, h, 0, bytes, len, &len);
-    }
-    if (st == NPYIO_OK)
-        st = npyio__stream_write(w->stream, bytes, len, "the header");
-    if (bytes != small)
-        npyio__free(bytes);
-    return st;
 }
 
 static npyio_status new_writer(const npyio_header *h,
@@ -268,7 +247,7 @@ static npyio_status open_unknown_rows(npyio_writer *w, const npyio_header *h,
     if (st == NPYIO_OK)
         st = npyio__stream_seek(w->stream, 0, NPYIO_SEEK_CUR, &w->header_at);
     if (st == NPYIO_OK)
-        st = write_header(w, empty);
+        st = npyio__header_write(w->stream, &w->mem, empty, 0);
     if (st == NPYIO_OK) {
         w->mode = MODE_UNKNOWN_ROWS;
         w->layout = empty;
@@ -323,7 +302,7 @@ static npyio_status start(npyio_writer *w, const npyio_header *header,
                           bool unknown_rows, const char *where)
 {
     return unknown_rows ? open_unknown_rows(w, header, where)
-                        : write_header(w, header);
+                        : npyio__header_write(w->stream, &w->mem, header, 0);
 }
 
 static npyio_status open_on_stream(npyio_stream *stream,
@@ -490,12 +469,11 @@ static npyio_status open_locked(npyio_writer *w, const char *path,
 }
 
 /* Read the header of the locked file through a stream on the descriptor
- * (which the stream borrows). */
+ * (which the stream borrows), and check that the data is all there. */
 static npyio_status open_existing(npyio_writer *w, const char *path,
                                   const npyio_options *options,
                                   bool exclusive, const char *where)
 {
-    npyio_reader *r = NULL;
     npyio_stream *s = NULL;
     npyio_status st = open_locked(w, path, exclusive,
                                   npyio__flag(options,
@@ -504,13 +482,11 @@ static npyio_status open_existing(npyio_writer *w, const char *path,
 
     if (st != NPYIO_OK)
         return st;
-    st = npyio_stream_open_fd(w->fd, options, &s);
+    st = npyio__stream_open_fd(w->fd, false, options, &s);
     if (st == NPYIO_OK)
-        st = npyio_reader_open_stream(s, options, &r);
+        st = npyio__header_read(s, options, &w->mem, &w->layout);
     if (st == NPYIO_OK)
-        st = npyio__header_copy(npyio_reader_header(r), &w->mem,
-                                &w->layout);
-    npyio_reader_close(r);
+        st = npyio__header_check_data(s, w->layout);
     npyio_stream_close(s);
     if (st == NPYIO_OK)
         st = row_layout(w->layout, &w->row_bytes, where);

@@ -1,0 +1,126 @@
+/*
+ * header_io.c - .npy headers read from and written to streams (see
+ * header_io.h). The parsing and emitting themselves are header.c's.
+ */
+#include "header_io.h"
+
+#include <string.h>
+
+static npyio_status truncated_header(size_t got, size_t want)
+{
+    return npyio__fail(NPYIO_E_TRUNCATED, "the file ends after %zu bytes, "
+                       "inside its %zu-byte header", got, want);
+}
+
+/* Magic, version and length field: 8 bytes tell the version, which tells
+ * how many more the length field needs. */
+static npyio_status read_preamble(npyio_stream *s,
+                                  const npyio_options *options,
+                                  unsigned char *bytes, size_t *got,
+                                  npyio__preamble *pre)
+{
+    npyio__saved_message saved;
+    size_t need = 0, more = 0;
+    npyio_status st;
+
+    st = npyio__stream_read(s, bytes, 8, got, "the header");
+    npyio__message_save(&saved);
+    if (st == NPYIO_OK)
+        st = npyio__preamble_parse(bytes, *got, options, pre, &need);
+    if (st == NPYIO_E_TRUNCATED && *got == 8) { /* the length field is next */
+        /* Not a failure: 8 bytes never hold the length field (the
+         * message of that probe is not kept). */
+        npyio__message_restore(&saved);
+        st = npyio__stream_read(s, bytes + 8, need - 8, &more, "the header");
+        *got += more;
+        if (st == NPYIO_OK)
+            st = npyio__preamble_parse(bytes, *got, options, pre, &need);
+    }
+    return st;
+}
+
+npyio_status npyio__header_read(npyio_stream *s, const npyio_options *options,
+                                const npyio__mem *mem, npyio_header **out)
+{
+    unsigned char pre_bytes[NPYIO__PREAMBLE_MAX];
+    npyio__preamble pre;
+    unsigned char *buf = NULL;
+    size_t got = 0, more = 0, total;
+    uint64_t left;
+    npyio_status st;
+
+    *out = NULL;
+    st = read_preamble(s, options, pre_bytes, &got, &pre);
+    if (st != NPYIO_OK)
+        return st;
+    if (pre.hlen > SIZE_MAX - pre.prefix)
+        return npyio__fail(NPYIO_E_OVERFLOW, "the header is larger than this "
+                           "host's address space");
+    total = pre.prefix + (size_t)pre.hlen;
+    if (npyio__stream_seekable(s)) {
+        if (npyio__stream_remaining(s, &left) == NPYIO_OK && left < pre.hlen)
+            return truncated_header(got + (size_t)left, total);
+        st = npyio__alloc(mem, total, "header", (void **)&buf);
+        if (st == NPYIO_OK)
+            st = npyio__stream_read(s, buf + got, total - got, &more,
+                                    "the header");
+    } else {
+        /* A pipe's length is unknown: memory follows the bytes that
+         * arrive, then the whole header is put together. */
+        void *rest = NULL;
+
+        st = npyio__stream_read_all(s, mem, total - got, "the header", &rest,
+                                    &more);
+        if (st == NPYIO_OK && more == total - got)
+            st = npyio__alloc(mem, total, "header", (void **)&buf);
+        if (st == NPYIO_OK && buf != NULL)
+            memcpy(buf + got, rest, more);
+        npyio__free(rest);
+    }
+    if (buf != NULL)
+        memcpy(buf, pre_bytes, got);
+    if (st == NPYIO_OK && more < total - got)
+        st = truncated_header(got + more, total);
+    if (st == NPYIO_OK)
+        st = npyio_header_parse(buf, total, options, out, NULL);
+    npyio__free(buf);
+    return st;
+}
+
+npyio_status npyio__header_check_data(npyio_stream *s, const npyio_header *h)
+{
+    uint64_t left;
+    npyio_status st;
+
+    if (!npyio__stream_seekable(s) || npyio_dtype_contains_objects(h->dtype))
+        return NPYIO_OK; /* a pickle's length is not in the header */
+    st = npyio__stream_remaining(s, &left);
+    if (st != NPYIO_OK)
+        return st;
+    if (left < (uint64_t)h->nbytes)
+        return npyio__fail(NPYIO_E_TRUNCATED, "the data section is %llu "
+                           "bytes, but the header promises %lld",
+                           (unsigned long long)left, (long long)h->nbytes);
+    return NPYIO_OK;
+}
+
+npyio_status npyio__header_write(npyio_stream *s, const npyio__mem *mem,
+                                 const npyio_header *h, int version)
+{
+    unsigned char small[512];
+    unsigned char *bytes = small;
+    size_t len = 0;
+    npyio_status st = npyio__header_emit(mem, h, version, small, sizeof small,
+                                         &len);
+
+    if (st == NPYIO_E_BUFFER_TOO_SMALL) {
+        st = npyio__alloc(mem, len, "header", (void **)&bytes);
+        if (st == NPYIO_OK)
+            st = npyio__header_emit(mem, h, version, bytes, len, &len);
+    }
+    if (st == NPYIO_OK)
+        st = npyio__stream_write(s, bytes, len, "the header");
+    if (bytes != small)
+        npyio__free(bytes);
+    return st;
+}
