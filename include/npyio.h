@@ -140,7 +140,10 @@ typedef int32_t npyio_status;
 #define NPYIO_E_LIMIT (-6)
 /** The input ends before the data it promises (a short data section). */
 #define NPYIO_E_TRUNCATED (-7)
-/** A file, archive member or field that was asked for does not exist. */
+/** A file, archive member or field that was asked for does not exist. For
+ * paths: no such file or directory, or a part of the path that should be
+ * a directory is not one (every function taking a path maps the OS's
+ * errors alike). */
 #define NPYIO_E_NOT_FOUND (-8)
 /** A checksum (the CRC-32 of an .npz member) does not match the data. */
 #define NPYIO_E_CHECKSUM (-9)
@@ -1161,7 +1164,8 @@ NPYIO_API npyio_status npyio_stream_open_ops(const npyio_stream_ops *ops,
  * writes in place.
  * @param[in] path the file's path (NUL-terminated, in the OS's encoding).
  * @param[in] mode NPYIO_OPEN_READ or NPYIO_OPEN_WRITE.
- * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such file or directory);
+ * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such file or directory, or
+ *         not a directory);
  *         NPYIO_E_IO (other OS errors, named in the message);
  *         NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
  * @since 1.0

@@ -8,10 +8,8 @@
 #include "platform.h"
 #include "stream.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #define NPYIO__MAGIC_MAP 0x4d415050u /* "MAPP" */
@@ -56,16 +54,12 @@ int npyio_map_aligned(const npyio_map *map)
 
 static npyio_status map_close_body(npyio_map *map)
 {
-    npyio_status st = NPYIO_OK;
+    npyio_status st;
 
     if (!live(map))
         return NPYIO_OK;
-    if (map->writable && map->durable &&
-        msync(map->base, map->length, MS_SYNC) != 0) {
-        npyio__os_fail("msync", errno);
-        st = NPYIO_E_IO;
-    }
-    munmap(map->base, map->length);
+    st = npyio__unmap(map->base, map->length,
+                      map->writable && map->durable);
     npyio_header_free(map->header);
     map->magic = NPYIO__MAGIC_DEAD;
     npyio__free(map);
@@ -111,13 +105,11 @@ static npyio_status map_fd(int fd, npyio_header *h, bool writable,
         npyio_header_free(h);
         return st;
     }
-    base = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ,
-                MAP_SHARED, fd, 0);
-    if (base == MAP_FAILED) {
-        npyio__os_fail("mmap", errno);
+    st = npyio__map_fd(fd, 0, len, writable, &base);
+    if (st != NPYIO_OK) {
         npyio__free(m);
         npyio_header_free(h);
-        return NPYIO_E_IO;
+        return st;
     }
     m->magic = NPYIO__MAGIC_MAP;
     m->writable = writable;
@@ -148,14 +140,10 @@ static npyio_status map_open_body(const char *path, uint32_t mode,
     if (mode != NPYIO_MAP_READ && mode != NPYIO_MAP_WRITE)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: mode must be "
                            "NPYIO_MAP_READ or NPYIO_MAP_WRITE", where);
-    fd = npyio__fd_open(path, mode == NPYIO_MAP_WRITE ? O_RDWR : O_RDONLY, 0);
-    if (fd < 0) {
-        int err = errno;
-
-        npyio__os_fail(path, err);
-        return npyio__fail(err == ENOENT ? NPYIO_E_NOT_FOUND : NPYIO_E_IO,
-                           "%s: cannot open %s", where, npyio_last_error());
-    }
+    st = npyio__open_path(path, mode == NPYIO_MAP_WRITE ? O_RDWR : O_RDONLY,
+                          0, where, &fd);
+    if (st != NPYIO_OK)
+        return st;
     /* The header, and a check that the file holds the data: a mapping of
      * a short file would fault (SIGBUS) when read. */
     npyio__mem_init(&mem, options);

@@ -90,6 +90,33 @@ int npyio__os_fail(const char *what, int err)
     return -1;
 }
 
+npyio_status npyio__status_of_errno(int err)
+{
+    switch (err) {
+    case ENOENT:
+    case ENOTDIR: /* a file where the path needs a directory */
+        return NPYIO_E_NOT_FOUND;
+    case ENOMEM:
+        return NPYIO_E_NOMEM;
+    default:
+        return NPYIO_E_IO;
+    }
+}
+
+npyio_status npyio__open_path(const char *path, int flags, unsigned mode,
+                              const char *where, int *fd)
+{
+    int err;
+
+    *fd = npyio__fd_open(path, flags, mode);
+    if (*fd >= 0)
+        return NPYIO_OK;
+    err = errno;
+    npyio__os_fail(path, err);
+    return npyio__fail(npyio__status_of_errno(err), "%s: cannot open %s",
+                       where, npyio_last_error());
+}
+
 /* ---- descriptors ----------------------------------------------------------- */
 
 int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got)
@@ -592,10 +619,8 @@ static npyio_status create_temp(npyio__atomic *a, const npyio__mem *mem,
             break;
     }
     npyio__os_fail(a->dir, err);
-    return npyio__fail(err == ENOENT || err == ENOTDIR ? NPYIO_E_NOT_FOUND
-                                                       : NPYIO_E_IO,
-                       "%s: cannot create a file in its directory: %s", path,
-                       npyio_last_error());
+    return npyio__fail(npyio__status_of_errno(err), "%s: cannot create a "
+                       "file in its directory: %s", path, npyio_last_error());
 }
 
 /* A device, FIFO or socket: nothing to replace, written in order. */
@@ -918,4 +943,42 @@ int npyio__fd_size(int fd, int64_t *size)
         return npyio__os_fail("fstat", errno);
     *size = (int64_t)info.st_size;
     return 0;
+}
+
+/* ---- memory maps ----------------------------------------------------------------- */
+
+size_t npyio__page_size(void)
+{
+    long n = sysconf(_SC_PAGESIZE);
+
+    return n > 0 ? (size_t)n : 4096;
+}
+
+npyio_status npyio__map_fd(int fd, int64_t offset, size_t len, bool writable,
+                           void **base)
+{
+    void *p = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                   MAP_SHARED, fd, (off_t)offset);
+
+    *base = NULL;
+    if (p == MAP_FAILED) {
+        int err = errno;
+
+        npyio__os_fail("mmap", err);
+        return npyio__status_of_errno(err);
+    }
+    *base = p;
+    return NPYIO_OK;
+}
+
+npyio_status npyio__unmap(void *base, size_t len, bool sync)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (sync && msync(base, len, MS_SYNC) != 0) {
+        npyio__os_fail("msync", errno);
+        st = NPYIO_E_IO;
+    }
+    munmap(base, len);
+    return st;
 }

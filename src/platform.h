@@ -44,6 +44,17 @@ int npyio__file_flush(FILE *f);
 /* Set the thread's message to "<what>: <strerror(err)>"; returns -1. */
 int npyio__os_fail(const char *what, int err);
 
+/* The one mapping of OS errors to statuses: ENOENT and ENOTDIR (no such
+ * file, or a file where the path needs a directory) are
+ * NPYIO_E_NOT_FOUND, ENOMEM NPYIO_E_NOMEM, all else NPYIO_E_IO. */
+npyio_status npyio__status_of_errno(int err);
+
+/* open() (O_CLOEXEC, EINTR retried) on behalf of the public function
+ * `where`: on failure "<where>: cannot open <path>: <reason>", status by
+ * npyio__status_of_errno. */
+npyio_status npyio__open_path(const char *path, int flags, unsigned mode,
+                              const char *where, int *fd);
+
 /* ---- atomic replacement of a file ------------------------------------------
  * A new file is written as a temporary in the destination's directory and
  * renamed over the destination on commit; abandoning removes it. A
@@ -100,5 +111,15 @@ int npyio__fd_lock(int fd, bool exclusive, bool wait, bool *busy);
 /* Does `path` (following symbolic links, as open() does) still name the
  * file open as fd? */
 bool npyio__fd_is_path(int fd, const char *path);
+
+/* ---- memory maps --------------------------------------------------------- */
+
+size_t npyio__page_size(void);
+/* A shared mapping of len bytes of fd from offset (a multiple of the page
+ * size), read-only or read-write. */
+npyio_status npyio__map_fd(int fd, int64_t offset, size_t len, bool writable,
+                           void **base);
+/* Unmap, after msync when `sync` (writable maps with durability). */
+npyio_status npyio__unmap(void *base, size_t len, bool sync);
 
 #endif /* NPYIO_PLATFORM_H */

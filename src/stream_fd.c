@@ -8,7 +8,6 @@
 #include "stream.h"
 #include "platform.h"
 
-#include <errno.h>
 #include <fcntl.h>
 
 /* ---- descriptors ---------------------------------------------------------------- */
@@ -101,7 +100,7 @@ static npyio_status stream_open_path_body(const char *path, uint32_t mode,
                                           npyio_stream **out)
 {
     static const char where[] = "npyio_stream_open_path";
-    int fd, err;
+    int fd;
     npyio_status st;
 
     if (out == NULL || path == NULL)
@@ -111,16 +110,12 @@ static npyio_status stream_open_path_body(const char *path, uint32_t mode,
     if (mode != NPYIO_OPEN_READ && mode != NPYIO_OPEN_WRITE)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: mode must be "
                            "NPYIO_OPEN_READ or NPYIO_OPEN_WRITE", where);
-    fd = npyio__fd_open(path, mode == NPYIO_OPEN_READ
-                                  ? O_RDONLY
-                                  : O_WRONLY | O_CREAT | O_TRUNC,
-                        0666);
-    if (fd < 0) {
-        err = errno;
-        npyio__os_fail(path, err);
-        return npyio__fail(err == ENOENT ? NPYIO_E_NOT_FOUND : NPYIO_E_IO,
-                           "%s: cannot open %s", where, npyio_last_error());
-    }
+    st = npyio__open_path(path, mode == NPYIO_OPEN_READ
+                                    ? O_RDONLY
+                                    : O_WRONLY | O_CREAT | O_TRUNC,
+                          0666, where, &fd);
+    if (st != NPYIO_OK)
+        return st;
     st = npyio__stream_open_fd(fd, true, options, out);
     if (st != NPYIO_OK)
         npyio__fd_close(fd);

@@ -8,7 +8,6 @@
 #include "platform.h"
 #include "stream.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 
@@ -447,15 +446,10 @@ static npyio_status open_locked(npyio_writer *w, const char *path,
     for (attempt = 0; attempt < 100; attempt++) {
         bool busy = false;
 
-        w->fd = npyio__fd_open(path, O_RDWR, 0);
-        if (w->fd < 0) {
-            int err = errno;
+        npyio_status st = npyio__open_path(path, O_RDWR, 0, where, &w->fd);
 
-            npyio__os_fail(path, err);
-            return npyio__fail(err == ENOENT ? NPYIO_E_NOT_FOUND : NPYIO_E_IO,
-                               "%s: cannot open %s", where,
-                               npyio_last_error());
-        }
+        if (st != NPYIO_OK)
+            return st;
         if (npyio__fd_lock(w->fd, exclusive, wait, &busy) != 0)
             return npyio__fail(busy ? NPYIO_E_LOCKED : NPYIO_E_IO, "%s: %s: "
                                "%s", where, path, npyio_last_error());

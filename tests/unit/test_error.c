@@ -370,9 +370,12 @@ static void test_success_keeps_the_message(void **state)
                      function, cause);                                       \
     } while (0)
 
-static void test_messages_name_the_called_function(void **state)
+/* Every function that takes a path, given one that fails with `cause`:
+ * each returns `want`, and its message starts with its own name, then
+ * the path and the cause. */
+static void every_path_function_fails(const char *path, npyio_status want,
+                                      const char *cause)
 {
-    static const char missing[] = "/nonexistent-npyio-dir/x.npy";
     npyio_dtype *dt = NULL;
     npyio_header *h = NULL, *back = NULL;
     npyio_writer *w = NULL;
@@ -383,43 +386,50 @@ static void test_messages_name_the_called_function(void **state)
     double v[3] = {0};
     void *d = NULL;
 
-    (void)state;
     assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
-    assert_status(npyio_save(missing, h, v, NULL), NPYIO_E_NOT_FOUND);
-    assert_called("npyio_save", missing, "No such file or directory");
-    assert_status(npyio_load(missing, 0, NULL, &back, &d), NPYIO_E_NOT_FOUND);
-    assert_called("npyio_load", missing, "No such file or directory");
-    assert_status(npyio_reader_open_path(missing, NULL, &r),
-                  NPYIO_E_NOT_FOUND);
-    assert_called("npyio_reader_open_path", missing,
-                  "No such file or directory");
-    assert_status(npyio_stream_open_path(missing, NPYIO_OPEN_READ, NULL, &s),
-                  NPYIO_E_NOT_FOUND);
-    assert_called("npyio_stream_open_path", missing,
-                  "No such file or directory");
-    assert_status(npyio_writer_open_path(missing, h, NULL, &w),
-                  NPYIO_E_NOT_FOUND);
-    assert_called("npyio_writer_open_path", missing,
-                  "No such file or directory");
-    assert_status(npyio_writer_open_path_rows(missing, h, NULL, &w),
-                  NPYIO_E_NOT_FOUND);
-    assert_called("npyio_writer_open_path_rows", missing,
-                  "No such file or directory");
-    assert_status(npyio_writer_open_append(missing, h, NULL, &w),
-                  NPYIO_E_NOT_FOUND);
-    assert_called("npyio_writer_open_append", missing,
-                  "No such file or directory");
-    assert_status(npyio_writer_open_in_place(missing, NULL, &w),
-                  NPYIO_E_NOT_FOUND);
-    assert_called("npyio_writer_open_in_place", missing,
-                  "No such file or directory");
-    assert_status(npyio_map_open(missing, NPYIO_MAP_READ, NULL, &m),
-                  NPYIO_E_NOT_FOUND);
-    assert_called("npyio_map_open", missing, "No such file or directory");
-    assert_status(npyio_map_create(missing, h, NULL, &m), NPYIO_E_NOT_FOUND);
-    assert_called("npyio_map_create", missing, "No such file or directory");
+    assert_status(npyio_save(path, h, v, NULL), want);
+    assert_called("npyio_save", path, cause);
+    assert_status(npyio_load(path, 0, NULL, &back, &d), want);
+    assert_called("npyio_load", path, cause);
+    assert_status(npyio_reader_open_path(path, NULL, &r), want);
+    assert_called("npyio_reader_open_path", path, cause);
+    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s),
+                  want);
+    assert_called("npyio_stream_open_path", path, cause);
+    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_WRITE, NULL, &s),
+                  want);
+    assert_called("npyio_stream_open_path", path, cause);
+    assert_status(npyio_writer_open_path(path, h, NULL, &w), want);
+    assert_called("npyio_writer_open_path", path, cause);
+    assert_status(npyio_writer_open_path_rows(path, h, NULL, &w), want);
+    assert_called("npyio_writer_open_path_rows", path, cause);
+    assert_status(npyio_writer_open_append(path, h, NULL, &w), want);
+    assert_called("npyio_writer_open_append", path, cause);
+    assert_status(npyio_writer_open_in_place(path, NULL, &w), want);
+    assert_called("npyio_writer_open_in_place", path, cause);
+    assert_status(npyio_map_open(path, NPYIO_MAP_READ, NULL, &m), want);
+    assert_called("npyio_map_open", path, cause);
+    assert_status(npyio_map_create(path, h, NULL, &m), want);
+    assert_called("npyio_map_create", path, cause);
+    npyio_header_free(h);
+    npyio_dtype_unref(dt);
+}
+
+static void test_messages_name_the_called_function(void **state)
+{
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL, *back = NULL;
+    int64_t n = 3;
+    double v[3] = {0};
+    void *d = NULL;
+
+    (void)state;
+    every_path_function_fails("/nonexistent-npyio-dir/x.npy",
+                              NPYIO_E_NOT_FOUND, "No such file or directory");
     /* A directory where a file is expected. */
+    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &dt));
+    assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
     assert_status(npyio_load("/", 0, NULL, &back, &d), NPYIO_E_IO);
     assert_called("npyio_load", "/", "Is a directory");
     assert_status(npyio_save("/tmp", h, v, NULL), NPYIO_E_IO);
@@ -427,6 +437,17 @@ static void test_messages_name_the_called_function(void **state)
     npyio_header_free(h);
     npyio_dtype_unref(dt);
 }
+
+/* A regular file where the path needs a directory (ENOTDIR) is
+ * NPYIO_E_NOT_FOUND from every function that takes a path, as a missing
+ * directory is: one mapping of the OS's errors. */
+static void test_not_a_directory_is_not_found(void **state)
+{
+    (void)state;
+    every_path_function_fails(NPYIO_TEST_DATA_DIR "/sample.npy/x.npy",
+                              NPYIO_E_NOT_FOUND, "Not a directory");
+}
+
 
 /* The message starts with the called function and names no other. */
 #define assert_named(function, cause)                                        \
@@ -572,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_success_keeps_the_message),
         cmocka_unit_test(test_messages_name_the_called_function),
         cmocka_unit_test(test_io_messages_name_the_called_function),
+        cmocka_unit_test(test_not_a_directory_is_not_found),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
