@@ -1,16 +1,20 @@
 /*
  * dtype.c - the dtype model: scalar kinds with their sizes, byte orders and
- * alignments, datetime units, NumPy's type strings, dtype.str and the descr
- * literal of scalars; reference counting and equality. Knows nothing of
- * streams or files; the header module hands it descr nodes.
+ * alignments, datetime units, the built-in dtypes and scalar construction;
+ * reference counting, queries (fields and subarrays too), equality and
+ * overlap checks; dtype.str and the descr literal of every dtype, records
+ * and subarrays included. The lowest dtype layer: it calls neither
+ * record.c (which builds compound dtypes on top of it) nor descr.c (which
+ * parses descrs and type strings); it knows nothing of streams or files.
  *
  * The most common dtypes (bool, integers, floats, complex, object, in both
  * byte orders) are static and immortal, so parsing an ordinary header
  * allocates nothing for its dtype.
  */
 #include "dtype.h"
+#include "literal.h" /* Python's repr() of field names, for descrs */
 
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- the host ---------------------------------------------------------------- */
@@ -25,7 +29,6 @@ char npyio__host_order(void)
 }
 
 /* C types NumPy maps platform-dependent names to. */
-#define SIZE_LONG sizeof(long)
 #define SIZE_INTP sizeof(void *)
 #define SIZE_LONGDOUBLE sizeof(long double)
 
@@ -36,7 +39,7 @@ static const char *const unit_names[NPYIO__DT_COUNT] = {
     "ms", "us", "ns", "ps", "fs", "as",
 };
 
-static int unit_from_name(const char *s, size_t len)
+int npyio__dtype_unit_from_name(const char *s, size_t len)
 {
     int i;
 
@@ -93,9 +96,7 @@ static size_t scalar_alignment(npyio_kind kind, size_t itemsize)
     }
 }
 
-/* Sizes each kind can have; flexible kinds take any size. Long doubles of
- * every platform are accepted (12 and 16 bytes), whatever this host has. */
-static bool valid_size(npyio_kind kind, size_t itemsize)
+bool npyio__dtype_valid_size(npyio_kind kind, size_t itemsize)
 {
     switch (kind) {
     case NPYIO_KIND_BOOL: return itemsize == 1;
@@ -310,10 +311,9 @@ static npyio_status new_dtype(const npyio__mem *mem, npyio_kind kind,
     return NPYIO_OK;
 }
 
-/* A scalar of a checked kind and size: a built-in if there is one. */
-static npyio_status make_scalar(const npyio__mem *mem, npyio_kind kind,
-                                size_t itemsize, char requested_order,
-                                npyio_dtype **out)
+npyio_status npyio__dtype_make_scalar(const npyio__mem *mem, npyio_kind kind,
+                                      size_t itemsize, char requested_order,
+                                      npyio_dtype **out)
 {
     char order = resolve_order(kind, itemsize, requested_order);
     npyio_dtype *builtin = find_builtin(kind, itemsize, order);
@@ -325,9 +325,10 @@ static npyio_status make_scalar(const npyio__mem *mem, npyio_kind kind,
     return new_dtype(mem, kind, itemsize, order, out);
 }
 
-static npyio_status make_datetime(const npyio__mem *mem, npyio_kind kind,
-                                  int unit, int32_t mult,
-                                  char requested_order, npyio_dtype **out)
+npyio_status npyio__dtype_make_datetime(const npyio__mem *mem,
+                                        npyio_kind kind, int unit,
+                                        int32_t mult, char requested_order,
+                                        npyio_dtype **out)
 {
     char order = resolve_order(kind, 8, requested_order);
     npyio_status st;
@@ -367,7 +368,8 @@ npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
                            "npyio_dtype_datetime)", where, (int)kind);
     if (kind == NPYIO_KIND_OBJECT && itemsize == 0)
         itemsize = SIZE_INTP;
-    if (!valid_size(kind, itemsize) || itemsize > NPYIO__MAX_ITEMSIZE)
+    if (!npyio__dtype_valid_size(kind, itemsize) ||
+        itemsize > NPYIO__MAX_ITEMSIZE)
         return npyio__fail(NPYIO_E_INVALID_ARG,
                            "%s: kind '%c' has no itemsize %zu", where,
                            (char)kind, itemsize);
@@ -378,7 +380,7 @@ npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
     /* No options and no handle to copy an allocator from: the default
      * one (for the sizes that are not built in). */
     npyio__mem_init(&mem, NULL);
-    return make_scalar(&mem, kind, itemsize, byteorder, out);
+    return npyio__dtype_make_scalar(&mem, kind, itemsize, byteorder, out);
 }
 
 npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
@@ -396,8 +398,9 @@ npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
         return npyio__fail(NPYIO_E_INVALID_ARG,
                            "%s: kind must be NPYIO_KIND_DATETIME or "
                            "NPYIO_KIND_TIMEDELTA", where);
-    u = unit == NULL || unit[0] == '\0' ? NPYIO__DT_GENERIC
-                                        : unit_from_name(unit, strlen(unit));
+    u = unit == NULL || unit[0] == '\0'
+            ? NPYIO__DT_GENERIC
+            : npyio__dtype_unit_from_name(unit, strlen(unit));
     if (u == NPYIO__DT_NONE)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: unknown unit \"%s\"",
                            where, unit);
@@ -414,865 +417,8 @@ npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
     /* No options and no handle: the default allocator (for multipliers
      * other than 1, which are not built in). */
     npyio__mem_init(&mem, NULL);
-    return make_datetime(&mem, kind, u, (int32_t)multiplier, byteorder, out);
-}
-
-/* ---- type strings ----------------------------------------------------------------------------- */
-
-/* Names NumPy's np.dtype() takes, with what they mean on this host. Sizes
- * of 0 for flexible kinds mean "no size given" (S0, U0, V0). */
-typedef struct type_name {
-    const char *name;
-    npyio_kind kind;
-    size_t itemsize;
-} type_name;
-
-static const type_name type_names[] = {
-    /* single-character codes */
-    {"?", NPYIO_KIND_BOOL, 1}, {"b", NPYIO_KIND_INT, 1},
-    {"B", NPYIO_KIND_UINT, 1}, {"h", NPYIO_KIND_INT, sizeof(short)},
-    {"H", NPYIO_KIND_UINT, sizeof(short)}, {"i", NPYIO_KIND_INT, sizeof(int)},
-    {"I", NPYIO_KIND_UINT, sizeof(int)}, {"l", NPYIO_KIND_INT, SIZE_LONG},
-    {"L", NPYIO_KIND_UINT, SIZE_LONG}, {"q", NPYIO_KIND_INT, 8},
-    {"Q", NPYIO_KIND_UINT, 8}, {"p", NPYIO_KIND_INT, SIZE_INTP},
-    {"P", NPYIO_KIND_UINT, SIZE_INTP}, {"e", NPYIO_KIND_FLOAT, 2},
-    {"f", NPYIO_KIND_FLOAT, 4}, {"d", NPYIO_KIND_FLOAT, 8},
-    {"g", NPYIO_KIND_FLOAT, SIZE_LONGDOUBLE}, {"F", NPYIO_KIND_COMPLEX, 8},
-    {"D", NPYIO_KIND_COMPLEX, 16},
-    {"G", NPYIO_KIND_COMPLEX, 2 * SIZE_LONGDOUBLE},
-    {"S", NPYIO_KIND_BYTES, 0}, {"a", NPYIO_KIND_BYTES, 0},
-    {"U", NPYIO_KIND_STR, 0}, {"V", NPYIO_KIND_VOID, 0},
-    {"O", NPYIO_KIND_OBJECT, SIZE_INTP}, {"M", NPYIO_KIND_DATETIME, 8},
-    {"m", NPYIO_KIND_TIMEDELTA, 8}, {"c", NPYIO_KIND_BYTES, 1},
-    /* names */
-    {"bool", NPYIO_KIND_BOOL, 1}, {"bool_", NPYIO_KIND_BOOL, 1},
-    {"bool8", NPYIO_KIND_BOOL, 1},
-    {"byte", NPYIO_KIND_INT, 1}, {"ubyte", NPYIO_KIND_UINT, 1},
-    {"short", NPYIO_KIND_INT, sizeof(short)},
-    {"ushort", NPYIO_KIND_UINT, sizeof(short)},
-    {"intc", NPYIO_KIND_INT, sizeof(int)},
-    {"uintc", NPYIO_KIND_UINT, sizeof(int)},
-    {"int", NPYIO_KIND_INT, SIZE_LONG}, {"int_", NPYIO_KIND_INT, SIZE_LONG},
-    {"long", NPYIO_KIND_INT, SIZE_LONG},
-    {"uint", NPYIO_KIND_UINT, SIZE_LONG},
-    {"ulong", NPYIO_KIND_UINT, SIZE_LONG},
-    {"longlong", NPYIO_KIND_INT, 8}, {"ulonglong", NPYIO_KIND_UINT, 8},
-    {"intp", NPYIO_KIND_INT, SIZE_INTP}, {"uintp", NPYIO_KIND_UINT, SIZE_INTP},
-    {"int0", NPYIO_KIND_INT, SIZE_INTP}, {"uint0", NPYIO_KIND_UINT, SIZE_INTP},
-    {"int8", NPYIO_KIND_INT, 1}, {"int16", NPYIO_KIND_INT, 2},
-    {"int32", NPYIO_KIND_INT, 4}, {"int64", NPYIO_KIND_INT, 8},
-    {"uint8", NPYIO_KIND_UINT, 1}, {"uint16", NPYIO_KIND_UINT, 2},
-    {"uint32", NPYIO_KIND_UINT, 4}, {"uint64", NPYIO_KIND_UINT, 8},
-    {"half", NPYIO_KIND_FLOAT, 2}, {"single", NPYIO_KIND_FLOAT, 4},
-    {"double", NPYIO_KIND_FLOAT, 8}, {"float", NPYIO_KIND_FLOAT, 8},
-    {"float_", NPYIO_KIND_FLOAT, 8},
-    {"longdouble", NPYIO_KIND_FLOAT, SIZE_LONGDOUBLE},
-    {"longfloat", NPYIO_KIND_FLOAT, SIZE_LONGDOUBLE},
-    {"float16", NPYIO_KIND_FLOAT, 2}, {"float32", NPYIO_KIND_FLOAT, 4},
-    {"float64", NPYIO_KIND_FLOAT, 8},
-    {"csingle", NPYIO_KIND_COMPLEX, 8},
-    {"singlecomplex", NPYIO_KIND_COMPLEX, 8},
-    {"cdouble", NPYIO_KIND_COMPLEX, 16}, {"cfloat", NPYIO_KIND_COMPLEX, 16},
-    {"complex", NPYIO_KIND_COMPLEX, 16}, {"complex_", NPYIO_KIND_COMPLEX, 16},
-    {"clongdouble", NPYIO_KIND_COMPLEX, 2 * SIZE_LONGDOUBLE},
-    {"clongfloat", NPYIO_KIND_COMPLEX, 2 * SIZE_LONGDOUBLE},
-    {"longcomplex", NPYIO_KIND_COMPLEX, 2 * SIZE_LONGDOUBLE},
-    {"complex64", NPYIO_KIND_COMPLEX, 8},
-    {"complex128", NPYIO_KIND_COMPLEX, 16},
-    {"object", NPYIO_KIND_OBJECT, SIZE_INTP},
-    {"object_", NPYIO_KIND_OBJECT, SIZE_INTP},
-    {"object0", NPYIO_KIND_OBJECT, SIZE_INTP},
-    {"str", NPYIO_KIND_STR, 0}, {"str_", NPYIO_KIND_STR, 0},
-    {"str0", NPYIO_KIND_STR, 0}, {"unicode", NPYIO_KIND_STR, 0},
-    {"unicode_", NPYIO_KIND_STR, 0},
-    {"bytes", NPYIO_KIND_BYTES, 0}, {"bytes_", NPYIO_KIND_BYTES, 0},
-    {"bytes0", NPYIO_KIND_BYTES, 0}, {"string_", NPYIO_KIND_BYTES, 0},
-    {"void", NPYIO_KIND_VOID, 0}, {"void0", NPYIO_KIND_VOID, 0},
-    {"datetime64", NPYIO_KIND_DATETIME, 8},
-    {"timedelta64", NPYIO_KIND_TIMEDELTA, 8},
-};
-
-/* The sized long-double names exist under the host's size only, as in
- * NumPy (float128 on x86-64, float96 on 32-bit x86). */
-static bool long_double_name(const char *s, size_t len, type_name *found)
-{
-    char name[16];
-
-    snprintf(name, sizeof name, "float%zu", 8 * SIZE_LONGDOUBLE);
-    if (SIZE_LONGDOUBLE > 8 && strlen(name) == len &&
-        memcmp(name, s, len) == 0) {
-        *found = (type_name){"", NPYIO_KIND_FLOAT, SIZE_LONGDOUBLE};
-        return true;
-    }
-    snprintf(name, sizeof name, "complex%zu", 16 * SIZE_LONGDOUBLE);
-    if (SIZE_LONGDOUBLE > 8 && strlen(name) == len &&
-        memcmp(name, s, len) == 0) {
-        *found = (type_name){"", NPYIO_KIND_COMPLEX, 2 * SIZE_LONGDOUBLE};
-        return true;
-    }
-    return false;
-}
-
-static bool lookup_name(const char *s, size_t len, type_name *found)
-{
-    size_t i;
-
-    for (i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
-        if (type_names[i].name[0] == s[0] &&
-            strlen(type_names[i].name) == len &&
-            memcmp(type_names[i].name, s, len) == 0) {
-            *found = type_names[i];
-            return true;
-        }
-    return long_double_name(s, len, found);
-}
-
-/* Parse decimal digits s[0..len) (all digits, len > 0) into *value,
- * refusing values above `max`. */
-static bool parse_count(const char *s, size_t len, uint64_t max,
-                        uint64_t *value)
-{
-    uint64_t v = 0;
-    size_t i;
-
-    if (len == 0)
-        return false;
-    for (i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        if (v > (max - (uint64_t)(s[i] - '0')) / 10)
-            return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    *value = v;
-    return true;
-}
-
-typedef struct type_spec {
-    char order;  /* as written, 0 if none */
-    npyio_kind kind;
-    size_t itemsize;
-    int unit;    /* NPYIO__DT_NONE unless a datetime */
-    int32_t mult;
-} type_spec;
-
-/* A message about a type string, with where it was found. */
-static npyio_status bad_type(const char *s, size_t len, size_t offset,
-                             npyio_status status, const char *why)
-{
-    char shown[80];
-
-    npyio__show(s, len, shown, sizeof shown);
-    if (offset == SIZE_MAX)
-        return npyio__fail(status, "type string \"%s\": %s", shown, why);
-    return npyio__fail(status, "header byte %zu: descr '%s' is not a valid "
-                               "dtype: %s", offset, shown, why);
-}
-
-/* Kind character followed by a size: "f8", "S10", "U3", "b1", "c16". */
-static bool sized_code(const char *s, size_t len, type_spec *spec,
-                       bool *too_big)
-{
-    static const char codes[] = "biufcSaUVOMm";
-    uint64_t n;
-
-    *too_big = false;
-    if (len < 2 || memchr(codes, s[0], sizeof codes - 1) == NULL)
-        return false;
-    if (!parse_count(s + 1, len - 1, UINT64_MAX / 8, &n)) {
-        size_t i;
-
-        for (i = 1; i < len && s[i] >= '0' && s[i] <= '9'; i++)
-            ;
-        *too_big = i == len; /* all digits, too many of them */
-        return false;
-    }
-    switch (s[0]) {
-    case 'b':
-        spec->kind = NPYIO_KIND_BOOL;
-        break;
-    case 'i': spec->kind = NPYIO_KIND_INT; break;
-    case 'u': spec->kind = NPYIO_KIND_UINT; break;
-    case 'f': spec->kind = NPYIO_KIND_FLOAT; break;
-    case 'c': spec->kind = NPYIO_KIND_COMPLEX; break;
-    case 'S':
-    case 'a': spec->kind = NPYIO_KIND_BYTES; break;
-    case 'U':
-        spec->kind = NPYIO_KIND_STR;
-        n *= 4; /* U<n> counts characters of 4 bytes */
-        break;
-    case 'V': spec->kind = NPYIO_KIND_VOID; break;
-    case 'O':
-        spec->kind = NPYIO_KIND_OBJECT;
-        if (n == 4 || n == 8)
-            n = SIZE_INTP; /* NumPy takes both as "object" */
-        break;
-    case 'M': spec->kind = NPYIO_KIND_DATETIME; break;
-    default: spec->kind = NPYIO_KIND_TIMEDELTA; break;
-    }
-    if (n > NPYIO__MAX_ITEMSIZE) {
-        *too_big = true;
-        return false;
-    }
-    spec->itemsize = (size_t)n;
-    return valid_size(spec->kind, spec->itemsize);
-}
-
-/* "[unit]" or "[25unit]" after a datetime type. */
-static bool parse_unit(const char *s, size_t len, type_spec *spec)
-{
-    size_t digits = 0;
-    uint64_t mult = 1;
-
-    if (len < 3 || s[0] != '[' || s[len - 1] != ']')
-        return false;
-    s++;
-    len -= 2;
-    while (digits < len && s[digits] >= '0' && s[digits] <= '9')
-        digits++;
-    if (digits > 0 && !parse_count(s, digits, INT32_MAX, &mult))
-        return false;
-    if (mult == 0)
-        return false;
-    spec->unit = unit_from_name(s + digits, len - digits);
-    if (spec->unit == NPYIO__DT_NONE ||
-        (spec->unit == NPYIO__DT_GENERIC && digits > 0))
-        return false;
-    spec->mult = (int32_t)mult;
-    return true;
-}
-
-static npyio_status parse_type(const char *s, size_t len, size_t offset,
-                               type_spec *spec)
-{
-    const char *body = s;
-    const char *bracket;
-    size_t body_len = len;
-    type_name named;
-    bool too_big = false;
-
-    spec->order = 0;
-    spec->unit = NPYIO__DT_NONE;
-    spec->mult = 1;
-    if (len > 0 && (s[0] == '<' || s[0] == '>' || s[0] == '=' ||
-                    s[0] == '|' || s[0] == '!')) {
-        spec->order = s[0];
-        body++;
-        body_len--;
-    }
-    bracket = memchr(body, '[', body_len);
-    if (bracket != NULL)
-        body_len = (size_t)(bracket - body);
-    if (body_len == 0)
-        return bad_type(s, len, offset, NPYIO_E_FORMAT, "no type is named");
-    if (sized_code(body, body_len, spec, &too_big)) {
-        /* the common form: kind character and size ("f8", "S10") */
-    } else if (too_big) {
-        return bad_type(s, len, offset, NPYIO_E_OVERFLOW,
-                        "the size is above NumPy's limit of 2147483647 "
-                        "bytes");
-    } else if (lookup_name(body, body_len, &named)) {
-        bool is_datetime_word = named.kind == NPYIO_KIND_DATETIME ||
-                                named.kind == NPYIO_KIND_TIMEDELTA;
-
-        /* NumPy takes a byte order before a one-letter code, but before a
-         * word ("float64") only for datetime64 and timedelta64; and a unit
-         * after M8, m8 and those two words, not after a bare M or m. */
-        if (spec->order != 0 && body_len > 1 && !is_datetime_word)
-            return bad_type(s, len, offset, NPYIO_E_FORMAT,
-                            "a byte order cannot precede a type name");
-        if (bracket != NULL && body_len == 1)
-            return bad_type(s, len, offset, NPYIO_E_FORMAT,
-                            "a datetime unit needs M8 or m8, not M or m");
-        spec->kind = named.kind;
-        spec->itemsize = named.itemsize;
-    } else {
-        return bad_type(s, len, offset, NPYIO_E_FORMAT,
-                        "unknown type or size");
-    }
-    if (bracket == NULL) {
-        if (spec->kind == NPYIO_KIND_DATETIME ||
-            spec->kind == NPYIO_KIND_TIMEDELTA)
-            spec->unit = NPYIO__DT_GENERIC;
-        return NPYIO_OK;
-    }
-    if (spec->kind != NPYIO_KIND_DATETIME &&
-        spec->kind != NPYIO_KIND_TIMEDELTA)
-        return bad_type(s, len, offset, NPYIO_E_FORMAT,
-                        "only datetime64 and timedelta64 take a [unit]");
-    if (!parse_unit(bracket, len - (size_t)(bracket - s), spec))
-        return bad_type(s, len, offset, NPYIO_E_FORMAT,
-                        "the datetime unit must be [unit] or [<n>unit] with "
-                        "unit one of Y M W D h m s ms us ns ps fs as "
-                        "generic and 1 <= n <= 2147483647");
-    return NPYIO_OK;
-}
-
-/* One type: "<f8", "S10", "datetime64[ns]" (no commas, no shape). */
-static npyio_status single_from_str(const char *s, size_t len, size_t offset,
-                                    const npyio__mem *mem, npyio_dtype **out)
-{
-    type_spec spec = {0, 0, 0, NPYIO__DT_NONE, 1};
-    npyio_status st;
-
-    *out = NULL;
-    st = parse_type(s, len, offset, &spec);
-    if (st != NPYIO_OK)
-        return st;
-    if (spec.unit != NPYIO__DT_NONE)
-        return make_datetime(mem, spec.kind, spec.unit, spec.mult,
-                             spec.order, out);
-    return make_scalar(mem, spec.kind, spec.itemsize, spec.order, out);
-}
-
-/* ---- comma-separated type strings ------------------------------------------------------ */
-
-/*
- * np.dtype("i4, (2,3)f8") -- NumPy 1.24's _check_for_commastring (C) and
- * _commastring (numpy/core/_internal.py), reproduced rule for rule:
- *
- *   - a string is a list of types if it starts with a digit, a byte order
- *     and a digit, "()" or a byte order and "()" (at least 4 bytes), or has
- *     a comma outside [...];
- *   - each item matches  [<>|=]? ( *\(?[ ,0-9]*\)? *)? [<>|=]?
- *     [A-Za-z0-9.?]*(\[[a-zA-Z0-9,.]+\])?  (byte order, a shape, byte
- *     order, type), items are separated by \s*,\s* and trailing white
- *     space ends the list;
- *   - the two byte orders must agree ('=' is the host's); '|', '=' and the
- *     host's order are dropped, so the type is parsed as if written
- *     without one ("<float64" alone is refused, "<float64,i4" is not);
- *   - the shape is a Python literal: an int or a tuple of ints; with a type
- *     of no size (S, U, V) it is the size instead ("3S" is S3); () and the
- *     int 1 give the type itself (NumPy 1.x's deprecated synonym);
- *   - one item is that type (a subarray if it has a shape); several are a
- *     record of fields f0, f1, ... packed in order, the last dropped if it
- *     is empty ("i4,<" is a record of one field, "i4," is i4).
- *
- * Where NumPy builds an inconsistent dtype (a size given to a subarray of
- * 0 bytes, sizes it wraps negative) the string is refused. Subarray shapes
- * may have 64 dimensions, as in descr lists (NumPy 1.24 allows 32).
- */
-
-#define TYPE_STRING_DEPTH 4 /* items nest at most 3 deep: "(2,)3f8" */
-
-/* Python's \s for a str (str.isspace()): the byte length of the white-space
- * character at s[0..len) of UTF-8 text, 0 if there is none. */
-static size_t space_at(const char *s, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    uint32_t c;
-
-    if (len == 0)
-        return 0;
-    if (u[0] < 0x80)
-        return u[0] == ' ' || (u[0] >= '\t' && u[0] <= '\r') ||
-               (u[0] >= 0x1c && u[0] <= 0x1f);
-    if (u[0] == 0xC2 && len >= 2)
-        return u[1] == 0x85 || u[1] == 0xA0 ? 2 : 0; /* NEL, NBSP */
-    if (u[0] < 0xE1 || u[0] > 0xE3 || len < 3 || (u[1] & 0xC0) != 0x80 ||
-        (u[2] & 0xC0) != 0x80)
-        return 0;
-    c = ((uint32_t)(u[0] & 0x0F) << 12) | ((uint32_t)(u[1] & 0x3F) << 6) |
-        (u[2] & 0x3F);
-    return c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
-                   c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000
-               ? 3
-               : 0;
-}
-
-static size_t skip_spaces(const char *s, size_t len, size_t i)
-{
-    size_t n;
-
-    while ((n = space_at(s + i, len - i)) > 0)
-        i += n;
-    return i;
-}
-
-static bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-static bool is_order(char c)
-{
-    return c == '<' || c == '>' || c == '=' || c == '|';
-}
-
-static bool is_comma_string(const char *s, size_t len)
-{
-    int brackets = 0;
-    size_t i;
-
-    if (len == 0)
-        return false;
-    if (is_digit(s[0]) || (len > 1 && is_order(s[0]) && is_digit(s[1])))
-        return true;
-    if ((len > 1 && s[0] == '(' && s[1] == ')') ||
-        (len > 3 && is_order(s[0]) && s[1] == '(' && s[2] == ')'))
-        return true;
-    for (i = 0; i < len; i++) {
-        if (s[i] == ',' && brackets == 0)
-            return true;
-        brackets += (s[i] == '[') - (s[i] == ']');
-    }
-    return false;
-}
-
-/* One item as the pattern splits it. */
-typedef struct comma_item {
-    char order;          /* after combining and dropping; 0 for none */
-    const char *shape;   /* the shape text, NULL if the item has none */
-    size_t shape_len;
-    const char *type;    /* the type text (may be empty) */
-    size_t type_len;
-} comma_item;
-
-static bool is_type_char(char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || is_digit(c) ||
-           c == '.' || c == '?';
-}
-
-/* Match the item pattern at s[i..len): never fails (every part is
- * optional); returns the end. order1/order2 are the two byte orders. */
-static size_t match_item(const char *s, size_t len, size_t i,
-                         comma_item *item, char *order1, char *order2)
-{
-    size_t start, j;
-
-    *order1 = *order2 = 0;
-    if (i < len && is_order(s[i]))
-        *order1 = s[i++];
-    start = i;
-    while (i < len && s[i] == ' ')
-        i++;
-    if (i < len && s[i] == '(')
-        i++;
-    while (i < len && (s[i] == ' ' || s[i] == ',' || is_digit(s[i])))
-        i++;
-    if (i < len && s[i] == ')')
-        i++;
-    while (i < len && s[i] == ' ')
-        i++;
-    item->shape = i > start ? s + start : NULL;
-    item->shape_len = i - start;
-    if (i < len && is_order(s[i]))
-        *order2 = s[i++];
-    start = i;
-    while (i < len && is_type_char(s[i]))
-        i++;
-    if (i < len && s[i] == '[') {
-        j = i + 1;
-        while (j < len && s[j] != '?' && (is_type_char(s[j]) || s[j] == ','))
-            j++; /* [a-zA-Z0-9,.]+ */
-        if (j > i + 1 && j < len && s[j] == ']')
-            i = j + 1;
-    }
-    item->type = s + start;
-    item->type_len = i - start;
-    return i;
-}
-
-/* The shape text evaluated as Python's literal_eval would: an int or a
- * tuple of ints (decimal, no leading zeros but 0, 00, ...). Values beyond
- * int64_t are kept as INT64_MAX (refused later as too big). */
-typedef struct shape_value {
-    bool is_tuple;
-    int ndim;                            /* how many ints (may exceed 64) */
-    int64_t dims[NPYIO__MAX_SUBARRAY_NDIM];
-} shape_value;
-
-static bool eval_shape(const char *r, size_t n, shape_value *v)
-{
-    size_t i = 0, end = n, start, k;
-    bool paren = false, comma = false, want_int = true;
-
-    v->is_tuple = false;
-    v->ndim = 0;
-    while (i < end && r[i] == ' ')
-        i++;
-    while (end > i && r[end - 1] == ' ')
-        end--;
-    if (i < end && r[i] == '(') {
-        paren = true;
-        i++;
-    }
-    if (end > i && r[end - 1] == ')') {
-        if (!paren)
-            return false; /* unmatched ')' */
-        end--;
-    } else if (paren) {
-        return false; /* '(' never closed */
-    }
-    for (;;) {
-        while (i < end && r[i] == ' ')
-            i++;
-        if (i == end)
-            break;
-        if (r[i] == ',') {
-            if (want_int)
-                return false; /* a leading or doubled comma */
-            comma = want_int = true;
-            i++;
-            continue;
-        }
-        if (!want_int)
-            return false; /* two ints side by side */
-        start = i;
-        while (i < end && is_digit(r[i]))
-            i++;
-        if (i == start)
-            return false;
-        for (k = start; k < i && r[start] == '0'; k++)
-            if (r[k] != '0')
-                return false; /* leading zeros */
-        if (v->ndim < NPYIO__MAX_SUBARRAY_NDIM) {
-            uint64_t value;
-
-            v->dims[v->ndim] =
-                parse_count(r + start, i - start, INT64_MAX, &value)
-                    ? (int64_t)value
-                    : INT64_MAX;
-        }
-        v->ndim++;
-        want_int = false;
-    }
-    if (v->ndim == 0) {
-        v->is_tuple = true; /* "()" is the empty tuple */
-        return paren;       /* "" is no expression at all */
-    }
-    v->is_tuple = comma;
-    return true;
-}
-
-static npyio_status type_from_str(const char *s, size_t len, size_t offset,
-                                  int depth, const npyio__mem *mem,
-                                  npyio_dtype **out);
-
-/* Whole-string context for a message about one item. */
-static npyio_status item_context(npyio_status st, const char *s, size_t len,
-                                 size_t offset, size_t number)
-{
-    char context[256], shown[80];
-
-    npyio__show(s, len, shown, sizeof shown);
-    if (offset == SIZE_MAX)
-        snprintf(context, sizeof context, "type string \"%s\", format "
-                 "number %zu", shown, number);
-    else
-        snprintf(context, sizeof context, "header byte %zu: descr '%s' is "
-                 "not a valid dtype: format number %zu", offset, shown,
-                 number);
-    return npyio__with_context(st, context);
-}
-
-/* NumPy's _convert_from_tuple for (type, shape) from a comma string. */
-static npyio_status apply_shape(npyio_dtype *base, const shape_value *v,
-                                const npyio__mem *mem, npyio_dtype **out)
-{
-    static const char where[] = "the shape";
-    bool unsized = base->itemsize == 0 && (base->kind == NPYIO_KIND_BYTES ||
-                                           base->kind == NPYIO_KIND_STR ||
-                                           base->kind == NPYIO_KIND_VOID);
-    int64_t size;
-
-    *out = NULL;
-    if (unsized) { /* "3S": the number is the size */
-        if (v->is_tuple)
-            return npyio__fail(NPYIO_E_FORMAT, "%s gives the size of a "
-                               "type without one (S, U, V), which must be "
-                               "an int, not a tuple", where);
-        size = v->dims[0];
-        if (base->kind == NPYIO_KIND_STR)
-            size = size > INT32_MAX / 4 ? INT64_MAX : 4 * size;
-        if (size > INT32_MAX)
-            return npyio__fail(NPYIO_E_OVERFLOW, "%s: the size is above "
-                               "NumPy's limit of 2147483647 bytes", where);
-        return make_scalar(mem, base->kind, (size_t)size, base->byteorder,
-                           out);
-    }
-    if (base->itemsize == 0 && base->kind == NPYIO_KIND_SUBARRAY)
-        return npyio__fail(NPYIO_E_FORMAT, "%s applies to a subarray of 0 "
-                           "bytes, of which NumPy makes an inconsistent "
-                           "dtype", where);
-    /* (type, ()) and (type, 1) are the type itself in NumPy 1.x. */
-    if ((v->is_tuple && v->ndim == 0) || (!v->is_tuple && v->dims[0] == 1)) {
-        *out = npyio_dtype_ref(base);
-        return NPYIO_OK;
-    }
-    if (v->ndim > NPYIO__MAX_SUBARRAY_NDIM)
-        return npyio__fail(NPYIO_E_LIMIT, "%s has more than %d dimensions",
-                           where, NPYIO__MAX_SUBARRAY_NDIM);
-    return npyio__make_subarray(base, v->ndim, v->dims, where, mem, out);
-}
-
-static npyio_status convert_item(const comma_item *item, size_t offset,
-                                 int depth, const npyio__mem *mem,
-                                 npyio_dtype **out)
-{
-    char inline_buf[64], *text = inline_buf;
-    npyio_dtype *base = NULL;
-    shape_value v;
-    size_t n = (item->order != 0) + item->type_len;
-    npyio_status st = NPYIO_OK;
-
-    *out = NULL;
-    if (n > sizeof inline_buf) {
-        st = npyio__alloc(mem, n, "type string", (void **)&text);
-        if (st != NPYIO_OK)
-            return st;
-    }
-    if (item->order != 0)
-        text[0] = item->order;
-    memcpy(text + (item->order != 0), item->type, item->type_len);
-    st = type_from_str(text, n, offset, depth + 1, mem, &base);
-    if (text != inline_buf)
-        npyio__free(text);
-    if (st != NPYIO_OK || item->shape == NULL) {
-        *out = base;
-        return st;
-    }
-    eval_shape(item->shape, item->shape_len, &v); /* checked when split */
-    st = apply_shape(base, &v, mem, out);
-    npyio_dtype_unref(base);
-    return st;
-}
-
-/* Split into items (the whole string first, as NumPy does, so syntax is
- * checked before any item is converted). */
-static npyio_status split_items(const char *s, size_t len, size_t offset,
-                                const npyio__mem *mem, comma_item **items,
-                                size_t *count)
-{
-    comma_item *list = NULL;
-    size_t pos = 0, n = 0, cap = 0;
-    char host = npyio__host_order();
-    npyio_status st = NPYIO_OK;
-
-    while (pos < len && st == NPYIO_OK) {
-        comma_item item;
-        char o1, o2, order;
-        shape_value v;
-
-        pos = match_item(s, len, pos, &item, &o1, &o2);
-        if (pos < len) {
-            size_t after = skip_spaces(s, len, pos);
-
-            if (after == len)
-                pos = len;
-            else if (s[after] != ',')
-                st = bad_type(s, len, offset, NPYIO_E_FORMAT,
-                              "an item of a comma-separated type string is "
-                              "[byte order][shape][byte order]type");
-            else
-                pos = skip_spaces(s, len, after + 1);
-        }
-        if (st != NPYIO_OK)
-            break;
-        order = o2 == 0 ? o1 : o1 == 0 ? o2 : 0;
-        if (o1 != 0 && o2 != 0) {
-            char a = o1 == '=' ? host : o1, b = o2 == '=' ? host : o2;
-
-            if (a != b) {
-                st = bad_type(s, len, offset, NPYIO_E_FORMAT,
-                              "an item has two different byte orders");
-                break;
-            }
-            order = a;
-        }
-        item.order = order == '|' || order == '=' || order == host ? 0
-                                                                    : order;
-        if (item.shape != NULL && !eval_shape(item.shape, item.shape_len,
-                                              &v)) {
-            st = bad_type(s, len, offset, NPYIO_E_FORMAT,
-                          "the shape of an item is not an int or a tuple "
-                          "of ints (as Python writes them)");
-            break;
-        }
-        if (n == cap) {
-            void *block = list;
-
-            cap = cap ? 2 * cap : 8;
-            st = npyio__realloc(mem, &block, cap * sizeof *list,
-                                "type string items");
-            if (st != NPYIO_OK)
-                break;
-            list = block;
-        }
-        list[n++] = item;
-    }
-    if (st != NPYIO_OK) {
-        npyio__free(list);
-        return st;
-    }
-    *items = list;
-    *count = n;
-    return NPYIO_OK;
-}
-
-static npyio_status comma_from_str(const char *s, size_t len, size_t offset,
-                                   int depth, const npyio__mem *mem,
-                                   npyio_dtype **out)
-{
-    comma_item *items = NULL;
-    npyio_dtype **types = NULL;
-    size_t n = 0, i, made = 0;
-    npyio_status st;
-
-    st = split_items(s, len, offset, mem, &items, &n);
-    if (st != NPYIO_OK)
-        return st;
-    if (n == 1) {
-        st = convert_item(&items[0], SIZE_MAX, depth, mem, out);
-        npyio__free(items);
-        return item_context(st, s, len, offset, 1);
-    }
-    /* Two items or more are a record, even when an empty last item
-     * without a shape is then ignored (_convert_from_list). */
-    if (items[n - 1].shape == NULL && items[n - 1].order == 0 &&
-        items[n - 1].type_len == 0)
-        n--;
-    st = npyio__alloc_array(mem, n, sizeof *types, "record fields",
-                            (void **)&types);
-    for (i = 0; i < n && st == NPYIO_OK; i++, made++) {
-        st = convert_item(&items[i], SIZE_MAX, depth, mem, &types[i]);
-        st = item_context(st, s, len, offset, i + 1);
-    }
-    if (st == NPYIO_OK)
-        st = npyio__record_numbered(types, n, offset == SIZE_MAX
-                                                  ? "type string"
-                                                  : "descr",
-                                    mem, out);
-    for (i = 0; i < made; i++)
-        npyio_dtype_unref(types[i]);
-    npyio__free(types);
-    npyio__free(items);
-    return st;
-}
-
-/* np.dtype(str): a list of types or one type. */
-static npyio_status type_from_str(const char *s, size_t len, size_t offset,
-                                  int depth, const npyio__mem *mem,
-                                  npyio_dtype **out)
-{
-    *out = NULL;
-    if (!is_comma_string(s, len))
-        return single_from_str(s, len, offset, mem, out);
-    if (depth >= TYPE_STRING_DEPTH)
-        return bad_type(s, len, offset, NPYIO_E_FORMAT,
-                        "type strings nested too deep");
-    return comma_from_str(s, len, offset, depth, mem, out);
-}
-
-npyio_status npyio__dtype_from_str(const char *s, size_t len, size_t offset,
-                                   const npyio__mem *mem, npyio_dtype **out)
-{
-    return type_from_str(s, len, offset, 0, mem, out);
-}
-
-npyio_status npyio__dtype_from_node(const npyio__lit_doc *doc,
-                                    const npyio__lit_node *node,
-                                    const npyio_options *options,
-                                    npyio_dtype **out)
-{
-    return npyio__dtype_from_node_at(doc, node, options, 0, out);
-}
-
-npyio_status npyio__dtype_from_node_at(const npyio__lit_doc *doc,
-                                       const npyio__lit_node *node,
-                                       const npyio_options *options,
-                                       int depth, npyio_dtype **out)
-{
-    size_t offset = npyio__lit_offset(doc, node);
-    char small[64];
-
-    *out = NULL;
-    if (node->kind == NPYIO__LIT_STR) {
-        const char *text = doc->text + node->pos;
-        char *decoded = small;
-        size_t len = node->len;
-        npyio__mem mem;
-        npyio_status st;
-
-        npyio__mem_init(&mem, options);
-        /* Type strings are ASCII (white space between the items of a
-         * comma-separated one may not be); only a string with escapes or
-         * other characters needs decoding. */
-        if (node->flags != 0) {
-            if (npyio__lit_str_room(node) > sizeof small) {
-                st = npyio__alloc(&mem, npyio__lit_str_room(node),
-                                  "type string", (void **)&decoded);
-                if (st != NPYIO_OK)
-                    return st;
-            }
-            len = npyio__lit_str_decode(doc, node, decoded);
-            text = decoded;
-        }
-        st = npyio__dtype_from_str(text, len, offset, &mem, out);
-        if (decoded != small)
-            npyio__free(decoded);
-        return st;
-    }
-    if (node->kind == NPYIO__LIT_LIST || node->kind == NPYIO__LIT_TUPLE)
-        return npyio__compound_from_node(doc, node, options, depth, out);
-    return npyio__fail(NPYIO_E_FORMAT,
-                       "header byte %zu: descr is not a valid dtype "
-                       "descriptor: it is %s, not a string or a list",
-                       offset, npyio__lit_kind_name(node));
-}
-
-/* A Python literal starts with a quote (maybe after a u or b prefix) or a
- * bracket; no type string does, except a shape: "(2,)f8" and "()f8" are
- * type strings, while a literal tuple ('<f8', (2,)) opens with a quote or
- * another bracket. */
-static bool looks_like_literal(const char *text, size_t len)
-{
-    size_t i = 0;
-
-    if (len > 1 && (text[0] == 'u' || text[0] == 'U' || text[0] == 'b' ||
-                    text[0] == 'B'))
-        i = 1;
-    if (len > i && (text[i] == '\'' || text[i] == '"'))
-        return true;
-    if (i > 0 || len == 0)
-        return false;
-    if (text[0] == '[')
-        return true;
-    if (text[0] != '(')
-        return false;
-    for (i = 1; i < len && text[i] == ' '; i++)
-        ;
-    return i < len && !is_digit(text[i]) && text[i] != ',' && text[i] != ')';
-}
-
-npyio_status npyio_dtype_from_descr(const char *text, size_t len,
-                                    const npyio_options *options,
-                                    npyio_dtype **out)
-{
-    static const char where[] = "npyio_dtype_from_descr";
-    npyio__lit_config config;
-    npyio__lit_doc doc;
-    npyio__mem mem;
-    npyio_status st;
-
-    if (out == NULL || text == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           out == NULL ? "out" : "text");
-    *out = NULL;
-    npyio__mem_init(&mem, options);
-    if (!looks_like_literal(text, len))
-        return npyio__dtype_from_str(text, len, SIZE_MAX, &mem, out);
-    config.encoding = NPYIO__LIT_UTF8;
-    config.allow_long_suffix = false;
-    config.max_depth = npyio__limit(options, NPYIO_LIMIT_DEPTH);
-    config.base_offset = 0;
-    st = npyio__lit_parse(&doc, text, len, &config, &mem);
-    if (st == NPYIO_OK)
-        st = npyio__dtype_from_node(&doc, npyio__lit_resolve(&doc, doc.nodes),
-                                    options, out);
-    npyio__lit_free(&doc);
-    return st;
+    return npyio__dtype_make_datetime(&mem, kind, u, (int32_t)multiplier,
+                                      byteorder, out);
 }
 
 /* ---- references ---------------------------------------------------------------------------------- */
@@ -1385,49 +531,282 @@ int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b)
            a->unit == b->unit && a->multiplier == b->multiplier;
 }
 
-npyio_status npyio__dtype_with_order(const npyio_dtype *dtype, char order,
-                                     const npyio__mem *mem, npyio_dtype **out)
+/* ---- queries of records and subarrays ----------------------------------------------- */
+
+static const npyio__field *field_at(const npyio_dtype *dtype, size_t i)
 {
-    *out = NULL;
-    if (dtype->kind == NPYIO_KIND_RECORD || dtype->kind == NPYIO_KIND_SUBARRAY)
-        return npyio__compound_with_order(dtype, order, mem, out);
-    if (dtype->byteorder == '|' || dtype->byteorder == order) {
-        *out = npyio_dtype_ref(dtype);
-        return NPYIO_OK;
-    }
-    if (dtype->unit != NPYIO__DT_NONE)
-        return make_datetime(mem, dtype->kind, dtype->unit, dtype->multiplier,
-                             order, out);
-    return make_scalar(mem, dtype->kind, dtype->itemsize, order, out);
+    if (dtype == NULL || dtype->magic != NPYIO__MAGIC_DTYPE ||
+        dtype->kind != NPYIO_KIND_RECORD || i >= dtype->field_count)
+        return NULL;
+    return &dtype->fields[i];
 }
 
-npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
-                                        char byteorder, npyio_dtype **out)
+static const npyio_dtype *subarray_of(const npyio_dtype *dtype)
 {
-    static const char where[] = "npyio_dtype_with_byteorder";
-    char order = byteorder == '=' ? npyio__host_order() : byteorder;
-    npyio__mem mem;
+    if (dtype == NULL || dtype->magic != NPYIO__MAGIC_DTYPE ||
+        dtype->kind != NPYIO_KIND_SUBARRAY)
+        return NULL;
+    return dtype;
+}
+
+const npyio_dtype *npyio_dtype_subarray_base(const npyio_dtype *dtype)
+{
+    const npyio_dtype *s = subarray_of(dtype);
+
+    return s ? s->base : NULL;
+}
+
+int npyio_dtype_subarray_ndim(const npyio_dtype *dtype)
+{
+    const npyio_dtype *s = subarray_of(dtype);
+
+    return s ? s->ndim : 0;
+}
+
+const int64_t *npyio_dtype_subarray_shape(const npyio_dtype *dtype)
+{
+    const npyio_dtype *s = subarray_of(dtype);
+
+    return s ? s->shape : NULL;
+}
+
+size_t npyio_dtype_field_count(const npyio_dtype *dtype)
+{
+    if (dtype == NULL || dtype->magic != NPYIO__MAGIC_DTYPE)
+        return 0;
+    return dtype->field_count;
+}
+
+const char *npyio_dtype_field_name(const npyio_dtype *dtype, size_t i,
+                                   size_t *len)
+{
+    const npyio__field *f = field_at(dtype, i);
+
+    if (len != NULL)
+        *len = f ? f->name_len : 0;
+    return f ? f->name : NULL;
+}
+
+const char *npyio_dtype_field_title(const npyio_dtype *dtype, size_t i,
+                                    size_t *len)
+{
+    const npyio__field *f = field_at(dtype, i);
+
+    if (len != NULL)
+        *len = f && f->title ? f->title_len : 0;
+    return f ? f->title : NULL;
+}
+
+int64_t npyio_dtype_field_offset(const npyio_dtype *dtype, size_t i)
+{
+    const npyio__field *f = field_at(dtype, i);
+
+    return f ? f->offset : -1;
+}
+
+const npyio_dtype *npyio_dtype_field_dtype(const npyio_dtype *dtype, size_t i)
+{
+    const npyio__field *f = field_at(dtype, i);
+
+    if (f == NULL)
+        return NULL;
+    return f->dtype->kind == NPYIO_KIND_SUBARRAY ? f->dtype->base : f->dtype;
+}
+
+int npyio_dtype_field_ndim(const npyio_dtype *dtype, size_t i)
+{
+    const npyio__field *f = field_at(dtype, i);
+
+    return f && f->dtype->kind == NPYIO_KIND_SUBARRAY ? f->dtype->ndim : 0;
+}
+
+const int64_t *npyio_dtype_field_shape(const npyio_dtype *dtype, size_t i)
+{
+    const npyio__field *f = field_at(dtype, i);
+
+    return f && f->dtype->kind == NPYIO_KIND_SUBARRAY ? f->dtype->shape
+                                                       : NULL;
+}
+
+npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
+                                     const char *name, size_t *index)
+{
+    static const char where[] = "npyio_dtype_field_index";
+    size_t i, n;
     npyio_status st;
 
-    if (out == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
-    *out = NULL;
+    if (index == NULL || name == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           index == NULL ? "index" : "name");
+    *index = 0;
     st = npyio__check_dtype(dtype, where);
     if (st != NPYIO_OK)
         return st;
-    if (order != '<' && order != '>')
-        return npyio__fail(NPYIO_E_INVALID_ARG,
-                           "%s: byte order must be '<', '>' or '=', not %#x",
-                           where, (unsigned)(unsigned char)byteorder);
-    /* Derived from the dtype, made like it (the default allocator for a
-     * built-in, which names none). */
-    npyio__dtype_mem(dtype, &mem);
-    return npyio__dtype_with_order(dtype, order, &mem, out);
+    n = strlen(name);
+    for (i = 0; i < dtype->field_count; i++) {
+        const npyio__field *f = &dtype->fields[i];
+
+        if ((f->name_len == n && memcmp(f->name, name, n) == 0) ||
+            (f->title != NULL && f->title_len == n &&
+             memcmp(f->title, name, n) == 0)) {
+            *index = i;
+            return NPYIO_OK;
+        }
+    }
+    return npyio__fail(NPYIO_E_NOT_FOUND, "%s: no field named '%s'", where,
+                       name);
 }
 
-npyio_status npyio_dtype_native(const npyio_dtype *dtype, npyio_dtype **out)
+int npyio_dtype_contains_objects(const npyio_dtype *dtype)
 {
-    return npyio_dtype_with_byteorder(dtype, '=', out);
+    return dtype != NULL && dtype->magic == NPYIO__MAGIC_DTYPE &&
+           dtype->has_objects;
+}
+
+/* ---- equality and release of records and subarrays ---------------------------------- */
+
+bool npyio__compound_equal(const npyio_dtype *a, const npyio_dtype *b)
+{
+    size_t i;
+    int d;
+
+    if (a->kind == NPYIO_KIND_SUBARRAY) {
+        if (a->ndim != b->ndim || !npyio_dtype_equal(a->base, b->base))
+            return false;
+        for (d = 0; d < a->ndim; d++)
+            if (a->shape[d] != b->shape[d])
+                return false;
+        return true;
+    }
+    if (a->field_count != b->field_count || a->itemsize != b->itemsize)
+        return false;
+    for (i = 0; i < a->field_count; i++) {
+        const npyio__field *f = &a->fields[i], *g = &b->fields[i];
+
+        if (f->offset != g->offset || f->name_len != g->name_len ||
+            memcmp(f->name, g->name, f->name_len) != 0 ||
+            (f->title == NULL) != (g->title == NULL) ||
+            (f->title != NULL && (f->title_len != g->title_len ||
+                                  memcmp(f->title, g->title,
+                                         f->title_len) != 0)) ||
+            !npyio_dtype_equal(f->dtype, g->dtype))
+            return false;
+    }
+    return true;
+}
+
+void npyio__compound_release(npyio_dtype *dtype)
+{
+    size_t i;
+
+    for (i = 0; i < dtype->field_count; i++)
+        npyio_dtype_unref(dtype->fields[i].dtype);
+    npyio_dtype_unref(dtype->base);
+}
+
+/* ---- overlapping fields ---------------------------------------------------------- */
+
+/* A field's byte range, for sorting. */
+typedef struct span {
+    uint64_t begin, end;
+    size_t index;
+} span;
+
+static int span_order(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static npyio_status overlap_fail(const npyio_dtype *rec, const span *a,
+                                 const span *b, const char *where,
+                                 const char *why)
+{
+    const npyio__field *f = &rec->fields[a->index], *g = &rec->fields[b->index];
+    char shown_f[64], shown_g[64];
+
+    return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: fields '%s' (bytes %llu to "
+                       "%llu) and '%s' (bytes %llu to %llu) overlap: %s",
+                       where,
+                       npyio__show(f->name, f->name_len, shown_f,
+                                   sizeof shown_f),
+                       (unsigned long long)a->begin,
+                       (unsigned long long)a->end - 1,
+                       npyio__show(g->name, g->name_len, shown_g,
+                                   sizeof shown_g),
+                       (unsigned long long)b->begin,
+                       (unsigned long long)b->end - 1, why);
+}
+
+/* One record's own fields: one pass when they are in offset order (every
+ * record a descr describes), a sorted copy otherwise. Fields of 0 bytes
+ * occupy no byte and overlap nothing. */
+static npyio_status record_disjoint(const npyio_dtype *rec, const char *where,
+                                    const char *why)
+{
+    span last = {0, 0, 0}, *sorted = NULL;
+    npyio__mem mem;
+    size_t i, n = 0;
+    bool in_order = true;
+    npyio_status st;
+
+    for (i = 0; i < rec->field_count; i++) {
+        span s = {(uint64_t)rec->fields[i].offset, 0, i};
+
+        s.end = s.begin + rec->fields[i].dtype->itemsize;
+        if (s.end == s.begin)
+            continue;
+        if (s.begin < last.begin) {
+            in_order = false;
+            break;
+        }
+        if (s.begin < last.end)
+            return overlap_fail(rec, &last, &s, where, why);
+        if (s.end > last.end)
+            last = s;
+    }
+    if (in_order)
+        return NPYIO_OK;
+    npyio__dtype_mem(rec, &mem); /* a temporary of a call given rec */
+    st = npyio__alloc_array(&mem, rec->field_count, sizeof *sorted,
+                            "field ranges", (void **)&sorted);
+    if (st != NPYIO_OK)
+        return st;
+    for (i = 0; i < rec->field_count; i++) {
+        span s = {(uint64_t)rec->fields[i].offset, 0, i};
+
+        s.end = s.begin + rec->fields[i].dtype->itemsize;
+        if (s.end > s.begin)
+            sorted[n++] = s;
+    }
+    qsort(sorted, n, sizeof *sorted, span_order);
+    last = sorted[0]; /* n >= 2: two fields were out of order */
+    for (i = 1; i < n && st == NPYIO_OK; i++) {
+        if (sorted[i].begin < last.end)
+            st = overlap_fail(rec, &last, &sorted[i], where, why);
+        else if (sorted[i].end > last.end)
+            last = sorted[i];
+    }
+    npyio__free(sorted);
+    return st;
+}
+
+npyio_status npyio__check_disjoint(const npyio_dtype *dtype,
+                                   const char *where, const char *why)
+{
+    size_t i;
+    npyio_status st = NPYIO_OK;
+
+    /* Nesting is bounded by NPYIO__MAX_DEPTH, so is this recursion. */
+    if (dtype->kind == NPYIO_KIND_SUBARRAY)
+        return npyio__check_disjoint(dtype->base, where, why);
+    if (dtype->kind != NPYIO_KIND_RECORD)
+        return NPYIO_OK;
+    st = record_disjoint(dtype, where, why);
+    for (i = 0; i < dtype->field_count && st == NPYIO_OK; i++)
+        st = npyio__check_disjoint(dtype->fields[i].dtype, where, why);
+    return st;
 }
 
 /* ---- text ---------------------------------------------------------------------------------------------- */
@@ -1535,3 +914,151 @@ npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
     return write_text(dtype, npyio__dtype_descr, buf, cap, len,
                       "npyio_dtype_descr");
 }
+
+/* ---- descr emission (NumPy's dtype.descr, then repr) ----------------------------- */
+
+typedef struct writer {
+    char *out;
+    size_t cap;
+    size_t len;
+} writer;
+
+static void put(writer *w, const char *s, size_t n)
+{
+    if (w->len < w->cap)
+        memcpy(w->out + w->len, s, n <= w->cap - w->len ? n : w->cap - w->len);
+    w->len += n;
+}
+
+static void put_repr(writer *w, const char *s, size_t n)
+{
+    size_t room = w->len < w->cap ? w->cap - w->len : 0;
+
+    w->len += npyio__lit_repr_str(s, n, room ? w->out + w->len : NULL, room);
+}
+
+static void put_shape(writer *w, int ndim, const int64_t *shape)
+{
+    char num[24];
+    int i;
+
+    put(w, "(", 1);
+    for (i = 0; i < ndim; i++) {
+        if (i > 0)
+            put(w, ", ", 2);
+        put(w, num, npyio__format_u64((uint64_t)shape[i], num));
+    }
+    put(w, ndim == 1 ? ",)" : ")", ndim == 1 ? 2 : 1);
+}
+
+static void put_gap(writer *w, uint64_t bytes)
+{
+    char num[24];
+
+    put(w, "('', '|V", 8);
+    put(w, num, npyio__format_u64(bytes, num));
+    put(w, "')", 2);
+}
+
+static npyio_status put_descr(writer *w, const npyio_dtype *dt);
+
+static npyio_status put_field(writer *w, const npyio__field *f)
+{
+    const npyio_dtype *dt = f->dtype;
+    npyio_status st;
+
+    put(w, "(", 1);
+    if (f->title != NULL) {
+        put(w, "(", 1);
+        put_repr(w, f->title, f->title_len);
+        put(w, ", ", 2);
+        put_repr(w, f->name, f->name_len);
+        put(w, ")", 1);
+    } else {
+        put_repr(w, f->name, f->name_len);
+    }
+    put(w, ", ", 2);
+    /* A subarray field is written (name, base, shape). */
+    st = put_descr(w, dt->kind == NPYIO_KIND_SUBARRAY ? dt->base : dt);
+    if (st != NPYIO_OK)
+        return st;
+    if (dt->kind == NPYIO_KIND_SUBARRAY) {
+        put(w, ", ", 2);
+        put_shape(w, dt->ndim, dt->shape);
+    }
+    put(w, ")", 1);
+    return NPYIO_OK;
+}
+
+static npyio_status put_record(writer *w, const npyio_dtype *dt)
+{
+    uint64_t offset = 0;
+    size_t i;
+    bool first = true;
+    npyio_status st;
+
+    put(w, "[", 1);
+    for (i = 0; i < dt->field_count; i++) {
+        const npyio__field *f = &dt->fields[i];
+
+        if ((uint64_t)f->offset < offset)
+            return npyio__fail(NPYIO_E_UNSUPPORTED,
+                               "field '%s' at offset %lld overlaps the field "
+                               "before it or is out of order: no descr can "
+                               "express such a record (np.save refuses it "
+                               "too)", f->name, (long long)f->offset);
+        if (!first)
+            put(w, ", ", 2);
+        if ((uint64_t)f->offset > offset) {
+            put_gap(w, (uint64_t)f->offset - offset);
+            put(w, ", ", 2);
+        }
+        first = false;
+        st = put_field(w, f);
+        if (st != NPYIO_OK)
+            return st;
+        offset = (uint64_t)f->offset + f->dtype->itemsize;
+    }
+    if (dt->itemsize > offset) {
+        if (!first)
+            put(w, ", ", 2);
+        put_gap(w, dt->itemsize - offset);
+    }
+    put(w, "]", 1);
+    return NPYIO_OK;
+}
+
+static npyio_status put_descr(writer *w, const npyio_dtype *dt)
+{
+    char text[64];
+    npyio_status st;
+
+    switch (dt->kind) {
+    case NPYIO_KIND_RECORD: return put_record(w, dt);
+    case NPYIO_KIND_SUBARRAY:
+        put(w, "(", 1);
+        st = put_descr(w, dt->base);
+        if (st != NPYIO_OK)
+            return st;
+        put(w, ", ", 2);
+        put_shape(w, dt->ndim, dt->shape);
+        put(w, ")", 1);
+        return NPYIO_OK;
+    default:
+        put(w, "'", 1);
+        put(w, text, npyio__dtype_str(dt, text, sizeof text));
+        put(w, "'", 1);
+        return NPYIO_OK;
+    }
+}
+
+npyio_status npyio__compound_descr(const npyio_dtype *dtype, char *out,
+                                   size_t cap, size_t *len)
+{
+    writer w = {out, cap, 0};
+    npyio_status st = put_descr(&w, dtype);
+
+    *len = w.len;
+    return st;
+}
+

@@ -1,15 +1,16 @@
 /*
- * dtype.h - the dtype model, private to the library: the layout of
- * npyio_dtype and what the header module needs from it. Records and
- * subarrays share the one struct with scalars, so every kind of dtype is
- * a node of the same tree (a record's fields and a subarray's base are
- * dtypes in turn).
+ * dtype.h - the dtype model (dtype.c), private to the library: the layout
+ * of npyio_dtype, scalar construction, references, equality and text.
+ * Records and subarrays share the one struct with scalars, so every kind
+ * of dtype is a node of the same tree (a record's fields and a subarray's
+ * base are dtypes in turn). Building records and subarrays is record.h's;
+ * parsing descrs and type strings is descr.h's (the only dtype header that
+ * brings in the literal parser).
  */
 #ifndef NPYIO_DTYPE_H
 #define NPYIO_DTYPE_H
 
 #include "internal.h"
-#include "literal.h"
 
 #include <stdatomic.h>
 
@@ -72,56 +73,33 @@ char npyio__host_order(void);
 /* Check that a pointer is a live dtype; message names `where`. */
 npyio_status npyio__check_dtype(const npyio_dtype *dtype, const char *where);
 
-/*
- * Build a dtype from a descr node of a parsed header literal: a string
- * (type string) now; lists and (descr, shape) tuples with records.
- * `depth` counts the nesting already used, for NPYIO_LIMIT_DEPTH.
- */
-npyio_status npyio__dtype_from_node(const npyio__lit_doc *doc,
-                                    const npyio__lit_node *node,
-                                    const npyio_options *options,
-                                    npyio_dtype **out);
+/* The unit (enum npyio__dt_unit) named s[0..len) ("ns", "generic"), or
+ * NPYIO__DT_NONE. */
+int npyio__dtype_unit_from_name(const char *s, size_t len);
 
-/* Parse a descr that is a list (a record) or a 2-tuple (a subarray);
- * record.c. `depth` is the dtype nesting already used. */
-npyio_status npyio__compound_from_node(const npyio__lit_doc *doc,
-                                       const npyio__lit_node *node,
-                                       const npyio_options *options, int depth,
-                                       npyio_dtype **out);
+/* Sizes each kind can have; flexible kinds take any size. Long doubles of
+ * every platform are accepted (12 and 16 bytes), whatever this host has. */
+bool npyio__dtype_valid_size(npyio_kind kind, size_t itemsize);
 
-/* The same, for any descr node (string, list or tuple). */
-npyio_status npyio__dtype_from_node_at(const npyio__lit_doc *doc,
-                                       const npyio__lit_node *node,
-                                       const npyio_options *options,
-                                       int depth, npyio_dtype **out);
+/* A scalar of a checked kind and size (a built-in if there is one), in the
+ * requested byte order ('<', '>', '=', '|', '!', or 0 for none). */
+npyio_status npyio__dtype_make_scalar(const npyio__mem *mem, npyio_kind kind,
+                                      size_t itemsize, char requested_order,
+                                      npyio_dtype **out);
 
-/* A subarray of base (ndim > 0), with the checks of npyio_dtype_subarray,
- * allocated through mem. */
-npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
-                                  const int64_t *shape, const char *where,
-                                  const npyio__mem *mem, npyio_dtype **out);
-
-/* A record of n fields named f0, f1, ... packed in order, as np.dtype()
- * makes of a comma-separated type string (takes its own references). */
-npyio_status npyio__record_numbered(npyio_dtype *const *types, size_t n,
-                                    const char *where, const npyio__mem *mem,
-                                    npyio_dtype **out);
+/* A datetime or timedelta of a checked unit and multiplier (a built-in for
+ * multiplier 1), byte order as for npyio__dtype_make_scalar. */
+npyio_status npyio__dtype_make_datetime(const npyio__mem *mem,
+                                        npyio_kind kind, int unit,
+                                        int32_t mult, char requested_order,
+                                        npyio_dtype **out);
 
 /* Descr literal of a record or subarray into the writer's buffer. */
 npyio_status npyio__compound_descr(const npyio_dtype *dtype, char *out,
                                    size_t cap, size_t *len);
 
-/* Equality and byte order ('<' or '>') of records and subarrays
- * (record.c). */
+/* Equality of records and subarrays. */
 bool npyio__compound_equal(const npyio_dtype *a, const npyio_dtype *b);
-npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
-                                        const npyio__mem *mem,
-                                        npyio_dtype **out);
-
-/* npyio_dtype_with_byteorder() for a checked dtype and order ('<' or
- * '>'), with whatever it makes allocated through mem. */
-npyio_status npyio__dtype_with_order(const npyio_dtype *dtype, char order,
-                                     const npyio__mem *mem, npyio_dtype **out);
 
 /* NPYIO_E_UNSUPPORTED, naming two fields and ending with `why`, if any
  * record in dtype (nested ones included) has fields sharing a byte. */
@@ -141,12 +119,6 @@ npyio_status npyio__dtype_alloc(const npyio__mem *mem, size_t extra,
  * no allocator: for them (and NULL, or what is not a dtype) the default
  * one. */
 void npyio__dtype_mem(const npyio_dtype *dtype, npyio__mem *mem);
-
-/* Build a dtype from a type string such as "<f8" or "datetime64[ns]".
- * `offset` is where the string starts in the file, for messages; pass
- * SIZE_MAX when it does not come from a file. */
-npyio_status npyio__dtype_from_str(const char *s, size_t len, size_t offset,
-                                   const npyio__mem *mem, npyio_dtype **out);
 
 /*
  * Append the descr literal as np.save writes it (`'<f8'`) to out[0..cap),

@@ -5,6 +5,7 @@
  * memory. The literal syntax is literal.c's, the descr dtype.c's.
  */
 #include "header.h"
+#include "descr.h"
 
 #include <stdio.h>
 #include <string.h>
