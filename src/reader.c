@@ -67,8 +67,11 @@ static npyio_status read_growing(npyio_reader *r, size_t want, bool known,
     return st;
 }
 
-static npyio_status open_on(npyio_stream *stream, bool owned,
-                            const npyio_options *options, npyio_reader **out)
+/* A reader on the caller's stream, or on the file at path (see
+ * npyio__stream_acquire); failures about a file name its path. */
+static npyio_status open_reader(const char *path, npyio_stream *stream,
+                                const npyio_options *options,
+                                const char *where, npyio_reader **out)
 {
     npyio__mem mem;
     npyio_reader *r;
@@ -79,18 +82,22 @@ static npyio_status open_on(npyio_stream *stream, bool owned,
     if (st != NPYIO_OK)
         return st;
     r->magic = NPYIO__MAGIC_READER;
-    r->stream = stream;
-    r->owns_stream = owned;
     r->mem = mem;
-    r->seekable = npyio__stream_seekable(stream);
-    st = npyio__header_read(stream, options, &r->mem, &r->header);
-    if (st == NPYIO_OK && r->seekable)
-        st = npyio__stream_seek(stream, 0, NPYIO_SEEK_CUR, &r->data_start);
-    if (st == NPYIO_OK)
-        st = npyio__header_check_data(stream, r->header);
+    st = npyio__stream_acquire(path, stream, false, options, where,
+                               &r->stream, &r->owns_stream);
+    if (st == NPYIO_OK) {
+        r->seekable = npyio__stream_seekable(r->stream);
+        st = npyio__header_read(r->stream, options, &r->mem, &r->header);
+        if (st == NPYIO_OK && r->seekable)
+            st = npyio__stream_seek(r->stream, 0, NPYIO_SEEK_CUR,
+                                    &r->data_start);
+        if (st == NPYIO_OK)
+            st = npyio__header_check_data(r->stream, r->header);
+        if (st != NPYIO_OK && path != NULL)
+            st = npyio__with_context(st, path);
+    }
     if (st != NPYIO_OK) {
-        r->owns_stream = false; /* the caller closes what it passed */
-        npyio_reader_close(r);
+        npyio_reader_close(r); /* closes only a stream of its own */
         return st;
     }
     *out = r;
@@ -102,15 +109,11 @@ static npyio_status reader_open_stream_body(npyio_stream *stream,
                                             npyio_reader **out)
 {
     static const char where[] = "npyio_reader_open_stream";
-    npyio_status st;
 
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
-    st = npyio__check_stream(stream, where);
-    if (st != NPYIO_OK)
-        return st;
-    return open_on(stream, false, options, out);
+    return open_reader(NULL, stream, options, where, out);
 }
 
 npyio_status npyio_reader_open_stream(npyio_stream *stream,
@@ -125,22 +128,13 @@ static npyio_status reader_open_path_body(const char *path,
                                           const npyio_options *options,
                                           npyio_reader **out)
 {
-    npyio_stream *stream = NULL;
-    npyio_status st;
+    static const char where[] = "npyio_reader_open_path";
 
     if (out == NULL || path == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_reader_open_path: %s "
-                           "is NULL", out == NULL ? "out" : "path");
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           out == NULL ? "out" : "path");
     *out = NULL;
-    st = npyio_stream_open_path(path, NPYIO_OPEN_READ, options, &stream);
-    if (st != NPYIO_OK)
-        return st;
-    st = open_on(stream, true, options, out);
-    if (st != NPYIO_OK) {
-        st = npyio__with_context(st, path);
-        npyio_stream_close(stream);
-    }
-    return st;
+    return open_reader(path, NULL, options, where, out);
 }
 
 npyio_status npyio_reader_open_path(const char *path,

@@ -252,6 +252,25 @@ npyio_status npyio__stream_sync(npyio_stream *s, bool durable)
     return NPYIO_OK;
 }
 
+npyio_status npyio__stream_commit(npyio_stream *s, bool durable)
+{
+    npyio_status st;
+
+    if (s->backend->commit == NULL)
+        return npyio__stream_sync(s, durable);
+    st = s->backend->commit(s->state, durable);
+    if (st != NPYIO_OK)
+        return npyio__fail(st, "finishing the stream: %s",
+                           npyio_last_error());
+    return NPYIO_OK;
+}
+
+void npyio__stream_abort(npyio_stream *s)
+{
+    if (s->backend->abort != NULL)
+        s->backend->abort(s->state);
+}
+
 /* ---- closing --------------------------------------------------------------------------- */
 
 static npyio_status stream_close_body(npyio_stream *stream)

@@ -32,7 +32,14 @@
  *        call from several threads at once (windows use it).
  * sync   push buffered bytes to the file (and, if durable, to stable
  *        storage); for the writers' close.
- * close  release what the state holds (not the state's memory).
+ * commit make what was written the result, all at once (a replacing
+ *        file renamed over its destination; an archive member's entry
+ *        finished); nothing may be written after it. Streams without
+ *        commit sync instead.
+ * abort  discard what was written, as far as the back end can (the
+ *        replacing file removed); the stream is only closed after it.
+ * close  release what the state holds (not the state's memory); a stream
+ *        closed neither committed nor aborted is aborted.
  */
 typedef struct npyio__stream_backend {
     const char *name; /* for messages and tests: "descriptor", "memory" */
@@ -44,6 +51,8 @@ typedef struct npyio__stream_backend {
     npyio_status (*pread)(void *state, void *buf, size_t cap, int64_t offset,
                           size_t *got);
     npyio_status (*sync)(void *state, bool durable);
+    npyio_status (*commit)(void *state, bool durable);
+    void (*abort)(void *state);
     npyio_status (*close)(void *state);
 } npyio__stream_backend;
 
@@ -109,6 +118,13 @@ npyio_status npyio__stream_read_all(npyio_stream *s, const npyio__mem *mem,
 /* Push what was written to the file; durable: to stable storage too. */
 npyio_status npyio__stream_sync(npyio_stream *s, bool durable);
 
+/* Commit (see the table above), or sync where the back end has no
+ * commit. */
+npyio_status npyio__stream_commit(npyio_stream *s, bool durable);
+
+/* Abort (see the table above); nothing where the back end cannot. */
+void npyio__stream_abort(npyio_stream *s);
+
 /* Check that a pointer is a live stream. */
 npyio_status npyio__check_stream(const npyio_stream *s, const char *where);
 
@@ -128,5 +144,28 @@ npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
 npyio_status npyio__stream_open_fd(int fd, bool owned,
                                    const npyio_options *options,
                                    npyio_stream **out);
+
+/*
+ * A writable, seekable stream that replaces the file at `path` atomically
+ * (platform.h's npyio__atomic: a temporary in its directory, renamed over
+ * it by npyio__stream_commit, removed by an abort or a close without
+ * commit). Messages name the path.
+ */
+npyio_status npyio__stream_open_replacing(const char *path,
+                                          const npyio_options *options,
+                                          npyio_stream **out);
+
+/*
+ * The one opener of what a reader or writer works on: the caller's stream
+ * (borrowed: *owned false, the caller closes it), or, given a path, a
+ * stream opened here (*owned true, closed with the handle): for reading,
+ * the file; for writing, a replacing stream. `where` names the public
+ * function in messages. Without a path, the stream is checked.
+ */
+npyio_status npyio__stream_acquire(const char *path, npyio_stream *stream,
+                                   bool for_writing,
+                                   const npyio_options *options,
+                                   const char *where, npyio_stream **out,
+                                   bool *owned);
 
 #endif /* NPYIO_STREAM_H */

@@ -8,7 +8,6 @@
 #include "stream.h"
 #include "platform.h"
 
-#include <fcntl.h>
 
 /* ---- descriptors ---------------------------------------------------------------- */
 
@@ -61,7 +60,8 @@ static npyio_status fd_close(void *state)
 }
 
 static const npyio__stream_backend fd_backend = {
-    "descriptor", fd_read, fd_write, fd_seek, fd_pread, fd_sync, fd_close};
+    .name = "descriptor", .read = fd_read, .write = fd_write,
+    .seek = fd_seek, .pread = fd_pread, .sync = fd_sync, .close = fd_close};
 
 npyio_status npyio__stream_open_fd(int fd, bool owned,
                                    const npyio_options *options,
@@ -93,41 +93,6 @@ npyio_status npyio_stream_open_fd(int fd, const npyio_options *options,
                                        : "the descriptor is negative");
     *out = NULL;
     return npyio__stream_open_fd(fd, false, options, out);
-}
-
-static npyio_status stream_open_path_body(const char *path, uint32_t mode,
-                                          const npyio_options *options,
-                                          npyio_stream **out)
-{
-    static const char where[] = "npyio_stream_open_path";
-    int fd;
-    npyio_status st;
-
-    if (out == NULL || path == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           out == NULL ? "out" : "path");
-    *out = NULL;
-    if (mode != NPYIO_OPEN_READ && mode != NPYIO_OPEN_WRITE)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: mode must be "
-                           "NPYIO_OPEN_READ or NPYIO_OPEN_WRITE", where);
-    st = npyio__open_path(path, mode == NPYIO_OPEN_READ
-                                    ? O_RDONLY
-                                    : O_WRONLY | O_CREAT | O_TRUNC,
-                          0666, where, &fd);
-    if (st != NPYIO_OK)
-        return st;
-    st = npyio__stream_open_fd(fd, true, options, out);
-    if (st != NPYIO_OK)
-        npyio__fd_close(fd);
-    return st;
-}
-
-npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
-                                    const npyio_options *options,
-                                    npyio_stream **out)
-{
-    return npyio__as_called(stream_open_path_body(path, mode, options, out),
-                            "npyio_stream_open_path");
 }
 
 /* ---- stdio ------------------------------------------------------------------------- */
@@ -168,7 +133,8 @@ static npyio_status file_close(void *state)
 }
 
 static const npyio__stream_backend file_backend = {
-    "FILE", file_read, file_write, file_seek, NULL, file_sync, file_close};
+    .name = "FILE", .read = file_read, .write = file_write,
+    .seek = file_seek, .sync = file_sync, .close = file_close};
 
 npyio_status npyio_stream_open_file(FILE *file, const npyio_options *options,
                                     npyio_stream **out)

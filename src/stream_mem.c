@@ -62,7 +62,8 @@ static npyio_status mem_pread(void *state, void *buf, size_t cap,
 }
 
 static const npyio__stream_backend memory_backend = {
-    "memory", mem_read, NULL, mem_seek, mem_pread, NULL, NULL};
+    .name = "memory", .read = mem_read, .seek = mem_seek,
+    .pread = mem_pread};
 
 npyio_status npyio_stream_open_memory(const void *bytes, size_t len,
                                       const npyio_options *options,
@@ -129,8 +130,8 @@ static npyio_status growable_close(void *state)
 }
 
 static const npyio__stream_backend growable_backend = {
-    "growable memory", mem_read, growable_write, mem_seek, mem_pread, NULL,
-    growable_close};
+    .name = "growable memory", .read = mem_read, .write = growable_write,
+    .seek = mem_seek, .pread = mem_pread, .close = growable_close};
 
 npyio_status npyio_stream_open_growable(const npyio_options *options,
                                         npyio_stream **out)

@@ -58,8 +58,9 @@ static npyio_status ops_close(void *state)
  * NULL operation as "cannot". */
 static const npyio__stream_backend ops_backends[2][2][2] = {
 #define OPS_BACKEND(r, w, s)                                                 \
-    {"callbacks", (r) ? ops_read : NULL, (w) ? ops_write : NULL,             \
-     (s) ? ops_seek : NULL, NULL, NULL, ops_close}
+    {.name = "callbacks", .read = (r) ? ops_read : NULL,                     \
+     .write = (w) ? ops_write : NULL, .seek = (s) ? ops_seek : NULL,         \
+     .close = ops_close}
     {{OPS_BACKEND(0, 0, 0), OPS_BACKEND(0, 0, 1)},
      {OPS_BACKEND(0, 1, 0), OPS_BACKEND(0, 1, 1)}},
     {{OPS_BACKEND(1, 0, 0), OPS_BACKEND(1, 0, 1)},

@@ -52,7 +52,8 @@ static npyio_status window_seek(void *state, int64_t offset, int whence,
 }
 
 static const npyio__stream_backend window_backend = {
-    "window", window_read, NULL, window_seek, window_pread, NULL, NULL};
+    .name = "window", .read = window_read, .seek = window_seek,
+    .pread = window_pread};
 
 npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
                                        int64_t length,

@@ -13,16 +13,31 @@
 
 #define NPYIO__MAGIC_WRITER 0x57525452u /* "WRTR" */
 
-/* What a writer does: write a new array (of known or unknown row count),
- * append rows to an existing file, or fill rows of one in place. */
-enum writer_mode { MODE_NEW, MODE_UNKNOWN_ROWS, MODE_APPEND, MODE_IN_PLACE };
+/*
+ * One writer core (the stream, the byte count, the sticky failure) over
+ * sinks, which say what closing means: a new array on a stream (the
+ * caller's, or a replacing file that close commits), rows appended to an
+ * existing file, or rows written in place. An archive member is the next.
+ */
+typedef struct writer_sink {
+    const char *name;
+    /* At close, after every write succeeded: the last checks, the header
+     * rewritten if it must be, the result made final. */
+    npyio_status (*finish)(npyio_writer *w);
+    /* When the writer is released unfinished (failed, aborted, or finish
+     * failed): put back what it changed, where it can. May be NULL. */
+    void (*undo)(npyio_writer *w);
+} writer_sink;
+
+static const writer_sink new_array_sink, append_sink, in_place_sink;
 
 struct npyio_writer {
     uint32_t magic;
-    int mode;
-    npyio_stream *stream;
-    bool to_path;          /* stream and temporary file are ours */
-    npyio__atomic file;    /* with to_path */
+    const writer_sink *sink;
+    npyio_stream *stream;  /* where the bytes go; none in place */
+    bool owns_stream;      /* closed with the writer (a close before the
+                              sink's finish aborts it) */
+    bool unknown_rows;     /* the row count goes into the header at close */
     bool durable;
     bool objects;          /* a pickle: no byte count applies */
     uint64_t expected;     /* nbytes from the header */
@@ -89,7 +104,7 @@ static npyio_status new_writer(const npyio_header *h,
     w->durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
     w->objects = npyio_dtype_contains_objects(h->dtype) != 0;
     w->expected = (uint64_t)h->nbytes;
-    w->file.fd = -1;
+    w->sink = &new_array_sink;
     w->fd = -1;
     *out = w;
     return NPYIO_OK;
@@ -102,7 +117,7 @@ static void undo_append(npyio_writer *w)
 {
     npyio__saved_message saved;
 
-    if (w->mode != MODE_APPEND || !w->undo_append)
+    if (!w->undo_append)
         return;
     w->undo_append = false;
     npyio__message_save(&saved);
@@ -110,16 +125,16 @@ static void undo_append(npyio_writer *w)
     npyio__message_restore(&saved);
 }
 
+/* Release the writer: what the sink left unfinished is undone, a stream
+ * of ours closed (a replacing file not committed is removed). */
 static void release(npyio_writer *w)
 {
-    undo_append(w);
-    if (w->to_path) {
+    if (w->sink->undo != NULL)
+        w->sink->undo(w);
+    if (w->owns_stream)
         npyio_stream_close(w->stream);
-        npyio__atomic_abandon(&w->file); /* removes the temporary, if any */
-    } else if (w->fd >= 0) {
-        npyio_stream_close(w->stream);
+    if (w->fd >= 0)
         npyio__fd_close(w->fd);
-    }
     npyio_header_free(w->layout);
     npyio__free(w->path);
     npyio__free(w->old_header);
@@ -152,10 +167,10 @@ static npyio_status writer_write_body(npyio_writer *writer, const void *data,
         return repeat_failure(w, where);
     if (data == NULL && len > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
-    if (w->mode == MODE_IN_PLACE)
+    if (w->sink == &in_place_sink)
         return npyio__fail(NPYIO_E_STATE, "%s: a writer opened in place "
                            "writes rows (npyio_writer_write_rows)", where);
-    if (w->mode == MODE_UNKNOWN_ROWS)
+    if (w->unknown_rows)
         w->expected = w->written + len; /* any number of rows */
     else if (!w->objects && len > w->expected - w->written)
         return fail_writer(w, npyio__fail(NPYIO_E_INVALID_ARG,
@@ -248,7 +263,7 @@ static npyio_status open_unknown_rows(npyio_writer *w, const npyio_header *h,
     if (st == NPYIO_OK)
         st = npyio__header_write(w->stream, &w->mem, empty, 0);
     if (st == NPYIO_OK) {
-        w->mode = MODE_UNKNOWN_ROWS;
+        w->unknown_rows = true;
         w->layout = empty;
         w->expected = 0;
         return NPYIO_OK;
@@ -304,50 +319,22 @@ static npyio_status start(npyio_writer *w, const npyio_header *header,
                         : npyio__header_write(w->stream, &w->mem, header, 0);
 }
 
-static npyio_status open_on_stream(npyio_stream *stream,
-                                   const npyio_header *header,
-                                   const npyio_options *options,
-                                   bool unknown_rows, const char *where,
-                                   npyio_writer **out)
+/* A writer of a new array on the caller's stream, or on a replacing file
+ * at path (see npyio__stream_acquire). */
+static npyio_status open_new(const char *path, npyio_stream *stream,
+                             const npyio_header *header,
+                             const npyio_options *options, bool unknown_rows,
+                             const char *where, npyio_writer **out)
 {
     npyio_writer *w;
     npyio_status st = check_open_args(header, out, where);
 
     if (st == NPYIO_OK)
-        st = npyio__check_stream(stream, where);
-    if (st == NPYIO_OK)
         st = new_writer(header, options, &w);
     if (st != NPYIO_OK)
         return st;
-    w->stream = stream;
-    st = start(w, header, unknown_rows, where);
-    if (st != NPYIO_OK) {
-        release(w);
-        return st;
-    }
-    *out = w;
-    return NPYIO_OK;
-}
-
-static npyio_status open_on_path(const char *path, const npyio_header *header,
-                                 const npyio_options *options,
-                                 bool unknown_rows, const char *where,
-                                 npyio_writer **out)
-{
-    npyio_writer *w;
-    npyio_status st = check_open_args(header, out, where);
-
-    if (st == NPYIO_OK && path == NULL)
-        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: path is NULL", where);
-    if (st == NPYIO_OK)
-        st = new_writer(header, options, &w);
-    if (st != NPYIO_OK)
-        return st;
-    st = npyio__atomic_open(path, &w->mem, &w->file);
-    if (st == NPYIO_OK) {
-        w->to_path = true;
-        st = npyio_stream_open_fd(w->file.fd, options, &w->stream);
-    }
+    st = npyio__stream_acquire(path, stream, true, options, where,
+                               &w->stream, &w->owns_stream);
     if (st == NPYIO_OK)
         st = start(w, header, unknown_rows, where);
     if (st != NPYIO_OK) {
@@ -358,13 +345,28 @@ static npyio_status open_on_path(const char *path, const npyio_header *header,
     return NPYIO_OK;
 }
 
+static npyio_status open_new_at_path(const char *path,
+                                     const npyio_header *header,
+                                     const npyio_options *options,
+                                     bool unknown_rows, const char *where,
+                                     npyio_writer **out)
+{
+    npyio_status st = check_open_args(header, out, where);
+
+    if (st == NPYIO_OK && path == NULL)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: path is NULL", where);
+    if (st != NPYIO_OK)
+        return st;
+    return open_new(path, NULL, header, options, unknown_rows, where, out);
+}
+
 static npyio_status writer_open_stream_body(npyio_stream *stream,
                                             const npyio_header *header,
                                             const npyio_options *options,
                                             npyio_writer **out)
 {
-    return open_on_stream(stream, header, options, false,
-                          "npyio_writer_open_stream", out);
+    return open_new(NULL, stream, header, options, false,
+                    "npyio_writer_open_stream", out);
 }
 
 npyio_status npyio_writer_open_stream(npyio_stream *stream,
@@ -381,8 +383,8 @@ static npyio_status writer_open_path_body(const char *path,
                                           const npyio_options *options,
                                           npyio_writer **out)
 {
-    return open_on_path(path, header, options, false,
-                        "npyio_writer_open_path", out);
+    return open_new_at_path(path, header, options, false,
+                            "npyio_writer_open_path", out);
 }
 
 npyio_status npyio_writer_open_path(const char *path,
@@ -399,8 +401,8 @@ static npyio_status writer_open_stream_rows_body(npyio_stream *stream,
                                                  const npyio_options *options,
                                                  npyio_writer **out)
 {
-    return open_on_stream(stream, header, options, true,
-                          "npyio_writer_open_stream_rows", out);
+    return open_new(NULL, stream, header, options, true,
+                    "npyio_writer_open_stream_rows", out);
 }
 
 npyio_status npyio_writer_open_stream_rows(npyio_stream *stream,
@@ -417,8 +419,8 @@ static npyio_status writer_open_path_rows_body(const char *path,
                                                const npyio_options *options,
                                                npyio_writer **out)
 {
-    return open_on_path(path, header, options, true,
-                        "npyio_writer_open_path_rows", out);
+    return open_new_at_path(path, header, options, true,
+                            "npyio_writer_open_path_rows", out);
 }
 
 npyio_status npyio_writer_open_path_rows(const char *path,
@@ -546,7 +548,7 @@ static npyio_status writer_open_append_body(const char *path,
         st = new_writer(rows, options, &w);
     if (st != NPYIO_OK)
         return st;
-    w->mode = MODE_APPEND;
+    w->sink = &append_sink;
     st = open_existing(w, path, options, true, where);
     if (st == NPYIO_OK)
         st = check_same_rows(w->layout, rows, where);
@@ -557,8 +559,10 @@ static npyio_status writer_open_append_body(const char *path,
         strcpy(w->path, path);
         st = remember_file(w);
     }
-    if (st == NPYIO_OK)
-        st = npyio_stream_open_fd(w->fd, options, &w->stream);
+    if (st == NPYIO_OK) {
+        st = npyio__stream_open_fd(w->fd, false, options, &w->stream);
+        w->owns_stream = st == NPYIO_OK;
+    }
     /* New rows go right after the data the header accounts for (over
      * any bytes a crashed append left beyond it). */
     if (st == NPYIO_OK)
@@ -738,9 +742,8 @@ static npyio_status writer_open_in_place_body(const char *path,
     w->magic = NPYIO__MAGIC_WRITER;
     w->mem = mem;
     w->durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
-    w->file.fd = -1;
     w->fd = -1;
-    w->mode = MODE_IN_PLACE;
+    w->sink = &in_place_sink;
     st = open_existing(w, path, options, false, where);
     if (st != NPYIO_OK) {
         release(w);
@@ -769,7 +772,7 @@ static npyio_status writer_write_rows_body(npyio_writer *writer, int64_t first,
 
     if (st != NPYIO_OK)
         return st;
-    if (w->mode != MODE_IN_PLACE)
+    if (w->sink != &in_place_sink)
         return npyio__fail(NPYIO_E_STATE, "%s: the writer was not opened "
                            "with npyio_writer_open_in_place", where);
     h = w->layout;
@@ -812,48 +815,10 @@ static npyio_status writer_close_body(npyio_writer *writer)
 
     if (st != NPYIO_OK)
         return st;
-    if (w->failed == NPYIO_OK && w->mode == MODE_UNKNOWN_ROWS) {
-        /* A failure here is this call's own (the I/O error of the header
-         * rewrite, say), not an earlier one to repeat as NPYIO_E_STATE. */
-        st = finish_unknown_rows(w);
-        if (st != NPYIO_OK) {
-            release(w);
-            return st;
-        }
-    }
-    if (w->failed == NPYIO_OK && w->mode == MODE_APPEND) {
-        st = finish_append(w);
-        release(w);
-        return st;
-    }
-    if (w->failed == NPYIO_OK && w->mode == MODE_IN_PLACE) {
-        st = w->durable && npyio__fd_datasync(w->fd) != 0
-                 ? npyio__with_context(NPYIO_E_IO, "npyio_writer_close")
-                 : NPYIO_OK;
-        release(w);
-        return st;
-    }
-    if (w->failed != NPYIO_OK)
-        st = repeat_failure(w, where);
-    else if (!w->objects && w->written != w->expected)
-        st = npyio__fail(NPYIO_E_TRUNCATED, "%s: %llu bytes of data were "
-                         "written, but the header promises %llu", where,
-                         (unsigned long long)w->written,
-                         (unsigned long long)w->expected);
-    else if (!w->to_path)
-        st = npyio__stream_sync(w->stream, false);
-    else {
-        /* The stream only borrows the descriptor; the commit syncs,
-         * closes and renames it. */
-        npyio_stream_close(w->stream);
-        w->stream = NULL;
-        w->to_path = false;
-        st = npyio__atomic_commit(&w->file, &w->mem, w->durable);
-    }
-    if (st != NPYIO_OK && w->to_path) {
-        npyio_stream_close(w->stream);
-        w->stream = NULL;
-    }
+    /* A failure of the sink's finish is this call's own (the I/O error of
+     * a header rewrite, say), not an earlier one to repeat. */
+    st = w->failed != NPYIO_OK ? repeat_failure(w, where)
+                               : w->sink->finish(w);
     release(w);
     return st;
 }
@@ -903,3 +868,41 @@ npyio_status npyio_save(const char *path, const npyio_header *header,
     return npyio__as_called(save_body(path, header, data, options),
                             "npyio_save");
 }
+
+/* ---- sinks ------------------------------------------------------------------------- */
+
+/* A new array: every promised byte written (or, with an unknown row count,
+ * whole rows, counted into the header now), then the result made final:
+ * a replacing file of ours committed (renamed over its destination), the
+ * caller's stream flushed. */
+static npyio_status finish_new_array(npyio_writer *w)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (w->unknown_rows)
+        st = finish_unknown_rows(w);
+    else if (!w->objects && w->written != w->expected)
+        st = npyio__fail(NPYIO_E_TRUNCATED, "npyio_writer_close: %llu bytes "
+                         "of data were written, but the header promises %llu",
+                         (unsigned long long)w->written,
+                         (unsigned long long)w->expected);
+    if (st != NPYIO_OK)
+        return st;
+    return w->owns_stream ? npyio__stream_commit(w->stream, w->durable)
+                          : npyio__stream_sync(w->stream, false);
+}
+
+/* Rows written in place are positioned writes: nothing to finish but
+ * durability. */
+static npyio_status finish_in_place(npyio_writer *w)
+{
+    if (w->durable && npyio__fd_datasync(w->fd) != 0)
+        return npyio__with_context(NPYIO_E_IO, "npyio_writer_close");
+    return NPYIO_OK;
+}
+
+static const writer_sink new_array_sink = {"new array", finish_new_array,
+                                           NULL};
+static const writer_sink append_sink = {"append", finish_append,
+                                        undo_append};
+static const writer_sink in_place_sink = {"in place", finish_in_place, NULL};

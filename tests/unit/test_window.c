@@ -235,7 +235,7 @@ static npyio_status checked_read(void *state, void *buf, size_t cap,
 }
 
 static const npyio__stream_backend checked_backend = {
-    "checked", checked_read, NULL, NULL, NULL, NULL, NULL};
+    .name = "checked", .read = checked_read};
 
 static void test_backend_status_reaches_the_caller(void **state)
 {
