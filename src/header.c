@@ -2,7 +2,7 @@
  * header.c - the NPY header: preamble (magic, version, length field), the
  * header dict and its rules, and emission byte-identical to np.save of
  * NumPy >= 1.24. Knows nothing of streams: it parses and writes bytes in
- * memory. The literal syntax is literal.c's, the descr dtype.c's.
+ * memory. The literal syntax is literal.c's, the descr descr.c's.
  */
 #include "header.h"
 #include "descr.h"

@@ -1,12 +1,13 @@
 /*
  * map.c - memory-mapped .npy files: the header is read through a stream
- * on the file, the data is used in place through mmap(2). Part of the
- * array I/O core.
+ * on the file, the data is used in place through mmap(2). An array may
+ * start anywhere in its file (an archive's stored member): only the pages
+ * of its data are mapped. Part of the array I/O core.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "map.h"
 #include "header_io.h"
 #include "platform.h"
-#include "stream.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -18,8 +19,10 @@ struct npyio_map {
     uint32_t magic;
     bool writable;
     bool durable;
-    void *base;     /* the mapping, from offset 0 of the file */
-    size_t length;  /* data offset + data bytes */
+    void *base;     /* the mapping: from the page holding the data's
+                       first byte */
+    size_t length;
+    void *data;     /* the data's first byte, within the mapping */
     npyio_header *header;
     npyio__mem mem;
 };
@@ -31,9 +34,7 @@ static const npyio_map *live(const npyio_map *m)
 
 void *npyio_map_data(const npyio_map *map)
 {
-    return live(map) ? (unsigned char *)map->base +
-                           (size_t)map->header->data_offset
-                     : NULL;
+    return live(map) ? map->data : NULL;
 }
 
 const npyio_header *npyio_map_header(const npyio_map *map)
@@ -88,24 +89,33 @@ static npyio_status map_length(const npyio_header *h, size_t *len)
     return NPYIO_OK;
 }
 
-/* Map fd and fill the handle; the header moves into it. */
-static npyio_status map_fd(int fd, npyio_header *h, bool writable,
-                           const npyio_options *options, npyio_map **out)
+/* Map the data of the array whose header h was read at file offset start
+ * of fd, and fill the handle; the header moves into it. The mapping
+ * starts at the page holding the data's first byte (mmap's offsets are
+ * whole pages). */
+static npyio_status map_at(int fd, int64_t start, npyio_header *h,
+                           bool writable, const npyio_options *options,
+                           npyio_map **out)
 {
     npyio__mem mem;
     npyio_map *m = NULL;
-    size_t len = 0;
+    uint64_t data_at = (uint64_t)start + (uint64_t)h->data_offset;
+    uint64_t page = npyio__page_size();
+    uint64_t skip = data_at % page, span = skip + (uint64_t)h->nbytes;
+    size_t file_len = 0;
     void *base;
-    npyio_status st = map_length(h, &len);
+    npyio_status st = map_length(h, &file_len);
 
+    if (st == NPYIO_OK && span > SIZE_MAX)
+        st = npyio__fail(NPYIO_E_OVERFLOW, "%llu bytes do not fit this "
+                         "host's address space", (unsigned long long)span);
     npyio__mem_init(&mem, options);
     if (st == NPYIO_OK)
         st = npyio__alloc_zero(&mem, sizeof *m, "map", (void **)&m);
-    if (st != NPYIO_OK) {
-        npyio_header_free(h);
-        return st;
-    }
-    st = npyio__map_fd(fd, 0, len, writable, &base);
+    /* An empty array still gets a (one-byte) mapping: a valid pointer. */
+    if (st == NPYIO_OK)
+        st = npyio__map_fd(fd, (int64_t)(data_at - skip),
+                           span > 0 ? (size_t)span : 1, writable, &base);
     if (st != NPYIO_OK) {
         npyio__free(m);
         npyio_header_free(h);
@@ -115,11 +125,41 @@ static npyio_status map_fd(int fd, npyio_header *h, bool writable,
     m->writable = writable;
     m->durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
     m->base = base;
-    m->length = len;
+    m->length = span > 0 ? (size_t)span : 1;
+    m->data = (unsigned char *)base + skip;
     m->header = h;
     m->mem = mem;
     *out = m;
     return NPYIO_OK;
+}
+
+npyio_status npyio__map_array_at(int fd, int64_t start, int64_t length,
+                                 bool writable, const npyio_options *options,
+                                 npyio_map **out)
+{
+    npyio_stream *file = NULL, *s = NULL;
+    npyio_header *h = NULL;
+    npyio__mem mem;
+    npyio_status st;
+
+    *out = NULL;
+    npyio__mem_init(&mem, options);
+    /* The header, and a check that the range holds the data: a mapping
+     * past the end of a file faults (SIGBUS) when read. */
+    st = npyio__stream_open_fd(fd, false, options, &file);
+    if (st == NPYIO_OK)
+        st = npyio__stream_open_window(file, start, length, options, &s);
+    if (st == NPYIO_OK)
+        st = npyio__header_read(s, options, &mem, &h);
+    if (st == NPYIO_OK)
+        st = npyio__header_check_data(s, h);
+    npyio_stream_close(s);
+    npyio_stream_close(file);
+    if (st != NPYIO_OK) {
+        npyio_header_free(h);
+        return st;
+    }
+    return map_at(fd, start, h, writable, options, out);
 }
 
 static npyio_status map_open_body(const char *path, uint32_t mode,
@@ -127,9 +167,7 @@ static npyio_status map_open_body(const char *path, uint32_t mode,
                                   npyio_map **out)
 {
     static const char where[] = "npyio_map_open";
-    npyio_stream *s = NULL;
-    npyio_header *h = NULL;
-    npyio__mem mem;
+    int64_t size = 0;
     npyio_status st;
     int fd;
 
@@ -144,17 +182,10 @@ static npyio_status map_open_body(const char *path, uint32_t mode,
                           0, where, &fd);
     if (st != NPYIO_OK)
         return st;
-    /* The header, and a check that the file holds the data: a mapping of
-     * a short file would fault (SIGBUS) when read. */
-    npyio__mem_init(&mem, options);
-    st = npyio__stream_open_fd(fd, false, options, &s);
+    st = npyio__fd_size(fd, &size) == 0 ? NPYIO_OK : NPYIO_E_IO;
     if (st == NPYIO_OK)
-        st = npyio__header_read(s, options, &mem, &h);
-    if (st == NPYIO_OK)
-        st = npyio__header_check_data(s, h);
-    npyio_stream_close(s);
-    if (st == NPYIO_OK)
-        st = map_fd(fd, h, mode == NPYIO_MAP_WRITE, options, out);
+        st = npyio__map_array_at(fd, 0, size, mode == NPYIO_MAP_WRITE,
+                                 options, out);
     npyio__fd_close(fd); /* the mapping keeps the file */
     return npyio__with_context(st, path);
 }
@@ -254,7 +285,7 @@ static npyio_status map_create_body(const char *path,
                                                  NPYIO_FLAG_MAP_SPARSE)),
                              path);
     if (st == NPYIO_OK)
-        st = npyio__with_context(map_fd(file.fd, h, true, options, out),
+        st = npyio__with_context(map_at(file.fd, 0, h, true, options, out),
                                  path);
     else
         npyio_header_free(h);

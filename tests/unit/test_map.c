@@ -2,7 +2,9 @@
  * test_map.c - npyio_map_create(): the layout of the file it creates
  * whatever file its header came from, and the disk blocks it reserves so
  * that a full disk is a clean error rather than SIGBUS later. (The path's
- * treatment, links and owners, is test_io.c's: it is the writers'.)
+ * treatment, links and owners, is test_io.c's: it is the writers'.) And
+ * arrays mapped where they lie inside a larger file, as an archive's
+ * stored members do.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -16,7 +18,10 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "testdata.h"
 #include "scratch.h"
+#include "map.h"
+#include <fcntl.h>
 
 static int make_dir(void **state)
 {
@@ -305,10 +310,93 @@ static void test_full_disk(void **state)
     npyio_header_free(hb);
 }
 
+/* ---- arrays inside other files ------------------------------------------------------ */
+
+/* sample.npy at byte `at` of a file of junk; returns the open file. */
+static int embed_sample(const char *name, int64_t at, unsigned char **file,
+                        size_t *len)
+{
+    char path[128];
+    unsigned char junk[8192];
+    int fd;
+
+    *file = read_data_file("sample.npy", len);
+    memset(junk, 0xA5, sizeof junk);
+    path_in_dir(path, sizeof path, name);
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, junk, sizeof junk, 0), (ssize_t)sizeof junk);
+    assert_int_equal(pwrite(fd, *file, *len, at), (ssize_t)*len);
+    assert_int_equal(pwrite(fd, junk, 100, at + (int64_t)*len), 100);
+    return fd;
+}
+
+static void test_map_an_array_inside_a_file(void **state)
+{
+    static const int64_t offsets[] = {0, 3, 4093, 4096, 6001};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof offsets / sizeof offsets[0]; i++) {
+        int64_t at = offsets[i];
+        unsigned char *file, *data;
+        size_t len;
+        npyio_map *m = NULL;
+        const npyio_header *h;
+        int64_t offset;
+        int fd = embed_sample("inside.bin", at, &file, &len);
+
+        assert_ok(npyio__map_array_at(fd, at, (int64_t)len, false, NULL, &m));
+        h = npyio_map_header(m);
+        assert_int_equal(npyio_header_ndim(h), 2);
+        assert_int_equal(npyio_header_nbytes(h), 96);
+        offset = npyio_header_data_offset(h);
+        data = npyio_map_data(m);
+        assert_memory_equal(data, file + offset, 96);
+        assert_ok(npyio_map_close(m));
+        /* Read-write: a change lands at the array's bytes in the file. */
+        assert_ok(npyio__map_array_at(fd, at, (int64_t)len, true, NULL, &m));
+        data = npyio_map_data(m);
+        data[0] ^= 0xFF;
+        assert_ok(npyio_map_close(m));
+        {
+            unsigned char b = 0;
+
+            assert_int_equal(pread(fd, &b, 1, at + offset), 1);
+            assert_int_equal(b, file[offset] ^ 0xFF);
+        }
+        close(fd);
+        free(file);
+    }
+}
+
+static void test_map_an_array_needs_its_range(void **state)
+{
+    unsigned char *file;
+    size_t len;
+    npyio_map *m = NULL;
+    int fd = embed_sample("short.bin", 1000, &file, &len);
+
+    (void)state;
+    /* A range that ends before the data does: truncated, nothing mapped. */
+    assert_status(npyio__map_array_at(fd, 1000, (int64_t)len - 1, false, NULL,
+                                      &m),
+                  NPYIO_E_TRUNCATED);
+    assert_null(m);
+    /* Junk where the header should be. */
+    assert_status(npyio__map_array_at(fd, 999, (int64_t)len, false, NULL, &m),
+                  NPYIO_E_FORMAT);
+    assert_null(m);
+    close(fd);
+    free(file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_from_another_layout),
+        cmocka_unit_test(test_map_an_array_inside_a_file),
+        cmocka_unit_test(test_map_an_array_needs_its_range),
         cmocka_unit_test_setup_teardown(test_full_disk, mount_small,
                                         unmount_small),
     };

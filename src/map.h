@@ -1,0 +1,20 @@
+/*
+ * map.h - maps, private side: an array mapped where it lies in a file,
+ * for archives whose stored members are .npy files at any offset.
+ */
+#ifndef NPYIO_MAP_H
+#define NPYIO_MAP_H
+
+#include "internal.h"
+
+/*
+ * Map the .npy array in bytes [start, start + length) of fd: its header is
+ * read and checked there (the data must lie within the range), then only
+ * the pages of its data are mapped, shared, read-only or read-write. The
+ * descriptor may be closed afterwards (the mapping keeps the file).
+ */
+npyio_status npyio__map_array_at(int fd, int64_t start, int64_t length,
+                                 bool writable, const npyio_options *options,
+                                 npyio_map **out);
+
+#endif /* NPYIO_MAP_H */
