@@ -1,8 +1,10 @@
 /*
  * convert.c - byte-swap plans for any dtype (mixed-endian records, nested
- * records, subarrays) and the kernel that applies them in place. Pure
- * functions over memory: the I/O core calls them on blocks while the data
- * is in cache.
+ * records, subarrays) and the kernel that applies them in place, and the
+ * converter: one pass's plan, reorder cursor, bounce buffer and tiling
+ * policy, which turns Fortran-order data into C order band by band. Pure
+ * functions over memory: the I/O core reads what a fill asks for and
+ * calls them on it while the data is in cache.
  */
 #include "convert.h"
 
@@ -244,29 +246,121 @@ void npyio__swap_apply(const npyio__swap_plan *plan, void *data,
         run_ops(plan->ops, plan->count, p + k * plan->itemsize);
 }
 
-/* ---- Fortran to C order ------------------------------------------------------------- */
+/* ---- the converter -------------------------------------------------------------- */
 
-void npyio__f2c_init(npyio__f2c *f, int ndim, const int64_t *shape,
-                     size_t itemsize, size_t *c_stride, size_t *index)
+/*
+ * The tiling policy. The figures are those of the machines PERF-NOTES
+ * describes: read() from the page cache into a buffer that stays in cache
+ * runs at 8-11 GB/s, and a positioned read (pread) costs 2.4 us whatever
+ * its size (lseek + read: 3.9 us), the time to copy some 24 KiB.
+ */
+/* The bounce buffer: large enough that a fill's system call is paid for
+ * many times over and spans hold many short columns, small enough to stay
+ * in cache between the read and the placement. */
+#define BOUNCE_BYTES ((size_t)2 << 20)
+/* A positioned read's cost in bytes it could have copied. */
+#define SEEK_COST_BYTES ((size_t)24 << 10)
+/* A tile's width along dst's fastest axis: a whole cache line (two, for
+ * the adjacent-line prefetcher) of every dst row is written at once. */
+#define TILE_BYTES ((size_t)128)
+/* Runs are not cut shorter than this for more columns per fill. */
+#define MIN_RUN_BYTES ((size_t)64 << 10)
+
+npyio_status npyio__converter_make(npyio__converter *c,
+                                   const npyio__converter_spec *spec,
+                                   const npyio__mem *mem)
 {
-    size_t stride = 1;
-    int k;
+    size_t n, bytes = 0;
+    uint64_t nbytes;
+    unsigned char *block = NULL;
+    npyio_status st;
+    int a, k;
 
-    f->ndim = ndim;
-    f->shape = shape;
-    f->itemsize = itemsize;
-    f->c_stride = c_stride;
-    f->index = index;
-    f->column = 0;
-    for (k = ndim - 1; k >= 0; k--) {
-        c_stride[k] = stride;
-        stride *= (size_t)shape[k];
-        index[k] = 0;
+    memset(c, 0, sizeof *c);
+    c->itemsize = spec->dtype->itemsize;
+    c->plan.itemsize = c->itemsize;
+    c->fortran = spec->fortran;
+    c->c_order = spec->c_order;
+    c->seekable = spec->seekable;
+    c->seek_cost = spec->seek_cost        ? spec->seek_cost
+                   : spec->positioned     ? SEEK_COST_BYTES
+                                          : 2 * SEEK_COST_BYTES;
+    c->ndim = spec->ndim;
+    if (spec->native) {
+        st = npyio__swap_plan_make(spec->dtype, npyio__host_order(), mem,
+                                   &c->plan);
+        if (st != NPYIO_OK)
+            return st;
     }
+    if (!spec->fortran)
+        return NPYIO_OK;
+    /* Four uint64_t per axis for the cursor, four size_t per axis for a
+     * box: one block. */
+    n = (size_t)spec->ndim;
+    st = npyio__alloc_array(mem, n, 4 * sizeof(uint64_t) + 4 * sizeof(size_t),
+                            "conversion state", (void **)&block);
+    if (st != NPYIO_OK) {
+        npyio__converter_free(c);
+        return st;
+    }
+    c->dim = (uint64_t *)block;
+    c->below = c->dim + n;
+    c->c_stride = c->below + n;
+    c->index = c->c_stride + n;
+    c->ext = (size_t *)(c->index + n);
+    c->src_stride = c->ext + n;
+    c->dst_stride = c->src_stride + n;
+    c->odometer = c->dst_stride + n;
+    k = spec->ndim - 1;
+    c->rows = (uint64_t)spec->shape[0];
+    c->columns = 1;
+    for (a = 1; a <= k; a++) {
+        c->dim[a] = (uint64_t)spec->shape[a];
+        c->below[a] = c->columns;
+        c->columns *= c->dim[a];
+    }
+    c->c_stride[k] = 1;
+    for (a = k - 1; a >= 1; a--)
+        c->c_stride[a] = c->c_stride[a + 1] * c->dim[a + 1];
+    if (!spec->bands)
+        return NPYIO_OK;
+    nbytes = c->rows * c->columns * c->itemsize; /* checked by the caller */
+    if (spec->bounce_bytes != 0)
+        bytes = spec->bounce_bytes;
+    else
+        bytes = nbytes < BOUNCE_BYTES ? (size_t)nbytes : BOUNCE_BYTES;
+    if (bytes < c->itemsize)
+        bytes = c->itemsize;
+    if (bytes == 0)
+        bytes = 1;
+    st = npyio__alloc(mem, bytes, "conversion buffer", (void **)&c->bounce);
+    if (st != NPYIO_OK) {
+        npyio__converter_free(c);
+        return st;
+    }
+    c->bounce_cap = bytes;
+    return NPYIO_OK;
 }
 
+void npyio__converter_free(npyio__converter *c)
+{
+    npyio__swap_plan_free(&c->plan);
+    npyio__free(c->dim);
+    npyio__free(c->bounce);
+    c->dim = NULL;
+    c->bounce = NULL;
+}
+
+void npyio__converter_swap(const npyio__converter *c, void *data,
+                           size_t nbytes)
+{
+    npyio__swap_apply(&c->plan, data, nbytes);
+}
+
+/* ---- placing: strided copies in tiles ---------------------------------------------- */
+
 /* Copy `n` elements of `size` bytes from contiguous src to dst with a
- * stride of `step` bytes: one run down a file column. */
+ * stride of `step` bytes: one run down a column. */
 static void strided_copy(unsigned char *dst, size_t step,
                          const unsigned char *src, size_t n, size_t size)
 {
@@ -300,118 +394,327 @@ static void strided_copy(unsigned char *dst, size_t step,
     }
 }
 
-/* Move the cursor to the next file column (index[1..] as an odometer,
- * axis 1 fastest), keeping `column` equal to its C offset. */
-static void next_column(npyio__f2c *f)
-{
-    int k = 1;
-
-    while (k < f->ndim) {
-        f->index[k]++;
-        f->column += f->c_stride[k];
-        if (f->index[k] < (size_t)f->shape[k])
-            return;
-        f->column -= f->index[k] * f->c_stride[k];
-        f->index[k] = 0;
-        k++;
+/* One tile: `cols` columns of `rows` contiguous elements each (src, one
+ * column every scol bytes) into dst, row i at i * drow, column j at
+ * j * dcol. Row by row, so each row's piece of dst is written at once. */
+#define TRANSPOSE_LOOP(SIZE)                                                 \
+    for (i = 0; i < rows; i++) {                                             \
+        unsigned char *out = dst + i * drow;                                 \
+        const unsigned char *in = src + i * (SIZE);                          \
+        for (j = 0; j < cols; j++)                                           \
+            memcpy(out + j * dcol, in + j * scol, (SIZE));                   \
     }
-}
 
-/* Columns per tile: a cache line of output per row for small items. */
-#define TILE_BYTES 128
-
-/*
- * A tile of `cols` whole file columns of a 2-D array: row by row, each row
- * of the tile is a run of adjacent elements in C order, so every output
- * cache line is written once, whole, instead of once per column.
- */
-static void transpose_tile(unsigned char *dst, size_t dst_row,
-                           const unsigned char *src, size_t rows,
-                           size_t cols, size_t size)
+static void transpose(unsigned char *dst, size_t drow, size_t dcol,
+                      const unsigned char *src, size_t scol, size_t rows,
+                      size_t cols, size_t size)
 {
     size_t i, j;
 
-    for (i = 0; i < rows; i++) {
-        unsigned char *out = dst + i * dst_row;
-
-        switch (size) {
-        case 8:
-            for (j = 0; j < cols; j++)
-                memcpy(out + 8 * j, src + (j * rows + i) * 8, 8);
-            break;
-        case 4:
-            for (j = 0; j < cols; j++)
-                memcpy(out + 4 * j, src + (j * rows + i) * 4, 4);
-            break;
-        case 2:
-            for (j = 0; j < cols; j++)
-                memcpy(out + 2 * j, src + (j * rows + i) * 2, 2);
-            break;
-        case 1:
-            for (j = 0; j < cols; j++)
-                out[j] = src[j * rows + i];
-            break;
-        default:
-            for (j = 0; j < cols; j++)
-                memcpy(out + size * j, src + (j * rows + i) * size, size);
-            break;
-        }
+    switch (size) {
+    case 1:
+        TRANSPOSE_LOOP(1)
+        return;
+    case 2:
+        TRANSPOSE_LOOP(2)
+        return;
+    case 4:
+        TRANSPOSE_LOOP(4)
+        return;
+    case 8:
+        TRANSPOSE_LOOP(8)
+        return;
+    case 16:
+        TRANSPOSE_LOOP(16)
+        return;
+    default:
+        TRANSPOSE_LOOP(size)
+        return;
     }
 }
 
-void npyio__f2c_scatter(npyio__f2c *f, const void *src, size_t nbytes,
-                        void *dst)
+/*
+ * Copy a box of d axes: ext[a] elements along axis a, at src_stride[a]
+ * bytes apart in src and dst_stride[a] in dst; axis 0 is contiguous in
+ * src (its stride is the itemsize). The axis with the smallest dst stride
+ * (b) and axis 0 are copied in tiles of whole dst cache lines; the other
+ * axes run on an odometer.
+ */
+static void copy_box(int d, const size_t *ext, const unsigned char *src,
+                     const size_t *src_stride, unsigned char *dst,
+                     const size_t *dst_stride, size_t size, size_t *odometer)
 {
-    const unsigned char *s = src;
-    unsigned char *d = dst;
-    size_t rows = (size_t)f->shape[0];
-    size_t step = f->c_stride[0] * f->itemsize;
-    size_t tile, count;
+    size_t rows = ext[0], tile = size < TILE_BYTES ? TILE_BYTES / size : 1;
+    bool runs = dst_stride[0] == size; /* axis 0 contiguous in both */
+    int a, b = -1;
 
-    /* Elements of 0 bytes, or an axis of length 0: nothing to place (and
-     * nothing to divide by below). */
-    if (f->itemsize == 0 || rows == 0)
+    if (!runs)
+        for (a = 1; a < d; a++)
+            if (ext[a] > 1 && (b < 0 || dst_stride[a] < dst_stride[b]))
+                b = a;
+    for (a = 1; a < d; a++)
+        odometer[a] = 0;
+    for (;;) {
+        if (runs) {
+            memcpy(dst, src, rows * size);
+        } else if (b < 0) {
+            strided_copy(dst, dst_stride[0], src, rows, size);
+        } else {
+            size_t c0, w;
+
+            for (c0 = 0; c0 < ext[b]; c0 += w) {
+                w = ext[b] - c0 < tile ? ext[b] - c0 : tile;
+                transpose(dst + c0 * dst_stride[b], dst_stride[0],
+                          dst_stride[b], src + c0 * src_stride[b],
+                          src_stride[b], rows, w, size);
+            }
+        }
+        for (a = 1; a < d; a++) {
+            if (a == b)
+                continue;
+            if (++odometer[a] < ext[a]) {
+                src += src_stride[a];
+                dst += dst_stride[a];
+                break;
+            }
+            src -= (ext[a] - 1) * src_stride[a];
+            dst -= (ext[a] - 1) * dst_stride[a];
+            odometer[a] = 0;
+        }
+        if (a >= d)
+            return;
+    }
+}
+
+void npyio__converter_place_all(npyio__converter *c, const void *src,
+                                void *dst)
+{
+    size_t size = c->itemsize;
+    int a;
+
+    if (size == 0 || c->rows == 0 || c->columns == 0)
         return;
-    count = nbytes / f->itemsize;
-    tile = f->itemsize < TILE_BYTES ? TILE_BYTES / f->itemsize : 1;
-
-    /* 2-D: whole columns at a column boundary go through tiles. Adjacent
-     * file columns are adjacent in C only in two dimensions. */
-    while (f->ndim == 2 && f->index[0] == 0 && tile > 1) {
-        size_t left = (size_t)f->shape[1] - f->index[1];
-        size_t cols = count / rows < tile ? count / rows : tile;
-
-        if (cols > left)
-            cols = left;
-        if (cols < 2)
-            break;
-        transpose_tile(d + f->column * f->itemsize, step, s, rows, cols,
-                       f->itemsize);
-        s += cols * rows * f->itemsize;
-        count -= cols * rows;
-        f->index[1] += cols;
-        f->column += cols;
-        if (f->index[1] == (size_t)f->shape[1]) { /* the last column */
-            f->index[1] = 0;
-            f->column = 0;
-        }
+    c->ext[0] = (size_t)c->rows;
+    c->src_stride[0] = size;
+    c->dst_stride[0] = (size_t)c->columns * size;
+    for (a = 1; a < c->ndim; a++) {
+        c->ext[a] = (size_t)c->dim[a];
+        c->src_stride[a] = (size_t)(c->rows * c->below[a]) * size;
+        c->dst_stride[a] = (size_t)c->c_stride[a] * size;
     }
-    while (count > 0) {
-        size_t run = rows - f->index[0];
+    copy_box(c->ndim, c->ext, src, c->src_stride, dst, c->dst_stride, size,
+             c->odometer);
+}
 
-        if (run > count)
-            run = count;
-        strided_copy(d + (f->index[0] * f->c_stride[0] + f->column) *
-                             f->itemsize,
-                     step, s, run, f->itemsize);
-        s += run * f->itemsize;
-        count -= run;
-        f->index[0] += run;
-        if (f->index[0] == rows) {
-            f->index[0] = 0;
-            next_column(f);
-        }
+/* ---- bands ------------------------------------------------------------------------ */
+
+/*
+ * How to fill a band: spans or runs, how many rows per run and columns per
+ * fill. Costs are per column, in bytes copied: a span reads the column's
+ * whole extent (gap included) for one call per bounce buffer; runs read
+ * only the band's rows but pay a call per run.
+ */
+static void choose_fills(npyio__converter *c)
+{
+    uint64_t size = c->itemsize, run = c->count * size;
+    uint64_t extent = c->rows * size, room = c->bounce_cap;
+    uint64_t tile = size < TILE_BYTES ? TILE_BYTES / size : 1;
+    uint64_t wide = c->columns < tile ? c->columns : tile;
+    uint64_t span_columns = 0, sub = c->count, per;
+    uint64_t runs_cost, span_cost = extent;
+
+    if (run <= room)
+        span_columns = 1 + (room - run) / extent;
+    if (span_columns > c->columns)
+        span_columns = c->columns;
+    /* Runs: whole when `wide` of them fit, else cut (never below
+     * MIN_RUN_BYTES, nor beyond the buffer). */
+    if (sub * size * wide > room) {
+        sub = room / (wide * size);
+        if (sub * size < MIN_RUN_BYTES)
+            sub = MIN_RUN_BYTES / size;
+        if (sub * size > room)
+            sub = room / size;
+        if (sub == 0)
+            sub = 1;
+        if (sub > c->count)
+            sub = c->count;
     }
+    per = room / (sub * size);
+    if (per == 0)
+        per = 1;
+    c->spans = false;
+    c->direct = false;
+    if (!c->c_order) {
+        /* Fortran bands: runs go straight to their place in dst, unless
+         * spans cost less (short gaps). A pipe reads every gap anyway. */
+        c->sub_rows = c->count;
+        c->box_columns = c->columns;
+        c->direct = true;
+        if (c->seekable && span_columns >= 2 &&
+            span_cost <= run + c->seek_cost) {
+            c->spans = true;
+            c->direct = false;
+            c->box_columns = span_columns;
+        }
+        return;
+    }
+    if (!c->seekable) {
+        /* In file order: spans (any gap skipped by reading), or for runs
+         * longer than the buffer, one column at a time in pieces. */
+        if (span_columns >= 1) {
+            c->spans = true;
+            c->box_columns = span_columns;
+        } else {
+            c->sub_rows = room / size ? room / size : 1;
+            c->box_columns = 1;
+        }
+        return;
+    }
+    runs_cost = run + c->seek_cost * ((c->count + sub - 1) / sub);
+    if (span_columns >= wide && span_cost <= runs_cost) {
+        c->spans = true;
+        c->box_columns = span_columns;
+        return;
+    }
+    c->sub_rows = sub;
+    c->box_columns = per < c->columns ? per : c->columns;
+}
+
+void npyio__converter_band(npyio__converter *c, uint64_t first,
+                           uint64_t count, void *dst)
+{
+    int a;
+
+    c->dst = dst;
+    c->first = first;
+    c->count = count;
+    c->column = 0;
+    c->in_box = false;
+    for (a = 1; a < c->ndim; a++)
+        c->index[a] = 0;
+    if (count == 0 || c->columns == 0 || c->itemsize == 0) {
+        c->column = c->columns; /* nothing to place */
+        return;
+    }
+    choose_fills(c);
+}
+
+/* The next box from the cursor: whole lower axes while they fit in
+ * box_columns and the cursor is at their start, then a range of one axis
+ * within its length. Its columns are consecutive in the file. */
+static void open_box(npyio__converter *c)
+{
+    int j = 1, k = c->ndim - 1, a;
+    uint64_t range;
+
+    while (j < k && c->index[j] == 0 && c->below[j + 1] <= c->box_columns)
+        j++;
+    range = c->box_columns / c->below[j];
+    if (range > c->dim[j] - c->index[j])
+        range = c->dim[j] - c->index[j];
+    c->box_axis = j;
+    c->box_range = range;
+    c->box_count = range * c->below[j];
+    c->box_offset = 0;
+    for (a = 1; a <= k; a++)
+        c->box_offset += c->index[a] * c->c_stride[a];
+    c->sub = 0;
+    c->in_box = true;
+}
+
+bool npyio__converter_next(npyio__converter *c, npyio__fill *fill)
+{
+    uint64_t size = c->itemsize;
+
+    if (!c->in_box) {
+        if (c->column >= c->columns)
+            return false;
+        open_box(c);
+    }
+    fill->offset = (c->column * c->rows + c->first + c->sub) * size;
+    fill->stride = c->rows * size;
+    if (c->spans) {
+        c->fill_rows = c->count;
+        fill->len = (size_t)(((c->box_count - 1) * c->rows + c->count) *
+                             size);
+        fill->count = 1;
+        fill->buf = c->bounce;
+        fill->buf_stride = 0;
+        return true;
+    }
+    c->fill_rows = c->count - c->sub < c->sub_rows ? c->count - c->sub
+                                                   : c->sub_rows;
+    fill->len = (size_t)(c->fill_rows * size);
+    fill->count = (size_t)c->box_count;
+    fill->buf_stride = fill->len;
+    fill->buf = c->direct ? c->dst + (size_t)(c->column * c->count * size)
+                          : c->bounce;
+    return true;
+}
+
+/* Swap the fill's runs: a span whole when most of it is runs (one pass
+ * is cheaper than a call per run), else run by run. */
+static void swap_fill(const npyio__converter *c, unsigned char *at,
+                      size_t column_stride)
+{
+    size_t run = (size_t)(c->fill_rows * c->itemsize), k;
+
+    if (c->plan.count == 0)
+        return;
+    if (column_stride == run || 4 * c->fill_rows >= c->rows) {
+        npyio__swap_apply(&c->plan, at,
+                          (size_t)(c->box_count - 1) * column_stride + run);
+        return;
+    }
+    for (k = 0; k < c->box_count; k++)
+        npyio__swap_apply(&c->plan, at + k * column_stride, run);
+}
+
+void npyio__converter_place(npyio__converter *c)
+{
+    size_t size = c->itemsize;
+    size_t column_stride = c->spans ? (size_t)(c->rows * size)
+                                    : (size_t)(c->fill_rows * size);
+    int a, j = c->box_axis, k = c->ndim - 1;
+
+    if (c->direct) {
+        swap_fill(c, c->dst + (size_t)(c->column * c->count * size),
+                  column_stride);
+    } else {
+        unsigned char *at;
+
+        swap_fill(c, c->bounce, column_stride);
+        c->ext[0] = (size_t)c->fill_rows;
+        c->src_stride[0] = size;
+        for (a = 1; a <= j; a++) {
+            c->ext[a] = (size_t)(a < j ? c->dim[a] : c->box_range);
+            c->src_stride[a] = column_stride * (size_t)c->below[a];
+        }
+        if (c->c_order) {
+            c->dst_stride[0] = (size_t)c->columns * size;
+            for (a = 1; a <= j; a++)
+                c->dst_stride[a] = (size_t)c->c_stride[a] * size;
+            at = c->dst + (size_t)(c->sub * c->columns + c->box_offset) * size;
+        } else {
+            c->dst_stride[0] = size;
+            for (a = 1; a <= j; a++)
+                c->dst_stride[a] = (size_t)(c->count * c->below[a]) * size;
+            at = c->dst + (size_t)(c->column * c->count + c->sub) * size;
+        }
+        copy_box(j + 1, c->ext, c->bounce, c->src_stride, at, c->dst_stride,
+                 size, c->odometer);
+    }
+    c->sub += c->fill_rows;
+    if (c->sub < c->count)
+        return; /* the next rows of the same box */
+    c->column += c->box_count;
+    c->index[j] += c->box_range;
+    for (a = j; a < k && c->index[a] >= c->dim[a]; a++) {
+        c->index[a] = 0;
+        c->index[a + 1]++;
+    }
+    c->in_box = false;
 }
 
 /* ---- the public swap ------------------------------------------------------------ */

@@ -8,6 +8,7 @@
 #include "header_io.h"
 #include "stream.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define NPYIO__MAGIC_READER 0x52454144u /* "READ" */
@@ -26,9 +27,25 @@ struct npyio_reader {
     npyio__mem mem;
     bool seekable;
     int64_t data_start; /* stream position of the data (seekable) */
+    bool positioned;    /* seekable, with positioned reads (pread) */
     uint64_t data_pos;  /* bytes of the data section consumed so far */
     uint64_t chunk_pos; /* read_chunk's cursor: bytes, or rows reordered */
+    /* The chunked pass's converter, made once per pass. */
+    bool chunking;
+    uint32_t chunk_flags;
+    npyio__converter chunks;
+    /* A failed read: the first failure, repeated by later reads. */
+    npyio_status failed;
+    char first_error[NPYIO__MESSAGE_CAP];
 };
+
+/* The end of a chunked pass (or of the reader): its converter goes. */
+static void end_chunks(npyio_reader *r)
+{
+    if (r->chunking)
+        npyio__converter_free(&r->chunks);
+    r->chunking = false;
+}
 
 static npyio_status check_reader(const npyio_reader *r, const char *where)
 {
@@ -87,6 +104,7 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
                                &r->stream, &r->owns_stream);
     if (st == NPYIO_OK) {
         r->seekable = npyio__stream_seekable(r->stream);
+        r->positioned = r->seekable && r->stream->backend->pread != NULL;
         st = npyio__header_read(r->stream, options, &r->mem, &r->header);
         if (st == NPYIO_OK && r->seekable)
             st = npyio__stream_seek(r->stream, 0, NPYIO_SEEK_CUR,
@@ -158,6 +176,7 @@ static npyio_status reader_close_body(npyio_reader *reader)
 
     if (reader == NULL || reader->magic != NPYIO__MAGIC_READER)
         return NPYIO_OK;
+    end_chunks(reader);
     if (reader->owns_stream)
         st = npyio_stream_close(reader->stream);
     npyio_header_free(reader->header);
@@ -236,13 +255,33 @@ static npyio_status read_data(npyio_reader *r, void *buf, size_t len)
     return st;
 }
 
-/* What a read must do, decided once from the flags and the header. */
-typedef struct conversion {
-    npyio__swap_plan plan;  /* empty: bytes keep their order */
-    bool reorder;           /* Fortran to C */
-    size_t itemsize;
-    size_t nbytes;
-} conversion;
+/* ---- failures -------------------------------------------------------------------- */
+
+/*
+ * A read that failed after it began to move the stream leaves the reader
+ * failed: the stream's position and the cursors are no longer known, so
+ * every later read repeats the first error (NPYIO_E_STATE naming it), as
+ * a failed writer does. Refusals made before any byte moved (bad
+ * arguments, going back on a pipe) leave the reader as it was.
+ */
+static npyio_status fail_reader(npyio_reader *r, npyio_status st)
+{
+    if (st != NPYIO_OK && r->failed == NPYIO_OK) {
+        r->failed = st;
+        snprintf(r->first_error, sizeof r->first_error, "%s",
+                 npyio_last_error());
+    }
+    return st;
+}
+
+static npyio_status repeat_failure(const npyio_reader *r, const char *where)
+{
+    return npyio__fail(NPYIO_E_STATE, "%s: the reader failed earlier (%s: "
+                       "%s)", where, npyio_status_string(r->failed),
+                       r->first_error);
+}
+
+/* ---- conversions ---------------------------------------------------------------- */
 
 /* Checks common to every read of numbers (whole, chunks, rows). */
 static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
@@ -255,6 +294,8 @@ static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
     if ((flags & ~(NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER)) != 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: unknown flags 0x%x",
                            where, (unsigned)flags);
+    if (r->failed != NPYIO_OK)
+        return repeat_failure(r, where);
     if (npyio_dtype_contains_objects(r->header->dtype))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the array holds Python "
                            "objects, stored as a pickle, which libnpyio "
@@ -279,19 +320,33 @@ static npyio_status check_read(npyio_reader *r, uint32_t flags,
     return st;
 }
 
-static npyio_status plan_conversion(npyio_reader *r, uint32_t flags,
-                                    conversion *c)
+/* The converter for one pass with these flags: the swap plan, and for
+ * Fortran data read in bands (rows, chunks, whole reorders) the cursor
+ * and bounce buffer. */
+static npyio_status make_converter(npyio_reader *r, uint32_t flags,
+                                   bool bands, npyio__converter *c)
 {
-    c->itemsize = r->header->dtype->itemsize;
-    c->nbytes = (size_t)r->header->nbytes;
-    c->reorder = (flags & NPYIO_READ_C_ORDER) && npyio__header_fortran_data(r->header);
-    c->plan.ops = NULL;
-    c->plan.count = 0;
-    c->plan.itemsize = c->itemsize;
-    if (!(flags & NPYIO_READ_NATIVE))
-        return NPYIO_OK;
-    return npyio__swap_plan_make(r->header->dtype, npyio__host_order(),
-                                 &r->mem, &c->plan);
+    const npyio_header *h = r->header;
+    npyio__converter_spec spec;
+
+    memset(&spec, 0, sizeof spec);
+    spec.dtype = h->dtype;
+    spec.ndim = h->ndim;
+    spec.shape = h->shape;
+    spec.fortran = npyio__header_fortran_data(h);
+    spec.native = (flags & NPYIO_READ_NATIVE) != 0;
+    spec.c_order = (flags & NPYIO_READ_C_ORDER) != 0;
+    spec.bands = bands && spec.fortran;
+    spec.seekable = r->seekable;
+    spec.positioned = r->positioned;
+    return npyio__converter_make(c, &spec, &r->mem);
+}
+
+/* Would the Fortran data be reordered with these flags? */
+static bool reorders(const npyio_reader *r, uint32_t flags)
+{
+    return (flags & NPYIO_READ_C_ORDER) &&
+           npyio__header_fortran_data(r->header);
 }
 
 static npyio_status short_data(size_t got, size_t want)
@@ -308,101 +363,110 @@ static size_t block_bytes(size_t itemsize)
     return BLOCK_BYTES / itemsize * itemsize;
 }
 
-/* Read straight into dst; swap each block while it is in cache. */
-static npyio_status read_in_place(npyio_reader *r, const conversion *c,
-                                  unsigned char *dst)
+/* The runs of one fill, each into its place: positioned reads where the
+ * stream has them, else a seek (or, on a pipe, a skip forward) and a
+ * read per run. */
+static npyio_status read_fill(npyio_reader *r, const npyio__fill *f)
 {
-    size_t done = 0, step, got;
+    size_t k;
+
+    for (k = 0; k < f->count; k++) {
+        uint64_t at = f->offset + (uint64_t)k * f->stride;
+        unsigned char *into = f->buf + k * f->buf_stride;
+        npyio_status st;
+
+        if (r->positioned) {
+            size_t got = 0;
+
+            if (at > (uint64_t)(INT64_MAX - r->data_start))
+                return npyio__fail(NPYIO_E_OVERFLOW, "data offset %llu is "
+                                   "out of range", (unsigned long long)at);
+            st = npyio__stream_pread(r->stream, into, f->len,
+                                     r->data_start + (int64_t)at, &got,
+                                     "array data");
+            if (st == NPYIO_OK && got < f->len)
+                st = npyio__fail(NPYIO_E_TRUNCATED, "the data section ends "
+                                 "before byte %llu, but the header promises "
+                                 "%lld", (unsigned long long)(at + f->len),
+                                 (long long)r->header->nbytes);
+        } else {
+            st = seek_data(r, at);
+            if (st == NPYIO_OK)
+                st = read_data(r, into, f->len);
+        }
+        if (st != NPYIO_OK)
+            return st;
+    }
+    return NPYIO_OK;
+}
+
+/* Rows [first, first + count) of Fortran data into dst, as the converter
+ * delivers them (C order, or the band in Fortran order). */
+static npyio_status read_band(npyio_reader *r, npyio__converter *c,
+                              uint64_t first, uint64_t count, void *dst)
+{
+    npyio__fill fill;
+    npyio_status st = NPYIO_OK;
+
+    npyio__converter_band(c, first, count, dst);
+    while (st == NPYIO_OK && npyio__converter_next(c, &fill)) {
+        st = read_fill(r, &fill);
+        if (st == NPYIO_OK)
+            npyio__converter_place(c);
+    }
+    return st;
+}
+
+/* Read straight into dst; swap each block while it is in cache. */
+static npyio_status read_in_place(npyio_reader *r, const npyio__converter *c,
+                                  size_t nbytes, unsigned char *dst)
+{
+    size_t done = 0, step, got = 0;
     npyio_status st;
 
     if (c->plan.count == 0) { /* no conversion: one request, no copies */
-        st = npyio__stream_read(r->stream, dst, c->nbytes, &got,
-                                "array data");
-        return st != NPYIO_OK || got == c->nbytes ? st
-                                                  : short_data(got, c->nbytes);
+        st = npyio__stream_read(r->stream, dst, nbytes, &got, "array data");
+        r->data_pos += got;
+        return st != NPYIO_OK || got == nbytes ? st : short_data(got, nbytes);
     }
     step = block_bytes(c->itemsize);
-    while (done < c->nbytes) {
-        size_t want = c->nbytes - done < step ? c->nbytes - done : step;
+    while (done < nbytes) {
+        size_t want = nbytes - done < step ? nbytes - done : step;
 
         st = npyio__stream_read(r->stream, dst + done, want, &got,
                                 "array data");
+        r->data_pos += got;
         if (st != NPYIO_OK)
             return st;
         if (got < want)
-            return short_data(done + got, c->nbytes);
-        npyio__swap_apply(&c->plan, dst + done, want);
+            return short_data(done + got, nbytes);
+        npyio__converter_swap(c, dst + done, want);
         done += want;
     }
     return NPYIO_OK;
 }
 
-/* Fortran to C: blocks through a small bounce buffer, each swapped and
- * then placed where C order keeps its elements. */
-/* The bounce buffer for Fortran to C: whole columns for the tiled
- * transposition of 2-D arrays (see convert.c) where that fits in
- * REORDER_MAX_BYTES, else cache-sized blocks. */
-#define REORDER_TILE_COLUMNS 16
-#define REORDER_MAX_BYTES ((size_t)32 << 20)
-
-static size_t reorder_bytes(const npyio_header *h, size_t itemsize)
-{
-    size_t column = (size_t)h->shape[0] * itemsize;
-
-    if (h->ndim == 2 && column <= REORDER_MAX_BYTES / REORDER_TILE_COLUMNS &&
-        column * REORDER_TILE_COLUMNS > BLOCK_BYTES)
-        return column * REORDER_TILE_COLUMNS;
-    return block_bytes(itemsize);
-}
-
-static npyio_status read_reordered(npyio_reader *r, const conversion *c,
-                                   unsigned char *dst)
-{
-    const npyio_header *h = r->header;
-    size_t step = reorder_bytes(h, c->itemsize), done = 0, got;
-    size_t *cursor_state = NULL;
-    unsigned char *bounce = NULL;
-    npyio__f2c f2c;
-    npyio_status st;
-
-    st = npyio__alloc(&r->mem, step, "conversion buffer", (void **)&bounce);
-    if (st == NPYIO_OK)
-        st = npyio__alloc_array(&r->mem, 2 * (size_t)h->ndim, sizeof(size_t),
-                                "conversion state", (void **)&cursor_state);
-    if (st == NPYIO_OK)
-        npyio__f2c_init(&f2c, h->ndim, h->shape, c->itemsize, cursor_state,
-                        cursor_state + h->ndim);
-    while (st == NPYIO_OK && done < c->nbytes) {
-        size_t want = c->nbytes - done < step ? c->nbytes - done : step;
-
-        st = npyio__stream_read(r->stream, bounce, want, &got, "array data");
-        if (st == NPYIO_OK && got < want)
-            st = short_data(done + got, c->nbytes);
-        if (st != NPYIO_OK)
-            break;
-        npyio__swap_apply(&c->plan, bounce, want);
-        npyio__f2c_scatter(&f2c, bounce, want, dst);
-        done += want;
-    }
-    npyio__free(cursor_state);
-    npyio__free(bounce);
-    return st;
-}
-
+/* The whole data into dst: in place, or reordered in one band of all the
+ * rows (the converter reads long columns in runs and short ones in
+ * spans; on a pipe, in file order). */
 static npyio_status read_converted(npyio_reader *r, uint32_t flags, void *dst)
 {
-    conversion c;
-    npyio_status st = seek_data(r, 0);
+    const npyio_header *h = r->header;
+    bool reorder = reorders(r, flags);
+    npyio__converter c;
+    npyio_status st = seek_data(r, 0); /* refused if a pipe moved on */
 
     if (st == NPYIO_OK)
-        st = plan_conversion(r, flags, &c);
+        st = make_converter(r, flags, reorder, &c);
     if (st != NPYIO_OK)
         return st;
-    r->done = true; /* whatever happens, the stream has moved on */
-    r->data_pos = c.nbytes;
-    st = c.reorder ? read_reordered(r, &c, dst) : read_in_place(r, &c, dst);
-    npyio__swap_plan_free(&c.plan);
-    return st;
+    r->done = true; /* whatever happens, the stream moves on */
+    if (reorder)
+        st = read_band(r, &c, 0, (uint64_t)h->shape[0], dst);
+    else
+        st = read_in_place(r, &c, (size_t)h->nbytes, dst);
+    npyio__converter_free(&c);
+    return fail_reader(r, st);
 }
 
 static npyio_status reader_read_body(npyio_reader *reader, void *dst, size_t cap,
@@ -429,33 +493,49 @@ npyio_status npyio_reader_read(npyio_reader *reader, void *dst, size_t cap,
                             "npyio_reader_read");
 }
 
-/* Fortran to C from a whole buffer already in memory (pipes only). */
-static npyio_status reorder_from_memory(npyio_reader *r, const void *raw,
-                                        void *dst)
+/* A pipe: the data grows in memory as it arrives (it might end early),
+ * then is swapped in place and, for C order, placed in a second block:
+ * the one case that needs two. */
+static npyio_status read_alloc_unseekable(npyio_reader *r, uint32_t flags,
+                                          size_t nbytes, void **out)
 {
-    const npyio_header *h = r->header;
-    size_t *cursor_state = NULL;
-    npyio__f2c f2c;
-    npyio_status st;
+    void *raw = NULL, *block = NULL;
+    size_t got = 0;
+    npyio__converter c;
+    npyio_status st = seek_data(r, 0); /* refused if chunks moved on */
 
-    st = npyio__alloc_array(&r->mem, 2 * (size_t)h->ndim, sizeof(size_t),
-                            "conversion state", (void **)&cursor_state);
+    if (st == NPYIO_OK)
+        st = make_converter(r, flags, false, &c);
     if (st != NPYIO_OK)
         return st;
-    npyio__f2c_init(&f2c, h->ndim, h->shape, h->dtype->itemsize, cursor_state,
-                    cursor_state + h->ndim);
-    npyio__f2c_scatter(&f2c, raw, (size_t)h->nbytes, dst);
-    npyio__free(cursor_state);
-    return NPYIO_OK;
+    r->done = true;
+    st = fail_reader(r, read_growing(r, nbytes, true, "array data", &raw,
+                                     &got));
+    r->data_pos += got;
+    if (st == NPYIO_OK) {
+        npyio__converter_swap(&c, raw, nbytes);
+        if (reorders(r, flags)) {
+            st = npyio__alloc(&r->mem, nbytes, "array data", &block);
+            if (st == NPYIO_OK)
+                npyio__converter_place_all(&c, raw, block);
+            npyio__free(raw);
+        } else {
+            block = raw;
+        }
+        raw = NULL;
+    }
+    npyio__free(raw);
+    npyio__converter_free(&c);
+    *out = block;
+    return st;
 }
 
 static npyio_status reader_read_alloc_body(npyio_reader *reader, uint32_t flags,
                                            void **data, size_t *len)
 {
     static const char where[] = "npyio_reader_read_alloc";
-    void *block = NULL, *raw = NULL;
-    size_t nbytes, got = 0;
-    conversion c;
+    void *block = NULL;
+    size_t nbytes;
     npyio_status st;
 
     if (len != NULL)
@@ -472,28 +552,7 @@ static npyio_status reader_read_alloc_body(npyio_reader *reader, uint32_t flags,
         if (st == NPYIO_OK)
             st = read_converted(reader, flags, block);
     } else {
-        /* A pipe might end early: grow with the data, then convert. */
-        st = seek_data(reader, 0); /* refused if chunks moved the pipe on */
-        reader->done = true;
-        if (st == NPYIO_OK)
-            st = read_growing(reader, nbytes, true, "array data", &raw, &got);
-        reader->data_pos += got;
-        if (st == NPYIO_OK)
-            st = plan_conversion(reader, flags, &c);
-        if (st == NPYIO_OK) {
-            npyio__swap_apply(&c.plan, raw, nbytes);
-            if (c.reorder) { /* the one case that needs a second buffer */
-                st = npyio__alloc(&reader->mem, nbytes, "array data", &block);
-                if (st == NPYIO_OK)
-                    st = reorder_from_memory(reader, raw, block);
-                npyio__free(raw);
-            } else {
-                block = raw;
-            }
-            raw = NULL;
-            npyio__swap_plan_free(&c.plan);
-        }
-        npyio__free(raw);
+        st = read_alloc_unseekable(reader, flags, nbytes, &block);
     }
     if (st != NPYIO_OK) {
         npyio__free(block);
@@ -527,6 +586,8 @@ static npyio_status reader_read_pickle_body(npyio_reader *reader, void **bytes,
     st = check_reader(reader, where);
     if (st != NPYIO_OK)
         return st;
+    if (reader->failed != NPYIO_OK)
+        return repeat_failure(reader, where);
     if (!npyio_dtype_contains_objects(reader->header->dtype))
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the array holds no "
                            "Python objects; its data is not a pickle",
@@ -535,7 +596,8 @@ static npyio_status reader_read_pickle_body(npyio_reader *reader, void **bytes,
         return npyio__fail(NPYIO_E_STATE, "%s: the data was already read",
                            where);
     reader->done = true;
-    st = read_growing(reader, 0, false, "pickle", bytes, &got);
+    st = fail_reader(reader, read_growing(reader, 0, false, "pickle", bytes,
+                                          &got));
     if (st == NPYIO_OK)
         *len = got;
     return st;
@@ -561,99 +623,48 @@ static uint64_t row_elements(const npyio_header *h)
     return n;
 }
 
-/*
- * Rows [first, first + count) of Fortran-order data: each column (one
- * index of the other axes, all of axis 0) holds the rows' elements as one
- * run, at increasing offsets; read the runs in turn and place them in
- * Fortran order (runs one after the other) or, reordering, where a C-order
- * array of shape (count, shape[1], ...) keeps them.
- */
-static npyio_status gather_fortran_rows(npyio_reader *r, uint64_t first,
-                                        uint64_t count, unsigned char *dst,
-                                        bool reorder,
-                                        const npyio__swap_plan *plan)
+/* A pipe cannot go back: refused before anything moves, so that the
+ * reader stays usable. */
+static npyio_status check_forward(const npyio_reader *r, uint64_t offset)
 {
-    const npyio_header *h = r->header;
-    size_t itemsize = h->dtype->itemsize;
-    uint64_t columns = row_elements(h), m;
-    size_t run = (size_t)count * itemsize;
-    size_t step = run < BLOCK_BYTES ? run : block_bytes(itemsize);
-    int64_t *sub_shape = NULL;
-    size_t *cursor = NULL;
-    unsigned char *bounce = NULL;
-    npyio__f2c f2c;
-    npyio_status st = NPYIO_OK;
-
-    if (reorder) {
-        st = npyio__alloc(&r->mem, step, "conversion buffer",
-                          (void **)&bounce);
-        if (st == NPYIO_OK)
-            st = npyio__alloc_array(&r->mem, 2 * (size_t)h->ndim,
-                                    sizeof(size_t), "conversion state",
-                                    (void **)&cursor);
-        if (st == NPYIO_OK)
-            st = npyio__alloc_array(&r->mem, (size_t)h->ndim,
-                                    sizeof(int64_t), "conversion state",
-                                    (void **)&sub_shape);
-        if (st == NPYIO_OK) {
-            memcpy(sub_shape, h->shape, (size_t)h->ndim * sizeof *sub_shape);
-            sub_shape[0] = (int64_t)count;
-            npyio__f2c_init(&f2c, h->ndim, sub_shape, itemsize, cursor,
-                            cursor + h->ndim);
-        }
-    }
-    for (m = 0; m < columns && st == NPYIO_OK; m++) {
-        size_t done = 0;
-
-        st = seek_data(r, ((uint64_t)m * (uint64_t)h->shape[0] + first) *
-                              itemsize);
-        while (st == NPYIO_OK && done < run) {
-            size_t want = run - done < step ? run - done : step;
-            unsigned char *into = reorder ? bounce
-                                          : dst + (size_t)m * run + done;
-
-            st = read_data(r, into, want);
-            if (st != NPYIO_OK)
-                break;
-            npyio__swap_apply(plan, into, want);
-            if (reorder)
-                npyio__f2c_scatter(&f2c, bounce, want, dst);
-            done += want;
-        }
-    }
-    npyio__free(sub_shape);
-    npyio__free(cursor);
-    npyio__free(bounce);
-    return st;
+    if (r->seekable || offset >= r->data_pos)
+        return NPYIO_OK;
+    return npyio__fail(NPYIO_E_UNSUPPORTED, "the stream cannot seek, and "
+                       "byte %llu of the data is behind its position "
+                       "(%llu)", (unsigned long long)offset,
+                       (unsigned long long)r->data_pos);
 }
 
-/* Rows of any layout into dst; the caller checked ranges and sizes. */
-static npyio_status read_row_range(npyio_reader *r, uint64_t first,
-                                   uint64_t count, unsigned char *dst,
-                                   uint32_t flags)
+/* Rows of any layout into dst, with a converter made for the pass; the
+ * caller checked ranges and sizes. Contiguous rows (C-order data) in one
+ * read; Fortran data in a band. */
+static npyio_status read_row_range(npyio_reader *r, npyio__converter *c,
+                                   uint64_t first, uint64_t count,
+                                   unsigned char *dst)
 {
     const npyio_header *h = r->header;
     size_t itemsize = h->dtype->itemsize;
     size_t row_bytes = (size_t)row_elements(h) * itemsize;
     size_t len = (size_t)count * row_bytes;
-    conversion c;
-    npyio_status st = plan_conversion(r, flags, &c);
+    npyio_status st;
 
-    if (st != NPYIO_OK || len == 0) {
-        npyio__swap_plan_free(&c.plan);
+    if (len == 0)
+        return NPYIO_OK;
+    if (npyio__header_fortran_data(h)) {
+        st = check_forward(r, first * itemsize); /* its first run */
+        if (st == NPYIO_OK)
+            st = fail_reader(r, read_band(r, c, first, count, dst));
         return st;
     }
-    if (npyio__header_fortran_data(h))
-        st = gather_fortran_rows(r, first, count, dst, c.reorder, &c.plan);
-    else {
-        st = seek_data(r, first * row_bytes);
-        if (st == NPYIO_OK)
-            st = read_data(r, dst, len);
-        if (st == NPYIO_OK)
-            npyio__swap_apply(&c.plan, dst, len);
-    }
-    npyio__swap_plan_free(&c.plan);
-    return st;
+    st = check_forward(r, first * row_bytes);
+    if (st != NPYIO_OK)
+        return st;
+    st = seek_data(r, first * row_bytes);
+    if (st == NPYIO_OK)
+        st = read_data(r, dst, len);
+    if (st == NPYIO_OK)
+        npyio__converter_swap(c, dst, len);
+    return fail_reader(r, st);
 }
 
 static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
@@ -663,6 +674,7 @@ static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
     static const char where[] = "npyio_reader_read_rows";
     const npyio_header *h;
     uint64_t need;
+    npyio__converter c;
     npyio_status st = check_numbers(reader, flags, where);
 
     if (st != NPYIO_OK)
@@ -684,8 +696,14 @@ static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
                            (long long)count, (unsigned long long)need, cap);
     if (dst == NULL && need > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dst is NULL", where);
-    return read_row_range(reader, (uint64_t)first, (uint64_t)count, dst,
-                          flags);
+    if (need == 0)
+        return NPYIO_OK;
+    st = make_converter(reader, flags, true, &c);
+    if (st == NPYIO_OK)
+        st = read_row_range(reader, &c, (uint64_t)first, (uint64_t)count,
+                            dst);
+    npyio__converter_free(&c);
+    return st;
 }
 
 npyio_status npyio_reader_read_rows(npyio_reader *reader, int64_t first,
@@ -696,6 +714,23 @@ npyio_status npyio_reader_read_rows(npyio_reader *reader, int64_t first,
                             "npyio_reader_read_rows");
 }
 
+/* The converter of a chunked pass: made at its first chunk (again if the
+ * flags change), released at its end, on failure and at close. */
+static npyio_status chunk_converter(npyio_reader *r, uint32_t flags)
+{
+    npyio_status st;
+
+    if (r->chunking && r->chunk_flags == flags)
+        return NPYIO_OK;
+    end_chunks(r);
+    st = make_converter(r, flags, reorders(r, flags), &r->chunks);
+    if (st != NPYIO_OK)
+        return st;
+    r->chunking = true;
+    r->chunk_flags = flags;
+    return NPYIO_OK;
+}
+
 static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
                                            size_t cap, uint32_t flags, size_t *got)
 {
@@ -703,7 +738,6 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
     const npyio_header *h;
     size_t itemsize;
     uint64_t left, n;
-    conversion c;
     npyio_status st;
 
     if (got == NULL)
@@ -714,8 +748,8 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
         return st;
     h = reader->header;
     itemsize = h->dtype->itemsize;
-    if ((flags & NPYIO_READ_C_ORDER) && npyio__header_fortran_data(h)) {
-        /* Whole rows, gathered column by column. */
+    if (reorders(reader, flags)) {
+        /* Whole rows, placed in C order a band at a time. */
         uint64_t row_bytes = row_elements(h) * itemsize;
 
         if (!reader->seekable)
@@ -723,14 +757,19 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
                                "in C order needs a stream that can seek",
                                where);
         left = (uint64_t)h->shape[0] - reader->chunk_pos;
-        if (left == 0 || row_bytes == 0)
+        if (left == 0 || row_bytes == 0) {
+            end_chunks(reader);
             return NPYIO_END; /* (rows of 0 bytes: nothing to deliver) */
+        }
         n = cap / row_bytes < left ? cap / row_bytes : left;
         if (n == 0)
             return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one row is "
                                "%llu bytes, the buffer %zu", where,
                                (unsigned long long)row_bytes, cap);
-        st = read_row_range(reader, reader->chunk_pos, n, dst, flags);
+        st = chunk_converter(reader, flags);
+        if (st == NPYIO_OK)
+            st = read_row_range(reader, &reader->chunks, reader->chunk_pos,
+                                n, dst);
         if (st == NPYIO_OK) {
             reader->chunk_pos += n;
             *got = (size_t)(n * row_bytes);
@@ -738,25 +777,28 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
         return st;
     }
     left = (uint64_t)h->nbytes - reader->chunk_pos;
-    if (left == 0)
+    if (left == 0) {
+        end_chunks(reader);
         return NPYIO_END;
+    }
     if (cap < itemsize)
         return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is %zu "
                            "bytes, the buffer %zu", where, itemsize, cap);
     n = cap / itemsize * itemsize < left ? cap / itemsize * itemsize : left;
-    st = seek_data(reader, reader->chunk_pos);
+    st = check_forward(reader, reader->chunk_pos);
     if (st == NPYIO_OK)
-        st = plan_conversion(reader, flags & NPYIO_READ_NATIVE, &c);
+        st = chunk_converter(reader, flags & NPYIO_READ_NATIVE);
     if (st != NPYIO_OK)
         return st;
-    st = read_data(reader, dst, (size_t)n);
+    st = seek_data(reader, reader->chunk_pos);
+    if (st == NPYIO_OK)
+        st = read_data(reader, dst, (size_t)n);
     if (st == NPYIO_OK) {
-        npyio__swap_apply(&c.plan, dst, (size_t)n);
+        npyio__converter_swap(&reader->chunks, dst, (size_t)n);
         reader->chunk_pos += n;
         *got = (size_t)n;
     }
-    npyio__swap_plan_free(&c.plan);
-    return st;
+    return fail_reader(reader, st);
 }
 
 npyio_status npyio_reader_read_chunk(npyio_reader *reader, void *dst,

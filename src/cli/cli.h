@@ -45,9 +45,10 @@ int cli_open_input(const char *name, const npyio_options *options,
 void cli_close_input(cli_input *in);
 
 /* Reordering Fortran and C data needs seeks. For a pipe, copy the rest of
- * the input to an unlinked temporary file and read from there: memory stays
- * bounded, the disk holds the array. Nothing happens if the input can
- * seek. On failure, prints a message and returns EXIT_INVALID. */
+ * the input to an unlinked temporary file (in $TMPDIR, else /tmp) and read
+ * from there: memory stays bounded, the disk holds the array. Nothing
+ * happens if the input can seek. On failure, prints a message and returns
+ * EXIT_INVALID. */
 int cli_input_make_seekable(cli_input *in);
 
 /* The data section's bytes as stored, read past the reader: an object
@@ -58,11 +59,24 @@ int cli_input_make_seekable(cli_input *in);
 int cli_input_seek_data(cli_input *in);
 int cli_input_read_raw(cli_input *in, void *buf, size_t cap, size_t *got);
 
-/* Chunk sizes: for reading as stored, and for reordering, which gathers
- * each chunk with one read per column, so that bigger chunks mean longer
- * reads (256 MiB C->F: 2.1 s with 4 MiB chunks, 1.2 s with 16 MiB). */
+/* Chunk sizes: for reading as stored, and for reordering. A reordered
+ * chunk is a band of whole rows, which the library gathers from every
+ * column of the file: short columns cost one pass over the file per band
+ * (long ones a positioned read per column), so the time grows with the
+ * number of bands. 64 MiB: three or four bands for a 200 MB array, which
+ * then converts faster than NumPy's load + asfortranarray in memory
+ * (tests/bench/bench_reorder.c), in a bounded buffer. */
 #define CLI_CHUNK ((size_t)1 << 20)
-#define CLI_REORDER_CHUNK ((size_t)16 << 20)
+#define CLI_REORDER_CHUNK ((size_t)64 << 20)
+
+/* Whether C and Fortran order lay the array out differently: at least two
+ * axes longer than 1. */
+int cli_layouts_differ(const npyio_header *h);
+
+/* A data buffer, from free(): large ones 2 MiB aligned and advised for
+ * huge pages, so that filling it does not fault on every 4 KiB page. NULL
+ * if out of memory. */
+void *cli_buffer(size_t size);
 
 /* A buffer size for whole chunks: at least one row along axis 0 of the
  * array h describes (so Fortran data can come out in C order), and at

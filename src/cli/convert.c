@@ -13,8 +13,9 @@
  *                              reversed shape: its C order is the original
  *                              array's Fortran order.
  *
- * Reordering gathers with seeks; a pipe's data is first copied to a
- * temporary file (cli_input_make_seekable).
+ * Reordering reads bands of rows from every column, so it seeks; a
+ * pipe's data is first copied to a temporary file
+ * (cli_input_make_seekable).
  *
  * OUT goes through the library's atomic writer: an existing OUT is
  * replaced only when everything succeeded.
@@ -67,17 +68,6 @@ static npyio_status open_reversed_view(const cli_input *in, source *src)
     if (st == NPYIO_OK)
         st = npyio_reader_open_stream(src->stream, in->options, &src->reader);
     return st;
-}
-
-/* Whether C and Fortran order lay the array out differently: at least
- * two axes longer than 1. */
-static int layouts_differ(const npyio_header *h)
-{
-    int i, longer = 0;
-
-    for (i = 0; i < npyio_header_ndim(h); i++)
-        longer += npyio_header_shape(h)[i] > 1;
-    return longer >= 2;
 }
 
 static npyio_status open_source(const cli_input *in, char order, source *src)
@@ -140,7 +130,7 @@ static npyio_status copy_data(const source *src, npyio_writer *w,
     size_t got = 0,
            cap = cli_chunk_capacity(npyio_reader_header(src->reader),
                                     CLI_REORDER_CHUNK);
-    unsigned char *buf = malloc(cap);
+    unsigned char *buf = cli_buffer(cap);
     uint64_t done = 0;
     cli_progress bar;
     npyio_status st;
@@ -202,7 +192,7 @@ int cli_convert(const cli_args *a)
     }
     memset(&src, 0, sizeof src);
     /* Reordering a pipe's data: from a temporary copy (bounded memory). */
-    if (layouts_differ(npyio_reader_header(in.reader)) &&
+    if (cli_layouts_differ(npyio_reader_header(in.reader)) &&
         (a->order == 'F') != (npyio_header_fortran_order(
                                   npyio_reader_header(in.reader)) != 0) &&
         cli_input_make_seekable(&in) != 0) {

@@ -8,11 +8,13 @@
  * of its own in front of another file's data (see convert.c).
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) */
 #define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -134,6 +136,30 @@ static int looks_like_zip(const unsigned char *magic, size_t n)
 {
     return n >= 4 && magic[0] == 'P' && magic[1] == 'K' &&
            ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
+}
+
+int cli_layouts_differ(const npyio_header *h)
+{
+    int i, longer = 0;
+
+    for (i = 0; i < npyio_header_ndim(h); i++)
+        longer += npyio_header_shape(h)[i] > 1;
+    return longer >= 2;
+}
+
+void *cli_buffer(size_t size)
+{
+    const size_t huge = (size_t)2 << 20;
+    void *p = NULL;
+
+    if (size < 2 * huge)
+        return malloc(size ? size : 1);
+    if (posix_memalign(&p, huge, size) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, size, MADV_HUGEPAGE); /* advice: failure is harmless */
+#endif
+    return p;
 }
 
 size_t cli_chunk_capacity(const npyio_header *h, size_t at_least)
@@ -319,6 +345,35 @@ static int copy_rest(FILE *from, FILE *to)
     return rc;
 }
 
+/* An unlinked temporary file in $TMPDIR (tmpfile() ignores it), else
+ * /tmp: gone when closed, whatever happens. */
+static FILE *temporary_file(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    FILE *f;
+    int fd, e;
+
+    if (dir == NULL || dir[0] == '\0')
+        dir = "/tmp";
+    if ((size_t)snprintf(path, sizeof path, "%s/npyio-XXXXXX", dir) >=
+        sizeof path) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    unlink(path);
+    f = fdopen(fd, "w+b");
+    if (f == NULL) {
+        e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 int cli_input_make_seekable(cli_input *in)
 {
     const npyio_options *options = in->options;
@@ -326,7 +381,7 @@ int cli_input_make_seekable(cli_input *in)
 
     if (cli_splice_seekable(in->splice))
         return 0;
-    tmp = tmpfile(); /* unlinked: gone when closed, whatever happens */
+    tmp = temporary_file();
     if (tmp == NULL || emit_header(npyio_reader_header(in->reader), tmp) != 0 ||
         copy_rest(in->file, tmp) != 0 || fflush(tmp) != 0) {
         int e = errno;

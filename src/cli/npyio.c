@@ -64,10 +64,11 @@ static int usage(const command *cmd, const char *problem)
 static int read_through(cli_input *in, uint32_t flags, FILE *sink)
 {
     const npyio_header *h = npyio_reader_header(in->reader);
+    int reorder = (flags & NPYIO_READ_C_ORDER) &&
+                  npyio_header_fortran_order(h) && cli_layouts_differ(h);
     size_t got = 0,
-           cap = cli_chunk_capacity(h, (flags & NPYIO_READ_C_ORDER)
-                                           ? CLI_REORDER_CHUNK
-                                           : CLI_CHUNK);
+           cap = cli_chunk_capacity(h, reorder ? CLI_REORDER_CHUNK
+                                               : CLI_CHUNK);
     unsigned char *buf;
     npyio_status st;
     int rc = 0;
@@ -78,7 +79,7 @@ static int read_through(cli_input *in, uint32_t flags, FILE *sink)
         return cli_error(in->name, "the array holds Python objects (a "
                                    "pickle), which npyio does not unpickle");
     }
-    buf = malloc(cap);
+    buf = cli_buffer(cap);
     if (buf == NULL)
         return cli_error(in->name, "out of memory");
     st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got);
