@@ -1,0 +1,778 @@
+/*
+ * test_reorder.c - Fortran data read in C order, against a naive
+ * element-by-element reordering computed here: whole reads, chunks and
+ * row ranges with every flag combination, over 1-D to 4-D shapes (axes of
+ * 0 and 1, odd sizes, tall and wide), itemsizes 1, 2, 3, 8, 16 and a
+ * padded record, big-endian files brought to native order, through files,
+ * memory, a seekable stream of short reads and a pipe of short reads. The
+ * converter itself (convert.h) is driven with tiny bounce buffers and
+ * both extreme policies, so that every way of filling a band (spans,
+ * runs, cut runs, boxes across axes) is reached with small arrays; its
+ * fills must stay in bounds and, without seeking, in file order. A reader
+ * whose read failed midway stays failed.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "hostile.h"
+#include "convert.h"
+
+/* A scratch directory for the files, made by the group setup. */
+static char dir[64];
+
+static void path_in_dir(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+/* ---- element types, with the units a byte-order change reverses -------------- */
+
+typedef struct unit {
+    size_t offset, size;
+} unit;
+
+typedef struct type_case {
+    const char *descr;
+    size_t itemsize;
+    char order; /* the file's byte order: '<', '>', or '|' for none */
+    int units;
+    unit unit[2];
+} type_case;
+
+static const type_case types[] = {
+    {"|u1", 1, '|', 0, {{0, 0}}},
+    {"<u2", 2, '<', 1, {{0, 2}}},
+    {">u2", 2, '>', 1, {{0, 2}}},
+    {"|S3", 3, '|', 0, {{0, 0}}},
+    {">i4", 4, '>', 1, {{0, 4}}},
+    {"<f8", 8, '<', 1, {{0, 8}}},
+    {">f8", 8, '>', 1, {{0, 8}}},
+    {">c16", 16, '>', 2, {{0, 8}, {8, 8}}},
+    /* Padding at bytes 2-3 and 8-11, left as they are. */
+    {"[('a', '>u2'), ('', '|V2'), ('b', '>i4'), ('', '|V4')]", 12, '>', 2,
+     {{0, 2}, {4, 4}}},
+};
+#define TYPES (sizeof types / sizeof types[0])
+
+/* ---- shapes ------------------------------------------------------------------- */
+
+typedef struct shape_case {
+    int ndim;
+    int64_t shape[4];
+} shape_case;
+
+static const shape_case shapes[] = {
+    {1, {0}},          {1, {1}},          {1, {7}},
+    {2, {1, 1}},       {2, {5, 1}},       {2, {1, 5}},
+    {2, {2, 3}},       {2, {13, 3}},      {2, {3, 17}},
+    {2, {31, 29}},     {2, {0, 5}},       {2, {5, 0}},
+    {2, {64, 2}},      {3, {2, 3, 4}},    {3, {5, 1, 7}},
+    {3, {1, 1, 6}},    {3, {6, 1, 1}},    {3, {3, 0, 4}},
+    {3, {7, 5, 3}},    {3, {1, 4, 9}},    {4, {4, 3, 2, 5}},
+    {4, {3, 5, 7, 2}}, {4, {2, 1, 3, 1}}, {4, {1, 2, 1, 3}},
+};
+#define SHAPES (sizeof shapes / sizeof shapes[0])
+
+/* ---- an array, its file and what every read must give ---------------------------------- */
+
+typedef struct array {
+    const type_case *type;
+    int ndim;
+    const int64_t *shape;
+    bool fortran;      /* the header says Fortran order */
+    size_t count, itemsize, nbytes;
+    size_t rows, row_elements, row_bytes;
+    bool reorders;     /* Fortran data whose C order differs */
+    unsigned char *file;
+    size_t file_len, data_offset;
+    size_t *file_of_c; /* the file position of the element at each C position */
+    char path[256];
+} array;
+
+/* Byte b of the element stored at file position f. */
+static unsigned char pattern(size_t f, size_t b)
+{
+    uint32_t x = (uint32_t)f * 2654435761u + (uint32_t)b * 40503u + 17u;
+
+    return (unsigned char)((x >> 24) ^ (x >> 8) ^ x);
+}
+
+static bool layouts_differ(int ndim, const int64_t *shape)
+{
+    int longer = 0, i;
+
+    for (i = 0; i < ndim; i++)
+        longer += shape[i] > 1;
+    return longer >= 2;
+}
+
+static void make_array(array *a, const type_case *type, int ndim,
+                       const int64_t *shape, bool fortran)
+{
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL;
+    size_t hlen = 0, c, f, b;
+    int d;
+
+    memset(a, 0, sizeof *a);
+    a->type = type;
+    a->ndim = ndim;
+    a->shape = shape;
+    a->fortran = fortran;
+    a->itemsize = type->itemsize;
+    a->count = 1;
+    for (d = 0; d < ndim; d++)
+        a->count *= (size_t)shape[d];
+    a->nbytes = a->count * a->itemsize;
+    a->rows = ndim > 0 ? (size_t)shape[0] : 1;
+    a->row_elements = 1;
+    for (d = 1; d < ndim; d++)
+        a->row_elements *= (size_t)shape[d];
+    a->row_bytes = a->row_elements * a->itemsize;
+    a->reorders = fortran && a->count > 0 && layouts_differ(ndim, shape);
+    assert_ok(npyio_dtype_from_descr(type->descr, strlen(type->descr), NULL,
+                                     &dt));
+    assert_int_equal(npyio_dtype_itemsize(dt), type->itemsize);
+    assert_ok(npyio_header_new(dt, ndim, shape, fortran, &h));
+    npyio_dtype_unref(dt);
+    assert_status(npyio_header_emit(h, 0, NULL, 0, &hlen),
+                  NPYIO_E_BUFFER_TOO_SMALL);
+    a->data_offset = hlen;
+    a->file_len = hlen + a->nbytes;
+    a->file = malloc(a->file_len + 1);
+    assert_non_null(a->file);
+    assert_ok(npyio_header_emit(h, 0, a->file, hlen, &hlen));
+    npyio_header_free(h);
+    for (f = 0; f < a->count; f++)
+        for (b = 0; b < a->itemsize; b++)
+            a->file[hlen + f * a->itemsize + b] = pattern(f, b);
+    /* Where each C position's element lies in the file. */
+    a->file_of_c = malloc((a->count + 1) * sizeof *a->file_of_c);
+    assert_non_null(a->file_of_c);
+    for (c = 0; c < a->count; c++) {
+        size_t rest = c, fpos = 0, fstride = 1;
+        size_t index[4] = {0, 0, 0, 0};
+
+        for (d = ndim - 1; d >= 0; d--) {
+            index[d] = rest % (size_t)shape[d];
+            rest /= (size_t)shape[d];
+        }
+        if (!fortran) {
+            a->file_of_c[c] = c;
+            continue;
+        }
+        for (d = 0; d < ndim; d++) {
+            fpos += index[d] * fstride;
+            fstride *= (size_t)shape[d];
+        }
+        a->file_of_c[c] = fpos;
+    }
+    path_in_dir(a->path, sizeof a->path, "array.npy");
+}
+
+static void free_array(array *a)
+{
+    free(a->file);
+    free(a->file_of_c);
+}
+
+/* Copy the element at file position f to out, converted as flags say. */
+static void put_element(const array *a, size_t f, unsigned flags,
+                        unsigned char *out)
+{
+    const type_case *t = a->type;
+    int u;
+
+    memcpy(out, a->file + a->data_offset + f * a->itemsize, a->itemsize);
+    if (!(flags & NPYIO_READ_NATIVE) || t->order == '|' ||
+        t->order == host_order())
+        return;
+    for (u = 0; u < t->units; u++) {
+        unsigned char *p = out + t->unit[u].offset;
+        size_t n = t->unit[u].size, i;
+
+        for (i = 0; i < n / 2; i++) {
+            unsigned char x = p[i];
+
+            p[i] = p[n - 1 - i];
+            p[n - 1 - i] = x;
+        }
+    }
+}
+
+/* All of the data as a whole read gives it. */
+static unsigned char *expect_whole(const array *a, unsigned flags)
+{
+    unsigned char *out = malloc(a->nbytes + 1);
+    size_t k;
+
+    for (k = 0; k < a->count; k++)
+        put_element(a, (flags & NPYIO_READ_C_ORDER) ? a->file_of_c[k] : k,
+                    flags, out + k * a->itemsize);
+    return out;
+}
+
+/* Rows [first, first + count): C order, or for Fortran data read as
+ * stored, the band in Fortran order (each column's run in turn). */
+static unsigned char *expect_rows(const array *a, unsigned flags,
+                                  size_t first, size_t count)
+{
+    unsigned char *out = malloc(count * a->row_bytes + 1);
+    size_t i, m, k = 0;
+
+    if (a->fortran && !(flags & NPYIO_READ_C_ORDER)) {
+        for (m = 0; m < a->row_elements; m++)
+            for (i = first; i < first + count; i++)
+                put_element(a, m * a->rows + i, flags,
+                            out + k++ * a->itemsize);
+        return out;
+    }
+    for (i = first * a->row_elements; i < (first + count) * a->row_elements;
+         i++)
+        put_element(a, a->fortran ? a->file_of_c[i] : i, flags,
+                    out + k++ * a->itemsize);
+    return out;
+}
+
+/* ---- sources --------------------------------------------------------------------- */
+
+enum { K_FILE, K_MEMORY, K_SEEK, K_PIPE, KINDS };
+static const char *const kind_names[KINDS] = {"file", "memory",
+                                               "short reads, seekable",
+                                               "pipe of short reads"};
+
+typedef struct source {
+    hostile h;
+    npyio_stream *stream;
+    npyio_reader *reader;
+} source;
+
+static npyio_reader *open_source(source *s, const array *a, int kind)
+{
+    s->stream = NULL;
+    if (kind == K_FILE)
+        assert_ok(npyio_reader_open_path(a->path, NULL, &s->reader));
+    else {
+        if (kind == K_MEMORY)
+            assert_ok(npyio_stream_open_memory(a->file, a->file_len, NULL,
+                                               &s->stream));
+        else
+            assert_ok(hostile_open(&s->h, a->file, a->file_len,
+                                   kind == K_SEEK, &s->stream));
+        assert_ok(npyio_reader_open_stream(s->stream, NULL, &s->reader));
+    }
+    return s->reader;
+}
+
+static void close_source(source *s)
+{
+    assert_ok(npyio_reader_close(s->reader));
+    assert_ok(npyio_stream_close(s->stream));
+}
+
+static void write_file(const array *a)
+{
+    FILE *f = fopen(a->path, "wb");
+
+    assert_non_null(f);
+    assert_int_equal(fwrite(a->file, 1, a->file_len, f), a->file_len);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void describe(char *out, size_t cap, const array *a, int kind,
+                     unsigned flags)
+{
+    size_t at;
+    int d;
+
+    at = (size_t)snprintf(out, cap, "%s %s (", a->type->descr,
+                          a->fortran ? "Fortran" : "C");
+    for (d = 0; d < a->ndim && at < cap; d++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%lld", d ? ", " : "",
+                               (long long)a->shape[d]);
+    if (at < cap)
+        snprintf(out + at, cap - at, "), %s, flags %u", kind_names[kind],
+                 flags);
+}
+
+#define check_bytes(got, want, len, what, a, kind, flags)                    \
+    do {                                                                     \
+        if ((len) > 0 && memcmp((got), (want), (len)) != 0) {                \
+            char where_[512];                                                \
+            describe(where_, sizeof where_, (a), (kind), (flags));           \
+            fail_msg("%s differs from the naive reordering: %s", (what),     \
+                     where_);                                                \
+        }                                                                    \
+    } while (0)
+
+/* ---- the reads ---------------------------------------------------------------------- */
+
+static void check_whole(const array *a, int kind, unsigned flags)
+{
+    unsigned char *want = expect_whole(a, flags);
+    unsigned char *got = malloc(a->nbytes + 1);
+    void *alloc = NULL;
+    size_t len = 99;
+    source s;
+
+    open_source(&s, a, kind);
+    assert_ok(npyio_reader_read(s.reader, got, a->nbytes, flags));
+    check_bytes(got, want, a->nbytes, "a whole read", a, kind, flags);
+    close_source(&s);
+    open_source(&s, a, kind);
+    assert_ok(npyio_reader_read_alloc(s.reader, flags, &alloc, &len));
+    assert_int_equal(len, a->nbytes);
+    check_bytes(alloc, want, a->nbytes, "a whole read_alloc", a, kind,
+                flags);
+    npyio_free(alloc);
+    close_source(&s);
+    free(want);
+    free(got);
+}
+
+static void check_chunks(const array *a, int kind, unsigned flags,
+                         size_t cap)
+{
+    bool by_rows = a->reorders && (flags & NPYIO_READ_C_ORDER);
+    unsigned char *want = expect_whole(a, flags);
+    unsigned char *all = malloc(a->nbytes + 1), *buf = malloc(cap + 1);
+    size_t have = 0, got = 0;
+    npyio_status st;
+    source s;
+
+    open_source(&s, a, kind);
+    if (by_rows && kind == K_PIPE) {
+        assert_status(npyio_reader_read_chunk(s.reader, buf, cap, flags,
+                                              &got),
+                      NPYIO_E_UNSUPPORTED);
+        assert_error_contains("needs a stream that can seek");
+    } else {
+        int calls = 0;
+
+        while ((st = npyio_reader_read_chunk(s.reader, buf, cap, flags,
+                                             &got)) == NPYIO_OK) {
+            assert_true(got > 0 && got <= cap);
+            assert_int_equal(got % (by_rows ? a->row_bytes : a->itemsize),
+                             0);
+            assert_true(have + got <= a->nbytes);
+            memcpy(all + have, buf, got);
+            have += got;
+            /* Rows in between, on a stream that can go back: independent
+             * of the chunks' cursor. */
+            if (kind != K_PIPE && a->ndim > 0 && a->rows > 0 &&
+                ++calls == 2) {
+                size_t n = a->rows > 1 ? 2 : 1, first = a->rows - n;
+                unsigned char *rows = malloc(n * a->row_bytes + 1);
+                unsigned char *rw = expect_rows(a, flags, first, n);
+
+                assert_ok(npyio_reader_read_rows(s.reader, (int64_t)first,
+                                                 (int64_t)n, rows,
+                                                 n * a->row_bytes, flags));
+                check_bytes(rows, rw, n * a->row_bytes,
+                            "rows between chunks", a, kind, flags);
+                free(rows);
+                free(rw);
+            }
+        }
+        assert_status(st, NPYIO_END);
+        assert_int_equal(got, 0);
+        assert_int_equal(have, a->nbytes);
+        check_bytes(all, want, a->nbytes, "chunks", a, kind, flags);
+        /* The end stays the end. */
+        assert_status(npyio_reader_read_chunk(s.reader, buf, cap, flags,
+                                              &got),
+                      NPYIO_END);
+    }
+    close_source(&s);
+    free(want);
+    free(all);
+    free(buf);
+}
+
+static void check_rows(const array *a, int kind, unsigned flags,
+                       size_t first, size_t count)
+{
+    size_t len = count * a->row_bytes;
+    unsigned char *want = expect_rows(a, flags, first, count);
+    unsigned char *got = malloc(len + 2);
+    source s;
+
+    open_source(&s, a, kind);
+    memset(got, 0xEE, len + 2);
+    assert_ok(npyio_reader_read_rows(s.reader, (int64_t)first,
+                                     (int64_t)count, got, len + 1, flags));
+    check_bytes(got, want, len, "rows", a, kind, flags);
+    assert_int_equal(got[len], 0xEE);
+    close_source(&s);
+    free(want);
+    free(got);
+}
+
+static void check_array(const array *a)
+{
+    unsigned flags;
+    int kind;
+
+    write_file(a);
+    for (kind = 0; kind < KINDS; kind++)
+        for (flags = 0; flags < 4; flags++) {
+            bool by_rows = a->reorders && (flags & NPYIO_READ_C_ORDER);
+            size_t u = by_rows ? a->row_bytes : a->itemsize;
+
+            check_whole(a, kind, flags);
+            if (u > 0 && a->nbytes > 0) {
+                check_chunks(a, kind, flags, u);             /* 1 */
+                check_chunks(a, kind, flags, 2 * u + u / 2); /* 2.5 */
+                check_chunks(a, kind, flags, 7 * u);
+                check_chunks(a, kind, flags, a->nbytes + 100); /* more */
+            }
+            if (a->ndim == 0 || a->nbytes == 0)
+                continue;
+            check_rows(a, kind, flags, 0, a->rows);
+            check_rows(a, kind, flags, a->rows - 1, 1);
+            check_rows(a, kind, flags, a->rows / 2, 0);
+            if (a->rows >= 3)
+                check_rows(a, kind, flags, 1, a->rows - 2);
+        }
+}
+
+static void test_small_arrays(void **state)
+{
+    size_t t, s;
+    int fortran;
+
+    (void)state;
+    for (s = 0; s < SHAPES; s++)
+        for (t = 0; t < TYPES; t++)
+            for (fortran = 0; fortran < 2; fortran++) {
+                array a;
+
+                make_array(&a, &types[t], shapes[s].ndim, shapes[s].shape,
+                           fortran);
+                check_array(&a);
+                free_array(&a);
+            }
+}
+
+/* Larger than the default bounce buffer (2 MiB), in both spans (short
+ * columns) and runs (long ones), through every kind of source. */
+static void test_large_arrays(void **state)
+{
+    static const int64_t wide[2] = {3, 150001}, tall[2] = {150001, 3},
+                         square[2] = {601, 587}, cube[3] = {41, 67, 97};
+    static const struct {
+        int ndim;
+        const int64_t *shape;
+    } cases[] = {{2, wide}, {2, tall}, {2, square}, {3, cube}};
+    size_t c;
+
+    (void)state;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        array a;
+        unsigned flags;
+        int kind;
+
+        make_array(&a, &types[6], cases[c].ndim, cases[c].shape, true);
+        write_file(&a);
+        for (kind = 0; kind < KINDS; kind++)
+            for (flags = 0; flags < 4; flags++) {
+                size_t u = (flags & NPYIO_READ_C_ORDER) ? a.row_bytes
+                                                        : a.itemsize;
+
+                if (flags == NPYIO_READ_NATIVE)
+                    continue;
+                check_whole(&a, kind, flags);
+                check_chunks(&a, kind, flags, (size_t)3 << 20);
+                check_chunks(&a, kind, flags, 3 * u + 5);
+                check_rows(&a, kind, flags, a.rows / 3, a.rows / 2);
+            }
+        free_array(&a);
+    }
+}
+
+/* ---- the converter itself -------------------------------------------------------------------- */
+
+/* Run a band through the converter, reading fills from the file bytes;
+ * every fill must lie in the data and in the bounce buffer or the band,
+ * and without seeking, come in file order. */
+static void run_band(npyio__converter *c, const array *a, size_t first,
+                     size_t count, unsigned char *dst, bool seekable)
+{
+    npyio__fill fill;
+    uint64_t end = 0;
+    size_t band = count * a->row_bytes, fills = 0;
+
+    npyio__converter_band(c, first, count, dst);
+    while (npyio__converter_next(c, &fill)) {
+        size_t k;
+
+        assert_true(fill.count >= 1 && fill.len > 0);
+        for (k = 0; k < fill.count; k++) {
+            uint64_t at = fill.offset + k * fill.stride;
+            unsigned char *into = fill.buf + k * fill.buf_stride;
+            bool in_bounce = into >= c->bounce &&
+                             into + fill.len <= c->bounce + c->bounce_cap;
+            bool in_dst = into >= dst && into + fill.len <= dst + band;
+
+            assert_true(at + fill.len <= a->nbytes);
+            assert_true(in_bounce || in_dst);
+            if (!seekable)
+                assert_true(at >= end);
+            end = at + fill.len;
+            memcpy(into, a->file + a->data_offset + at, fill.len);
+        }
+        npyio__converter_place(c);
+        assert_true(++fills <= 4 * a->nbytes + 4); /* it ends */
+    }
+}
+
+static void converter_case(const array *a, unsigned flags, bool seekable,
+                           size_t bounce, size_t seek_cost)
+{
+    npyio__converter c;
+    npyio__converter_spec spec;
+    npyio__mem mem;
+    npyio_dtype *dt = NULL;
+    unsigned char *dst = malloc(a->nbytes + 1);
+    size_t first, count;
+
+    assert_ok(npyio_dtype_from_descr(a->type->descr,
+                                     strlen(a->type->descr), NULL, &dt));
+    npyio__mem_init(&mem, NULL);
+    memset(&spec, 0, sizeof spec);
+    spec.dtype = dt;
+    spec.ndim = a->ndim;
+    spec.shape = a->shape;
+    spec.fortran = true;
+    spec.native = (flags & NPYIO_READ_NATIVE) != 0;
+    spec.c_order = (flags & NPYIO_READ_C_ORDER) != 0;
+    spec.bands = true;
+    spec.seekable = seekable;
+    spec.positioned = seekable;
+    spec.bounce_bytes = bounce;
+    spec.seek_cost = seek_cost;
+    assert_ok(npyio__converter_make(&c, &spec, &mem));
+    for (first = 0; first <= a->rows; first++)
+        for (count = 0; first + count <= a->rows; count++) {
+            size_t rest = a->rows - first;
+            unsigned char *want;
+
+            /* Every band of short arrays; of longer ones, bands at the
+             * edges and the middle. */
+            if (a->rows > 9 && ((first > 1 && first != a->rows / 2 &&
+                                 first + 1 < a->rows) ||
+                                (count > 2 && count + 1 < rest)))
+                continue;
+            want = expect_rows(a, flags, first, count);
+            run_band(&c, a, first, count, dst, seekable);
+            if (memcmp(dst, want, count * a->row_bytes) != 0)
+                fail_msg("band [%zu, %zu) of %s, flags %u, %s, bounce %zu, "
+                         "seek cost %zu, differs", first, first + count,
+                         a->type->descr, flags,
+                         seekable ? "seekable" : "in file order", bounce,
+                         seek_cost);
+            free(want);
+        }
+    /* The whole array from memory. */
+    if (flags & NPYIO_READ_C_ORDER) {
+        unsigned char *raw = malloc(a->nbytes + 1);
+        unsigned char *want = expect_whole(a, flags);
+
+        memcpy(raw, a->file + a->data_offset, a->nbytes);
+        npyio__converter_swap(&c, raw, a->nbytes);
+        npyio__converter_place_all(&c, raw, dst);
+        if (memcmp(dst, want, a->nbytes) != 0)
+            fail_msg("the whole %s from memory differs", a->type->descr);
+        free(raw);
+        free(want);
+    }
+    npyio__converter_free(&c);
+    npyio_dtype_unref(dt);
+    free(dst);
+}
+
+static void test_converter_policies(void **state)
+{
+    /* Itemsizes 1, 2, 3, 4, 8, 16 and 12 (the record). */
+    static const size_t type_index[] = {0, 2, 3, 4, 6, 7, 8};
+    static const size_t costs[] = {1, (size_t)1 << 40};
+    size_t s, t, b, k;
+    unsigned flags;
+    int seekable;
+
+    (void)state;
+    for (s = 0; s < SHAPES; s++) {
+        if (!layouts_differ(shapes[s].ndim, shapes[s].shape))
+            continue;
+        for (t = 0; t < sizeof type_index / sizeof type_index[0]; t++) {
+            array a;
+            size_t item = types[type_index[t]].itemsize;
+            size_t bounces[] = {1, item, 3 * item, 5 * item + 1, 64, 1000,
+                                0};
+
+            make_array(&a, &types[type_index[t]], shapes[s].ndim,
+                       shapes[s].shape, true);
+            for (flags = 0; flags < 4; flags++)
+                for (seekable = 0; seekable < 2; seekable++)
+                    for (b = 0; b < sizeof bounces / sizeof bounces[0]; b++)
+                        for (k = 0; k < 2; k++)
+                            converter_case(&a, flags, seekable, bounces[b],
+                                           costs[k]);
+            free_array(&a);
+        }
+    }
+}
+
+/* ---- a failed read stays failed ------------------------------------------------------------ */
+
+typedef struct failing {
+    const unsigned char *data;
+    size_t len, pos, fail_at;
+} failing;
+
+static int failing_read(void *user, void *buf, size_t cap, size_t *got)
+{
+    failing *f = user;
+    size_t n = cap;
+
+    if (f->pos >= f->fail_at)
+        return -1;
+    if (n > f->fail_at - f->pos)
+        n = f->fail_at - f->pos;
+    if (n > f->len - f->pos)
+        n = f->len - f->pos;
+    memcpy(buf, f->data + f->pos, n);
+    f->pos += n;
+    *got = n;
+    return 0;
+}
+
+static int failing_seek(void *user, int64_t offset, int whence, int64_t *pos)
+{
+    failing *f = user;
+    int64_t base = whence == NPYIO_SEEK_SET   ? 0
+                   : whence == NPYIO_SEEK_CUR ? (int64_t)f->pos
+                                              : (int64_t)f->len;
+
+    if (base + offset < 0 || base + offset > (int64_t)f->len)
+        return -1;
+    f->pos = (size_t)(base + offset);
+    *pos = base + offset;
+    return 0;
+}
+
+static void test_failed_reads_stay_failed(void **state)
+{
+    static const npyio_stream_ops ops = {sizeof ops, failing_read, NULL,
+                                         failing_seek, NULL};
+    static const int64_t shape[2] = {40, 30};
+    unsigned char buf[16384];
+    size_t got = 0;
+    void *data = NULL, *bytes = NULL;
+    npyio_stream *s = NULL;
+    npyio_reader *r = NULL;
+    failing f;
+    array a;
+
+    (void)state;
+    make_array(&a, &types[6], 2, shape, true);
+    f.data = a.file;
+    f.len = a.file_len;
+    f.pos = 0;
+    f.fail_at = SIZE_MAX;
+    assert_ok(npyio_stream_open_ops(&ops, &f, NULL, &s));
+    assert_ok(npyio_reader_open_stream(s, NULL, &r));
+    /* Refusals before any byte moves leave it usable. */
+    assert_status(npyio_reader_read_rows(r, 39, 2, buf, sizeof buf, 0),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_reader_read_chunk(r, buf, 8, NPYIO_READ_C_ORDER,
+                                          &got),
+                  NPYIO_E_BUFFER_TOO_SMALL);
+    assert_ok(npyio_reader_read_rows(r, 0, 1, buf, sizeof buf,
+                                     NPYIO_READ_C_ORDER));
+    /* A chunk that reaches failing bytes (the middle of the data): the
+     * reader is failed. */
+    f.fail_at = a.data_offset + a.nbytes / 2;
+    assert_status(npyio_reader_read_chunk(r, buf, sizeof buf,
+                                          NPYIO_READ_C_ORDER, &got),
+                  NPYIO_E_IO);
+    assert_status(npyio_reader_read_chunk(r, buf, sizeof buf,
+                                          NPYIO_READ_C_ORDER, &got),
+                  NPYIO_E_STATE);
+    assert_error_contains("npyio_reader_read_chunk: the reader failed "
+                          "earlier (I/O error: ");
+    assert_error_contains("read callback failed");
+    f.fail_at = SIZE_MAX; /* even once the stream works again */
+    assert_status(npyio_reader_read_rows(r, 0, 1, buf, sizeof buf, 0),
+                  NPYIO_E_STATE);
+    assert_error_contains("npyio_reader_read_rows: the reader failed earlier");
+    assert_status(npyio_reader_read(r, buf, sizeof buf, 0), NPYIO_E_STATE);
+    assert_status(npyio_reader_read_alloc(r, 0, &data, NULL), NPYIO_E_STATE);
+    assert_null(data);
+    assert_status(npyio_reader_read_pickle(r, &bytes, &got), NPYIO_E_STATE);
+    assert_non_null(npyio_reader_header(r));
+    assert_ok(npyio_reader_close(r));
+    /* A whole read that fails: the same. */
+    f.pos = 0;
+    f.fail_at = a.data_offset + 100;
+    assert_ok(npyio_reader_open_stream(s, NULL, &r));
+    assert_status(npyio_reader_read(r, buf, sizeof buf, NPYIO_READ_C_ORDER),
+                  NPYIO_E_IO);
+    assert_status(npyio_reader_read_chunk(r, buf, sizeof buf, 0, &got),
+                  NPYIO_E_STATE);
+    assert_error_contains("failed earlier (I/O error");
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(s));
+    /* A pipe that ends early: found in the middle of a band. */
+    {
+        hostile h;
+
+        assert_ok(hostile_open(&h, a.file, a.file_len - 8, false, &s));
+        assert_ok(npyio_reader_open_stream(s, NULL, &r));
+        assert_status(npyio_reader_read_rows(r, 0, 40, buf, sizeof buf,
+                                             NPYIO_READ_C_ORDER),
+                      NPYIO_E_TRUNCATED);
+        assert_error_contains("the header promises 9600");
+        assert_status(npyio_reader_read_rows(r, 39, 1, buf, sizeof buf,
+                                             NPYIO_READ_C_ORDER),
+                      NPYIO_E_STATE);
+        assert_error_contains("failed earlier (truncated data: ");
+        assert_ok(npyio_reader_close(r));
+        assert_ok(npyio_stream_close(s));
+    }
+    free_array(&a);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/npyio-reorder-XXXXXX");
+    return mkdtemp(dir) != NULL ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char path[128];
+
+    (void)state;
+    path_in_dir(path, sizeof path, "array.npy");
+    unlink(path);
+    return rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_arrays),
+        cmocka_unit_test(test_large_arrays),
+        cmocka_unit_test(test_converter_policies),
+        cmocka_unit_test(test_failed_reads_stay_failed),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
