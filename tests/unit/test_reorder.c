@@ -335,15 +335,62 @@ static void check_whole(const array *a, int kind, unsigned flags)
     free(got);
 }
 
+/* A chunked pass being checked: what arrived so far. */
+typedef struct pass {
+    const array *a;
+    int kind;
+    unsigned flags;
+    size_t unit; /* every chunk is whole units: elements, or rows */
+    unsigned char *all;
+    size_t have;
+} pass;
+
+/* One chunk, appended to what arrived; the call's status. */
+static npyio_status next_chunk(pass *p, npyio_reader *r, unsigned char *buf,
+                               size_t cap)
+{
+    size_t got = 1;
+    npyio_status st = npyio_reader_read_chunk(r, buf, cap, p->flags, &got);
+
+    if (st != NPYIO_OK) {
+        assert_int_equal(got, 0);
+        return st;
+    }
+    assert_true(got > 0 && got <= cap && got % p->unit == 0);
+    assert_true(p->have + got <= p->a->nbytes);
+    memcpy(p->all + p->have, buf, got);
+    p->have += got;
+    return st;
+}
+
+/* The last rows, read in the middle of a chunked pass: independent of the
+ * chunks' cursor (streams that can go back). */
+static void rows_between(const pass *p, npyio_reader *r)
+{
+    const array *a = p->a;
+    size_t n = a->rows > 1 ? 2 : 1, first = a->rows - n;
+    unsigned char *rows = malloc(n * a->row_bytes + 1);
+    unsigned char *want = expect_rows(a, p->flags, first, n);
+
+    assert_ok(npyio_reader_read_rows(r, (int64_t)first, (int64_t)n, rows,
+                                     n * a->row_bytes, p->flags));
+    check_bytes(rows, want, n * a->row_bytes, "rows between chunks", a,
+                p->kind, p->flags);
+    free(rows);
+    free(want);
+}
+
 static void check_chunks(const array *a, int kind, unsigned flags,
                          size_t cap)
 {
     bool by_rows = a->reorders && (flags & NPYIO_READ_C_ORDER);
-    unsigned char *want = expect_whole(a, flags);
-    unsigned char *all = malloc(a->nbytes + 1), *buf = malloc(cap + 1);
-    size_t have = 0, got = 0;
+    unsigned char *want = expect_whole(a, flags), *buf = malloc(cap + 1);
+    pass p = {a, kind, flags, by_rows ? a->row_bytes : a->itemsize,
+              malloc(a->nbytes + 1), 0};
+    size_t got = 0;
     npyio_status st;
     source s;
+    int calls;
 
     open_source(&s, a, kind);
     if (by_rows && kind == K_PIPE) {
@@ -352,45 +399,20 @@ static void check_chunks(const array *a, int kind, unsigned flags,
                       NPYIO_E_UNSUPPORTED);
         assert_error_contains("needs a stream that can seek");
     } else {
-        int calls = 0;
-
-        while ((st = npyio_reader_read_chunk(s.reader, buf, cap, flags,
-                                             &got)) == NPYIO_OK) {
-            assert_true(got > 0 && got <= cap);
-            assert_int_equal(got % (by_rows ? a->row_bytes : a->itemsize),
-                             0);
-            assert_true(have + got <= a->nbytes);
-            memcpy(all + have, buf, got);
-            have += got;
-            /* Rows in between, on a stream that can go back: independent
-             * of the chunks' cursor. */
-            if (kind != K_PIPE && a->ndim > 0 && a->rows > 0 &&
-                ++calls == 2) {
-                size_t n = a->rows > 1 ? 2 : 1, first = a->rows - n;
-                unsigned char *rows = malloc(n * a->row_bytes + 1);
-                unsigned char *rw = expect_rows(a, flags, first, n);
-
-                assert_ok(npyio_reader_read_rows(s.reader, (int64_t)first,
-                                                 (int64_t)n, rows,
-                                                 n * a->row_bytes, flags));
-                check_bytes(rows, rw, n * a->row_bytes,
-                            "rows between chunks", a, kind, flags);
-                free(rows);
-                free(rw);
-            }
-        }
+        for (calls = 1; (st = next_chunk(&p, s.reader, buf, cap)) ==
+                        NPYIO_OK;
+             calls++)
+            if (calls == 2 && kind != K_PIPE && a->ndim > 0 && a->rows > 0)
+                rows_between(&p, s.reader);
         assert_status(st, NPYIO_END);
-        assert_int_equal(got, 0);
-        assert_int_equal(have, a->nbytes);
-        check_bytes(all, want, a->nbytes, "chunks", a, kind, flags);
+        assert_int_equal(p.have, a->nbytes);
+        check_bytes(p.all, want, a->nbytes, "chunks", a, kind, flags);
         /* The end stays the end. */
-        assert_status(npyio_reader_read_chunk(s.reader, buf, cap, flags,
-                                              &got),
-                      NPYIO_END);
+        assert_status(next_chunk(&p, s.reader, buf, cap), NPYIO_END);
     }
     close_source(&s);
     free(want);
-    free(all);
+    free(p.all);
     free(buf);
 }
 
@@ -630,40 +652,26 @@ static void test_converter_policies(void **state)
 
 /* ---- a failed read stays failed ------------------------------------------------------------ */
 
+/* Short reads (hostile.h) that fail from byte fail_at on. */
 typedef struct failing {
-    const unsigned char *data;
-    size_t len, pos, fail_at;
+    hostile h;
+    size_t fail_at;
 } failing;
 
 static int failing_read(void *user, void *buf, size_t cap, size_t *got)
 {
     failing *f = user;
-    size_t n = cap;
 
-    if (f->pos >= f->fail_at)
+    if (f->h.pos >= f->fail_at)
         return -1;
-    if (n > f->fail_at - f->pos)
-        n = f->fail_at - f->pos;
-    if (n > f->len - f->pos)
-        n = f->len - f->pos;
-    memcpy(buf, f->data + f->pos, n);
-    f->pos += n;
-    *got = n;
-    return 0;
+    if (cap > f->fail_at - f->h.pos)
+        cap = f->fail_at - f->h.pos;
+    return hostile_read(&f->h, buf, cap, got);
 }
 
 static int failing_seek(void *user, int64_t offset, int whence, int64_t *pos)
 {
-    failing *f = user;
-    int64_t base = whence == NPYIO_SEEK_SET   ? 0
-                   : whence == NPYIO_SEEK_CUR ? (int64_t)f->pos
-                                              : (int64_t)f->len;
-
-    if (base + offset < 0 || base + offset > (int64_t)f->len)
-        return -1;
-    f->pos = (size_t)(base + offset);
-    *pos = base + offset;
-    return 0;
+    return hostile_seek(&((failing *)user)->h, offset, whence, pos);
 }
 
 static void test_failed_reads_stay_failed(void **state)
@@ -681,9 +689,9 @@ static void test_failed_reads_stay_failed(void **state)
 
     (void)state;
     make_array(&a, &types[6], 2, shape, true);
-    f.data = a.file;
-    f.len = a.file_len;
-    f.pos = 0;
+    memset(&f, 0, sizeof f);
+    f.h.data = a.file;
+    f.h.len = a.file_len;
     f.fail_at = SIZE_MAX;
     assert_ok(npyio_stream_open_ops(&ops, &f, NULL, &s));
     assert_ok(npyio_reader_open_stream(s, NULL, &r));
@@ -718,7 +726,7 @@ static void test_failed_reads_stay_failed(void **state)
     assert_non_null(npyio_reader_header(r));
     assert_ok(npyio_reader_close(r));
     /* A whole read that fails: the same. */
-    f.pos = 0;
+    f.h.pos = 0;
     f.fail_at = a.data_offset + 100;
     assert_ok(npyio_reader_open_stream(s, NULL, &r));
     assert_status(npyio_reader_read(r, buf, sizeof buf, NPYIO_READ_C_ORDER),
