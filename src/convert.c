@@ -452,6 +452,10 @@ static void copy_box(int d, const size_t *ext, const unsigned char *src,
         for (a = 1; a < d; a++)
             if (ext[a] > 1 && (b < 0 || dst_stride[a] < dst_stride[b]))
                 b = a;
+    /* A row or two (bands of wide arrays): each row's piece of dst is
+     * written whole in one sweep anyway; tiles would only add calls. */
+    if (b >= 0 && rows <= 2)
+        tile = ext[b];
     for (a = 1; a < d; a++)
         odometer[a] = 0;
     for (;;) {

@@ -78,9 +78,10 @@ int cli_layouts_differ(const npyio_header *h);
  * if out of memory. */
 void *cli_buffer(size_t size);
 
-/* A buffer size for whole chunks: at least one row along axis 0 of the
- * array h describes (so Fortran data can come out in C order), and at
- * least at_least bytes. */
+/* A buffer size for whole chunks: one row along axis 0 of the array h
+ * describes if that is more than at_least (so Fortran data can come out
+ * in C order), else whole rows within at_least, as few as give the same
+ * number of chunks (the whole array, if it is smaller). */
 size_t cli_chunk_capacity(const npyio_header *h, size_t at_least);
 
 /* File names and the user's other words go into text escaped: as

@@ -127,9 +127,12 @@ static npyio_status copy_data(const source *src, npyio_writer *w,
                               const npyio_header *out_header, int *writing)
 {
     const npyio_dtype *dt = npyio_header_dtype(out_header);
+    const npyio_header *in = npyio_reader_header(src->reader);
+    int reorder = (src->flags & NPYIO_READ_C_ORDER) &&
+                  npyio_header_fortran_order(in) && cli_layouts_differ(in);
     size_t got = 0,
-           cap = cli_chunk_capacity(npyio_reader_header(src->reader),
-                                    CLI_REORDER_CHUNK);
+           cap = cli_chunk_capacity(in, reorder ? CLI_REORDER_CHUNK
+                                                : CLI_CHUNK);
     unsigned char *buf = cli_buffer(cap);
     uint64_t done = 0;
     cli_progress bar;

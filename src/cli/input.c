@@ -165,12 +165,22 @@ void *cli_buffer(size_t size)
 size_t cli_chunk_capacity(const npyio_header *h, size_t at_least)
 {
     int64_t rows = npyio_header_ndim(h) > 0 ? npyio_header_shape(h)[0] : 1;
-    uint64_t row = rows > 0 ? (uint64_t)npyio_header_nbytes(h) / (uint64_t)rows
-                            : 0;
+    uint64_t all = (uint64_t)npyio_header_nbytes(h);
+    uint64_t row = rows > 0 ? all / (uint64_t)rows : 0, per, bands;
 
     if (row > SIZE_MAX)
         return SIZE_MAX; /* cannot be allocated: reported as out of memory */
-    return row > at_least ? (size_t)row : at_least;
+    if (row > at_least)
+        return (size_t)row;
+    if (row == 0)
+        return at_least;
+    /* Whole rows, as many bands as at_least allows, the rows shared out
+     * evenly among them: no more memory than the bands need (a reordered
+     * band costs about the same whatever its size). */
+    per = at_least / row;
+    bands = ((uint64_t)rows + per - 1) / per;
+    per = ((uint64_t)rows + bands - 1) / bands;
+    return (size_t)(per * row);
 }
 
 /* ---- names and messages -------------------------------------------------- */
