@@ -264,7 +264,9 @@ static double our_whole(const char *path, int piped, const char *save_to)
 /* For the RSS measurements (in a fresh child, see benchutil.h). */
 static unsigned char *rss_buf;
 
-static void one_chunk_pass(const char *path)
+/* One pass of chunks or rows through a buffer of the bench's size. */
+static void one_pass(const char *path,
+                     double (*pass)(const char *, unsigned char *))
 {
     npyio_reader *r = NULL;
     size_t cap;
@@ -275,21 +277,17 @@ static void one_chunk_pass(const char *path)
     cap = chunk_cap(npyio_reader_header(r));
     npyio_reader_close(r);
     rss_buf = thp_alloc(cap);
-    our_chunks(path, rss_buf);
+    pass(path, rss_buf);
+}
+
+static void one_chunk_pass(const char *path)
+{
+    one_pass(path, our_chunks);
 }
 
 static void one_rows_pass(const char *path)
 {
-    npyio_reader *r = NULL;
-    size_t cap;
-
-    priming = 0;
-    if (npyio_reader_open_path(path, NULL, &r) != NPYIO_OK)
-        _exit(1);
-    cap = chunk_cap(npyio_reader_header(r));
-    npyio_reader_close(r);
-    rss_buf = thp_alloc(cap);
-    our_rows(path, rss_buf);
+    one_pass(path, our_rows);
 }
 
 static void one_whole(const char *path)
@@ -434,45 +432,25 @@ static int rss_of(char **argv)
 
 static void start_numpy_reorder(void)
 {
-    int to[2], from[2];
-    pid_t pid;
-
-    if (pipe(to) != 0 || pipe(from) != 0)
-        die("pipe");
-    pid = fork();
-    if (pid < 0)
-        die("fork");
-    if (pid == 0) {
-        dup2(to[0], 0);
-        dup2(from[1], 1);
-        close(to[1]);
-        close(from[0]);
-        execl("/usr/bin/python3", "python3", "-c",
-              "import io, sys, time, numpy as np\n"
-              "for line in sys.stdin:\n"
-              "    op, src = line.split()[:2]\n"
-              "    t0 = time.perf_counter()\n"
-              "    if op == 'contig':\n"
-              "        a = np.ascontiguousarray(np.load(src))\n"
-              "    elif op == 'contig_pipe':\n"
-              "        with open(src, 'rb') as f:\n"
-              "            a = np.ascontiguousarray(np.load(io.BytesIO(f.read())))\n"
-              "    elif op == 'fortran':\n"
-              "        np.save(line.split()[2], np.asfortranarray(np.load(src)))\n"
-              "    elif op == 'fortran_pipe':\n"
-              "        with open(src, 'rb') as f:\n"
-              "            a = np.load(io.BytesIO(f.read()))\n"
-              "        np.save(line.split()[2], np.asfortranarray(a))\n"
-              "    t = time.perf_counter() - t0\n"
-              "    a = None\n"
-              "    print(t, flush=True)\n",
-              (char *)NULL);
-        _exit(127);
-    }
-    close(to[0]);
-    close(from[1]);
-    py_in = fdopen(to[1], "w");
-    py_out = fdopen(from[0], "r");
+    start_numpy_script(
+        "import io, sys, time, numpy as np\n"
+        "for line in sys.stdin:\n"
+        "    op, src = line.split()[:2]\n"
+        "    t0 = time.perf_counter()\n"
+        "    if op == 'contig':\n"
+        "        a = np.ascontiguousarray(np.load(src))\n"
+        "    elif op == 'contig_pipe':\n"
+        "        with open(src, 'rb') as f:\n"
+        "            a = np.ascontiguousarray(np.load(io.BytesIO(f.read())))\n"
+        "    elif op == 'fortran':\n"
+        "        np.save(line.split()[2], np.asfortranarray(np.load(src)))\n"
+        "    elif op == 'fortran_pipe':\n"
+        "        with open(src, 'rb') as f:\n"
+        "            a = np.load(io.BytesIO(f.read()))\n"
+        "        np.save(line.split()[2], np.asfortranarray(a))\n"
+        "    t = time.perf_counter() - t0\n"
+        "    a = None\n"
+        "    print(t, flush=True)\n");
 }
 
 /* NumPy reading `path` through a FIFO fed by a child. */

@@ -93,8 +93,9 @@ static inline long child_peak_rss_kib(void (*work)(const char *),
 
 static FILE *py_in, *py_out;
 
-/* Commands: "OP PATH [A B]"; the child answers with the seconds OP took. */
-static inline void start_numpy(void)
+/* A persistent NumPy child running `script`, which reads one command a
+ * line from stdin and answers each with the seconds it took. */
+static inline void start_numpy_script(const char *script)
 {
     int to[2], from[2];
     pid_t pid;
@@ -109,35 +110,40 @@ static inline void start_numpy(void)
         dup2(from[1], 1);
         close(to[1]);
         close(from[0]);
-        execl("/usr/bin/python3", "python3", "-c",
-              "import sys, time, numpy as np\n"
-              "cache = {}\n"
-              "for line in sys.stdin:\n"
-              "    w = line.split(); op, path = w[0], w[1]\n"
-              "    t0 = time.perf_counter()\n"
-              "    if op == 'load': a = np.load(path)\n"
-              "    elif op == 'astype': a = np.load(path).astype('=f8')\n"
-              "    elif op == 'contig': a = np.ascontiguousarray(np.load(path))\n"
-              "    elif op == 'save': np.save(path, cache['a'])\n"
-              "    elif op == 'keep': cache['a'] = np.load(path)\n"
-              "    elif op == 'rows':\n"
-              "        m = np.load(path, mmap_mode='r')\n"
-              "        for a0 in map(int, w[2].split(',')):\n"
-              "            r = m[a0:a0 + int(w[3])].copy()\n"
-              "    elif op == 'mapsum': s = np.load(path, mmap_mode='r').sum()\n"
-              "    elif op == 'savemany':\n"
-              "        a = np.zeros(int(w[3]))\n"
-              "        for i in range(int(w[2])): np.save('%s%06d.npy' % (path, i), a)\n"
-              "    t = time.perf_counter() - t0\n"
-              "    a = None\n"
-              "    print(t, flush=True)\n",
-              (char *)NULL);
+        execl("/usr/bin/python3", "python3", "-c", script, (char *)NULL);
         _exit(127);
     }
     close(to[0]);
     close(from[1]);
     py_in = fdopen(to[1], "w");
     py_out = fdopen(from[0], "r");
+}
+
+/* Commands: "OP PATH [A B]"; the child answers with the seconds OP took. */
+static inline void start_numpy(void)
+{
+    start_numpy_script(
+        "import sys, time, numpy as np\n"
+        "cache = {}\n"
+        "for line in sys.stdin:\n"
+        "    w = line.split(); op, path = w[0], w[1]\n"
+        "    t0 = time.perf_counter()\n"
+        "    if op == 'load': a = np.load(path)\n"
+        "    elif op == 'astype': a = np.load(path).astype('=f8')\n"
+        "    elif op == 'contig': a = np.ascontiguousarray(np.load(path))\n"
+        "    elif op == 'save': np.save(path, cache['a'])\n"
+        "    elif op == 'keep': cache['a'] = np.load(path)\n"
+        "    elif op == 'rows':\n"
+        "        m = np.load(path, mmap_mode='r')\n"
+        "        for a0 in map(int, w[2].split(',')):\n"
+        "            r = m[a0:a0 + int(w[3])].copy()\n"
+        "    elif op == 'mapsum': s = np.load(path, mmap_mode='r').sum()\n"
+        "    elif op == 'savemany':\n"
+        "        a = np.zeros(int(w[3]))\n"
+        "        for i in range(int(w[2])): np.save('%s%06d.npy' % (path, i), a)\n"
+        "    t = time.perf_counter() - t0\n"
+        "    a = None\n"
+        "    print(t, flush=True)\n");
 }
 
 static inline double numpy_time(const char *command)
