@@ -548,6 +548,11 @@ int main(int argc, char **argv)
         const shape_case *sc = &shapes[s];
         char f_path[512], c_path[512], v_path[512], out[512], fifo[512];
         char command[2048];
+        char *dump[] = {"npyio", "dump", f_path, NULL};
+        char *dump_pipe[] = {"npyio", "dump", "-", NULL};
+        char *conv[] = {"npyio", "convert", "--order", "F", c_path, out, NULL};
+        char *conv_pipe[] = {"npyio", "convert", "--order", "F", "-", out,
+                             NULL};
         long rss[CONTENDERS] = {0};
         npyio_header *h = header_of(sc->ndim, sc->shape, 1);
         size_t nbytes = (size_t)npyio_header_nbytes(h);
@@ -569,13 +574,6 @@ int main(int argc, char **argv)
         make_files(sc, f_path, c_path, v_path);
         memset(buf, 0, chunk_cap(h));
         for (r = 0; r < rounds; r++) {
-            char *dump[] = {"npyio", "dump", f_path, NULL};
-            char *dump_pipe[] = {"npyio", "dump", "-", NULL};
-            char *conv[] = {"npyio", "convert", "--order", "F", c_path, out,
-                            NULL};
-            char *conv_pipe[] = {"npyio", "convert", "--order", "F", "-", out,
-                                 NULL};
-
             for (i = 0; i < CONTENDERS; i++) {
                 c = (i + r) % CONTENDERS; /* a rotating order */
                 switch (c) {
@@ -640,19 +638,10 @@ int main(int argc, char **argv)
         ratio_line("  (the same)", nbytes, rounds, t[B_CONVERT_PIPE],
                    t[B_NUMPY], "NumPy, file", t[B_WHOLE],
                    "whole load+save, file");
-        {
-            char *dump[] = {"npyio", "dump", f_path, NULL};
-            char *dump_pipe[] = {"npyio", "dump", "-", NULL};
-            char *conv[] = {"npyio", "convert", "--order", "F", c_path, out,
-                            NULL};
-            char *conv_pipe[] = {"npyio", "convert", "--order", "F", "-", out,
-                                 NULL};
-
-            run_tool(dump, f_path, 0, &rss[A_DUMP]);
-            run_tool(dump_pipe, f_path, 1, &rss[A_DUMP_PIPE]);
-            run_tool(conv, c_path, 0, &rss[B_CONVERT]);
-            run_tool(conv_pipe, c_path, 1, &rss[B_CONVERT_PIPE]);
-        }
+        run_tool(dump, f_path, 0, &rss[A_DUMP]);
+        run_tool(dump_pipe, f_path, 1, &rss[A_DUMP_PIPE]);
+        run_tool(conv, c_path, 0, &rss[B_CONVERT]);
+        run_tool(conv_pipe, c_path, 1, &rss[B_CONVERT_PIPE]);
         printf("peak RSS (KiB): chunks +%ld, rows +%ld, whole-array load "
                "+%ld; the tool's process: dump %ld, dump from a pipe %ld, "
                "convert %ld, convert from a pipe %ld\n",
