@@ -262,6 +262,10 @@ void npyio__swap_apply(const npyio__swap_plan *plan, void *data,
  * 1, 2 and 8 MiB over the shapes of bench_reorder: the fastest, by up to
  * 40% against 2 MiB. */
 #define BOUNCE_BYTES NPYIO__HUGE_THRESHOLD
+/* The bounce buffer of passes whose bands are small (ranges of a few
+ * rows) is only as large as a band, but not smaller than this: spans over
+ * short columns still take few calls. */
+#define MIN_BOUNCE_BYTES ((size_t)256 << 10)
 /* A positioned read's cost in bytes it could have copied. */
 #define SEEK_COST_BYTES ((size_t)24 << 10)
 /* A tile's width along dst's fastest axis: a whole cache line (two, for
@@ -329,6 +333,12 @@ npyio_status npyio__converter_make(npyio__converter *c,
     if (!spec->bands)
         return NPYIO_OK;
     nbytes = c->rows * c->columns * c->itemsize; /* checked by the caller */
+    if (spec->band_rows != 0 && spec->band_rows < c->rows) {
+        uint64_t band = spec->band_rows * c->columns * c->itemsize;
+
+        if (nbytes > band)
+            nbytes = band < MIN_BOUNCE_BYTES ? MIN_BOUNCE_BYTES : band;
+    }
     if (spec->bounce_bytes != 0)
         bytes = spec->bounce_bytes;
     else

@@ -98,6 +98,7 @@ typedef struct npyio__converter_spec {
     bool bands;       /* bands will be read (a bounce buffer is needed) */
     bool seekable;    /* fills may go back and skip: else in file order */
     bool positioned;  /* a run costs one call (pread), not two */
+    uint64_t band_rows; /* the most rows a band of the pass holds (0: all) */
     /* The policy, 0 for the defaults (tests set them to reach every
      * path with small arrays): the bounce buffer's size in bytes, and
      * what one positioned read costs, in bytes it could have copied. */

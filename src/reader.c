@@ -321,10 +321,11 @@ static npyio_status check_read(npyio_reader *r, uint32_t flags,
 }
 
 /* The converter for one pass with these flags: the swap plan, and for
- * Fortran data read in bands (rows, chunks, whole reorders) the cursor
- * and bounce buffer. */
+ * Fortran data read in bands (rows, chunks, whole reorders) of at most
+ * band_rows rows (0: all) the cursor and bounce buffer. */
 static npyio_status make_converter(npyio_reader *r, uint32_t flags,
-                                   bool bands, npyio__converter *c)
+                                   bool bands, uint64_t band_rows,
+                                   npyio__converter *c)
 {
     const npyio_header *h = r->header;
     npyio__converter_spec spec;
@@ -339,6 +340,7 @@ static npyio_status make_converter(npyio_reader *r, uint32_t flags,
     spec.bands = bands && spec.fortran;
     spec.seekable = r->seekable;
     spec.positioned = r->positioned;
+    spec.band_rows = band_rows;
     return npyio__converter_make(c, &spec, &r->mem);
 }
 
@@ -457,7 +459,7 @@ static npyio_status read_converted(npyio_reader *r, uint32_t flags, void *dst)
     npyio_status st = seek_data(r, 0); /* refused if a pipe moved on */
 
     if (st == NPYIO_OK)
-        st = make_converter(r, flags, reorder, &c);
+        st = make_converter(r, flags, reorder, 0, &c);
     if (st != NPYIO_OK)
         return st;
     r->done = true; /* whatever happens, the stream moves on */
@@ -505,7 +507,7 @@ static npyio_status read_alloc_unseekable(npyio_reader *r, uint32_t flags,
     npyio_status st = seek_data(r, 0); /* refused if chunks moved on */
 
     if (st == NPYIO_OK)
-        st = make_converter(r, flags, false, &c);
+        st = make_converter(r, flags, false, 0, &c);
     if (st != NPYIO_OK)
         return st;
     r->done = true;
@@ -698,7 +700,7 @@ static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dst is NULL", where);
     if (need == 0)
         return NPYIO_OK;
-    st = make_converter(reader, flags, true, &c);
+    st = make_converter(reader, flags, true, (uint64_t)count, &c);
     if (st == NPYIO_OK)
         st = read_row_range(reader, &c, (uint64_t)first, (uint64_t)count,
                             dst);
@@ -715,15 +717,17 @@ npyio_status npyio_reader_read_rows(npyio_reader *reader, int64_t first,
 }
 
 /* The converter of a chunked pass: made at its first chunk (again if the
- * flags change), released at its end, on failure and at close. */
-static npyio_status chunk_converter(npyio_reader *r, uint32_t flags)
+ * flags change), released at its end, on failure and at close. Chunks of
+ * rows hold at most `rows` rows. */
+static npyio_status chunk_converter(npyio_reader *r, uint32_t flags,
+                                    uint64_t rows)
 {
     npyio_status st;
 
     if (r->chunking && r->chunk_flags == flags)
         return NPYIO_OK;
     end_chunks(r);
-    st = make_converter(r, flags, reorders(r, flags), &r->chunks);
+    st = make_converter(r, flags, reorders(r, flags), rows, &r->chunks);
     if (st != NPYIO_OK)
         return st;
     r->chunking = true;
@@ -766,7 +770,7 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
             return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one row is "
                                "%llu bytes, the buffer %zu", where,
                                (unsigned long long)row_bytes, cap);
-        st = chunk_converter(reader, flags);
+        st = chunk_converter(reader, flags, n);
         if (st == NPYIO_OK)
             st = read_row_range(reader, &reader->chunks, reader->chunk_pos,
                                 n, dst);
@@ -787,7 +791,7 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
     n = cap / itemsize * itemsize < left ? cap / itemsize * itemsize : left;
     st = check_forward(reader, reader->chunk_pos);
     if (st == NPYIO_OK)
-        st = chunk_converter(reader, flags & NPYIO_READ_NATIVE);
+        st = chunk_converter(reader, flags & NPYIO_READ_NATIVE, 0);
     if (st != NPYIO_OK)
         return st;
     st = seek_data(reader, reader->chunk_pos);
