@@ -6,7 +6,7 @@
  * side in one run (not part of ctest).
  *
  *   bench_reorder [--size MB] [--rounds N] [--dir DIR] [--chunk MiB]
- *                 [--tool PATH] [--only SHAPE]
+ *                 [--tool PATH] [--tmpdir DIR] [--only SHAPE]
  *
  * Defaults: arrays of 200 MB of float64 (the issue's size) in /dev/shm,
  * 7 rounds, chunks of 64 MiB (the tool's; at least one row), shapes tall
@@ -17,8 +17,9 @@
  *   chunks       npyio_reader_read_chunk, NPYIO_READ_C_ORDER, one buffer
  *   rows         npyio_reader_read_rows, bands of the same size
  *   dump file    `npyio dump FILE > /dev/null`
- *   dump pipe    the same from a pipe (the tool copies it to $TMPDIR,
- *                set to DIR, then reads that copy)
+ *   dump pipe    the same from a pipe (the tool copies it to a temporary
+ *                file in $TMPDIR, else /tmp, or --tmpdir's directory,
+ *                then reads that copy)
  * against NumPy np.ascontiguousarray(np.load(FILE)) (from the pipe:
  * np.load(io.BytesIO(pipe.read())), as NumPy cannot load a pipe) and the
  * library's npyio_load(FILE, NPYIO_READ_C_ORDER).
@@ -67,7 +68,7 @@ typedef struct shape_case {
     int64_t shape[3];
 } shape_case;
 
-static const char *tool = NPYIO_TOOL, *dir = "/dev/shm";
+static const char *tool = NPYIO_TOOL, *dir = "/dev/shm", *tmpdir;
 static size_t chunk_mib = 64;
 
 /* ---- files ------------------------------------------------------------------------- */
@@ -371,7 +372,8 @@ static double run_tool(char *const argv[], const char *in, int piped,
         dup2(rss_kib != NULL ? out[1] : null, 1);
         if (piped)
             close(p[1]);
-        setenv("TMPDIR", dir, 1); /* the pipe's temporary copy */
+        if (tmpdir != NULL)
+            setenv("TMPDIR", tmpdir, 1); /* the pipe's temporary copy */
         if (rss_kib != NULL)
             execv("/proc/self/exe", helper);
         else
@@ -522,6 +524,8 @@ int main(int argc, char **argv)
             chunk_mib = (size_t)atol(argv[i + 1]);
         else if (strcmp(argv[i], "--tool") == 0)
             tool = argv[i + 1];
+        else if (strcmp(argv[i], "--tmpdir") == 0)
+            tmpdir = argv[i + 1];
         else if (strcmp(argv[i], "--only") == 0)
             only = argv[i + 1];
     }
@@ -539,11 +543,15 @@ int main(int argc, char **argv)
         t[c] = calloc(MAX_ROUNDS, sizeof(double));
     signal(SIGPIPE, SIG_IGN);
     start_numpy_reorder();
+    if (tmpdir == NULL)
+        tmpdir = getenv("TMPDIR");
     printf("float64 arrays of %.0f MB in %s, chunks of %zu MiB (at least one "
-           "row), %d interleaved rounds; medians (min..max) of per-round "
-           "ratios, >1 means ours is faster (targets: >= 1 vs NumPy, >= 0.5 "
-           "vs the whole-array load)\n",
-           size_mb, dir, chunk_mib, rounds);
+           "row), the tool's temporary copies of pipes in %s, %d interleaved "
+           "rounds; medians (min..max) of per-round ratios, >1 means ours is "
+           "faster (targets: >= 1 vs NumPy, >= 0.5 vs the whole-array "
+           "load)\n",
+           size_mb, dir, chunk_mib,
+           tmpdir != NULL && tmpdir[0] != '\0' ? tmpdir : "/tmp", rounds);
     for (s = 0; s < 4; s++) {
         const shape_case *sc = &shapes[s];
         char f_path[512], c_path[512], v_path[512], out[512], fifo[512];
