@@ -1,8 +1,12 @@
 /*
  * reader.c - reading .npy arrays from streams: the header, then the data
- * straight into the caller's buffer, converted (byte order, Fortran to C
- * order) in cache-sized blocks as it arrives. Part of the array I/O core;
- * knows nothing of zip archives.
+ * straight into the caller's buffer, swapped in cache-sized blocks as it
+ * arrives; Fortran data that must come out in C order goes through a
+ * converter (convert.h) made once per pass, which says what to read (the
+ * reader reads it: positioned reads where the stream has them) and
+ * reorders it in cache-line tiles. A read that fails midway leaves the
+ * reader failed. Part of the array I/O core; knows nothing of zip
+ * archives.
  */
 #include "convert.h"
 #include "header_io.h"
@@ -16,7 +20,6 @@
 /* Bytes moved per block when converting: large enough to amortise the
  * calls, small enough to stay in cache while it is converted. */
 #define BLOCK_BYTES ((size_t)1 << 20)
-/* Growth step for data of unknown length (pipes, pickles). */
 
 struct npyio_reader {
     uint32_t magic;
