@@ -585,6 +585,7 @@ NPYIO_API void npyio_dtype_unref(npyio_dtype *dtype);
 
 /**
  * The kind: an NPYIO_KIND_* value, or 0 if dtype is NULL or not a dtype.
+ * @return an NPYIO_KIND_* value; 0 for NULL or a pointer that is not a dtype.
  * @since 1.0
  */
 NPYIO_API npyio_kind npyio_dtype_kind(const npyio_dtype *dtype);
@@ -592,6 +593,7 @@ NPYIO_API npyio_kind npyio_dtype_kind(const npyio_dtype *dtype);
 /**
  * The size of one element in bytes (NumPy's `dtype.itemsize`); 0 for NULL.
  * Object dtypes report the size of a pointer, as NumPy does.
+ * @return the itemsize in bytes; 0 for NULL.
  * @since 1.0
  */
 NPYIO_API size_t npyio_dtype_itemsize(const npyio_dtype *dtype);
@@ -600,6 +602,7 @@ NPYIO_API size_t npyio_dtype_itemsize(const npyio_dtype *dtype);
  * The alignment this host's NumPy gives the type (`dtype.alignment`): that
  * of the matching C type, so it can differ between hosts (int64 is aligned
  * to 4 on 32-bit x86). 0 for NULL.
+ * @return the alignment in bytes; 0 for NULL.
  * @since 1.0
  */
 NPYIO_API size_t npyio_dtype_alignment(const npyio_dtype *dtype);
@@ -608,6 +611,7 @@ NPYIO_API size_t npyio_dtype_alignment(const npyio_dtype *dtype);
  * The byte order: '<' (little-endian), '>' (big-endian) or '|' (not
  * applicable: one-byte types, bytes, void, objects, records). Never '='.
  * 0 for NULL.
+ * @return '<', '>' or '|'; 0 for NULL.
  * @since 1.0
  */
 NPYIO_API char npyio_dtype_byteorder(const npyio_dtype *dtype);
@@ -616,6 +620,7 @@ NPYIO_API char npyio_dtype_byteorder(const npyio_dtype *dtype);
  * 1 if the dtype's bytes are in this host's order (or order does not
  * apply), else 0. A record or subarray is native when every field in it,
  * recursively, is.
+ * @return 1 or 0 (0 for NULL).
  * @since 1.0
  */
 NPYIO_API int npyio_dtype_is_native(const npyio_dtype *dtype);
@@ -624,6 +629,7 @@ NPYIO_API int npyio_dtype_is_native(const npyio_dtype *dtype);
  * The unit of a datetime64 or timedelta64 dtype: "Y" .. "as" as in
  * npyio_dtype_datetime(), or "generic" for the unit-less type. NULL for
  * other kinds.
+ * @return a static NUL-terminated string, or NULL for other kinds and NULL.
  * @since 1.0
  */
 NPYIO_API const char *npyio_dtype_datetime_unit(const npyio_dtype *dtype);
@@ -631,6 +637,7 @@ NPYIO_API const char *npyio_dtype_datetime_unit(const npyio_dtype *dtype);
 /**
  * The multiplier of a datetime64 or timedelta64 dtype (25 for `m8[25s]`,
  * 1 when none is written); 0 for other kinds.
+ * @return the multiplier (>= 1), or 0 for other kinds and NULL.
  * @since 1.0
  */
 NPYIO_API int64_t npyio_dtype_datetime_multiplier(const npyio_dtype *dtype);
@@ -638,6 +645,7 @@ NPYIO_API int64_t npyio_dtype_datetime_multiplier(const npyio_dtype *dtype);
 /**
  * 1 if the two dtypes describe the same type (as NumPy's `==`: kind, size,
  * byte order, datetime unit and multiplier), else 0. NULL equals only NULL.
+ * @return 1 if equal, else 0.
  * @since 1.0
  */
 NPYIO_API int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b);
@@ -755,21 +763,26 @@ NPYIO_API npyio_status npyio_dtype_subarray(const npyio_dtype *base, int ndim,
                                             npyio_dtype **out);
 
 /** The element type of a subarray dtype (borrowed); NULL for other kinds.
+ * @return the element dtype (borrowed), or NULL.
  * @since 1.0 */
 NPYIO_API const npyio_dtype *npyio_dtype_subarray_base(
     const npyio_dtype *dtype);
 
 /** The number of dimensions of a subarray dtype; 0 for other kinds.
+ * @return the number of dimensions (>= 1), or 0.
  * @since 1.0 */
 NPYIO_API int npyio_dtype_subarray_ndim(const npyio_dtype *dtype);
 
 /** The shape of a subarray dtype (borrowed, ndim sizes); NULL for other
- * kinds. @since 1.0 */
+ * kinds.
+ * @return ndim sizes (borrowed), or NULL.
+ * @since 1.0 */
 NPYIO_API const int64_t *npyio_dtype_subarray_shape(const npyio_dtype *dtype);
 
 /**
  * The number of fields of a record dtype (0 for an empty record and for
  * every other kind).
+ * @return the number of fields, or 0.
  * @since 1.0
  */
 NPYIO_API size_t npyio_dtype_field_count(const npyio_dtype *dtype);
@@ -783,17 +796,21 @@ NPYIO_API size_t npyio_dtype_field_count(const npyio_dtype *dtype);
  * @param[in] dtype a record dtype.
  * @param[in] i the field's index.
  * @param[out] len receives the name's length in bytes (may be NULL).
+ * @return the name (borrowed, NUL-terminated), or NULL.
  * @since 1.0
  */
 NPYIO_API const char *npyio_dtype_field_name(const npyio_dtype *dtype,
                                              size_t i, size_t *len);
 
 /** A field's title (NumPy's `(title, name)` form), as for the name; NULL
- * (and length 0) if it has none or i is out of range. @since 1.0 */
+ * (and length 0) if it has none or i is out of range.
+ * @return the title (borrowed, NUL-terminated), or NULL.
+ * @since 1.0 */
 NPYIO_API const char *npyio_dtype_field_title(const npyio_dtype *dtype,
                                               size_t i, size_t *len);
 
 /** A field's byte offset within the record; -1 if i is out of range.
+ * @return the offset in bytes, or -1.
  * @since 1.0 */
 NPYIO_API int64_t npyio_dtype_field_offset(const npyio_dtype *dtype,
                                            size_t i);
@@ -803,17 +820,22 @@ NPYIO_API int64_t npyio_dtype_field_offset(const npyio_dtype *dtype,
  * `('pos', '<f4', (3,))`, the element ('<f4'), whose shape
  * npyio_dtype_field_shape() gives; for other fields, the field's dtype.
  * NULL if i is out of range.
+ * @return the field's element dtype (borrowed), or NULL.
  * @since 1.0
  */
 NPYIO_API const npyio_dtype *npyio_dtype_field_dtype(const npyio_dtype *dtype,
                                                      size_t i);
 
 /** The number of dimensions of a subarray field (0 for a plain field or i
- * out of range). @since 1.0 */
+ * out of range).
+ * @return the number of dimensions, or 0.
+ * @since 1.0 */
 NPYIO_API int npyio_dtype_field_ndim(const npyio_dtype *dtype, size_t i);
 
 /** The shape of a subarray field (borrowed, ndim sizes), or NULL for a
- * plain field. @since 1.0 */
+ * plain field.
+ * @return ndim sizes (borrowed), or NULL.
+ * @since 1.0 */
 NPYIO_API const int64_t *npyio_dtype_field_shape(const npyio_dtype *dtype,
                                                  size_t i);
 
@@ -835,6 +857,7 @@ NPYIO_API npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
  * 1 if the dtype holds Python objects anywhere (an `O` scalar, or an `O`
  * field at any depth, inside subarrays too), else 0. Such arrays are
  * stored as pickles, which libnpyio never unpickles.
+ * @return 1 or 0 (0 for NULL).
  * @since 1.0
  */
 NPYIO_API int npyio_dtype_contains_objects(const npyio_dtype *dtype);
@@ -1056,42 +1079,60 @@ NPYIO_API npyio_status npyio_header_emit(const npyio_header *header,
  */
 NPYIO_API void npyio_header_free(npyio_header *header);
 
-/** The element type, borrowed from the header; NULL for NULL. @since 1.0 */
+/** The element type, borrowed from the header; NULL for NULL.
+ * @return the dtype (borrowed from the header), or NULL for NULL.
+ * @since 1.0 */
 NPYIO_API const npyio_dtype *npyio_header_dtype(const npyio_header *header);
 
-/** The number of dimensions (0 for a 0-d array, or NULL). @since 1.0 */
+/** The number of dimensions (0 for a 0-d array, or NULL).
+ * @return the number of dimensions (0 for a 0-d array and for NULL).
+ * @since 1.0 */
 NPYIO_API int npyio_header_ndim(const npyio_header *header);
 
 /**
  * The shape: ndim sizes, borrowed from the header. Never NULL for a valid
- * header (a 0-d array gives a pointer that must not be read). @since 1.0
+ * header (a 0-d array gives a pointer that must not be read).
+ * @return ndim sizes (borrowed), or NULL for NULL.
+ * @since 1.0
  */
 NPYIO_API const int64_t *npyio_header_shape(const npyio_header *header);
 
-/** 1 if the data is in Fortran (column-major) order, else 0. @since 1.0 */
+/** 1 if the data is in Fortran (column-major) order, else 0.
+ * @return 1 if the data is in Fortran order, else 0.
+ * @since 1.0 */
 NPYIO_API int npyio_header_fortran_order(const npyio_header *header);
 
-/** The number of elements: the product of the shape (1 for 0-d). @since 1.0 */
+/** The number of elements: the product of the shape (1 for 0-d).
+ * @return the number of elements; 0 for NULL.
+ * @since 1.0 */
 NPYIO_API int64_t npyio_header_count(const npyio_header *header);
 
-/** The size of the data in bytes: count * itemsize. @since 1.0 */
+/** The size of the data in bytes: count * itemsize.
+ * @return the data size in bytes; 0 for NULL.
+ * @since 1.0 */
 NPYIO_API int64_t npyio_header_nbytes(const npyio_header *header);
 
 /**
  * The format's major version: that of the file for a parsed header, or
- * the one np.save would choose for a new one (1, 2 or 3). @since 1.0
+ * the one np.save would choose for a new one (1, 2 or 3).
+ * @return 1, 2 or 3, or 0 for NULL.
+ * @since 1.0
  */
 NPYIO_API int npyio_header_version(const npyio_header *header);
 
 /**
  * The value of the header-length field (the dict text with its padding
- * and newline): the file's, or what np.save would write. @since 1.0
+ * and newline): the file's, or what np.save would write.
+ * @return the header length in bytes; 0 for NULL.
+ * @since 1.0
  */
 NPYIO_API int64_t npyio_header_length(const npyio_header *header);
 
 /**
  * Where the data begins: the total size of magic, version, length field and
- * header. A multiple of 64 for files NumPy >= 1.24 wrote. @since 1.0
+ * header. A multiple of 64 for files NumPy >= 1.24 wrote.
+ * @return the offset in bytes; 0 for NULL.
+ * @since 1.0
  */
 NPYIO_API int64_t npyio_header_data_offset(const npyio_header *header);
 
@@ -1200,6 +1241,8 @@ NPYIO_API npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
  * A stream over an open file descriptor, from its current position. The
  * stream does not close the descriptor. Pipes and sockets work (not
  * seekable).
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL out, a negative descriptor);
+ *        NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_stream_open_fd(int fd,
@@ -1209,6 +1252,7 @@ NPYIO_API npyio_status npyio_stream_open_fd(int fd,
 /**
  * A stream over a C stdio FILE, from its current position. The stream does
  * not close the FILE; closing the stream flushes what it wrote.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL file or out); NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_stream_open_file(FILE *file,
@@ -1218,6 +1262,8 @@ NPYIO_API npyio_status npyio_stream_open_file(FILE *file,
 /**
  * A read-only, seekable stream over memory the caller keeps alive and
  * unchanged until the stream is closed.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL out, or NULL bytes with len >
+ *        0); NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_stream_open_memory(const void *bytes,
@@ -1228,6 +1274,7 @@ NPYIO_API npyio_status npyio_stream_open_memory(const void *bytes,
 /**
  * A writable, seekable stream into memory that grows as needed (through
  * the options' allocator). Take the bytes with npyio_stream_take_bytes().
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL out); NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_stream_open_growable(
@@ -1280,6 +1327,8 @@ NPYIO_API npyio_status npyio_reader_open_path(const char *path,
  * Open a .npy array from a stream, at its current position. The stream is
  * borrowed. On a seekable stream the data's length is checked at once; on
  * a pipe, a short data section is found while reading it.
+ * @return as npyio_reader_open_path(), for the stream; NPYIO_E_INVALID_ARG
+ *        (not a live stream).
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_reader_open_stream(npyio_stream *stream,
@@ -1287,6 +1336,7 @@ NPYIO_API npyio_status npyio_reader_open_stream(npyio_stream *stream,
                                                 npyio_reader **out);
 
 /** The header, borrowed from the reader (valid until it is closed).
+ * @return the header (borrowed), or NULL for NULL.
  * @since 1.0 */
 NPYIO_API const npyio_header *npyio_reader_header(const npyio_reader *reader);
 
@@ -1516,6 +1566,9 @@ NPYIO_API npyio_status npyio_writer_write(npyio_writer *writer,
  * both numbers if fewer), flush, and for paths fsync and rename into place.
  * The writer is released even when this fails; a failed writer to a path
  * removes its temporary file and leaves the destination untouched.
+ * @return NPYIO_OK; NPYIO_E_TRUNCATED (fewer bytes than promised, or not
+ *        whole rows); NPYIO_E_IO; NPYIO_E_STATE (the writer failed earlier:
+ *        the first error is repeated); NPYIO_E_INVALID_ARG.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_writer_close(npyio_writer *writer);
@@ -1721,16 +1774,21 @@ NPYIO_API npyio_status npyio_map_create(const char *path,
                                         npyio_map **out);
 
 /** The data (borrowed; NULL for a NULL map). For an array of 0 bytes, a
- * pointer that must not be read. @since 1.0 */
+ * pointer that must not be read.
+ * @return the data (borrowed), or NULL for NULL.
+ * @since 1.0 */
 NPYIO_API void *npyio_map_data(const npyio_map *map);
 
-/** The header (borrowed). @since 1.0 */
+/** The header (borrowed).
+ * @return the header (borrowed), or NULL for NULL.
+ * @since 1.0 */
 NPYIO_API const npyio_header *npyio_map_header(const npyio_map *map);
 
 /**
  * 1 if the data's address is a multiple of the dtype's alignment (so it can
  * be used as a C array of the type), else 0. Files NumPy >= 1.24 writes
  * always are (their data starts at a multiple of 64).
+ * @return 1 or 0 (0 for NULL).
  * @since 1.0
  */
 NPYIO_API int npyio_map_aligned(const npyio_map *map);
