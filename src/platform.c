@@ -213,6 +213,24 @@ bool npyio__fd_seekable(int fd)
     return lseek(fd, 0, SEEK_CUR) >= 0;
 }
 
+void npyio__fd_probe(int fd, bool just_opened, bool *seekable,
+                     bool *regular, int64_t *pos)
+{
+    struct stat info;
+    off_t at;
+
+    *regular = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+    if (*regular && just_opened) { /* at its start: no need to ask */
+        *seekable = true;
+        *pos = 0;
+        return;
+    }
+    at = lseek(fd, 0, SEEK_CUR);
+    *seekable = at >= 0;
+    *pos = at >= 0 ? (int64_t)at : 0;
+    *regular = *regular && *seekable;
+}
+
 int npyio__fd_close(int fd)
 {
     /* POSIX leaves the descriptor's state after EINTR unspecified; on

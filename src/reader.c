@@ -89,8 +89,7 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
         r->seekable = npyio__stream_seekable(r->stream);
         st = npyio__header_read(r->stream, options, &r->mem, &r->header);
         if (st == NPYIO_OK && r->seekable)
-            st = npyio__stream_seek(r->stream, 0, NPYIO_SEEK_CUR,
-                                    &r->data_start);
+            st = npyio__stream_tell(r->stream, &r->data_start);
         if (st == NPYIO_OK)
             st = npyio__header_check_data(r->stream, r->header);
         if (st != NPYIO_OK && path != NULL)

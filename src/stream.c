@@ -142,9 +142,19 @@ npyio_status npyio__stream_seek(npyio_stream *s, int64_t offset, int whence,
                                                       : "the end",
                            npyio_last_error());
     s->position = at;
+    s->position_known = true;
     if (pos != NULL)
         *pos = at;
     return NPYIO_OK;
+}
+
+npyio_status npyio__stream_tell(npyio_stream *s, int64_t *pos)
+{
+    if (s->seekable && s->position_known) {
+        *pos = s->position;
+        return NPYIO_OK;
+    }
+    return npyio__stream_seek(s, 0, NPYIO_SEEK_CUR, pos);
 }
 
 npyio_status npyio__stream_remaining(npyio_stream *s, uint64_t *bytes)
@@ -153,6 +163,16 @@ npyio_status npyio__stream_remaining(npyio_stream *s, uint64_t *bytes)
     npyio_status st;
 
     *bytes = 0;
+    if (s->seekable && s->position_known && s->backend->size != NULL) {
+        /* No seeks: the back end knows the length. */
+        st = s->backend->size(s->state, &end);
+        if (st != NPYIO_OK)
+            return npyio__fail(st, "the stream's length: %s",
+                               npyio_last_error());
+        if (end > s->position)
+            *bytes = (uint64_t)(end - s->position);
+        return NPYIO_OK;
+    }
     st = npyio__stream_seek(s, 0, NPYIO_SEEK_CUR, &here);
     if (st == NPYIO_OK)
         st = npyio__stream_seek(s, 0, NPYIO_SEEK_END, &end);

@@ -31,7 +31,9 @@ static npyio_status stream_open_path_body(const char *path, uint32_t mode,
                           0666, where, &fd);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__stream_open_fd(fd, true, options, out);
+    st = mode == NPYIO_OPEN_READ
+             ? npyio__stream_open_fd_reading(fd, options, out)
+             : npyio__stream_open_fd(fd, true, options, out);
     if (st != NPYIO_OK)
         npyio__fd_close(fd);
     return st;
@@ -121,6 +123,7 @@ npyio_status npyio__stream_open_replacing(const char *path,
     if (st == NPYIO_OK) {
         /* A device or FIFO is written directly, in order. */
         (*out)->seekable = npyio__fd_seekable(r->file.fd);
+        (*out)->position_known = (*out)->seekable;
         return NPYIO_OK;
     }
     npyio_stream_close(*out);

@@ -259,7 +259,7 @@ static npyio_status open_unknown_rows(npyio_writer *w, const npyio_header *h,
     if (st == NPYIO_OK)
         st = with_rows(w, h, 0, &empty);
     if (st == NPYIO_OK)
-        st = npyio__stream_seek(w->stream, 0, NPYIO_SEEK_CUR, &w->header_at);
+        st = npyio__stream_tell(w->stream, &w->header_at);
     if (st == NPYIO_OK)
         st = npyio__header_write(w->stream, &w->mem, empty, 0);
     if (st == NPYIO_OK) {
@@ -296,7 +296,7 @@ static npyio_status finish_unknown_rows(npyio_writer *w)
         st = npyio__header_emit_into(&w->mem, final, w->layout->version,
                                      total, bytes);
     if (st == NPYIO_OK)
-        st = npyio__stream_seek(w->stream, 0, NPYIO_SEEK_CUR, &end);
+        st = npyio__stream_tell(w->stream, &end);
     if (st == NPYIO_OK)
         st = npyio__stream_seek(w->stream, w->header_at, NPYIO_SEEK_SET,
                                 NULL);
