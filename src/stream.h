@@ -83,6 +83,12 @@ npyio_status npyio__stream_new(const npyio__stream_backend *backend,
                                const npyio_options *options,
                                npyio_stream **out, void **state);
 
+/* The same, with `scratch` more bytes after the state, not zeroed. */
+npyio_status npyio__stream_new_scratch(const npyio__stream_backend *backend,
+                                       size_t state_size, size_t scratch,
+                                       const npyio_options *options,
+                                       npyio_stream **out, void **state);
+
 /* Is this stream of that back end? (For a back end's own public calls.) */
 bool npyio__stream_is(const npyio_stream *s,
                       const npyio__stream_backend *backend);

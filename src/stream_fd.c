@@ -144,9 +144,10 @@ static npyio_status open_fd(int fd, bool owned, bool reading,
      * that nothing tries. */
     npyio__fd_probe(fd, reading, &seekable, &regular, &pos);
     reading = reading && owned && regular;
-    st = npyio__stream_new(regular ? &regular_fd_backend : &fd_backend,
-                           sizeof *f + (reading ? AHEAD : 0), options, out,
-                           (void **)&f);
+    st = npyio__stream_new_scratch(regular ? &regular_fd_backend
+                                           : &fd_backend,
+                                   sizeof *f, reading ? AHEAD : 0, options,
+                                   out, (void **)&f);
     if (st != NPYIO_OK)
         return st;
     f->fd = fd;
