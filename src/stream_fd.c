@@ -22,6 +22,7 @@
 typedef struct fd_state {
     int fd;
     bool owned;       /* opened from a path: closed with the stream */
+    bool regular;     /* a regular file: no SIGPIPE to guard against */
     bool readahead;   /* owned, read-only, regular: see AHEAD */
     int64_t pos;      /* the logical position (readahead) */
     size_t ahead_pos, ahead_len; /* unread bytes: ahead[ahead_pos..len) */
@@ -66,7 +67,10 @@ static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
 static npyio_status fd_write(void *state, const void *buf, size_t len,
                              size_t *put)
 {
-    return os_status(npyio__fd_write(((fd_state *)state)->fd, buf, len, put));
+    fd_state *f = state;
+
+    return os_status(f->regular ? npyio__fd_write_file(f->fd, buf, len, put)
+                                : npyio__fd_write(f->fd, buf, len, put));
 }
 
 static npyio_status fd_seek(void *state, int64_t offset, int whence,
@@ -152,6 +156,7 @@ static npyio_status open_fd(int fd, bool owned, bool reading,
         return st;
     f->fd = fd;
     f->owned = owned;
+    f->regular = regular;
     f->readahead = reading;
     f->pos = pos;
     (*out)->seekable = seekable;
