@@ -25,6 +25,8 @@ typedef struct fd_state {
     bool regular;     /* a regular file: no SIGPIPE to guard against */
     bool readahead;   /* owned, read-only, regular: see AHEAD */
     int64_t pos;      /* the logical position (readahead) */
+    int64_t known_end; /* the file's end, seen by the last short read of a
+                          block (readahead), or -1 */
     size_t ahead_pos, ahead_len; /* unread bytes: ahead[ahead_pos..len) */
     unsigned char ahead[];       /* AHEAD bytes with readahead */
 } fd_state;
@@ -48,6 +50,10 @@ static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
             f->ahead_len = 0;
             return st;
         }
+        /* A short block ends at the file's end (as of this read): the
+         * length checks that follow need no fstat. */
+        f->known_end = f->ahead_len < AHEAD ? f->pos + (int64_t)f->ahead_len
+                                            : -1;
     }
     if (f->ahead_pos < f->ahead_len) {
         size_t n = f->ahead_len - f->ahead_pos;
@@ -56,6 +62,7 @@ static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
         memcpy(buf, f->ahead + f->ahead_pos, *got);
         f->ahead_pos += *got;
     } else {
+        f->known_end = -1;
         st = os_status(npyio__fd_read(f->fd, buf, cap, got));
         if (st != NPYIO_OK)
             return st;
@@ -81,6 +88,7 @@ static npyio_status fd_seek(void *state, int64_t offset, int whence,
 
     if (!f->readahead || whence == NPYIO_SEEK_END) {
         f->ahead_pos = f->ahead_len = 0;
+        f->known_end = -1;
         if (npyio__fd_seek(f->fd, offset, whence, pos) != 0)
             return NPYIO_E_IO;
         f->pos = *pos;
@@ -96,6 +104,7 @@ static npyio_status fd_seek(void *state, int64_t offset, int whence,
         return NPYIO_OK;
     }
     f->ahead_pos = f->ahead_len = 0;
+    f->known_end = -1;
     if (npyio__fd_seek(f->fd, target, NPYIO_SEEK_SET, pos) != 0)
         return NPYIO_E_IO;
     f->pos = *pos;
@@ -111,7 +120,13 @@ static npyio_status fd_pread(void *state, void *buf, size_t cap,
 
 static npyio_status fd_size(void *state, int64_t *size)
 {
-    return os_status(npyio__fd_size(((fd_state *)state)->fd, size));
+    fd_state *f = state;
+
+    if (f->known_end >= 0) {
+        *size = f->known_end;
+        return NPYIO_OK;
+    }
+    return os_status(npyio__fd_size(f->fd, size));
 }
 
 static npyio_status fd_sync(void *state, bool durable)
@@ -158,6 +173,7 @@ static npyio_status open_fd(int fd, bool owned, bool reading,
     f->owned = owned;
     f->regular = regular;
     f->readahead = reading;
+    f->known_end = -1;
     f->pos = pos;
     (*out)->seekable = seekable;
     (*out)->position = pos;

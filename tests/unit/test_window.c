@@ -268,6 +268,46 @@ static void test_read_ahead_is_invisible(void **state)
     free(bytes);
 }
 
+/* A small file is read in one block, whose short end tells the length:
+ * a data section cut short is still found at open, and a file that grew
+ * since another open is seen whole. */
+static void test_read_ahead_knows_short_files(void **state)
+{
+    char path[] = "/tmp/npyio-test-short-XXXXXX";
+    float values[16] = {0};
+    int64_t n = 16;
+    npyio_header *h = NULL;
+    void *data = NULL;
+    unsigned char *file;
+    size_t len;
+    int fd = mkstemp(path);
+
+    (void)state;
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(npyio_save_array(path, "<f4", 1, &n, values, sizeof values,
+                               NPYIO_WRITE_NO_SYNC, NULL));
+    file = read_data_file_abs(path, &len);
+    assert_int_equal(len, 192);
+    assert_int_equal(truncate(path, 150), 0);
+    assert_status(npyio_load(path, 0, NULL, &h, &data), NPYIO_E_TRUNCATED);
+    assert_error_contains("the data section is 22 bytes, but the header "
+                          "promises 64");
+    assert_int_equal(truncate(path, 60), 0);
+    assert_status(npyio_load(path, 0, NULL, &h, &data), NPYIO_E_TRUNCATED);
+    assert_error_contains("the file ends after 60 bytes, inside its 128-byte "
+                          "header");
+    fd = open(path, O_WRONLY);
+    assert_int_equal(pwrite(fd, file, len, 0), (ssize_t)len);
+    close(fd);
+    assert_ok(npyio_load(path, 0, NULL, &h, &data));
+    assert_memory_equal(data, values, sizeof values);
+    npyio_free(data);
+    npyio_header_free(h);
+    unlink(path);
+    free(file);
+}
+
 /* ---- a back end's own status ---------------------------------------------- */
 
 /* A back end standing for an archive member: serves its bytes, then
@@ -374,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_window_needs_positional_reads),
         cmocka_unit_test(test_windows_of_one_file_from_threads),
         cmocka_unit_test(test_read_ahead_is_invisible),
+        cmocka_unit_test(test_read_ahead_knows_short_files),
         cmocka_unit_test(test_backend_status_reaches_the_caller),
         cmocka_unit_test(test_reader_over_a_window),
     };
