@@ -160,7 +160,7 @@ typedef int32_t npyio_status;
 /** Another writer holds a lock on the file that conflicts with the one
  * asked for (an appender and in-place row writers, see
  * npyio_writer_open_append()); the message says which kind of lock. Set
- * NPYIO_FLAG_WAIT_FOR_LOCK to wait for it instead. */
+ * NPYIO_WRITE_WAIT_FOR_LOCK to wait for it instead. */
 #define NPYIO_E_LOCKED (-13)
 
 /**
@@ -372,51 +372,56 @@ NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
                                                npyio_limit which,
                                                int64_t *value);
 
-/**
- * Names of on/off settings, for npyio_options_set_flag(). Values are
- * pinned; later versions may add flags.
- */
-typedef int32_t npyio_flag;
+/* ------------------------------------------------------------------------ */
+/* Per-call flags                                                           */
+/* ------------------------------------------------------------------------ */
 
-/** Writers to paths fsync the file and its directory so that a completed
- * npyio_writer_close() survives a crash (default on). Off trades that
- * guarantee for speed; the replacement stays atomic either way. */
-#define NPYIO_FLAG_DURABLE 1
-/** Writers that lock a file (npyio_writer_open_append(): exclusive;
- * npyio_writer_open_in_place(): shared) wait for a conflicting lock to be
- * released instead of failing at once with NPYIO_E_LOCKED (default off).
- * The wait has no time limit. @since 1.0 */
-#define NPYIO_FLAG_WAIT_FOR_LOCK 2
-/** npyio_map_create() leaves the data sparse (a hole, allocated as it is
- * written) instead of reserving its disk blocks (default off). Sparse is
- * instant and uses no space until written, but a disk that fills while the
- * mapping is written kills the process with SIGBUS; reserved, a full disk
- * is a clean NPYIO_E_IO from npyio_map_create(). @since 1.0 */
-#define NPYIO_FLAG_MAP_SPARSE 3
-
-/**
- * Turn a setting on or off.
- *
- * @param[in,out] options the handle.
- * @param[in] which one of the NPYIO_FLAG_* names.
- * @param[in] enabled nonzero for on.
- * @return NPYIO_OK; NPYIO_E_INVALID_ARG for a bad handle or unknown flag.
- * @since 1.0
+/*
+ * How one call runs is said by its `flags` argument: a bitwise OR of the
+ * NPYIO_READ_*, NPYIO_WRITE_* and NPYIO_MAP_* values below, all distinct
+ * bits. Each function lists the flags it accepts; any other bit is
+ * NPYIO_E_INVALID_ARG (the message names it), so a flag meant for another
+ * call is never silently ignored. What a program sets once (limits, the
+ * allocator) lives in npyio_options instead. Values are pinned.
  */
-NPYIO_API npyio_status npyio_options_set_flag(npyio_options *options,
-                                              npyio_flag which, int enabled);
 
-/**
- * Read a setting: the value set, or the default.
- *
- * @param[in] options the handle, or NULL for the defaults.
- * @param[in] which one of the NPYIO_FLAG_* names.
- * @param[out] enabled receives 1 or 0.
- * @return NPYIO_OK; NPYIO_E_INVALID_ARG.
- * @since 1.0
- */
-NPYIO_API npyio_status npyio_options_get_flag(const npyio_options *options,
-                                              npyio_flag which, int *enabled);
+/** Reading: convert every element to this host's byte order (records
+ * field by field, through nested records and subarrays; complex halves, U
+ * characters and long doubles as whole units). Without it the bytes
+ * arrive in the file's byte order. */
+#define NPYIO_READ_NATIVE 0x1u
+/** Reading: deliver Fortran-order data in C order (the element at index
+ * (i, j, ..) lands where a C array's would). No effect on C-order files. */
+#define NPYIO_READ_C_ORDER 0x2u
+/** Writing: skip the fsync calls. By default a file written to a path, its
+ * directory entry, appended rows and mapped changes are on stable storage
+ * when the call that finishes them returns, so a completed write survives
+ * a crash or power loss. With this flag they reach the disk when the
+ * system writes them back; the replacement stays atomic either way (a
+ * killed process leaves the old file or the new one). */
+#define NPYIO_WRITE_NO_SYNC 0x10u
+/** Writer openers: the first dimension (rows along axis 0) is not known
+ * yet: the header's shape[0] is ignored, rows are written in any number
+ * of calls, and close writes the final count into the header. C order
+ * only (rows are contiguous there). At close the bytes written must be a
+ * whole number of rows (else NPYIO_E_TRUNCATED, and nothing replaces the
+ * destination); the count is the bytes divided by a row's, so rows of 0
+ * bytes (shape (k, 0)) give a count of 0. On a stream it must be able to
+ * seek (the header is rewritten at close). */
+#define NPYIO_WRITE_UNKNOWN_ROWS 0x20u
+/** Appenders and in-place writers: wait for a conflicting lock to be
+ * released instead of failing at once with NPYIO_E_LOCKED. The wait has
+ * no time limit. */
+#define NPYIO_WRITE_WAIT_FOR_LOCK 0x40u
+/** npyio_map_create(): leave the data sparse (a hole, allocated as it is
+ * written) instead of reserving its disk blocks. Sparse is instant and uses
+ * no space until written, but a disk that fills while the mapping is
+ * written kills the process with SIGBUS; reserved, a full disk is a clean
+ * NPYIO_E_IO from npyio_map_create(). */
+#define NPYIO_WRITE_SPARSE 0x80u
+/** npyio_map_open(): map read-write, shared: changes reach the file.
+ * Without it the mapping is read-only (writing through it faults). */
+#define NPYIO_MAP_WRITE 0x100u
 
 /**
  * Attach an allocator (see npyio_allocator), or restore the default.
@@ -580,6 +585,7 @@ NPYIO_API void npyio_dtype_unref(npyio_dtype *dtype);
 
 /**
  * The kind: an NPYIO_KIND_* value, or 0 if dtype is NULL or not a dtype.
+ * @return an NPYIO_KIND_* value; 0 for NULL or a pointer that is not a dtype.
  * @since 1.0
  */
 NPYIO_API npyio_kind npyio_dtype_kind(const npyio_dtype *dtype);
@@ -587,6 +593,7 @@ NPYIO_API npyio_kind npyio_dtype_kind(const npyio_dtype *dtype);
 /**
  * The size of one element in bytes (NumPy's `dtype.itemsize`); 0 for NULL.
  * Object dtypes report the size of a pointer, as NumPy does.
+ * @return the itemsize in bytes; 0 for NULL.
  * @since 1.0
  */
 NPYIO_API size_t npyio_dtype_itemsize(const npyio_dtype *dtype);
@@ -595,6 +602,7 @@ NPYIO_API size_t npyio_dtype_itemsize(const npyio_dtype *dtype);
  * The alignment this host's NumPy gives the type (`dtype.alignment`): that
  * of the matching C type, so it can differ between hosts (int64 is aligned
  * to 4 on 32-bit x86). 0 for NULL.
+ * @return the alignment in bytes; 0 for NULL.
  * @since 1.0
  */
 NPYIO_API size_t npyio_dtype_alignment(const npyio_dtype *dtype);
@@ -603,6 +611,7 @@ NPYIO_API size_t npyio_dtype_alignment(const npyio_dtype *dtype);
  * The byte order: '<' (little-endian), '>' (big-endian) or '|' (not
  * applicable: one-byte types, bytes, void, objects, records). Never '='.
  * 0 for NULL.
+ * @return '<', '>' or '|'; 0 for NULL.
  * @since 1.0
  */
 NPYIO_API char npyio_dtype_byteorder(const npyio_dtype *dtype);
@@ -611,6 +620,7 @@ NPYIO_API char npyio_dtype_byteorder(const npyio_dtype *dtype);
  * 1 if the dtype's bytes are in this host's order (or order does not
  * apply), else 0. A record or subarray is native when every field in it,
  * recursively, is.
+ * @return 1 or 0 (0 for NULL).
  * @since 1.0
  */
 NPYIO_API int npyio_dtype_is_native(const npyio_dtype *dtype);
@@ -619,6 +629,7 @@ NPYIO_API int npyio_dtype_is_native(const npyio_dtype *dtype);
  * The unit of a datetime64 or timedelta64 dtype: "Y" .. "as" as in
  * npyio_dtype_datetime(), or "generic" for the unit-less type. NULL for
  * other kinds.
+ * @return a static NUL-terminated string, or NULL for other kinds and NULL.
  * @since 1.0
  */
 NPYIO_API const char *npyio_dtype_datetime_unit(const npyio_dtype *dtype);
@@ -626,6 +637,7 @@ NPYIO_API const char *npyio_dtype_datetime_unit(const npyio_dtype *dtype);
 /**
  * The multiplier of a datetime64 or timedelta64 dtype (25 for `m8[25s]`,
  * 1 when none is written); 0 for other kinds.
+ * @return the multiplier (>= 1), or 0 for other kinds and NULL.
  * @since 1.0
  */
 NPYIO_API int64_t npyio_dtype_datetime_multiplier(const npyio_dtype *dtype);
@@ -633,6 +645,7 @@ NPYIO_API int64_t npyio_dtype_datetime_multiplier(const npyio_dtype *dtype);
 /**
  * 1 if the two dtypes describe the same type (as NumPy's `==`: kind, size,
  * byte order, datetime unit and multiplier), else 0. NULL equals only NULL.
+ * @return 1 if equal, else 0.
  * @since 1.0
  */
 NPYIO_API int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b);
@@ -750,21 +763,26 @@ NPYIO_API npyio_status npyio_dtype_subarray(const npyio_dtype *base, int ndim,
                                             npyio_dtype **out);
 
 /** The element type of a subarray dtype (borrowed); NULL for other kinds.
+ * @return the element dtype (borrowed), or NULL.
  * @since 1.0 */
 NPYIO_API const npyio_dtype *npyio_dtype_subarray_base(
     const npyio_dtype *dtype);
 
 /** The number of dimensions of a subarray dtype; 0 for other kinds.
+ * @return the number of dimensions (>= 1), or 0.
  * @since 1.0 */
 NPYIO_API int npyio_dtype_subarray_ndim(const npyio_dtype *dtype);
 
 /** The shape of a subarray dtype (borrowed, ndim sizes); NULL for other
- * kinds. @since 1.0 */
+ * kinds.
+ * @return ndim sizes (borrowed), or NULL.
+ * @since 1.0 */
 NPYIO_API const int64_t *npyio_dtype_subarray_shape(const npyio_dtype *dtype);
 
 /**
  * The number of fields of a record dtype (0 for an empty record and for
  * every other kind).
+ * @return the number of fields, or 0.
  * @since 1.0
  */
 NPYIO_API size_t npyio_dtype_field_count(const npyio_dtype *dtype);
@@ -778,17 +796,21 @@ NPYIO_API size_t npyio_dtype_field_count(const npyio_dtype *dtype);
  * @param[in] dtype a record dtype.
  * @param[in] i the field's index.
  * @param[out] len receives the name's length in bytes (may be NULL).
+ * @return the name (borrowed, NUL-terminated), or NULL.
  * @since 1.0
  */
 NPYIO_API const char *npyio_dtype_field_name(const npyio_dtype *dtype,
                                              size_t i, size_t *len);
 
 /** A field's title (NumPy's `(title, name)` form), as for the name; NULL
- * (and length 0) if it has none or i is out of range. @since 1.0 */
+ * (and length 0) if it has none or i is out of range.
+ * @return the title (borrowed, NUL-terminated), or NULL.
+ * @since 1.0 */
 NPYIO_API const char *npyio_dtype_field_title(const npyio_dtype *dtype,
                                               size_t i, size_t *len);
 
 /** A field's byte offset within the record; -1 if i is out of range.
+ * @return the offset in bytes, or -1.
  * @since 1.0 */
 NPYIO_API int64_t npyio_dtype_field_offset(const npyio_dtype *dtype,
                                            size_t i);
@@ -798,17 +820,22 @@ NPYIO_API int64_t npyio_dtype_field_offset(const npyio_dtype *dtype,
  * `('pos', '<f4', (3,))`, the element ('<f4'), whose shape
  * npyio_dtype_field_shape() gives; for other fields, the field's dtype.
  * NULL if i is out of range.
+ * @return the field's element dtype (borrowed), or NULL.
  * @since 1.0
  */
 NPYIO_API const npyio_dtype *npyio_dtype_field_dtype(const npyio_dtype *dtype,
                                                      size_t i);
 
 /** The number of dimensions of a subarray field (0 for a plain field or i
- * out of range). @since 1.0 */
+ * out of range).
+ * @return the number of dimensions, or 0.
+ * @since 1.0 */
 NPYIO_API int npyio_dtype_field_ndim(const npyio_dtype *dtype, size_t i);
 
 /** The shape of a subarray field (borrowed, ndim sizes), or NULL for a
- * plain field. @since 1.0 */
+ * plain field.
+ * @return ndim sizes (borrowed), or NULL.
+ * @since 1.0 */
 NPYIO_API const int64_t *npyio_dtype_field_shape(const npyio_dtype *dtype,
                                                  size_t i);
 
@@ -830,6 +857,7 @@ NPYIO_API npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
  * 1 if the dtype holds Python objects anywhere (an `O` scalar, or an `O`
  * field at any depth, inside subarrays too), else 0. Such arrays are
  * stored as pickles, which libnpyio never unpickles.
+ * @return 1 or 0 (0 for NULL).
  * @since 1.0
  */
 NPYIO_API int npyio_dtype_contains_objects(const npyio_dtype *dtype);
@@ -1051,44 +1079,79 @@ NPYIO_API npyio_status npyio_header_emit(const npyio_header *header,
  */
 NPYIO_API void npyio_header_free(npyio_header *header);
 
-/** The element type, borrowed from the header; NULL for NULL. @since 1.0 */
+/** The element type, borrowed from the header; NULL for NULL.
+ * @return the dtype (borrowed from the header), or NULL for NULL.
+ * @since 1.0 */
 NPYIO_API const npyio_dtype *npyio_header_dtype(const npyio_header *header);
 
-/** The number of dimensions (0 for a 0-d array, or NULL). @since 1.0 */
+/** The number of dimensions (0 for a 0-d array, or NULL).
+ * @return the number of dimensions (0 for a 0-d array and for NULL).
+ * @since 1.0 */
 NPYIO_API int npyio_header_ndim(const npyio_header *header);
 
 /**
  * The shape: ndim sizes, borrowed from the header. Never NULL for a valid
- * header (a 0-d array gives a pointer that must not be read). @since 1.0
+ * header (a 0-d array gives a pointer that must not be read).
+ * @return ndim sizes (borrowed), or NULL for NULL.
+ * @since 1.0
  */
 NPYIO_API const int64_t *npyio_header_shape(const npyio_header *header);
 
-/** 1 if the data is in Fortran (column-major) order, else 0. @since 1.0 */
+/** 1 if the data is in Fortran (column-major) order, else 0.
+ * @return 1 if the data is in Fortran order, else 0.
+ * @since 1.0 */
 NPYIO_API int npyio_header_fortran_order(const npyio_header *header);
 
-/** The number of elements: the product of the shape (1 for 0-d). @since 1.0 */
+/** The number of elements: the product of the shape (1 for 0-d).
+ * @return the number of elements; 0 for NULL.
+ * @since 1.0 */
 NPYIO_API int64_t npyio_header_count(const npyio_header *header);
 
-/** The size of the data in bytes: count * itemsize. @since 1.0 */
+/** The size of the data in bytes: count * itemsize.
+ * @return the data size in bytes; 0 for NULL.
+ * @since 1.0 */
 NPYIO_API int64_t npyio_header_nbytes(const npyio_header *header);
 
 /**
  * The format's major version: that of the file for a parsed header, or
- * the one np.save would choose for a new one (1, 2 or 3). @since 1.0
+ * the one np.save would choose for a new one (1, 2 or 3).
+ * @return 1, 2 or 3, or 0 for NULL.
+ * @since 1.0
  */
 NPYIO_API int npyio_header_version(const npyio_header *header);
 
 /**
  * The value of the header-length field (the dict text with its padding
- * and newline): the file's, or what np.save would write. @since 1.0
+ * and newline): the file's, or what np.save would write.
+ * @return the header length in bytes; 0 for NULL.
+ * @since 1.0
  */
 NPYIO_API int64_t npyio_header_length(const npyio_header *header);
 
 /**
  * Where the data begins: the total size of magic, version, length field and
- * header. A multiple of 64 for files NumPy >= 1.24 wrote. @since 1.0
+ * header. A multiple of 64 for files NumPy >= 1.24 wrote.
+ * @return the offset in bytes; 0 for NULL.
+ * @since 1.0
  */
 NPYIO_API int64_t npyio_header_data_offset(const npyio_header *header);
+
+/**
+ * The header that describes a file's data as read with flags: with
+ * NPYIO_READ_NATIVE the dtype in this host's byte order (every field of a
+ * record), with NPYIO_READ_C_ORDER C order; dtype and shape otherwise the
+ * same, laid out as np.save would write it. Saving data read with those
+ * flags under this header writes the array the file holds.
+ * @param[in] header the file's header.
+ * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER, or 0 (a copy).
+ * @param[out] out receives the new header (npyio_header_free()).
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (other flags, NULL arguments);
+ *         NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_header_as_read(const npyio_header *header,
+                                            uint32_t flags,
+                                            npyio_header **out);
 
 /* ------------------------------------------------------------------------ */
 /* Streams                                                                  */
@@ -1178,6 +1241,8 @@ NPYIO_API npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
  * A stream over an open file descriptor, from its current position. The
  * stream does not close the descriptor. Pipes and sockets work (not
  * seekable).
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL out, a negative descriptor);
+ *        NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_stream_open_fd(int fd,
@@ -1187,6 +1252,7 @@ NPYIO_API npyio_status npyio_stream_open_fd(int fd,
 /**
  * A stream over a C stdio FILE, from its current position. The stream does
  * not close the FILE; closing the stream flushes what it wrote.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL file or out); NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_stream_open_file(FILE *file,
@@ -1196,6 +1262,8 @@ NPYIO_API npyio_status npyio_stream_open_file(FILE *file,
 /**
  * A read-only, seekable stream over memory the caller keeps alive and
  * unchanged until the stream is closed.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL out, or NULL bytes with len >
+ *        0); NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_stream_open_memory(const void *bytes,
@@ -1206,6 +1274,7 @@ NPYIO_API npyio_status npyio_stream_open_memory(const void *bytes,
 /**
  * A writable, seekable stream into memory that grows as needed (through
  * the options' allocator). Take the bytes with npyio_stream_take_bytes().
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL out); NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_stream_open_growable(
@@ -1239,14 +1308,8 @@ NPYIO_API npyio_status npyio_stream_close(npyio_stream *stream);
  * thread at a time. */
 typedef struct npyio_reader npyio_reader;
 
-/** Read flags. With none, the bytes arrive exactly as stored. */
-/** Convert every element to this host's byte order (records field by
- * field, through nested records and subarrays; complex halves, U
- * characters and long doubles as whole units). */
-#define NPYIO_READ_NATIVE 1u
-/** Deliver Fortran-order data in C order (the element at index (i, j, ..)
- * lands where a C array's would). No effect on C-order files. */
-#define NPYIO_READ_C_ORDER 2u
+/* Reads take the flags NPYIO_READ_NATIVE and NPYIO_READ_C_ORDER (above);
+ * with none, the bytes arrive exactly as stored. */
 
 /**
  * Open a .npy file for reading: parse its header and check that the data
@@ -1264,6 +1327,8 @@ NPYIO_API npyio_status npyio_reader_open_path(const char *path,
  * Open a .npy array from a stream, at its current position. The stream is
  * borrowed. On a seekable stream the data's length is checked at once; on
  * a pipe, a short data section is found while reading it.
+ * @return as npyio_reader_open_path(), for the stream; NPYIO_E_INVALID_ARG
+ *        (not a live stream).
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_reader_open_stream(npyio_stream *stream,
@@ -1271,6 +1336,7 @@ NPYIO_API npyio_status npyio_reader_open_stream(npyio_stream *stream,
                                                 npyio_reader **out);
 
 /** The header, borrowed from the reader (valid until it is closed).
+ * @return the header (borrowed), or NULL for NULL.
  * @since 1.0 */
 NPYIO_API const npyio_header *npyio_reader_header(const npyio_reader *reader);
 
@@ -1376,13 +1442,55 @@ NPYIO_API npyio_status npyio_reader_close(npyio_reader *reader);
 /**
  * Load a whole .npy file in one call: npyio_reader_open_path(),
  * npyio_reader_read_alloc(), close.
+ *
+ * The header handed back describes the data handed back: with conversion
+ * flags it is npyio_header_as_read() of the file's (native byte order, C
+ * order), not the file's own, so that npyio_save() of the two writes the
+ * same array NumPy loaded.
+ * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER.
  * @param[out] header receives the header (npyio_header_free()).
- * @param[out] data receives the data (npyio_free()).
+ * @param[out] data receives npyio_header_nbytes(*header) bytes
+ *             (npyio_free()).
+ * @return NPYIO_OK; the statuses of npyio_reader_open_path() and
+ *         npyio_reader_read_alloc(); NPYIO_E_INVALID_ARG (NULL out
+ *         arguments, unknown flags). On failure *header and *data are NULL.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_load(const char *path, uint32_t flags,
                                   const npyio_options *options,
                                   npyio_header **header, void **data);
+
+/**
+ * Load a plain array in one call and one free: the data in native byte
+ * order and C order, with its type and shape written into the caller's
+ * buffers. For any file NumPy can load without pickles: the type of a
+ * record is its descr list, which npyio_dtype_from_descr() and
+ * npyio_save_array() take back.
+ *
+ * @param[in] path the file.
+ * @param[in] options limits and allocator, or NULL.
+ * @param[out] data receives the elements (npyio_free(); never NULL on
+ *             success, even for an empty array).
+ * @param[out] len receives their size in bytes.
+ * @param[out] type receives the type as a NUL-terminated string: NumPy's
+ *             dtype.str for a plain type ("<f8", "|b1", "<U3", "<M8[ns]"),
+ *             the descr list for records ("[('x', '<i4'), ('y', '<f8')]").
+ * @param[in] type_cap the size of type, NUL included; 64 holds every
+ *            plain type.
+ * @param[out] ndim receives the number of dimensions.
+ * @param[out] shape receives ndim lengths.
+ * @param[in] shape_cap the number of elements shape holds.
+ * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL (type or shape too small: the
+ *         message gives the size needed; nothing is handed back);
+ *         NPYIO_E_UNSUPPORTED (object arrays); the statuses of
+ *         npyio_load(). On failure *data is NULL and *len 0.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_load_array(const char *path,
+                                        const npyio_options *options,
+                                        void **data, size_t *len, char *type,
+                                        size_t type_cap, int *ndim,
+                                        int64_t *shape, int shape_cap);
 
 /* ------------------------------------------------------------------------ */
 /* Writing arrays                                                           */
@@ -1411,25 +1519,33 @@ typedef struct npyio_writer npyio_writer;
  * and group where the caller may set them (as root). A
  * path that names a device, FIFO or socket (/dev/stdout, a named pipe) is
  * written directly, in order, since there is no file to replace.
- * With NPYIO_FLAG_DURABLE (default) the file and then its directory are
- * fsynced.
+ * At close the file and then its directory are fsynced, unless flags has
+ * NPYIO_WRITE_NO_SYNC.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_UNKNOWN_ROWS.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND (missing directory); NPYIO_E_IO;
- *         NPYIO_E_UNSUPPORTED (a dtype no descr can express);
- *         NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
+ *         NPYIO_E_UNSUPPORTED (a dtype no descr can express; with unknown
+ *         rows, Fortran order or object dtypes); NPYIO_E_INVALID_ARG (also:
+ *         unknown rows of a 0-d header); NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_writer_open_path(const char *path,
                                               const npyio_header *header,
+                                              uint32_t flags,
                                               const npyio_options *options,
                                               npyio_writer **out);
 
 /**
  * Start writing a .npy array to a stream (borrowed) at its position. The
- * header is written at once, so the shape must be known.
+ * header is written at once (with NPYIO_WRITE_UNKNOWN_ROWS, rewritten at
+ * close). Close flushes the stream; syncing it is the caller's business.
+ * @param[in] flags NPYIO_WRITE_UNKNOWN_ROWS.
+ * @return as npyio_writer_open_path(); NPYIO_E_UNSUPPORTED (unknown rows
+ *         on a stream that cannot seek).
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_writer_open_stream(npyio_stream *stream,
                                                 const npyio_header *header,
+                                                uint32_t flags,
                                                 const npyio_options *options,
                                                 npyio_writer **out);
 
@@ -1450,6 +1566,9 @@ NPYIO_API npyio_status npyio_writer_write(npyio_writer *writer,
  * both numbers if fewer), flush, and for paths fsync and rename into place.
  * The writer is released even when this fails; a failed writer to a path
  * removes its temporary file and leaves the destination untouched.
+ * @return NPYIO_OK; NPYIO_E_TRUNCATED (fewer bytes than promised, or not
+ *        whole rows); NPYIO_E_IO; NPYIO_E_STATE (the writer failed earlier:
+ *        the first error is repeated); NPYIO_E_INVALID_ARG.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_writer_close(npyio_writer *writer);
@@ -1460,34 +1579,6 @@ NPYIO_API npyio_status npyio_writer_close(npyio_writer *writer);
  * @since 1.0
  */
 NPYIO_API void npyio_writer_abort(npyio_writer *writer);
-
-/**
- * Write a new .npy array whose first dimension (the number of rows along
- * axis 0) is not known yet: write rows in any number of calls; close
- * writes the final count into the header. The header's shape[0] is
- * ignored. C order only (rows are contiguous there). The file is replaced
- * atomically as with npyio_writer_open_path(). At close, the bytes written
- * must be a whole number of rows (else NPYIO_E_TRUNCATED, and nothing
- * replaces the destination); the count is the bytes divided by a row's,
- * so rows of 0 bytes (shape (k, 0)) give a count of 0. A failure while the
- * header is rewritten at close returns its own status (NPYIO_E_IO).
- * @return as npyio_writer_open_path(); NPYIO_E_UNSUPPORTED for Fortran
- *         order or object dtypes; NPYIO_E_INVALID_ARG for 0-d headers.
- * @since 1.0
- */
-NPYIO_API npyio_status npyio_writer_open_path_rows(const char *path,
-                                                   const npyio_header *header,
-                                                   const npyio_options *options,
-                                                   npyio_writer **out);
-
-/**
- * The same on a stream, which must be able to seek (the header is
- * rewritten at close): on a pipe, NPYIO_E_UNSUPPORTED at open.
- * @since 1.0
- */
-NPYIO_API npyio_status npyio_writer_open_stream_rows(
-    npyio_stream *stream, const npyio_header *header,
-    const npyio_options *options, npyio_writer **out);
 
 /**
  * Append rows along axis 0 to an existing C-order .npy file.
@@ -1505,7 +1596,7 @@ NPYIO_API npyio_status npyio_writer_open_stream_rows(
  * in-place writers, in any process, not programs that ignore it) from
  * open to close. If another holds a conflicting lock, this fails at once
  * with NPYIO_E_LOCKED (the message says whether an appender or in-place
- * writers hold it), or with NPYIO_FLAG_WAIT_FOR_LOCK waits for it. The
+ * writers hold it), or with NPYIO_WRITE_WAIT_FOR_LOCK waits for it. The
  * lock belongs to the open file: a process forked while the writer is
  * open shares it (and keeps it held until it too has closed the file, or
  * exited), so fork before opening writers that must exclude each other.
@@ -1513,8 +1604,8 @@ NPYIO_API npyio_status npyio_writer_open_stream_rows(
  * A failed or aborted append (a full disk, too few bytes, an error at
  * close, npyio_writer_abort()) cuts the file back to its length at open.
  *
- * Crash safety: the rows are written after the data, then (with
- * NPYIO_FLAG_DURABLE, fdatasync'd, and only then) the header's shape is
+ * Crash safety: the rows are written after the data, then (unless
+ * NPYIO_WRITE_NO_SYNC, fdatasync'd, and only then) the header's shape is
  * rewritten in place, within the header's existing length (NumPy >= 1.24
  * leaves room for it: up to 21 digits). Only the bytes that change are
  * written, in one write: usually the shape's digits and the padding after
@@ -1527,10 +1618,17 @@ NPYIO_API npyio_status npyio_writer_open_stream_rows(
  * from NumPy <= 1.23 have no growth room), the file is rewritten through a
  * temporary file and a rename: time in proportion to the file's size, and
  * twice its disk space meanwhile; still never a half-written file.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_WAIT_FOR_LOCK.
+ * @return NPYIO_OK; NPYIO_E_NOT_FOUND; NPYIO_E_IO; NPYIO_E_LOCKED; the
+ *         header statuses of the file; NPYIO_E_TRUNCATED (the file is
+ *         shorter than its header says); NPYIO_E_INVALID_ARG (rows that do
+ *         not match the file's); NPYIO_E_UNSUPPORTED (Fortran-order data,
+ *         object dtypes); NPYIO_E_NOMEM.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_writer_open_append(const char *path,
                                                 const npyio_header *rows,
+                                                uint32_t flags,
                                                 const npyio_options *options,
                                                 npyio_writer **out);
 
@@ -1539,12 +1637,16 @@ NPYIO_API npyio_status npyio_writer_open_append(const char *path,
  * npyio_writer_write_rows(): positional writes with no shared file offset,
  * so several writers (threads, each with its own handle, or processes)
  * can fill disjoint row ranges of one file at once. The header is never
- * touched. Close syncs the data with NPYIO_FLAG_DURABLE. Each such writer
- * holds a shared lock on the file, so that no append runs meanwhile (see
- * npyio_writer_open_append(): NPYIO_E_LOCKED, NPYIO_FLAG_WAIT_FOR_LOCK).
+ * touched. Close syncs the data unless NPYIO_WRITE_NO_SYNC. Each such
+ * writer holds a shared lock on the file, so that no append runs meanwhile
+ * (see npyio_writer_open_append(): NPYIO_E_LOCKED,
+ * NPYIO_WRITE_WAIT_FOR_LOCK).
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_WAIT_FOR_LOCK.
+ * @return as npyio_writer_open_append().
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_writer_open_in_place(const char *path,
+                                                  uint32_t flags,
                                                   const npyio_options *options,
                                                   npyio_writer **out);
 
@@ -1560,15 +1662,53 @@ NPYIO_API npyio_status npyio_writer_write_rows(npyio_writer *writer,
                                                const void *data, size_t len);
 
 /**
- * Save a whole array in one call: open, write, close.
- * @param[in] data npyio_header_nbytes() bytes (for object dtypes: the
- *            pickle, which must then be written with the writer API).
+ * Save a whole array in one call: open, write, close (as
+ * npyio_writer_open_path(): atomic replacement, synced unless
+ * NPYIO_WRITE_NO_SYNC).
+ * @param[in] data the array's bytes, in the header's byte and memory order.
+ * @param[in] len their number: npyio_header_nbytes() exactly.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (len is not the header's nbytes:
+ *         the message gives both; object dtypes, whose pickle is written
+ *         with the writer API); the statuses of npyio_writer_open_path()
+ *         and npyio_writer_close().
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_save(const char *path,
                                   const npyio_header *header,
-                                  const void *data,
+                                  const void *data, size_t len,
+                                  uint32_t flags,
                                   const npyio_options *options);
+
+/**
+ * Save a plain array in one call, without dtype or header objects: the
+ * elements in this host's byte order and C order, as a C program holds
+ * them, written as np.save would write them.
+ *
+ * @param[in] path the destination (replaced atomically, as by
+ *            npyio_writer_open_path()).
+ * @param[in] type the element type, as npyio_dtype_from_descr() takes it:
+ *            a type string ("f8", "<f8", "float64", "i4", "U10") or a
+ *            record's descr list. Byte-order characters must say this
+ *            host's order or none.
+ * @param[in] ndim the number of dimensions (0 for a scalar).
+ * @param[in] shape ndim lengths (may be NULL when ndim is 0).
+ * @param[in] data the elements.
+ * @param[in] len their size in bytes: the product of the shape times the
+ *            itemsize, exactly.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC.
+ * @param[in] options limits and allocator, or NULL.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a len that does not match, naming
+ *         both numbers; a type in the other byte order; object dtypes);
+ *         the statuses of npyio_dtype_from_descr(), npyio_header_new()
+ *         and npyio_save().
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_save_array(const char *path, const char *type,
+                                        int ndim, const int64_t *shape,
+                                        const void *data, size_t len,
+                                        uint32_t flags,
+                                        const npyio_options *options);
 
 /* ------------------------------------------------------------------------ */
 /* Memory mapping                                                           */
@@ -1587,20 +1727,18 @@ NPYIO_API npyio_status npyio_save(const char *path,
  */
 typedef struct npyio_map npyio_map;
 
-/** Mapping modes. */
-#define NPYIO_MAP_READ 0u  /**< read-only: writing through it faults */
-#define NPYIO_MAP_WRITE 1u /**< read-write, shared: changes reach the file */
-
 /**
- * Map an existing .npy file.
- * @param[in] mode NPYIO_MAP_READ or NPYIO_MAP_WRITE.
+ * Map an existing .npy file, read-only, or read-write with
+ * NPYIO_MAP_WRITE; changes through a read-write mapping are synced to the
+ * disk at npyio_map_close() unless NPYIO_WRITE_NO_SYNC.
+ * @param[in] flags NPYIO_MAP_WRITE, NPYIO_WRITE_NO_SYNC.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND; NPYIO_E_IO; the header statuses;
  *         NPYIO_E_TRUNCATED (the file is shorter than its header says);
  *         NPYIO_E_UNSUPPORTED (object dtypes: a pickle is not an array);
  *         NPYIO_E_OVERFLOW (larger than this host's address space).
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t mode,
+NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t flags,
                                       const npyio_options *options,
                                       npyio_map **out);
 
@@ -1615,39 +1753,48 @@ NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t mode,
  * too full for the array fails here with NPYIO_E_IO rather than killing
  * the process with SIGBUS while the mapping is written; this costs time
  * in proportion to the size on file systems that cannot reserve blocks
- * without writing them. With NPYIO_FLAG_MAP_SPARSE the data is a hole
+ * without writing them. With NPYIO_WRITE_SPARSE the data is a hole
  * instead, allocated as it is written: instant and using no space until
  * then, with the SIGBUS risk on a full disk.
  *
  * The file is built under a temporary name and renamed into place before
  * this returns: a failure leaves an existing file at the path as it was.
  * The path is treated as by npyio_writer_open_path() (symbolic links,
- * mode and owner of a replaced file).
+ * mode and owner of a replaced file); the file and its directory are
+ * synced before this returns, and the data at npyio_map_close(), unless
+ * NPYIO_WRITE_NO_SYNC.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_SPARSE.
  * @return as npyio_map_open(); NPYIO_E_UNSUPPORTED for object dtypes.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_map_create(const char *path,
                                         const npyio_header *header,
+                                        uint32_t flags,
                                         const npyio_options *options,
                                         npyio_map **out);
 
 /** The data (borrowed; NULL for a NULL map). For an array of 0 bytes, a
- * pointer that must not be read. @since 1.0 */
+ * pointer that must not be read.
+ * @return the data (borrowed), or NULL for NULL.
+ * @since 1.0 */
 NPYIO_API void *npyio_map_data(const npyio_map *map);
 
-/** The header (borrowed). @since 1.0 */
+/** The header (borrowed).
+ * @return the header (borrowed), or NULL for NULL.
+ * @since 1.0 */
 NPYIO_API const npyio_header *npyio_map_header(const npyio_map *map);
 
 /**
  * 1 if the data's address is a multiple of the dtype's alignment (so it can
  * be used as a C array of the type), else 0. Files NumPy >= 1.24 writes
  * always are (their data starts at a multiple of 64).
+ * @return 1 or 0 (0 for NULL).
  * @since 1.0
  */
 NPYIO_API int npyio_map_aligned(const npyio_map *map);
 
 /**
- * Unmap. For a read-write map with NPYIO_FLAG_DURABLE (default), first
+ * Unmap. For a read-write map opened without NPYIO_WRITE_NO_SYNC, first
  * flush the changes to the file (msync). NULL is fine; the map is released
  * even when flushing fails.
  * @return NPYIO_OK; NPYIO_E_IO.

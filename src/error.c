@@ -158,3 +158,16 @@ npyio_status npyio__as_called(npyio_status status, const char *function)
         return status; /* named already */
     return npyio__fail(status, "%s: %s", function, last_message + skip);
 }
+
+npyio_status npyio__check_flags(uint32_t flags, uint32_t accepted,
+                                const char *where)
+{
+    uint32_t extra = flags & ~accepted;
+    uint32_t bit = extra & (~extra + 1u); /* the lowest one */
+
+    if (extra == 0)
+        return NPYIO_OK;
+    return npyio__fail(NPYIO_E_INVALID_ARG, "%s: flag 0x%x is not one this "
+                       "function takes (it takes 0x%x)", where, (unsigned)bit,
+                       (unsigned)accepted);
+}

@@ -977,6 +977,50 @@ npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
     return npyio__header_new(&mem, dtype, ndim, shape, fortran_order, out);
 }
 
+npyio_status npyio__header_as_read(const npyio__mem *mem,
+                                   const npyio_header *header, uint32_t flags,
+                                   npyio_header **out)
+{
+    npyio_dtype *dt = NULL;
+    npyio_status st;
+
+    *out = NULL;
+    st = npyio__check_flags(flags, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                            "npyio_header_as_read");
+    if (st != NPYIO_OK)
+        return st;
+    if (flags & NPYIO_READ_NATIVE)
+        st = npyio_dtype_native(header->dtype, &dt);
+    else
+        dt = npyio_dtype_ref(header->dtype);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__header_new(mem, dt, header->ndim, header->shape,
+                           (flags & NPYIO_READ_C_ORDER) != 0
+                               ? 0
+                               : header->fortran_order,
+                           out);
+    npyio_dtype_unref(dt);
+    return st;
+}
+
+npyio_status npyio_header_as_read(const npyio_header *header, uint32_t flags,
+                                  npyio_header **out)
+{
+    npyio__mem mem;
+
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG,
+                           "npyio_header_as_read: out is NULL");
+    *out = NULL;
+    if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_header_as_read: "
+                           "header is not an npyio_header");
+    npyio__dtype_mem(header->dtype, &mem);
+    return npyio__as_called(npyio__header_as_read(&mem, header, flags, out),
+                            "npyio_header_as_read");
+}
+
 npyio_status npyio__header_copy(const npyio_header *h, const npyio__mem *mem,
                                 npyio_header **out)
 {

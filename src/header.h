@@ -80,4 +80,9 @@ npyio_status npyio__header_new(const npyio__mem *mem,
                                const int64_t *shape, int fortran_order,
                                npyio_header **out);
 
+/* npyio_header_as_read() through mem. */
+npyio_status npyio__header_as_read(const npyio__mem *mem,
+                                   const npyio_header *header, uint32_t flags,
+                                   npyio_header **out);
+
 #endif /* NPYIO_HEADER_H */

@@ -171,8 +171,10 @@ npyio_status npyio__options_new_in(const npyio__mem *mem,
  * NULL (defaults). `which` must be a known limit. */
 int64_t npyio__limit(const npyio_options *options, npyio_limit which);
 
-/* A known flag's value; `options` may be NULL (defaults). */
-bool npyio__flag(const npyio_options *options, npyio_flag which);
+/* NPYIO_E_INVALID_ARG, naming the first bit of flags that is not in
+ * `accepted` and the function `where` refusing it; NPYIO_OK if none. */
+npyio_status npyio__check_flags(uint32_t flags, uint32_t accepted,
+                                const char *where);
 
 /* The header's name of a known limit ("NPYIO_LIMIT_NDIM"), for messages. */
 const char *npyio__limit_name(npyio_limit which);

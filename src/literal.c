@@ -166,11 +166,23 @@ static void attach(parser *p, uint32_t index)
     p->doc->nodes[top->node].count = ++top->count;
 }
 
+/* Are the 8 bytes at t all spaces? (np.save pads every header with
+ * spaces: they are skipped eight at a time.) */
+static bool eight_spaces(const unsigned char *t)
+{
+    uint64_t word;
+
+    memcpy(&word, t, sizeof word);
+    return word == 0x2020202020202020u;
+}
+
 static void skip_space(parser *p)
 {
     const unsigned char *t = p->text;
     size_t pos = p->pos, len = p->len;
 
+    while (len - pos >= 8 && eight_spaces(t + pos))
+        pos += 8;
     while (pos < len && is_space(t[pos]))
         pos++;
     p->pos = pos;

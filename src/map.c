@@ -94,9 +94,10 @@ static npyio_status map_length(const npyio_header *h, size_t *len)
  * starts at the page holding the data's first byte (mmap's offsets are
  * whole pages). */
 static npyio_status map_at(int fd, int64_t start, npyio_header *h,
-                           bool writable, const npyio_options *options,
+                           uint32_t flags, const npyio_options *options,
                            npyio_map **out)
 {
+    bool writable = (flags & NPYIO_MAP_WRITE) != 0;
     npyio__mem mem;
     npyio_map *m = NULL;
     uint64_t data_at = (uint64_t)start + (uint64_t)h->data_offset;
@@ -123,7 +124,7 @@ static npyio_status map_at(int fd, int64_t start, npyio_header *h,
     }
     m->magic = NPYIO__MAGIC_MAP;
     m->writable = writable;
-    m->durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
+    m->durable = !(flags & NPYIO_WRITE_NO_SYNC);
     m->base = base;
     m->length = span > 0 ? (size_t)span : 1;
     m->data = (unsigned char *)base + skip;
@@ -134,7 +135,7 @@ static npyio_status map_at(int fd, int64_t start, npyio_header *h,
 }
 
 npyio_status npyio__map_array_at(int fd, int64_t start, int64_t length,
-                                 bool writable, const npyio_options *options,
+                                 uint32_t flags, const npyio_options *options,
                                  npyio_map **out)
 {
     npyio_stream *file = NULL, *s = NULL;
@@ -159,10 +160,10 @@ npyio_status npyio__map_array_at(int fd, int64_t start, int64_t length,
         npyio_header_free(h);
         return st;
     }
-    return map_at(fd, start, h, writable, options, out);
+    return map_at(fd, start, h, flags, options, out);
 }
 
-static npyio_status map_open_body(const char *path, uint32_t mode,
+static npyio_status map_open_body(const char *path, uint32_t flags,
                                   const npyio_options *options,
                                   npyio_map **out)
 {
@@ -175,25 +176,26 @@ static npyio_status map_open_body(const char *path, uint32_t mode,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
                            out == NULL ? "out" : "path");
     *out = NULL;
-    if (mode != NPYIO_MAP_READ && mode != NPYIO_MAP_WRITE)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: mode must be "
-                           "NPYIO_MAP_READ or NPYIO_MAP_WRITE", where);
-    st = npyio__open_path(path, mode == NPYIO_MAP_WRITE ? O_RDWR : O_RDONLY,
+    st = npyio__check_flags(flags, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC,
+                            where);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__open_path(path, flags & NPYIO_MAP_WRITE ? O_RDWR : O_RDONLY,
                           0, where, &fd);
     if (st != NPYIO_OK)
         return st;
     st = npyio__fd_size(fd, &size) == 0 ? NPYIO_OK : NPYIO_E_IO;
     if (st == NPYIO_OK)
-        st = npyio__map_array_at(fd, 0, size, mode == NPYIO_MAP_WRITE,
+        st = npyio__map_array_at(fd, 0, size, flags,
                                  options, out);
     npyio__fd_close(fd); /* the mapping keeps the file */
     return npyio__with_context(st, path);
 }
 
-npyio_status npyio_map_open(const char *path, uint32_t mode,
+npyio_status npyio_map_open(const char *path, uint32_t flags,
                             const npyio_options *options, npyio_map **out)
 {
-    return npyio__as_called(map_open_body(path, mode, options, out),
+    return npyio__as_called(map_open_body(path, flags, options, out),
                             "npyio_map_open");
 }
 
@@ -209,7 +211,7 @@ static npyio_status fresh_header(const npyio_header *h, const npyio__mem *mem,
 
 /* Write the header, then size the file for its data: blocks reserved, so
  * that a full disk fails here and not as SIGBUS in the caller's hands, or
- * with NPYIO_FLAG_MAP_SPARSE a hole that reads as zeros. */
+ * with NPYIO_WRITE_SPARSE a hole that reads as zeros. */
 static npyio_status lay_out(int fd, const npyio_header *h, size_t total,
                             const npyio__mem *mem, bool sparse)
 {
@@ -243,6 +245,7 @@ static npyio_status lay_out(int fd, const npyio_header *h, size_t total,
 
 static npyio_status map_create_body(const char *path,
                                     const npyio_header *header,
+                                    uint32_t flags,
                                     const npyio_options *options,
                                     npyio_map **out)
 {
@@ -251,7 +254,7 @@ static npyio_status map_create_body(const char *path,
     npyio__mem mem;
     npyio_header *h = NULL;
     size_t total = 0;
-    bool durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
+    bool durable = !(flags & NPYIO_WRITE_NO_SYNC);
     npyio_status st;
 
     if (out == NULL || path == NULL)
@@ -261,6 +264,10 @@ static npyio_status map_create_body(const char *path,
     if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is not an "
                            "npyio_header", where);
+    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_SPARSE,
+                            where);
+    if (st != NPYIO_OK)
+        return st;
     npyio__mem_init(&mem, options);
     st = fresh_header(header, &mem, &h);
     if (st == NPYIO_OK)
@@ -281,11 +288,13 @@ static npyio_status map_create_body(const char *path,
         return st;
     }
     st = npyio__with_context(lay_out(file.fd, h, total, &mem,
-                                     npyio__flag(options,
-                                                 NPYIO_FLAG_MAP_SPARSE)),
+                                     (flags & NPYIO_WRITE_SPARSE) != 0),
                              path);
     if (st == NPYIO_OK)
-        st = npyio__with_context(map_at(file.fd, 0, h, true, options, out),
+        st = npyio__with_context(map_at(file.fd, 0, h,
+                                        NPYIO_MAP_WRITE |
+                                            (flags & NPYIO_WRITE_NO_SYNC),
+                                        options, out),
                                  path);
     else
         npyio_header_free(h);
@@ -302,8 +311,10 @@ static npyio_status map_create_body(const char *path,
 }
 
 npyio_status npyio_map_create(const char *path, const npyio_header *header,
-                              const npyio_options *options, npyio_map **out)
+                              uint32_t flags, const npyio_options *options,
+                              npyio_map **out)
 {
-    return npyio__as_called(map_create_body(path, header, options, out),
+    return npyio__as_called(map_create_body(path, header, flags, options,
+                                            out),
                             "npyio_map_create");
 }

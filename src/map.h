@@ -10,11 +10,12 @@
 /*
  * Map the .npy array in bytes [start, start + length) of fd: its header is
  * read and checked there (the data must lie within the range), then only
- * the pages of its data are mapped, shared, read-only or read-write. The
- * descriptor may be closed afterwards (the mapping keeps the file).
+ * the pages of its data are mapped, shared, read-only or read-write
+ * (flags: NPYIO_MAP_WRITE, NPYIO_WRITE_NO_SYNC as for npyio_map_open()).
+ * The descriptor may be closed afterwards (the mapping keeps the file).
  */
 npyio_status npyio__map_array_at(int fd, int64_t start, int64_t length,
-                                 bool writable, const npyio_options *options,
+                                 uint32_t flags, const npyio_options *options,
                                  npyio_map **out);
 
 #endif /* NPYIO_MAP_H */

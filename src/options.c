@@ -13,13 +13,9 @@
 /* One past the highest NPYIO_LIMIT_* this version knows. */
 #define LIMIT_END 8
 
-/* One past the highest NPYIO_FLAG_* this version knows. */
-#define FLAG_END 4
-#define DEFAULT_FLAGS (1u << NPYIO_FLAG_DURABLE)
 
 struct npyio_options {
     uint32_t magic;
-    uint32_t flags; /* bit n: NPYIO_FLAG n is on */
     bool in_block;  /* from npyio__options_new_in: an npyio__alloc block */
     int64_t limits[LIMIT_END];
     npyio_allocator allocator;
@@ -57,7 +53,6 @@ static const npyio_allocator default_allocator = {
 static void set_defaults(npyio_options *options, bool in_block)
 {
     options->magic = NPYIO__MAGIC_OPTIONS;
-    options->flags = DEFAULT_FLAGS;
     options->in_block = in_block;
     memcpy(options->limits, default_limits, sizeof options->limits);
     options->allocator = default_allocator;
@@ -204,57 +199,6 @@ npyio_status npyio_options_set_allocator(npyio_options *options,
     options->allocator = copy;
     options->allocator_user = user;
     return NPYIO_OK;
-}
-
-static npyio_status check_flag_name(npyio_flag which, const char *where)
-{
-    if (which < NPYIO_FLAG_DURABLE || which >= FLAG_END)
-        return npyio__fail(NPYIO_E_INVALID_ARG,
-                           "%s: flag %d is not known to libnpyio %s", where,
-                           (int)which, NPYIO_VERSION_STRING);
-    return NPYIO_OK;
-}
-
-npyio_status npyio_options_set_flag(npyio_options *options, npyio_flag which,
-                                    int enabled)
-{
-    static const char where[] = "npyio_options_set_flag";
-    npyio_status st = check_options(options, where);
-
-    if (st == NPYIO_OK)
-        st = check_flag_name(which, where);
-    if (st != NPYIO_OK)
-        return st;
-    if (enabled)
-        options->flags |= 1u << which;
-    else
-        options->flags &= ~(1u << which);
-    return NPYIO_OK;
-}
-
-npyio_status npyio_options_get_flag(const npyio_options *options,
-                                    npyio_flag which, int *enabled)
-{
-    static const char where[] = "npyio_options_get_flag";
-    npyio_status st;
-
-    if (enabled == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: enabled is NULL", where);
-    *enabled = 0;
-    st = options == NULL ? NPYIO_OK : check_options(options, where);
-    if (st == NPYIO_OK)
-        st = check_flag_name(which, where);
-    if (st != NPYIO_OK)
-        return st;
-    *enabled = npyio__flag(options, which);
-    return NPYIO_OK;
-}
-
-bool npyio__flag(const npyio_options *options, npyio_flag which)
-{
-    uint32_t flags = options ? options->flags : DEFAULT_FLAGS;
-
-    return (flags >> which) & 1u;
 }
 
 void npyio__options_allocator(const npyio_options *options,

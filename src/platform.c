@@ -168,6 +168,21 @@ static void guard_end(pipe_guard *g, bool got_epipe)
     pthread_sigmask(SIG_SETMASK, &g->saved, NULL);
 }
 
+int npyio__fd_write_file(int fd, const void *buf, size_t len, size_t *put)
+{
+    ssize_t n;
+
+    if (len > (size_t)0x40000000)
+        len = (size_t)0x40000000;
+    do
+        n = write(fd, buf, len);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return npyio__os_fail("write", errno);
+    *put = (size_t)n;
+    return 0;
+}
+
 int npyio__fd_write(int fd, const void *buf, size_t len, size_t *put)
 {
     pipe_guard guard;
@@ -211,6 +226,24 @@ int npyio__fd_seek(int fd, int64_t offset, int whence, int64_t *pos)
 bool npyio__fd_seekable(int fd)
 {
     return lseek(fd, 0, SEEK_CUR) >= 0;
+}
+
+void npyio__fd_probe(int fd, bool just_opened, bool *seekable,
+                     bool *regular, int64_t *pos)
+{
+    struct stat info;
+    off_t at;
+
+    *regular = fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+    if (*regular && just_opened) { /* at its start: no need to ask */
+        *seekable = true;
+        *pos = 0;
+        return;
+    }
+    at = lseek(fd, 0, SEEK_CUR);
+    *seekable = at >= 0;
+    *pos = at >= 0 ? (int64_t)at : 0;
+    *regular = *regular && *seekable;
 }
 
 int npyio__fd_close(int fd)
@@ -430,7 +463,8 @@ static npyio_status link_target(const npyio__mem *mem, const char *current,
  * target as the user meant, rather than replacing the link by a file.
  */
 static npyio_status resolve_links(const npyio__mem *mem, const char *path,
-                                  char **out)
+                                  char **out, struct stat *final,
+                                  bool *exists)
 {
     char *current = NULL;
     npyio_status st = dup_string(mem, path, strlen(path), &current);
@@ -440,7 +474,10 @@ static npyio_status resolve_links(const npyio__mem *mem, const char *path,
         struct stat info;
         char *next = NULL;
 
-        if (lstat(current, &info) != 0 || !S_ISLNK(info.st_mode)) {
+        *exists = lstat(current, &info) == 0;
+        if (!*exists || !S_ISLNK(info.st_mode)) {
+            /* What the final name is, for the caller: one lstat does. */
+            *final = info;
             *out = current;
             return NPYIO_OK;
         }
@@ -644,22 +681,31 @@ static npyio_status open_directly(const char *path, const npyio__mem *mem,
  * and group where the caller may set them (root may; others may set a
  * group they belong to), then its mode (chown clears set-id bits).
  */
-static npyio_status keep_owner_and_mode(npyio__atomic *a)
+static npyio_status keep_owner_and_mode(npyio__atomic *a,
+                                        const struct stat *old_info)
 {
-    struct stat old, mine;
+    struct stat mine;
+    const struct stat *old = old_info;
+    bool known, same_owner;
 
-    if (stat(a->target, &old) != 0)
+    if (old == NULL)
         return NPYIO_OK; /* a new file */
-    if (fstat(a->fd, &mine) == 0 &&
-        (mine.st_uid != old.st_uid || mine.st_gid != old.st_gid) &&
-        fchown(a->fd, old.st_uid, old.st_gid) != 0 &&
-        (errno != EPERM || (mine.st_gid != old.st_gid &&
-                            fchown(a->fd, (uid_t)-1, old.st_gid) != 0 &&
+    known = fstat(a->fd, &mine) == 0;
+    same_owner = known && mine.st_uid == old->st_uid &&
+                 mine.st_gid == old->st_gid;
+    /* The usual case, a file of ours with the mode a new one gets:
+     * nothing to change. */
+    if (same_owner && (mine.st_mode & 07777) == (old->st_mode & 07777))
+        return NPYIO_OK;
+    if (known && !same_owner &&
+        fchown(a->fd, old->st_uid, old->st_gid) != 0 &&
+        (errno != EPERM || (mine.st_gid != old->st_gid &&
+                            fchown(a->fd, (uid_t)-1, old->st_gid) != 0 &&
                             errno != EPERM))) {
         npyio__os_fail("fchown", errno);
         return NPYIO_E_IO;
     }
-    if (fchmod(a->fd, old.st_mode & 07777) != 0) {
+    if (fchmod(a->fd, old->st_mode & 07777) != 0) {
         npyio__os_fail("fchmod", errno);
         return NPYIO_E_IO;
     }
@@ -669,34 +715,37 @@ static npyio_status keep_owner_and_mode(npyio__atomic *a)
 npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
                                 npyio__atomic *a)
 {
-    struct stat info;
+    struct stat info, final = {0};
+    bool exists = false, regular;
     npyio_status st;
 
     a->fd = -1;
     a->unnamed = false;
     a->temp = a->target = a->dir = NULL;
     /* Links are resolved (and the protected_symlinks rule applied) before
-     * anything is opened, the device case included. */
-    st = resolve_links(mem, path, &a->target);
-    /* stat() the path as given for devices: /dev/stdout is a link to a
-     * link the kernel makes up (/proc/self/fd/1 -> "pipe:[...]"). */
-    if (st == NPYIO_OK && stat(path, &info) == 0 && !S_ISREG(info.st_mode) &&
-        !S_ISDIR(info.st_mode)) {
+     * anything is opened, the device case included. The final name's
+     * lstat says the rest for a regular file (the usual case: one call). */
+    st = resolve_links(mem, path, &a->target, &final, &exists);
+    regular = st == NPYIO_OK && exists && S_ISREG(final.st_mode);
+    /* Otherwise stat() the path as given, for devices: /dev/stdout is a
+     * link to a link the kernel makes up (/proc/self/fd/1 -> "pipe:[...]"),
+     * which no lstat of ours resolves. */
+    if (st == NPYIO_OK && !regular && stat(path, &info) == 0 &&
+        !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
         npyio__free(a->target);
         a->target = NULL;
         return open_directly(path, mem, a);
     }
     if (st == NPYIO_OK)
         st = dir_of(mem, a->target, &a->dir);
-    if (st == NPYIO_OK && stat(a->target, &info) == 0 &&
-        S_ISDIR(info.st_mode))
+    if (st == NPYIO_OK && exists && S_ISDIR(final.st_mode))
         st = npyio__fail(NPYIO_E_IO, "%s: is a directory", path);
     if (st == NPYIO_OK)
         st = create_temp(a, mem, path);
     if (st == NPYIO_OK && (!a->unnamed || small_dir(a->dir)))
         remove_stale_temporaries(a->dir);
     if (st == NPYIO_OK)
-        st = keep_owner_and_mode(a);
+        st = keep_owner_and_mode(a, regular ? &final : NULL);
     if (st != NPYIO_OK)
         npyio__atomic_abandon(a);
     return st;

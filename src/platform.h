@@ -28,8 +28,16 @@ void npyio__advise_huge_pages(void *ptr, size_t size);
 int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got);
 /* Never raises SIGPIPE: a closed pipe or socket is an error (EPIPE). */
 int npyio__fd_write(int fd, const void *buf, size_t len, size_t *put);
+/* The same for a regular file, which cannot raise SIGPIPE: without the
+ * signal mask calls the guard costs. */
+int npyio__fd_write_file(int fd, const void *buf, size_t len, size_t *put);
 int npyio__fd_seek(int fd, int64_t offset, int whence, int64_t *pos);
 bool npyio__fd_seekable(int fd);
+/* What kind of descriptor: seekable (and then its offset in *pos), a
+ * regular file. just_opened: opened by us a moment ago (a regular file is
+ * then at offset 0). Never fails: a descriptor it cannot tell is neither. */
+void npyio__fd_probe(int fd, bool just_opened, bool *seekable,
+                     bool *regular, int64_t *pos);
 int npyio__fd_close(int fd);
 int npyio__fd_sync(int fd);
 /* open() with O_CLOEXEC; flags as for open(); mode applies with O_CREAT. */

@@ -110,8 +110,7 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
         r->positioned = r->seekable && r->stream->backend->pread != NULL;
         st = npyio__header_read(r->stream, options, &r->mem, &r->header);
         if (st == NPYIO_OK && r->seekable)
-            st = npyio__stream_seek(r->stream, 0, NPYIO_SEEK_CUR,
-                                    &r->data_start);
+            st = npyio__stream_tell(r->stream, &r->data_start);
         if (st == NPYIO_OK)
             st = npyio__header_check_data(r->stream, r->header);
         if (st != NPYIO_OK && path != NULL)
@@ -832,10 +831,19 @@ static npyio_status load_body(const char *path, uint32_t flags,
     st = npyio_reader_open_path(path, options, &r);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__with_context(npyio_reader_read_alloc(r, flags, data, NULL), path);
-    if (st == NPYIO_OK) {
-        *header = r->header; /* hand the header over */
+    st = npyio__with_context(npyio_reader_read_alloc(r, flags, data, NULL),
+                             path);
+    /* The header handed back describes the bytes handed back: converted
+     * ones too, so that saving them with it writes the same array. */
+    if (st == NPYIO_OK && flags != 0)
+        st = npyio__header_as_read(&r->mem, r->header, flags, header);
+    else if (st == NPYIO_OK) {
+        *header = r->header; /* hand the file's header over */
         r->header = NULL;
+    }
+    if (st != NPYIO_OK) {
+        npyio__free(*data);
+        *data = NULL;
     }
     closed = npyio_reader_close(r);
     if (st == NPYIO_OK && closed != NPYIO_OK) {
@@ -854,4 +862,73 @@ npyio_status npyio_load(const char *path, uint32_t flags,
 {
     return npyio__as_called(load_body(path, flags, options, header, data),
                             "npyio_load");
+}
+
+/* The type of a loaded array as npyio_load_array() names it: dtype.str,
+ * or the descr list of a record (whose str, "|V12", would lose it). */
+static npyio_status type_text(const npyio_dtype *dt, char *type,
+                              size_t type_cap, const char *where)
+{
+    size_t need = 0;
+    npyio_kind kind = npyio_dtype_kind(dt);
+    npyio_status st = kind == NPYIO_KIND_RECORD || kind == NPYIO_KIND_SUBARRAY
+                          ? npyio_dtype_descr(dt, type, type_cap, &need)
+                          : npyio_dtype_str(dt, type, type_cap, &need);
+
+    if (st == NPYIO_E_BUFFER_TOO_SMALL)
+        return npyio__fail(st, "%s: the type needs %zu bytes (NUL "
+                           "included), type_cap is %zu", where, need + 1,
+                           type_cap);
+    return st;
+}
+
+static npyio_status load_array_body(const char *path,
+                                    const npyio_options *options, void **data,
+                                    size_t *len, char *type, size_t type_cap,
+                                    int *ndim, int64_t *shape, int shape_cap)
+{
+    static const char where[] = "npyio_load_array";
+    npyio_header *h = NULL;
+    npyio_status st;
+
+    if (data == NULL || len == NULL || ndim == NULL ||
+        (type == NULL && type_cap > 0) || (shape == NULL && shape_cap > 0))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           data == NULL  ? "data"
+                           : len == NULL ? "len"
+                           : ndim == NULL ? "ndim"
+                           : type == NULL ? "type"
+                                          : "shape");
+    *data = NULL;
+    *len = 0;
+    *ndim = 0;
+    st = npyio_load(path, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, options, &h,
+                    data);
+    if (st == NPYIO_OK)
+        st = type_text(h->dtype, type, type_cap, where);
+    if (st == NPYIO_OK && (h->ndim > shape_cap || shape_cap < 0))
+        st = npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: the array has %d "
+                         "dimensions, shape_cap is %d", where, h->ndim,
+                         shape_cap);
+    if (st == NPYIO_OK) {
+        if (h->ndim > 0)
+            memcpy(shape, h->shape, (size_t)h->ndim * sizeof *shape);
+        *ndim = h->ndim;
+        *len = (size_t)h->nbytes;
+    } else {
+        npyio__free(*data);
+        *data = NULL;
+    }
+    npyio_header_free(h);
+    return st;
+}
+
+npyio_status npyio_load_array(const char *path, const npyio_options *options,
+                              void **data, size_t *len, char *type,
+                              size_t type_cap, int *ndim, int64_t *shape,
+                              int shape_cap)
+{
+    return npyio__as_called(load_array_body(path, options, data, len, type,
+                                            type_cap, ndim, shape, shape_cap),
+                            "npyio_load_array");
 }

@@ -26,21 +26,27 @@ npyio_status npyio__check_stream(const npyio_stream *s, const char *where)
     return NPYIO_OK;
 }
 
-npyio_status npyio__stream_new(const npyio__stream_backend *backend,
-                               size_t state_size,
-                               const npyio_options *options,
-                               npyio_stream **out, void **state)
+npyio_status npyio__stream_new_scratch(const npyio__stream_backend *backend,
+                                       size_t state_size, size_t scratch,
+                                       const npyio_options *options,
+                                       npyio_stream **out, void **state)
 {
+    size_t total;
     npyio__mem mem;
     npyio_stream *s;
     npyio_status st;
 
     *out = NULL;
     npyio__mem_init(&mem, options);
-    st = npyio__alloc_zero(&mem, STATE_OFFSET + state_size, "stream",
-                           (void **)&s);
+    /* Zeroed: the stream and the back end's state; not the scratch space
+     * at its end (a read-ahead buffer), which would cost more to zero
+     * than a small file takes to load. */
+    if (!npyio__add_size(STATE_OFFSET + state_size, scratch, &total))
+        return npyio__fail(NPYIO_E_OVERFLOW, "stream: too large");
+    st = npyio__alloc(&mem, total, "stream", (void **)&s);
     if (st != NPYIO_OK)
         return st;
+    memset(s, 0, STATE_OFFSET + state_size);
     s->magic = NPYIO__MAGIC_STREAM;
     s->backend = backend;
     s->state = (unsigned char *)s + STATE_OFFSET;
@@ -50,6 +56,15 @@ npyio_status npyio__stream_new(const npyio__stream_backend *backend,
     if (state != NULL)
         *state = s->state;
     return NPYIO_OK;
+}
+
+npyio_status npyio__stream_new(const npyio__stream_backend *backend,
+                               size_t state_size,
+                               const npyio_options *options,
+                               npyio_stream **out, void **state)
+{
+    return npyio__stream_new_scratch(backend, state_size, 0, options, out,
+                                     state);
 }
 
 bool npyio__stream_is(const npyio_stream *s,
@@ -142,9 +157,19 @@ npyio_status npyio__stream_seek(npyio_stream *s, int64_t offset, int whence,
                                                       : "the end",
                            npyio_last_error());
     s->position = at;
+    s->position_known = true;
     if (pos != NULL)
         *pos = at;
     return NPYIO_OK;
+}
+
+npyio_status npyio__stream_tell(npyio_stream *s, int64_t *pos)
+{
+    if (s->seekable && s->position_known) {
+        *pos = s->position;
+        return NPYIO_OK;
+    }
+    return npyio__stream_seek(s, 0, NPYIO_SEEK_CUR, pos);
 }
 
 npyio_status npyio__stream_remaining(npyio_stream *s, uint64_t *bytes)
@@ -153,6 +178,16 @@ npyio_status npyio__stream_remaining(npyio_stream *s, uint64_t *bytes)
     npyio_status st;
 
     *bytes = 0;
+    if (s->seekable && s->position_known && s->backend->size != NULL) {
+        /* No seeks: the back end knows the length. */
+        st = s->backend->size(s->state, &end);
+        if (st != NPYIO_OK)
+            return npyio__fail(st, "the stream's length: %s",
+                               npyio_last_error());
+        if (end > s->position)
+            *bytes = (uint64_t)(end - s->position);
+        return NPYIO_OK;
+    }
     st = npyio__stream_seek(s, 0, NPYIO_SEEK_CUR, &here);
     if (st == NPYIO_OK)
         st = npyio__stream_seek(s, 0, NPYIO_SEEK_END, &end);

@@ -30,6 +30,9 @@
  * seek   to offset from whence (NPYIO_SEEK_*); *pos the new position.
  * pread  up to cap bytes at offset, without moving the position, safe to
  *        call from several threads at once (windows use it).
+ * size   the stream's total length, where the back end knows it without
+ *        moving (fstat, a memory length): lengths are then checked with no
+ *        seeks.
  * sync   push buffered bytes to the file (and, if durable, to stable
  *        storage); for the writers' close.
  * commit make what was written the result, all at once (a replacing
@@ -50,6 +53,7 @@ typedef struct npyio__stream_backend {
                          int64_t *pos);
     npyio_status (*pread)(void *state, void *buf, size_t cap, int64_t offset,
                           size_t *got);
+    npyio_status (*size)(void *state, int64_t *size);
     npyio_status (*sync)(void *state, bool durable);
     npyio_status (*commit)(void *state, bool durable);
     void (*abort)(void *state);
@@ -63,7 +67,9 @@ struct npyio_stream {
     bool seekable;     /* backend->seek exists and works on this object */
     npyio__mem mem;
     int64_t position;  /* bytes from where the stream was opened, or the
-                          absolute offset once known by seeking */
+                          absolute offset once known (position_known) */
+    bool position_known; /* position is the absolute offset: set by back
+                            ends that know it at open, and by any seek */
 };
 
 /*
@@ -76,6 +82,12 @@ npyio_status npyio__stream_new(const npyio__stream_backend *backend,
                                size_t state_size,
                                const npyio_options *options,
                                npyio_stream **out, void **state);
+
+/* The same, with `scratch` more bytes after the state, not zeroed. */
+npyio_status npyio__stream_new_scratch(const npyio__stream_backend *backend,
+                                       size_t state_size, size_t scratch,
+                                       const npyio_options *options,
+                                       npyio_stream **out, void **state);
 
 /* Is this stream of that back end? (For a back end's own public calls.) */
 bool npyio__stream_is(const npyio_stream *s,
@@ -94,6 +106,10 @@ bool npyio__stream_seekable(const npyio_stream *s);
 
 npyio_status npyio__stream_seek(npyio_stream *s, int64_t offset, int whence,
                                 int64_t *pos);
+
+/* The absolute position of a seekable stream: without a system call where
+ * it is known. */
+npyio_status npyio__stream_tell(npyio_stream *s, int64_t *pos);
 
 /* Bytes between the current position and the end (seekable streams). */
 npyio_status npyio__stream_remaining(npyio_stream *s, uint64_t *bytes);
@@ -144,6 +160,13 @@ npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
 npyio_status npyio__stream_open_fd(int fd, bool owned,
                                    const npyio_options *options,
                                    npyio_stream **out);
+
+/* A stream that owns a descriptor opened here for reading: a regular file
+ * is read ahead in 4 KiB blocks (a small file's header and data in one
+ * read), which no other stream does. */
+npyio_status npyio__stream_open_fd_reading(int fd,
+                                           const npyio_options *options,
+                                           npyio_stream **out);
 
 /*
  * A writable, seekable stream that replaces the file at `path` atomically

@@ -8,12 +8,27 @@
 #include "stream.h"
 #include "platform.h"
 
+#include <string.h>
+
 
 /* ---- descriptors ---------------------------------------------------------------- */
 
+/* A file opened here for reading is read ahead in blocks of this size, so
+ * that a small file's header and data arrive in one read() (a pipe or a
+ * caller's descriptor never is: nothing past what is asked for is taken
+ * from them). */
+#define AHEAD 4096
+
 typedef struct fd_state {
     int fd;
-    bool owned; /* opened from a path: closed with the stream */
+    bool owned;       /* opened from a path: closed with the stream */
+    bool regular;     /* a regular file: no SIGPIPE to guard against */
+    bool readahead;   /* owned, read-only, regular: see AHEAD */
+    int64_t pos;      /* the logical position (readahead) */
+    int64_t known_end; /* the file's end, seen by the last short read of a
+                          block (readahead), or -1 */
+    size_t ahead_pos, ahead_len; /* unread bytes: ahead[ahead_pos..len) */
+    unsigned char ahead[];       /* AHEAD bytes with readahead */
 } fd_state;
 
 static npyio_status os_status(int result)
@@ -23,20 +38,77 @@ static npyio_status os_status(int result)
 
 static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
 {
-    return os_status(npyio__fd_read(((fd_state *)state)->fd, buf, cap, got));
+    fd_state *f = state;
+    npyio_status st;
+
+    if (!f->readahead)
+        return os_status(npyio__fd_read(f->fd, buf, cap, got));
+    if (f->ahead_pos == f->ahead_len && cap < AHEAD) {
+        st = os_status(npyio__fd_read(f->fd, f->ahead, AHEAD, &f->ahead_len));
+        f->ahead_pos = 0;
+        if (st != NPYIO_OK) {
+            f->ahead_len = 0;
+            return st;
+        }
+        /* A short block ends at the file's end (as of this read): the
+         * length checks that follow need no fstat. */
+        f->known_end = f->ahead_len < AHEAD ? f->pos + (int64_t)f->ahead_len
+                                            : -1;
+    }
+    if (f->ahead_pos < f->ahead_len) {
+        size_t n = f->ahead_len - f->ahead_pos;
+
+        *got = cap < n ? cap : n;
+        memcpy(buf, f->ahead + f->ahead_pos, *got);
+        f->ahead_pos += *got;
+    } else {
+        f->known_end = -1;
+        st = os_status(npyio__fd_read(f->fd, buf, cap, got));
+        if (st != NPYIO_OK)
+            return st;
+    }
+    f->pos += (int64_t)*got;
+    return NPYIO_OK;
 }
 
 static npyio_status fd_write(void *state, const void *buf, size_t len,
                              size_t *put)
 {
-    return os_status(npyio__fd_write(((fd_state *)state)->fd, buf, len, put));
+    fd_state *f = state;
+
+    return os_status(f->regular ? npyio__fd_write_file(f->fd, buf, len, put)
+                                : npyio__fd_write(f->fd, buf, len, put));
 }
 
 static npyio_status fd_seek(void *state, int64_t offset, int whence,
                             int64_t *pos)
 {
-    return os_status(npyio__fd_seek(((fd_state *)state)->fd, offset, whence,
-                                    pos));
+    fd_state *f = state;
+    int64_t target, window_start;
+
+    if (!f->readahead || whence == NPYIO_SEEK_END) {
+        f->ahead_pos = f->ahead_len = 0;
+        f->known_end = -1;
+        if (npyio__fd_seek(f->fd, offset, whence, pos) != 0)
+            return NPYIO_E_IO;
+        f->pos = *pos;
+        return NPYIO_OK;
+    }
+    target = whence == NPYIO_SEEK_SET ? offset : f->pos + offset;
+    /* Within what was read ahead: no system call. */
+    window_start = f->pos - (int64_t)f->ahead_pos;
+    if (target >= window_start &&
+        target <= window_start + (int64_t)f->ahead_len) {
+        f->ahead_pos = (size_t)(target - window_start);
+        f->pos = *pos = target;
+        return NPYIO_OK;
+    }
+    f->ahead_pos = f->ahead_len = 0;
+    f->known_end = -1;
+    if (npyio__fd_seek(f->fd, target, NPYIO_SEEK_SET, pos) != 0)
+        return NPYIO_E_IO;
+    f->pos = *pos;
+    return NPYIO_OK;
 }
 
 static npyio_status fd_pread(void *state, void *buf, size_t cap,
@@ -44,6 +116,17 @@ static npyio_status fd_pread(void *state, void *buf, size_t cap,
 {
     return os_status(npyio__fd_pread_all(((fd_state *)state)->fd, buf, cap,
                                          offset, got));
+}
+
+static npyio_status fd_size(void *state, int64_t *size)
+{
+    fd_state *f = state;
+
+    if (f->known_end >= 0) {
+        *size = f->known_end;
+        return NPYIO_OK;
+    }
+    return os_status(npyio__fd_size(f->fd, size));
 }
 
 static npyio_status fd_sync(void *state, bool durable)
@@ -59,29 +142,57 @@ static npyio_status fd_close(void *state)
     return f->owned ? os_status(npyio__fd_close(f->fd)) : NPYIO_OK;
 }
 
+/* Regular files know their size (fstat); devices and pipes do not. */
 static const npyio__stream_backend fd_backend = {
     .name = "descriptor", .read = fd_read, .write = fd_write,
     .seek = fd_seek, .pread = fd_pread, .sync = fd_sync, .close = fd_close};
+static const npyio__stream_backend regular_fd_backend = {
+    .name = "descriptor", .read = fd_read, .write = fd_write,
+    .seek = fd_seek, .pread = fd_pread, .size = fd_size, .sync = fd_sync,
+    .close = fd_close};
+
+static npyio_status open_fd(int fd, bool owned, bool reading,
+                            const npyio_options *options, npyio_stream **out)
+{
+    bool seekable = false, regular = false;
+    int64_t pos = 0;
+    fd_state *f;
+    npyio_status st;
+
+    /* Pipes, sockets and terminals cannot seek (nor pread): say so, so
+     * that nothing tries. */
+    npyio__fd_probe(fd, reading, &seekable, &regular, &pos);
+    reading = reading && owned && regular;
+    st = npyio__stream_new_scratch(regular ? &regular_fd_backend
+                                           : &fd_backend,
+                                   sizeof *f, reading ? AHEAD : 0, options,
+                                   out, (void **)&f);
+    if (st != NPYIO_OK)
+        return st;
+    f->fd = fd;
+    f->owned = owned;
+    f->regular = regular;
+    f->readahead = reading;
+    f->known_end = -1;
+    f->pos = pos;
+    (*out)->seekable = seekable;
+    (*out)->position = pos;
+    (*out)->position_known = seekable;
+    return NPYIO_OK;
+}
 
 npyio_status npyio__stream_open_fd(int fd, bool owned,
                                    const npyio_options *options,
                                    npyio_stream **out)
 {
-    fd_state *f;
-    int64_t pos = 0;
-    npyio_status st;
+    return open_fd(fd, owned, false, options, out);
+}
 
-    st = npyio__stream_new(&fd_backend, sizeof *f, options, out, (void **)&f);
-    if (st != NPYIO_OK)
-        return st;
-    f->fd = fd;
-    f->owned = owned;
-    /* Pipes, sockets and terminals cannot seek (nor pread): say so, so
-     * that nothing tries. */
-    (*out)->seekable = npyio__fd_seekable(fd);
-    if ((*out)->seekable && npyio__fd_seek(fd, 0, NPYIO_SEEK_CUR, &pos) == 0)
-        (*out)->position = pos;
-    return NPYIO_OK;
+npyio_status npyio__stream_open_fd_reading(int fd,
+                                           const npyio_options *options,
+                                           npyio_stream **out)
+{
+    return open_fd(fd, true, true, options, out);
 }
 
 npyio_status npyio_stream_open_fd(int fd, const npyio_options *options,
@@ -163,6 +274,7 @@ npyio_status npyio_stream_open_file(FILE *file, const npyio_options *options,
         *state = file;
         (*out)->seekable = seekable;
         (*out)->position = pos;
+        (*out)->position_known = seekable;
     }
     return st;
 }

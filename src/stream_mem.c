@@ -61,9 +61,15 @@ static npyio_status mem_pread(void *state, void *buf, size_t cap,
     return NPYIO_OK;
 }
 
+static npyio_status mem_size(void *state, int64_t *size)
+{
+    *size = (int64_t)((const mem_state *)state)->len;
+    return NPYIO_OK;
+}
+
 static const npyio__stream_backend memory_backend = {
     .name = "memory", .read = mem_read, .seek = mem_seek,
-    .pread = mem_pread};
+    .pread = mem_pread, .size = mem_size};
 
 npyio_status npyio_stream_open_memory(const void *bytes, size_t len,
                                       const npyio_options *options,
@@ -78,6 +84,7 @@ npyio_status npyio_stream_open_memory(const void *bytes, size_t len,
     st = npyio__stream_new(&memory_backend, sizeof *m, options, out,
                            (void **)&m);
     if (st == NPYIO_OK) {
+        (*out)->position_known = true;
         /* Never written through: the memory backend has no write. */
         m->bytes = (unsigned char *)(uintptr_t)bytes;
         m->len = len;
@@ -131,7 +138,8 @@ static npyio_status growable_close(void *state)
 
 static const npyio__stream_backend growable_backend = {
     .name = "growable memory", .read = mem_read, .write = growable_write,
-    .seek = mem_seek, .pread = mem_pread, .close = growable_close};
+    .seek = mem_seek, .pread = mem_pread, .size = mem_size,
+    .close = growable_close};
 
 npyio_status npyio_stream_open_growable(const npyio_options *options,
                                         npyio_stream **out)
@@ -144,8 +152,10 @@ npyio_status npyio_stream_open_growable(const npyio_options *options,
                            "npyio_stream_open_growable: out is NULL");
     st = npyio__stream_new(&growable_backend, sizeof *m, options, out,
                            (void **)&m);
-    if (st == NPYIO_OK)
+    if (st == NPYIO_OK) {
         m->mem = &(*out)->mem;
+        (*out)->position_known = true;
+    }
     return st;
 }
 

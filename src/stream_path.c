@@ -31,7 +31,9 @@ static npyio_status stream_open_path_body(const char *path, uint32_t mode,
                           0666, where, &fd);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__stream_open_fd(fd, true, options, out);
+    st = mode == NPYIO_OPEN_READ
+             ? npyio__stream_open_fd_reading(fd, options, out)
+             : npyio__stream_open_fd(fd, true, options, out);
     if (st != NPYIO_OK)
         npyio__fd_close(fd);
     return st;
@@ -71,7 +73,13 @@ static npyio_status replacing_read(void *state, void *buf, size_t cap,
 static npyio_status replacing_write(void *state, const void *buf, size_t len,
                                     size_t *put)
 {
-    return os_status(npyio__fd_write(fd_of(state), buf, len, put));
+    replacing_state *r = state;
+
+    /* The temporary is a regular file; a device written directly is not
+     * (a FIFO may raise SIGPIPE). */
+    return os_status(r->file.temp != NULL || r->file.unnamed
+                         ? npyio__fd_write_file(fd_of(state), buf, len, put)
+                         : npyio__fd_write(fd_of(state), buf, len, put));
 }
 
 static npyio_status replacing_seek(void *state, int64_t offset, int whence,
@@ -119,8 +127,11 @@ npyio_status npyio__stream_open_replacing(const char *path,
     r->file.fd = -1;
     st = npyio__atomic_open(path, r->mem, &r->file);
     if (st == NPYIO_OK) {
-        /* A device or FIFO is written directly, in order. */
-        (*out)->seekable = npyio__fd_seekable(r->file.fd);
+        /* A device or FIFO is written directly, in order; a temporary
+         * file is regular, at its start. */
+        (*out)->seekable = r->file.temp != NULL || r->file.unnamed ||
+                           npyio__fd_seekable(r->file.fd);
+        (*out)->position_known = (*out)->seekable;
         return NPYIO_OK;
     }
     npyio_stream_close(*out);

@@ -51,9 +51,15 @@ static npyio_status window_seek(void *state, int64_t offset, int whence,
     return NPYIO_OK;
 }
 
+static npyio_status window_size(void *state, int64_t *size)
+{
+    *size = ((const window_state *)state)->length;
+    return NPYIO_OK;
+}
+
 static const npyio__stream_backend window_backend = {
     .name = "window", .read = window_read, .seek = window_seek,
-    .pread = window_pread};
+    .pread = window_pread, .size = window_size};
 
 npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
                                        int64_t length,
@@ -78,5 +84,6 @@ npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
     w->parent = parent;
     w->offset = offset;
     w->length = length;
+    (*out)->position_known = true;
     return NPYIO_OK;
 }

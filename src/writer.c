@@ -87,7 +87,7 @@ static npyio_status repeat_failure(const npyio_writer *w, const char *where)
                        w->first_error);
 }
 
-static npyio_status new_writer(const npyio_header *h,
+static npyio_status new_writer(const npyio_header *h, uint32_t flags,
                                const npyio_options *options,
                                npyio_writer **out)
 {
@@ -101,7 +101,7 @@ static npyio_status new_writer(const npyio_header *h,
         return st;
     w->magic = NPYIO__MAGIC_WRITER;
     w->mem = mem;
-    w->durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
+    w->durable = !(flags & NPYIO_WRITE_NO_SYNC);
     w->objects = npyio_dtype_contains_objects(h->dtype) != 0;
     w->expected = (uint64_t)h->nbytes;
     w->sink = &new_array_sink;
@@ -259,7 +259,7 @@ static npyio_status open_unknown_rows(npyio_writer *w, const npyio_header *h,
     if (st == NPYIO_OK)
         st = with_rows(w, h, 0, &empty);
     if (st == NPYIO_OK)
-        st = npyio__stream_seek(w->stream, 0, NPYIO_SEEK_CUR, &w->header_at);
+        st = npyio__stream_tell(w->stream, &w->header_at);
     if (st == NPYIO_OK)
         st = npyio__header_write(w->stream, &w->mem, empty, 0);
     if (st == NPYIO_OK) {
@@ -296,7 +296,7 @@ static npyio_status finish_unknown_rows(npyio_writer *w)
         st = npyio__header_emit_into(&w->mem, final, w->layout->version,
                                      total, bytes);
     if (st == NPYIO_OK)
-        st = npyio__stream_seek(w->stream, 0, NPYIO_SEEK_CUR, &end);
+        st = npyio__stream_tell(w->stream, &end);
     if (st == NPYIO_OK)
         st = npyio__stream_seek(w->stream, w->header_at, NPYIO_SEEK_SET,
                                 NULL);
@@ -322,21 +322,28 @@ static npyio_status start(npyio_writer *w, const npyio_header *header,
 /* A writer of a new array on the caller's stream, or on a replacing file
  * at path (see npyio__stream_acquire). */
 static npyio_status open_new(const char *path, npyio_stream *stream,
-                             const npyio_header *header,
-                             const npyio_options *options, bool unknown_rows,
-                             const char *where, npyio_writer **out)
+                             const npyio_header *header, uint32_t flags,
+                             const npyio_options *options, const char *where,
+                             npyio_writer **out)
 {
     npyio_writer *w;
     npyio_status st = check_open_args(header, out, where);
 
     if (st == NPYIO_OK)
-        st = new_writer(header, options, &w);
+        st = npyio__check_flags(flags,
+                                path != NULL ? NPYIO_WRITE_NO_SYNC |
+                                                   NPYIO_WRITE_UNKNOWN_ROWS
+                                             : NPYIO_WRITE_UNKNOWN_ROWS,
+                                where);
+    if (st == NPYIO_OK)
+        st = new_writer(header, flags, options, &w);
     if (st != NPYIO_OK)
         return st;
     st = npyio__stream_acquire(path, stream, true, options, where,
                                &w->stream, &w->owns_stream);
     if (st == NPYIO_OK)
-        st = start(w, header, unknown_rows, where);
+        st = start(w, header, (flags & NPYIO_WRITE_UNKNOWN_ROWS) != 0,
+                   where);
     if (st != NPYIO_OK) {
         release(w);
         return st;
@@ -345,92 +352,52 @@ static npyio_status open_new(const char *path, npyio_stream *stream,
     return NPYIO_OK;
 }
 
-static npyio_status open_new_at_path(const char *path,
-                                     const npyio_header *header,
-                                     const npyio_options *options,
-                                     bool unknown_rows, const char *where,
-                                     npyio_writer **out)
+static npyio_status writer_open_stream_body(npyio_stream *stream,
+                                            const npyio_header *header,
+                                            uint32_t flags,
+                                            const npyio_options *options,
+                                            npyio_writer **out)
 {
+    return open_new(NULL, stream, header, flags, options,
+                    "npyio_writer_open_stream", out);
+}
+
+npyio_status npyio_writer_open_stream(npyio_stream *stream,
+                                      const npyio_header *header,
+                                      uint32_t flags,
+                                      const npyio_options *options,
+                                      npyio_writer **out)
+{
+    return npyio__as_called(writer_open_stream_body(stream, header, flags,
+                                                    options, out),
+                            "npyio_writer_open_stream");
+}
+
+static npyio_status writer_open_path_body(const char *path,
+                                          const npyio_header *header,
+                                          uint32_t flags,
+                                          const npyio_options *options,
+                                          npyio_writer **out)
+{
+    static const char where[] = "npyio_writer_open_path";
     npyio_status st = check_open_args(header, out, where);
 
     if (st == NPYIO_OK && path == NULL)
         st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: path is NULL", where);
     if (st != NPYIO_OK)
         return st;
-    return open_new(path, NULL, header, options, unknown_rows, where, out);
-}
-
-static npyio_status writer_open_stream_body(npyio_stream *stream,
-                                            const npyio_header *header,
-                                            const npyio_options *options,
-                                            npyio_writer **out)
-{
-    return open_new(NULL, stream, header, options, false,
-                    "npyio_writer_open_stream", out);
-}
-
-npyio_status npyio_writer_open_stream(npyio_stream *stream,
-                                      const npyio_header *header,
-                                      const npyio_options *options,
-                                      npyio_writer **out)
-{
-    return npyio__as_called(writer_open_stream_body(stream, header, options, out),
-                            "npyio_writer_open_stream");
-}
-
-static npyio_status writer_open_path_body(const char *path,
-                                          const npyio_header *header,
-                                          const npyio_options *options,
-                                          npyio_writer **out)
-{
-    return open_new_at_path(path, header, options, false,
-                            "npyio_writer_open_path", out);
+    return open_new(path, NULL, header, flags, options, where, out);
 }
 
 npyio_status npyio_writer_open_path(const char *path,
                                     const npyio_header *header,
+                                    uint32_t flags,
                                     const npyio_options *options,
                                     npyio_writer **out)
 {
-    return npyio__as_called(writer_open_path_body(path, header, options, out),
+    return npyio__as_called(writer_open_path_body(path, header, flags,
+                                                  options, out),
                             "npyio_writer_open_path");
-}
-
-static npyio_status writer_open_stream_rows_body(npyio_stream *stream,
-                                                 const npyio_header *header,
-                                                 const npyio_options *options,
-                                                 npyio_writer **out)
-{
-    return open_new(NULL, stream, header, options, true,
-                    "npyio_writer_open_stream_rows", out);
-}
-
-npyio_status npyio_writer_open_stream_rows(npyio_stream *stream,
-                                           const npyio_header *header,
-                                           const npyio_options *options,
-                                           npyio_writer **out)
-{
-    return npyio__as_called(writer_open_stream_rows_body(stream, header, options, out),
-                            "npyio_writer_open_stream_rows");
-}
-
-static npyio_status writer_open_path_rows_body(const char *path,
-                                               const npyio_header *header,
-                                               const npyio_options *options,
-                                               npyio_writer **out)
-{
-    return open_new_at_path(path, header, options, true,
-                            "npyio_writer_open_path_rows", out);
-}
-
-npyio_status npyio_writer_open_path_rows(const char *path,
-                                         const npyio_header *header,
-                                         const npyio_options *options,
-                                         npyio_writer **out)
-{
-    return npyio__as_called(writer_open_path_rows_body(path, header, options,
-                                                       out),
-                            "npyio_writer_open_path_rows");
 }
 
 /*
@@ -467,13 +434,13 @@ static npyio_status open_locked(npyio_writer *w, const char *path,
 /* Read the header of the locked file through a stream on the descriptor
  * (which the stream borrows), and check that the data is all there. */
 static npyio_status open_existing(npyio_writer *w, const char *path,
+                                  uint32_t flags,
                                   const npyio_options *options,
                                   bool exclusive, const char *where)
 {
     npyio_stream *s = NULL;
     npyio_status st = open_locked(w, path, exclusive,
-                                  npyio__flag(options,
-                                              NPYIO_FLAG_WAIT_FOR_LOCK),
+                                  (flags & NPYIO_WRITE_WAIT_FOR_LOCK) != 0,
                                   where);
 
     if (st != NPYIO_OK)
@@ -535,6 +502,7 @@ static npyio_status remember_file(npyio_writer *w)
 
 static npyio_status writer_open_append_body(const char *path,
                                             const npyio_header *rows,
+                                            uint32_t flags,
                                             const npyio_options *options,
                                             npyio_writer **out)
 {
@@ -545,11 +513,15 @@ static npyio_status writer_open_append_body(const char *path,
     if (st == NPYIO_OK && path == NULL)
         st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: path is NULL", where);
     if (st == NPYIO_OK)
-        st = new_writer(rows, options, &w);
+        st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
+                                           NPYIO_WRITE_WAIT_FOR_LOCK,
+                                where);
+    if (st == NPYIO_OK)
+        st = new_writer(rows, flags, options, &w);
     if (st != NPYIO_OK)
         return st;
     w->sink = &append_sink;
-    st = open_existing(w, path, options, true, where);
+    st = open_existing(w, path, flags, options, true, where);
     if (st == NPYIO_OK)
         st = check_same_rows(w->layout, rows, where);
     if (st == NPYIO_OK)
@@ -581,10 +553,12 @@ static npyio_status writer_open_append_body(const char *path,
 
 npyio_status npyio_writer_open_append(const char *path,
                                       const npyio_header *rows,
+                                      uint32_t flags,
                                       const npyio_options *options,
                                       npyio_writer **out)
 {
-    return npyio__as_called(writer_open_append_body(path, rows, options, out),
+    return npyio__as_called(writer_open_append_body(path, rows, flags,
+                                                    options, out),
                             "npyio_writer_open_append");
 }
 
@@ -613,9 +587,9 @@ static npyio_status rewrite_through_temporary(npyio_writer *w,
             st = npyio_options_set_limit(o, NPYIO_LIMIT_ALLOC_BYTES,
                                          (int64_t)w->mem.max_alloc);
         if (st == NPYIO_OK)
-            st = npyio_options_set_flag(o, NPYIO_FLAG_DURABLE, w->durable);
-        if (st == NPYIO_OK)
-            st = npyio_writer_open_path(w->path, grown, o, &copy);
+            st = npyio_writer_open_path(w->path, grown,
+                                        w->durable ? 0 : NPYIO_WRITE_NO_SYNC,
+                                        o, &copy);
         npyio_options_free(o);
     }
     while (st == NPYIO_OK && done < total) {
@@ -723,6 +697,7 @@ static npyio_status finish_append(npyio_writer *w)
 }
 
 static npyio_status writer_open_in_place_body(const char *path,
+                                              uint32_t flags,
                                               const npyio_options *options,
                                               npyio_writer **out)
 {
@@ -735,16 +710,21 @@ static npyio_status writer_open_in_place_body(const char *path,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
                            out == NULL ? "out" : "path");
     *out = NULL;
+    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
+                                       NPYIO_WRITE_WAIT_FOR_LOCK,
+                            where);
+    if (st != NPYIO_OK)
+        return st;
     npyio__mem_init(&mem, options);
     st = npyio__alloc_zero(&mem, sizeof *w, "writer", (void **)&w);
     if (st != NPYIO_OK)
         return st;
     w->magic = NPYIO__MAGIC_WRITER;
     w->mem = mem;
-    w->durable = npyio__flag(options, NPYIO_FLAG_DURABLE);
+    w->durable = !(flags & NPYIO_WRITE_NO_SYNC);
     w->fd = -1;
     w->sink = &in_place_sink;
-    st = open_existing(w, path, options, false, where);
+    st = open_existing(w, path, flags, options, false, where);
     if (st != NPYIO_OK) {
         release(w);
         return st;
@@ -753,11 +733,12 @@ static npyio_status writer_open_in_place_body(const char *path,
     return NPYIO_OK;
 }
 
-npyio_status npyio_writer_open_in_place(const char *path,
+npyio_status npyio_writer_open_in_place(const char *path, uint32_t flags,
                                         const npyio_options *options,
                                         npyio_writer **out)
 {
-    return npyio__as_called(writer_open_in_place_body(path, options, out),
+    return npyio__as_called(writer_open_in_place_body(path, flags, options,
+                                                      out),
                             "npyio_writer_open_in_place");
 }
 
@@ -837,24 +818,33 @@ void npyio_writer_abort(npyio_writer *writer)
 }
 
 static npyio_status save_body(const char *path, const npyio_header *header,
-                              const void *data, const npyio_options *options)
+                              const void *data, size_t len, uint32_t flags,
+                              const npyio_options *options)
 {
+    static const char where[] = "npyio_save";
     npyio_writer *w = NULL;
     npyio_status st;
 
-    if (header != NULL && header->magic == NPYIO__MAGIC_HEADER &&
-        npyio_dtype_contains_objects(header->dtype))
-        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_save: the array holds "
-                           "Python objects; write its pickle with "
-                           "npyio_writer_write");
-    if (header != NULL && header->magic == NPYIO__MAGIC_HEADER &&
-        (uint64_t)header->nbytes > SIZE_MAX)
-        return npyio__fail(NPYIO_E_OVERFLOW, "npyio_save: the data is larger "
-                           "than this host's address space");
-    st = npyio_writer_open_path(path, header, options, &w);
+    if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is not an "
+                           "npyio_header", where);
+    if (npyio_dtype_contains_objects(header->dtype))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the array holds Python "
+                           "objects; write its pickle with "
+                           "npyio_writer_write", where);
+    /* The caller's buffer is read for exactly what the header says. */
+    if ((uint64_t)len != (uint64_t)header->nbytes)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the buffer is %zu "
+                           "bytes, the header describes %lld", where, len,
+                           (long long)header->nbytes);
+    if (data == NULL && len > 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
+    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC, where);
+    if (st == NPYIO_OK)
+        st = npyio_writer_open_path(path, header, flags, options, &w);
     if (st != NPYIO_OK)
         return st;
-    st = npyio_writer_write(w, data, (size_t)header->nbytes);
+    st = npyio_writer_write(w, data, len);
     if (st != NPYIO_OK) {
         npyio_writer_abort(w);
         return st;
@@ -863,10 +853,50 @@ static npyio_status save_body(const char *path, const npyio_header *header,
 }
 
 npyio_status npyio_save(const char *path, const npyio_header *header,
-                        const void *data, const npyio_options *options)
+                        const void *data, size_t len, uint32_t flags,
+                        const npyio_options *options)
 {
-    return npyio__as_called(save_body(path, header, data, options),
+    return npyio__as_called(save_body(path, header, data, len, flags,
+                                      options),
                             "npyio_save");
+}
+
+static npyio_status save_array_body(const char *path, const char *type,
+                                    int ndim, const int64_t *shape,
+                                    const void *data, size_t len,
+                                    uint32_t flags,
+                                    const npyio_options *options)
+{
+    static const char where[] = "npyio_save_array";
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL;
+    npyio_status st;
+
+    if (type == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: type is NULL", where);
+    st = npyio_dtype_from_descr(type, strlen(type), options, &dt);
+    /* The elements are a C program's: in this host's byte order. */
+    if (st == NPYIO_OK && !npyio_dtype_is_native(dt))
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: type \"%s\" is in the "
+                         "other byte order than this host's, in which the "
+                         "data must be", where, type);
+    if (st == NPYIO_OK)
+        st = npyio_header_new(dt, ndim, shape, 0, &h);
+    npyio_dtype_unref(dt);
+    if (st == NPYIO_OK)
+        st = npyio_save(path, h, data, len, flags, options);
+    npyio_header_free(h);
+    return st;
+}
+
+npyio_status npyio_save_array(const char *path, const char *type, int ndim,
+                              const int64_t *shape, const void *data,
+                              size_t len, uint32_t flags,
+                              const npyio_options *options)
+{
+    return npyio__as_called(save_array_body(path, type, ndim, shape, data,
+                                            len, flags, options),
+                            "npyio_save_array");
 }
 
 /* ---- sinks ------------------------------------------------------------------------- */

@@ -24,6 +24,7 @@ typedef struct cli_args {
     int64_t max;         /* print --max N */
     char order;          /* convert --order: 'C' or 'F' */
     char byteorder;      /* convert --byteorder: '=', '<' or '>' */
+    int no_sync;         /* convert --no-sync */
     npyio_options *options;
 } cli_args;
 

@@ -1,5 +1,6 @@
 /*
- * convert.c - `npyio convert IN OUT [--order C|F] [--byteorder ORDER]`:
+ * convert.c - `npyio convert IN OUT [--order C|F] [--byteorder ORDER]
+ * [--no-sync]`:
  * rewrite an .npy file as np.save would write the converted array.
  *
  * The data streams through a bounded buffer: read in the order OUT needs
@@ -160,17 +161,19 @@ static npyio_status copy_data(const source *src, npyio_writer *w,
 }
 
 static npyio_status open_output(const char *name, const npyio_header *h,
-                                const npyio_options *options,
+                                int no_sync, const npyio_options *options,
                                 npyio_stream **stream, npyio_writer **w)
 {
     npyio_status st;
 
     *stream = NULL;
     if (strcmp(name, "-") != 0)
-        return npyio_writer_open_path(name, h, options, w);
+        return npyio_writer_open_path(name, h,
+                                      no_sync ? NPYIO_WRITE_NO_SYNC : 0,
+                                      options, w);
     st = npyio_stream_open_file(stdout, options, stream);
     if (st == NPYIO_OK)
-        st = npyio_writer_open_stream(*stream, h, options, w);
+        st = npyio_writer_open_stream(*stream, h, 0, options, w);
     return st;
 }
 
@@ -206,7 +209,8 @@ int cli_convert(const cli_args *a)
     if (st == NPYIO_OK)
         st = open_source(&in, a->order, &src);
     if (st == NPYIO_OK) {
-        st = open_output(out_name, out_header, a->options, &out_stream, &w);
+        st = open_output(out_name, out_header, a->no_sync, a->options,
+                         &out_stream, &w);
         if (st != NPYIO_OK)
             failed = out_name;
     }

@@ -27,6 +27,7 @@
 #define OPT_MAX 2u
 #define OPT_ORDER 4u
 #define OPT_BYTEORDER 8u
+#define OPT_NO_SYNC 16u
 
 typedef struct command {
     const char *name;
@@ -405,7 +406,8 @@ static const command commands[] = {
      "are ignored, as pickle.load ignores them); an unknown opcode, an\n"
      "argument cut short or a missing STOP is named with its byte.\n",
      0, 1, -1, cmd_validate},
-    {"convert", "usage: npyio convert [--order C|F] [--byteorder ORDER] IN OUT",
+    {"convert", "usage: npyio convert [--order C|F] [--byteorder ORDER] "
+                "[--no-sync] IN OUT",
      "Rewrite the .npy file IN as OUT, byte for byte as np.save writes the\n"
      "converted array. An existing OUT is replaced only when all went well.\n"
      "A progress bar is shown on standard error when it is a terminal.\n"
@@ -413,8 +415,11 @@ static const command commands[] = {
      "  --order C|F           memory order of OUT (default C); Fortran order\n"
      "                        is recorded only where it matters, as np.save does\n"
      "  --byteorder ORDER     native (default), little or big: the byte order\n"
-     "                        of every field of OUT\n",
-     OPT_ORDER | OPT_BYTEORDER, 2, 2, cli_convert},
+     "                        of every field of OUT\n"
+     "  --no-sync             do not wait for OUT to reach the disk (faster;\n"
+     "                        the replacement stays atomic, but a power loss\n"
+     "                        soon after may lose the new file)\n",
+     OPT_ORDER | OPT_BYTEORDER | OPT_NO_SYNC, 2, 2, cli_convert},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -490,6 +495,9 @@ static int parse_option(const command *cmd, int argc, char **argv, int *i,
         return 1;
     if ((cmd->options & OPT_JSON) && strcmp(argv[*i], "--json") == 0) {
         a->json = 1;
+    } else if ((cmd->options & OPT_NO_SYNC) &&
+               strcmp(argv[*i], "--no-sync") == 0) {
+        a->no_sync = 1;
     } else if ((v = option_value(argc, argv, i, "--max-header-size")) != NULL) {
         if (parse_count(v, &n) != 0 ||
             npyio_options_set_limit(a->options, NPYIO_LIMIT_HEADER_SIZE, n) !=

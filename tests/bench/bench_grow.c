@@ -36,7 +36,8 @@ static void make_file(const char *path, int64_t rows)
     size_t n = (size_t)npyio_header_nbytes(h);
     void *zeros = calloc(1, n ? n : 1);
 
-    if (npyio_save(path, h, zeros, NULL) != NPYIO_OK)
+    if (npyio_save(path, h, zeros, (size_t)npyio_header_nbytes(h), 0,
+                   NULL) != NPYIO_OK)
         die(path);
     free(zeros);
     npyio_header_free(h);
@@ -52,11 +53,11 @@ static double append_one(const char *path, int appends)
     int i;
 
     npyio_options_new(&o);
-    npyio_options_set_flag(o, NPYIO_FLAG_DURABLE, 0);
     for (i = 0; i < appends; i++) {
         npyio_writer *w = NULL;
 
-        if (npyio_writer_open_append(path, one, o, &w) != NPYIO_OK ||
+        if (npyio_writer_open_append(path, one, NPYIO_WRITE_NO_SYNC, o,
+                                     &w) != NPYIO_OK ||
             npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
             npyio_writer_close(w) != NPYIO_OK)
             die(path);
@@ -87,8 +88,8 @@ static double fill(const char *path, int64_t rows, int procs)
 
             memset(block, 1, (size_t)BLOCK * COLS * 8);
             npyio_options_new(&o);
-            npyio_options_set_flag(o, NPYIO_FLAG_DURABLE, 0);
-            if (npyio_writer_open_in_place(path, o, &w) != NPYIO_OK)
+            if (npyio_writer_open_in_place(path, NPYIO_WRITE_NO_SYNC, o,
+                                           &w) != NPYIO_OK)
                 _exit(1);
             for (first = (int64_t)p * BLOCK; first < rows;
                  first += (int64_t)procs * BLOCK)

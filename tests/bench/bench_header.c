@@ -7,15 +7,17 @@
  *
  * For each header: libnpyio parses it, emits it again and frees it, in a
  * loop; NumPy (/usr/bin/python3) runs read_magic + read_array_header_1_0
- * (or _2_0) on the same bytes. Each side runs ROUNDS rounds (default 7) of
- * at least 0.3 s; the median rate, min and max are printed, and the ratio
- * of the medians.
+ * (or _2_0) on the same bytes, in a child started once. The two sides
+ * alternate, round by round, ROUNDS rounds each (default 7) of at least
+ * 0.3 s; the median rate, min and max are printed, and the ratio of the
+ * medians.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "npyio.h"
 
@@ -61,41 +63,58 @@ static double round_rate(const unsigned char *hdr, size_t len)
     return (double)n / elapsed;
 }
 
-/* NumPy's rate for the same header, from a child Python. */
-static int numpy_rates(const char *hex, int rounds, double *rates)
-{
-    size_t cap = strlen(hex) + 4096;
-    char *cmd = malloc(cap);
-    FILE *p;
-    int i;
+/* A persistent NumPy child (started once, never timed): each line of hex
+ * bytes gets one round of read_magic + read_array_header on them, and the
+ * rate is printed. The rounds of both sides alternate. */
+static FILE *py_in, *py_out;
 
-    if (cmd == NULL)
-        return -1;
-    snprintf(cmd, cap,
-             "/usr/bin/python3 -c '\n"
-             "import io, time, numpy.lib.format as f\n"
-             "b = bytes.fromhex(\"%s\")\n"
-             "read = f.read_array_header_1_0 if b[6] == 1 else "
-             "f.read_array_header_2_0\n"
-             "def one():\n"
-             "    fp = io.BytesIO(b); f.read_magic(fp); read(fp)\n"
-             "for r in range(%d):\n"
-             "    n, t0 = 0, time.perf_counter()\n"
-             "    while time.perf_counter() - t0 < 0.3:\n"
-             "        for i in range(100): one()\n"
-             "        n += 100\n"
-             "    print(n / (time.perf_counter() - t0))\n"
-             "'", hex, rounds);
-    p = popen(cmd, "r");
-    free(cmd);
-    if (p == NULL)
-        return -1;
-    for (i = 0; i < rounds; i++)
-        if (fscanf(p, "%lf", &rates[i]) != 1) {
-            pclose(p);
-            return -1;
-        }
-    return pclose(p) == 0 ? 0 : -1;
+static void start_numpy(void)
+{
+    int to[2], from[2];
+    pid_t pid;
+
+    if (pipe(to) != 0 || pipe(from) != 0 || (pid = fork()) < 0) {
+        perror("bench");
+        exit(1);
+    }
+    if (pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[1]);
+        close(from[0]);
+        execl("/usr/bin/python3", "python3", "-c",
+              "import io, sys, time, numpy.lib.format as f\n"
+              "for line in sys.stdin:\n"
+              "    b = bytes.fromhex(line.strip())\n"
+              "    read = f.read_array_header_1_0 if b[6] == 1 else "
+              "f.read_array_header_2_0\n"
+              "    n, t0 = 0, time.perf_counter()\n"
+              "    while time.perf_counter() - t0 < 0.3:\n"
+              "        for i in range(100):\n"
+              "            fp = io.BytesIO(b); f.read_magic(fp); read(fp)\n"
+              "        n += 100\n"
+              "    print(n / (time.perf_counter() - t0), flush=True)\n",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    py_in = fdopen(to[1], "w");
+    py_out = fdopen(from[0], "r");
+}
+
+static double numpy_round(const char *hex)
+{
+    double rate;
+
+    fprintf(py_in, "%s\n", hex);
+    fflush(py_in);
+    if (fscanf(py_out, "%lf", &rate) != 1) {
+        fprintf(stderr, "bench: NumPy run failed (is python3-numpy "
+                        "installed?)\n");
+        exit(1);
+    }
+    return rate;
 }
 
 static void bench(const char *name, const npyio_header *h, int rounds)
@@ -109,12 +128,9 @@ static void bench(const char *name, const npyio_header *h, int rounds)
     npyio_header_emit(h, 0, bytes, sizeof bytes, &len);
     for (i = 0; i < len; i++)
         sprintf(hex + 2 * i, "%02x", bytes[i]);
-    for (r = 0; r < rounds; r++)
+    for (r = 0; r < rounds; r++) { /* interleaved, round by round */
         ours[r] = round_rate(bytes, len);
-    if (numpy_rates(hex, rounds, theirs) != 0) {
-        fprintf(stderr, "bench: NumPy run failed (is python3-numpy "
-                        "installed?)\n");
-        exit(1);
+        theirs[r] = numpy_round(hex);
     }
     qsort(ours, (size_t)rounds, sizeof *ours, compare);
     qsort(theirs, (size_t)rounds, sizeof *theirs, compare);
@@ -176,13 +192,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s\n", npyio_last_error());
         return 1;
     }
+    start_numpy();
     printf("header parse+emit (libnpyio) vs read_magic+read_array_header "
-           "(NumPy), medians of %d rounds\n", rounds);
+           "(NumPy), medians of %d interleaved rounds\n", rounds);
     bench("'<f8' (1000, 1000)", h, rounds);
     npyio_header_free(h);
     h = record_header(50);
     bench("50-field record (1000,)", h, rounds);
     npyio_header_free(h);
     npyio_dtype_unref(f8);
+    fclose(py_in);
+    fclose(py_out);
     return 0;
 }

@@ -137,10 +137,10 @@ static double our_save(const char *path, const npyio_header *h,
     double t0, t;
 
     npyio_options_new(&o);
-    npyio_options_set_flag(o, NPYIO_FLAG_DURABLE, durable);
     prime();
     t0 = now();
-    if (npyio_save(path, h, data, o) != NPYIO_OK)
+    if (npyio_save(path, h, data, (size_t)npyio_header_nbytes(h),
+                   durable ? 0 : NPYIO_WRITE_NO_SYNC, o) != NPYIO_OK)
         die(path);
     t = now() - t0;
     npyio_options_free(o);
@@ -200,9 +200,12 @@ int main(int argc, char **argv)
     data = thp_alloc(nbytes);
     for (k = 0; k < nbytes / 8; k++)
         ((double *)data)[k] = (double)k * 0.5;
-    if (npyio_save(le, h_le, data, NULL) != NPYIO_OK ||
-        npyio_save(be, h_be, data, NULL) != NPYIO_OK ||
-        npyio_save(ft, h_f, data, NULL) != NPYIO_OK)
+    if (npyio_save(le, h_le, data, (size_t)npyio_header_nbytes(h_le), 0,
+                   NULL) != NPYIO_OK ||
+        npyio_save(be, h_be, data, (size_t)npyio_header_nbytes(h_be), 0,
+                   NULL) != NPYIO_OK ||
+        npyio_save(ft, h_f, data, (size_t)npyio_header_nbytes(h_f), 0,
+                   NULL) != NPYIO_OK)
         die("writing inputs");
     offset = (size_t)npyio_header_data_offset(h_le);
     file_image = thp_alloc(offset + nbytes); /* header + data for write() */

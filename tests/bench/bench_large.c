@@ -93,7 +93,7 @@ static double our_map_sum(const char *path, double *sum)
     const double *d;
     size_t i, n = nbytes / 8;
 
-    if (npyio_map_open(path, NPYIO_MAP_READ, NULL, &m) != NPYIO_OK)
+    if (npyio_map_open(path, 0, NULL, &m) != NPYIO_OK)
         die(path);
     d = npyio_map_data(m);
     {
@@ -152,7 +152,8 @@ int main(int argc, char **argv)
     data = thp_alloc(nbytes);
     for (k = 0; k < nbytes / 8; k++)
         data[k] = (double)(k % 1000);
-    if (npyio_save(path, h, data, NULL) != NPYIO_OK)
+    if (npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+                   NULL) != NPYIO_OK)
         die("writing the input");
     free(data);
     offset = (size_t)npyio_header_data_offset(h);

@@ -166,5 +166,29 @@ for command in "" info print dump validate convert; do
     check $? "${command:-npyio} -h is --help"
 done
 
+# convert --no-sync: the same file, without the fsyncs (counted with
+# strace where it is installed and the tool runs natively); other commands
+# refuse the switch (usage, exit 2).
+sample=$data/sample.npy
+npyio convert "$sample" "$tmp/synced.npy"
+npyio convert --no-sync "$sample" "$tmp/unsynced.npy"
+[ "$status" -eq 0 ] && cmp -s "$tmp/synced.npy" "$tmp/unsynced.npy"
+check $? "convert --no-sync writes the same file"
+npyio info --no-sync "$sample"
+[ "$status" -eq 2 ]
+check $? "info refuses --no-sync"
+if [ ${#emulator[@]} -eq 0 ] && command -v strace >/dev/null 2>&1; then
+    syncs_of() {
+        strace -f -e trace=fsync,fdatasync -o "$tmp/trace" "$tool" "$@" \
+            >/dev/null 2>&1
+        grep -c 'sync(' "$tmp/trace"
+    }
+    with=$(syncs_of convert "$sample" "$tmp/s.npy")
+    without=$(syncs_of convert --no-sync "$sample" "$tmp/s.npy")
+    [ "$with" -ge 2 ] && [ "$without" -eq 0 ]
+    status=$?
+    check $status "convert syncs ($with calls), --no-sync does not ($without)"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

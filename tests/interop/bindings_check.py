@@ -34,6 +34,8 @@ import re
 import subprocess
 import sys
 
+from tally import Tally
+
 try:
     import numpy as np
 except ImportError:
@@ -169,14 +171,15 @@ class CtypesBinding(Binding):
             "npyio_header_shape": (ctypes.POINTER(i64), [P]),
             "npyio_header_fortran_order": (ctypes.c_int, [P]),
             "npyio_header_nbytes": (i64, [P]),
-            "npyio_save": (st, [ctypes.c_char_p, P, ctypes.c_char_p, P]),
+            "npyio_save": (st, [ctypes.c_char_p, P, ctypes.c_char_p, sz, u32,
+                                P]),
             "npyio_load": (st, [ctypes.c_char_p, u32, P, PP, PP]),
             "npyio_reader_open_path": (st, [ctypes.c_char_p, P, PP]),
             "npyio_reader_open_stream": (st, [P, P, PP]),
             "npyio_reader_header": (P, [P]),
             "npyio_reader_read": (st, [P, ctypes.c_char_p, sz, u32]),
             "npyio_reader_close": (st, [P]),
-            "npyio_writer_open_stream": (st, [P, P, P, PP]),
+            "npyio_writer_open_stream": (st, [P, P, u32, P, PP]),
             "npyio_writer_write": (st, [P, ctypes.c_char_p, sz]),
             "npyio_writer_close": (st, [P]),
             "npyio_stream_open_ops": (st, [P, P, P, PP]),
@@ -361,21 +364,15 @@ class CffiBinding(Binding):
 # Checks
 # ---------------------------------------------------------------------------
 
-class Checks:
+class Checks(Tally):
     def __init__(self, binding, workdir):
+        super().__init__()
         self.b = binding
         self.C = binding.C
         self.workdir = workdir
-        self.passed = 0
-        self.failed = 0
 
     def check(self, ok, what):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print("FAIL [%s] %s" % (self.b.name, what))
-        return ok
+        return super().check(ok, "[%s] %s" % (self.b.name, what))
 
     def path(self, name):
         return os.path.join(self.workdir, name)
@@ -522,7 +519,8 @@ def check_write(t, label, array, kind):
         return
     ours, theirs = t.path(label + ".ours.npy"), t.path(label + ".numpy.npy")
     data = array.tobytes(order="F" if fortran else "C")
-    status = t.b.call("npyio_save", ours.encode(), header, data, t.b.NULL)
+    status = t.b.call("npyio_save", ours.encode(), header, data, len(data),
+                      0, t.b.NULL)
     t.b.call("npyio_header_free", header)
     if not t.expect_status(status, "NPYIO_OK", "%s: npyio_save" % label):
         return
@@ -542,6 +540,7 @@ def check_read(t, label, array):
     np.save(path, array)
     fortran = array.flags.f_contiguous and not array.flags.c_contiguous
     stored = array.tobytes(order="F" if fortran else "C")
+    native_c = array.astype(array.dtype.newbyteorder("="), order="C")
     for flags, want in ((0, stored),
                         (t.C["NPYIO_READ_NATIVE"] | t.C["NPYIO_READ_C_ORDER"],
                          native_c_bytes(array))):
@@ -552,10 +551,21 @@ def check_read(t, label, array):
         t.check(t.b.header_shape(header) == array.shape,
                 "%s: shape %r, NumPy %r" % (label, t.b.header_shape(header),
                                             array.shape))
-        t.check(bool(t.b.call("npyio_header_fortran_order", header)) == fortran,
-                "%s: fortran_order" % label)
+        t.check(bool(t.b.call("npyio_header_fortran_order", header)) ==
+                (fortran and flags == 0), "%s: fortran_order" % label)
         t.check(data[0] == want, "%s: npyio_load flags %d gives other bytes "
                 "than NumPy" % (label, flags))
+        # The header handed back describes the bytes handed back: saved
+        # together, they make the file np.save makes of what NumPy loaded.
+        copy = t.path("%s.resaved-%d.npy" % (label, flags))
+        status = t.b.call("npyio_save", copy.encode(), header, data[0],
+                          len(data[0]), t.C["NPYIO_WRITE_NO_SYNC"], t.b.NULL)
+        expected = t.path("%s.expected-%d.npy" % (label, flags))
+        np.save(expected, array if flags == 0 else native_c)
+        with open(copy, "rb") as f1, open(expected, "rb") as f2:
+            t.check(status == t.C["NPYIO_OK"] and f1.read() == f2.read(),
+                    "%s: load flags %d then save is not np.save's file"
+                    % (label, flags))
         t.b.call("npyio_header_free", header)
         t.b.free_data(data)
 
@@ -608,7 +618,7 @@ def check_callback_streams(t):
                                         path.encode(), t.b.NULL)
         header = t.b.call("npyio_reader_header", reader)
         status, writer = t.b.new_handle("npyio_writer_open_stream", stream,
-                                        header, t.b.NULL)
+                                        header, 0, t.b.NULL)
         if t.expect_status(status, "NPYIO_OK", "writer over callbacks"):
             t.expect_status(t.b.writer_write(writer, array.tobytes()),
                             "NPYIO_OK", "writing through callbacks")
@@ -644,7 +654,7 @@ def check_map(t):
     path = t.path("map.npy")
     np.save(path, array)
     status, amap = t.b.new_handle("npyio_map_open", path.encode(),
-                                  t.C["NPYIO_MAP_READ"], t.b.NULL)
+                                  0, t.b.NULL)
     if t.expect_status(status, "NPYIO_OK", "npyio_map_open read-only"):
         t.check(bytes(t.b.map_view(amap)) == array.tobytes(),
                 "read-only map: other bytes than NumPy's")
@@ -699,8 +709,7 @@ def main():
         check_read(t, label, array)
     check_callback_streams(t)
     check_map(t)
-    print("%d passed, %d failed" % (t.passed, t.failed))
-    return 0 if t.failed == 0 else 1
+    return t.summary()
 
 
 if __name__ == "__main__":

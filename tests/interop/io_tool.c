@@ -18,6 +18,10 @@
  *                                 P, P + 4, P + 8, ... in place
  *   io_tool append-empty FILE N   append N rows of the file's row shape
  *                                 when a row has 0 bytes (shape (k, 0))
+ *   io_tool loadsave IN FLAGS OUT npyio_load IN with FLAGS, npyio_save the
+ *                                 header and data it hands back as OUT
+ *   io_tool arrays IN OUT         npyio_load_array IN, print its type and
+ *                                 shape, npyio_save_array them as OUT
  * Exit 0 on success, 1 with a message on stderr.
  */
 #include <stdio.h>
@@ -60,7 +64,8 @@ static int copy_cmd(const char *in, const char *out)
 
     if (npyio_load(in, 0, NULL, &h, &data) != NPYIO_OK)
         return fail(in);
-    if (npyio_save(out, h, data, NULL) != NPYIO_OK)
+    if (npyio_save(out, h, data, (size_t)npyio_header_nbytes(h), 0,
+                   NULL) != NPYIO_OK)
         rc = fail(out);
     npyio_free(data);
     npyio_header_free(h);
@@ -101,7 +106,7 @@ static int create_cmd(const char *out, long rows, long cols)
 
     if (npyio_dtype_from_descr("<f8", 3, NULL, &f8) != NPYIO_OK ||
         npyio_header_new(f8, 2, shape, 0, &h) != NPYIO_OK ||
-        npyio_map_create(out, h, NULL, &m) != NPYIO_OK)
+        npyio_map_create(out, h, 0, NULL, &m) != NPYIO_OK)
         return fail(out);
     d = npyio_map_data(m);
     for (i = 0; i < rows * cols; i++)
@@ -162,7 +167,7 @@ static int append_cmd(const char *path, long n)
         npyio_writer *w = NULL;
 
         row_bytes(next, row);
-        if (npyio_writer_open_append(path, one, NULL, &w) != NPYIO_OK ||
+        if (npyio_writer_open_append(path, one, 0, NULL, &w) != NPYIO_OK ||
             npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
             npyio_writer_close(w) != NPYIO_OK)
             return fail(path);
@@ -192,7 +197,7 @@ static int append_empty_cmd(const char *path, long n)
         npyio_header_nbytes(rows) != 0)
         return fail("a row of more than 0 bytes");
     npyio_reader_close(r);
-    if (npyio_writer_open_append(path, rows, NULL, &w) != NPYIO_OK ||
+    if (npyio_writer_open_append(path, rows, 0, NULL, &w) != NPYIO_OK ||
         npyio_writer_close(w) != NPYIO_OK)
         return fail(path);
     npyio_header_free(rows);
@@ -206,7 +211,8 @@ static int unknown_cmd(const char *path, long n)
     unsigned char row[12];
     long k;
 
-    if (npyio_writer_open_path_rows(path, h, NULL, &w) != NPYIO_OK)
+    if (npyio_writer_open_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
+                               &w) != NPYIO_OK)
         return fail(path);
     for (k = 0; k < n; k++) {
         row_bytes(k, row);
@@ -224,7 +230,7 @@ static int fill_cmd(const char *path, long p)
     npyio_writer *w = NULL;
     int64_t first, i;
 
-    if (npyio_writer_open_in_place(path, NULL, &w) != NPYIO_OK)
+    if (npyio_writer_open_in_place(path, 0, NULL, &w) != NPYIO_OK)
         return fail(path);
     for (first = p * BLOCK;; first += 4 * BLOCK) {
         npyio_status st;
@@ -238,6 +244,42 @@ static int fill_cmd(const char *path, long p)
             return fail(path);
     }
     return npyio_writer_close(w) == NPYIO_OK ? 0 : fail(path);
+}
+
+static int loadsave_cmd(const char *in, unsigned flags, const char *out)
+{
+    npyio_header *h = NULL;
+    void *data = NULL;
+    npyio_status st = npyio_load(in, flags, NULL, &h, &data);
+
+    if (st == NPYIO_OK)
+        st = npyio_save(out, h, data, (size_t)npyio_header_nbytes(h),
+                        NPYIO_WRITE_NO_SYNC, NULL);
+    npyio_header_free(h);
+    npyio_free(data);
+    return st == NPYIO_OK ? 0 : fail(in);
+}
+
+static int arrays_cmd(const char *in, const char *out)
+{
+    char type[4096];
+    int64_t shape[64];
+    int ndim = 0, i;
+    void *data = NULL;
+    size_t len = 0;
+    npyio_status st = npyio_load_array(in, NULL, &data, &len, type,
+                                       sizeof type, &ndim, shape, 64);
+
+    if (st != NPYIO_OK)
+        return fail(in);
+    printf("%s\n", type);
+    for (i = 0; i < ndim; i++)
+        printf("%s%lld", i ? " " : "", (long long)shape[i]);
+    printf("\n");
+    st = npyio_save_array(out, type, ndim, shape, data, len,
+                          NPYIO_WRITE_NO_SYNC, NULL);
+    npyio_free(data);
+    return st == NPYIO_OK ? 0 : fail(out);
 }
 
 int main(int argc, char **argv)
@@ -260,6 +302,10 @@ int main(int argc, char **argv)
         return unknown_cmd(argv[2], atol(argv[3]));
     if (argc == 4 && strcmp(argv[1], "fill") == 0)
         return fill_cmd(argv[2], atol(argv[3]));
+    if (argc == 5 && strcmp(argv[1], "loadsave") == 0)
+        return loadsave_cmd(argv[2], (unsigned)atoi(argv[3]), argv[4]);
+    if (argc == 4 && strcmp(argv[1], "arrays") == 0)
+        return arrays_cmd(argv[2], argv[3]);
     fprintf(stderr, "usage: io_tool read FILE FLAGS OUT | copy IN OUT | "
                     "create OUT ROWS COLS | negate FILE\n");
     return 2;

@@ -14,13 +14,13 @@
 
 static char dir[64];
 
-static int scratch_make(const char *prefix)
+static inline int scratch_make(const char *prefix)
 {
     snprintf(dir, sizeof dir, "/tmp/%s-XXXXXX", prefix);
     return mkdtemp(dir) != NULL ? 0 : -1;
 }
 
-static int scratch_remove(void **state)
+static inline int scratch_remove(void **state)
 {
     char cmd[128];
 
@@ -29,12 +29,12 @@ static int scratch_remove(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-static void path_in_dir(char *out, size_t cap, const char *name)
+static inline void path_in_dir(char *out, size_t cap, const char *name)
 {
     snprintf(out, cap, "%s/%s", dir, name);
 }
 
-static npyio_header *make_header(const char *type, int ndim,
+static inline npyio_header *make_header(const char *type, int ndim,
                                  const int64_t *shape, int fortran)
 {
     npyio_dtype *dt = NULL;
@@ -47,7 +47,7 @@ static npyio_header *make_header(const char *type, int ndim,
 }
 
 /* At most 1 MiB of a file. */
-static unsigned char *read_file(const char *path, size_t *len)
+static inline unsigned char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     unsigned char *buf = malloc(1 << 20);
@@ -60,7 +60,7 @@ static unsigned char *read_file(const char *path, size_t *len)
 }
 
 /* Entries of a directory, "." and ".." aside. */
-static int entries(const char *path)
+static inline int entries(const char *path)
 {
     DIR *d = opendir(path);
     struct dirent *e;

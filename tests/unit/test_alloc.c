@@ -281,8 +281,7 @@ static int setup(void **state)
         snprintf(paths[i], sizeof paths[i], "/tmp/npyio-alloc-%ld-%d.npy",
                  (long)getpid(), i);
     if (npyio_options_new(&opts) != NPYIO_OK ||
-        npyio_options_set_allocator(opts, &counting, &tally) != NPYIO_OK ||
-        npyio_options_set_flag(opts, NPYIO_FLAG_DURABLE, 0) != NPYIO_OK)
+        npyio_options_set_allocator(opts, &counting, &tally) != NPYIO_OK)
         return -1;
     return 0;
 }
@@ -514,7 +513,8 @@ static void fortran_big_endian_file(const char *path)
         data[k * ITEM + 3] = (unsigned char)v;
     }
     begin();
-    assert_ok(npyio_save(path, h, data, opts));
+    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h),
+                         NPYIO_WRITE_NO_SYNC, opts));
     end("npyio_save");
     npyio_header_free(h);
     npyio_dtype_unref(dt);
@@ -645,29 +645,34 @@ static void test_writing(void **state)
     (void)state;
     assert_non_null(rec_data);
     begin();
-    assert_ok(npyio_writer_open_path(paths[0], rec_h, opts, &w));
+    assert_ok(npyio_writer_open_path(paths[0], rec_h, NPYIO_WRITE_NO_SYNC, opts,
+                                     &w));
     assert_ok(npyio_writer_write(w, rec_data, 3 * npyio_dtype_itemsize(rec)));
     assert_ok(npyio_writer_close(w));
     end("npyio_writer_open_path");
 
     begin();
-    assert_ok(npyio_save(paths[1], rows_h, six, opts));
+    assert_ok(npyio_save(paths[1], rows_h, six,
+                         (size_t)npyio_header_nbytes(rows_h), NPYIO_WRITE_NO_SYNC, opts));
     end("npyio_save");
 
     begin(); /* append with room: the header is rewritten in place */
-    assert_ok(npyio_writer_open_append(paths[1], row_h, opts, &w));
+    assert_ok(npyio_writer_open_append(paths[1], row_h, NPYIO_WRITE_NO_SYNC,
+                                       opts, &w));
     assert_ok(npyio_writer_write(w, row, sizeof row));
     assert_ok(npyio_writer_close(w));
     end("npyio_writer_open_append");
 
     begin(); /* in place */
-    assert_ok(npyio_writer_open_in_place(paths[1], opts, &w));
+    assert_ok(npyio_writer_open_in_place(paths[1], NPYIO_WRITE_NO_SYNC, opts,
+                                         &w));
     assert_ok(npyio_writer_write_rows(w, 0, 1, row, sizeof row));
     assert_ok(npyio_writer_close(w));
     end("npyio_writer_open_in_place");
 
     begin(); /* an unknown row count */
-    assert_ok(npyio_writer_open_path_rows(paths[2], none_h, opts, &w));
+    assert_ok(npyio_writer_open_path(paths[2], none_h,
+                                     NPYIO_WRITE_UNKNOWN_ROWS | NPYIO_WRITE_NO_SYNC, opts, &w));
     for (i = 0; i < 4; i++)
         assert_ok(npyio_writer_write(w, row, sizeof row));
     assert_ok(npyio_writer_close(w));
@@ -675,14 +680,16 @@ static void test_writing(void **state)
 
     write_roomless_file(paths[3], 9);
     begin(); /* append without room: rewritten through a temporary */
-    assert_ok(npyio_writer_open_append(paths[3], row_h, opts, &w));
+    assert_ok(npyio_writer_open_append(paths[3], row_h, NPYIO_WRITE_NO_SYNC,
+                                       opts, &w));
     assert_ok(npyio_writer_write(w, row, sizeof row));
     assert_ok(npyio_writer_close(w));
     end("npyio_writer_open_append (rewrite through a temporary)");
 
     begin(); /* to a growable stream, an unknown row count */
     assert_ok(npyio_stream_open_growable(opts, &s));
-    assert_ok(npyio_writer_open_stream_rows(s, none_h, opts, &w));
+    assert_ok(npyio_writer_open_stream(s, none_h, NPYIO_WRITE_UNKNOWN_ROWS,
+                                       opts, &w));
     assert_ok(npyio_writer_write(w, row, sizeof row));
     assert_ok(npyio_writer_close(w));
     assert_ok(npyio_stream_take_bytes(s, &bytes, &len));
@@ -731,10 +738,10 @@ static void test_maps(void **state)
 
     (void)state;
     begin();
-    assert_ok(npyio_map_create(paths[0], h, opts, &m));
+    assert_ok(npyio_map_create(paths[0], h, NPYIO_WRITE_NO_SYNC, opts, &m));
     assert_header_ours(npyio_map_header(m), "npyio_map_create");
     assert_ok(npyio_map_close(m));
-    assert_ok(npyio_map_open(paths[0], NPYIO_MAP_READ, opts, &m));
+    assert_ok(npyio_map_open(paths[0], 0, opts, &m));
     assert_header_ours(npyio_map_header(m), "npyio_map_open");
     assert_ok(npyio_map_close(m));
     assert_ok(npyio_map_open(paths[0], NPYIO_MAP_WRITE, opts, &m));

@@ -160,7 +160,7 @@ static void check_write(const tsv_row *r)
 
     assert_ok(npyio_header_parse(file, len, NULL, &h, NULL));
     assert_ok(npyio_stream_open_growable(NULL, &s));
-    assert_ok(npyio_writer_open_stream(s, h, NULL, &w));
+    assert_ok(npyio_writer_open_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, file + offset, len - offset));
     assert_ok(npyio_writer_close(w));
     assert_ok(npyio_stream_take_bytes(s, &out, &out_len));
@@ -172,7 +172,8 @@ static void check_write(const tsv_row *r)
     if (strcmp(r->field[A_OBJECT], "0") == 0) {
         snprintf(path, sizeof path, "/tmp/npyio-arrays-%ld.npy",
                  (long)getpid());
-        assert_ok(npyio_save(path, h, file + offset, NULL));
+        assert_ok(npyio_save(path, h, file + offset,
+                             (size_t)npyio_header_nbytes(h), 0, NULL));
         f = fopen(path, "rb");
         saved = malloc(len + 1);
         saved_len = fread(saved, 1, len + 1, f);

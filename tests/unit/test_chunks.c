@@ -317,12 +317,12 @@ static void test_maps(void **state)
         snprintf(path, sizeof path, "%s/arrays/%s.npy", NPYIO_TEST_DATA_DIR,
                  r->field[A_NAME]);
         if (strcmp(r->field[A_OBJECT], "0") != 0) {
-            assert_status(npyio_map_open(path, NPYIO_MAP_READ, NULL, &m),
+            assert_status(npyio_map_open(path, 0, NULL, &m),
                           NPYIO_E_UNSUPPORTED);
             assert_error_contains("cannot be mapped");
             assert_null(m);
         } else {
-            assert_ok(npyio_map_open(path, NPYIO_MAP_READ, NULL, &m));
+            assert_ok(npyio_map_open(path, 0, NULL, &m));
             assert_memory_equal(npyio_map_data(m), file + offset,
                                 len - offset);
             assert_true(npyio_map_aligned(m)); /* data at a multiple of 64 */
@@ -363,13 +363,13 @@ static void test_map_write_and_create(void **state)
     free(back);
     /* A truncated file is refused before it could fault. */
     assert_int_equal(truncate(path, (off_t)len - 1), 0);
-    assert_status(npyio_map_open(path, NPYIO_MAP_READ, NULL, &m),
+    assert_status(npyio_map_open(path, 0, NULL, &m),
                   NPYIO_E_TRUNCATED);
     /* Create and map (1000, 1000), fill, read back with the reader. */
     assert_ok(npyio_dtype_from_descr("=f8", 3, NULL, &f8));
     assert_ok(npyio_header_new(f8, 2, shape, 0, &made));
     npyio_dtype_unref(f8);
-    assert_ok(npyio_map_create(path, made, NULL, &m));
+    assert_ok(npyio_map_create(path, made, 0, NULL, &m));
     d = npyio_map_data(m);
     assert_int_equal(d[999999], 0.0); /* sized, reads as zeros */
     for (k = 0; k < 1000000; k++)

@@ -334,20 +334,21 @@ static void test_success_keeps_the_message(void **state)
         assert_ok(npyio_header_new(dt, 2, shape, 0, &h));
         assert_ok(npyio_header_new(dt, 2, one, 0, &rows));
         snprintf(path, sizeof path, "%s/a.npy", dir);
-        assert_ok(npyio_save(path, h, zeros, NULL));
+        assert_ok(npyio_save(path, h, zeros, (size_t)npyio_header_nbytes(h), 0,
+                             NULL));
         assert_kept("npyio_save");
-        assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+        assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
         assert_ok(npyio_writer_write(w, zeros, 24));
         assert_ok(npyio_writer_close(w));
         assert_kept("append");
-        assert_ok(npyio_writer_open_in_place(path, NULL, &w));
+        assert_ok(npyio_writer_open_in_place(path, 0, NULL, &w));
         assert_ok(npyio_writer_write_rows(w, 0, 1, zeros, 24));
         assert_ok(npyio_writer_close(w));
         assert_kept("in place");
         assert_ok(npyio_map_open(path, NPYIO_MAP_WRITE, NULL, &m));
         assert_ok(npyio_map_close(m));
         snprintf(path, sizeof path, "%s/b.npy", dir);
-        assert_ok(npyio_map_create(path, h, NULL, &m));
+        assert_ok(npyio_map_create(path, h, 0, NULL, &m));
         assert_ok(npyio_map_close(m));
         assert_kept("maps");
         npyio_header_free(h);
@@ -388,7 +389,8 @@ static void every_path_function_fails(const char *path, npyio_status want,
 
     assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
-    assert_status(npyio_save(path, h, v, NULL), want);
+    assert_status(npyio_save(path, h, v, (size_t)npyio_header_nbytes(h), 0,
+                             NULL), want);
     assert_called("npyio_save", path, cause);
     assert_status(npyio_load(path, 0, NULL, &back, &d), want);
     assert_called("npyio_load", path, cause);
@@ -400,17 +402,18 @@ static void every_path_function_fails(const char *path, npyio_status want,
     assert_status(npyio_stream_open_path(path, NPYIO_OPEN_WRITE, NULL, &s),
                   want);
     assert_called("npyio_stream_open_path", path, cause);
-    assert_status(npyio_writer_open_path(path, h, NULL, &w), want);
+    assert_status(npyio_writer_open_path(path, h, 0, NULL, &w), want);
     assert_called("npyio_writer_open_path", path, cause);
-    assert_status(npyio_writer_open_path_rows(path, h, NULL, &w), want);
-    assert_called("npyio_writer_open_path_rows", path, cause);
-    assert_status(npyio_writer_open_append(path, h, NULL, &w), want);
+    assert_status(npyio_writer_open_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS,
+                                         NULL, &w), want);
+    assert_called("npyio_writer_open_path", path, cause);
+    assert_status(npyio_writer_open_append(path, h, 0, NULL, &w), want);
     assert_called("npyio_writer_open_append", path, cause);
-    assert_status(npyio_writer_open_in_place(path, NULL, &w), want);
+    assert_status(npyio_writer_open_in_place(path, 0, NULL, &w), want);
     assert_called("npyio_writer_open_in_place", path, cause);
-    assert_status(npyio_map_open(path, NPYIO_MAP_READ, NULL, &m), want);
+    assert_status(npyio_map_open(path, 0, NULL, &m), want);
     assert_called("npyio_map_open", path, cause);
-    assert_status(npyio_map_create(path, h, NULL, &m), want);
+    assert_status(npyio_map_create(path, h, 0, NULL, &m), want);
     assert_called("npyio_map_create", path, cause);
     npyio_header_free(h);
     npyio_dtype_unref(dt);
@@ -432,7 +435,8 @@ static void test_messages_name_the_called_function(void **state)
     assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
     assert_status(npyio_load("/", 0, NULL, &back, &d), NPYIO_E_IO);
     assert_called("npyio_load", "/", "Is a directory");
-    assert_status(npyio_save("/tmp", h, v, NULL), NPYIO_E_IO);
+    assert_status(npyio_save("/tmp", h, v, (size_t)npyio_header_nbytes(h), 0,
+                             NULL), NPYIO_E_IO);
     assert_called("npyio_save", "/tmp", "is a directory");
     npyio_header_free(h);
     npyio_dtype_unref(dt);
@@ -554,11 +558,12 @@ static void test_io_messages_name_the_called_function(void **state)
     assert_true(fd >= 0);
     assert_int_equal(write(fd, bad, sizeof bad - 1), (ssize_t)(sizeof bad - 1));
     close(fd);
-    assert_status(npyio_map_open(path, NPYIO_MAP_READ, NULL, &m),
+    assert_status(npyio_map_open(path, 0, NULL, &m),
                   NPYIO_E_FORMAT);
     assert_named("npyio_map_open", "descr");
     assert_called("npyio_map_open", path, "descr");
-    assert_status(npyio_writer_open_in_place(path, NULL, &w), NPYIO_E_FORMAT);
+    assert_status(npyio_writer_open_in_place(path, 0, NULL, &w),
+                  NPYIO_E_FORMAT);
     assert_called("npyio_writer_open_in_place", path, "descr");
     assert_status(npyio_load(path, 0, NULL, &h, &data), NPYIO_E_FORMAT);
     assert_called("npyio_load", path, "descr");
@@ -571,7 +576,7 @@ static void test_io_messages_name_the_called_function(void **state)
         npyio_stream *sink = NULL;
 
         assert_ok(npyio_stream_open_ops(&ops, NULL, NULL, &sink));
-        assert_status(npyio_writer_open_stream(sink, npyio_reader_header(r),
+        assert_status(npyio_writer_open_stream(sink, npyio_reader_header(r), 0,
                                                NULL, &w), NPYIO_E_IO);
         assert_named("npyio_writer_open_stream", "write callback failed");
         npyio_stream_close(sink);

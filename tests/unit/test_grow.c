@@ -75,7 +75,7 @@ static void append_rows(const char *file, int64_t first, int64_t n,
 
     for (i = 0; i < 3 * n; i++)
         d[i] = (int32_t)(first + i / 3);
-    assert_ok(npyio_writer_open_append(file, rows, o, &w));
+    assert_ok(npyio_writer_open_append(file, rows, NPYIO_WRITE_NO_SYNC, o, &w));
     assert_ok(npyio_writer_write(w, d, (size_t)(3 * n) * sizeof *d));
     assert_ok(npyio_writer_close(w));
     npyio_header_free(rows);
@@ -91,12 +91,12 @@ static void test_append_in_a_loop(void **state)
 
     (void)state;
     assert_ok(npyio_options_new(&o));
-    assert_ok(npyio_options_set_flag(o, NPYIO_FLAG_DURABLE, 0)); /* speed */
     {
         npyio_header *h = header_of("=i4", 2, 3);
         static const int32_t first[6] = {0, 0, 0, 1, 1, 1};
 
-        assert_ok(npyio_save(path, h, first, NULL));
+        assert_ok(npyio_save(path, h, first, (size_t)npyio_header_nbytes(h), 0,
+                             NULL));
         npyio_header_free(h);
     }
     before = read_data_file_abs(path, &len_before);
@@ -143,19 +143,20 @@ static void test_append_refusals(void **state)
     static const int32_t data[6] = {0, 0, 0, 1, 1, 1};
 
     (void)state;
-    assert_ok(npyio_save(path, h, data, NULL));
+    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+                         NULL));
     before = read_data_file_abs(path, &len_before);
     wrong_type = header_of("=f4", 1, 3);
     wrong_cols = header_of("=i4", 1, 4);
-    assert_status(npyio_writer_open_append(path, wrong_type, NULL, &w),
+    assert_status(npyio_writer_open_append(path, wrong_type, 0, NULL, &w),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("dtype or number of dimensions differs");
     assert_null(w);
-    assert_status(npyio_writer_open_append(path, wrong_cols, NULL, &w),
+    assert_status(npyio_writer_open_append(path, wrong_cols, 0, NULL, &w),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("dimension 1 of the rows is 4, the file's is 3");
     /* Too few bytes at close: the header is not touched. */
-    assert_ok(npyio_writer_open_append(path, h, NULL, &w));
+    assert_ok(npyio_writer_open_append(path, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 12));
     assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
     assert_int_equal(check_rows(path), 2);
@@ -178,7 +179,8 @@ static void test_unknown_row_count(void **state)
     int i;
 
     (void)state;
-    assert_ok(npyio_writer_open_path_rows(path, h, NULL, &w));
+    assert_ok(npyio_writer_open_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
+                                     &w));
     for (i = 0; i < 37; i++) {
         row[0] = row[1] = row[2] = i;
         assert_ok(npyio_writer_write(w, row, sizeof row));
@@ -186,7 +188,8 @@ static void test_unknown_row_count(void **state)
     assert_ok(npyio_writer_close(w));
     assert_int_equal(check_rows(path), 37);
     /* Not a whole number of rows. */
-    assert_ok(npyio_writer_open_path_rows(path, h, NULL, &w));
+    assert_ok(npyio_writer_open_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
+                                     &w));
     assert_ok(npyio_writer_write(w, row, 8));
     assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
     assert_error_contains("not a whole number of 12-byte rows");
@@ -194,7 +197,8 @@ static void test_unknown_row_count(void **state)
     /* A pipe cannot have its header rewritten: refused at open. */
     assert_int_equal(pipe(fds), 0);
     assert_ok(npyio_stream_open_fd(fds[1], NULL, &s));
-    assert_status(npyio_writer_open_stream_rows(s, h, NULL, &w),
+    assert_status(npyio_writer_open_stream(s, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
+                                           &w),
                   NPYIO_E_UNSUPPORTED);
     assert_error_contains("needs a stream that can seek");
     assert_ok(npyio_stream_close(s));
@@ -213,7 +217,8 @@ static void test_rows_from_four_processes(void **state)
     int p, status;
 
     (void)state;
-    assert_ok(npyio_save(path, h, zeros, NULL));
+    assert_ok(npyio_save(path, h, zeros, (size_t)npyio_header_nbytes(h), 0,
+                         NULL));
     for (p = 0; p < 4; p++) {
         pid_t pid = fork();
 
@@ -223,7 +228,7 @@ static void test_rows_from_four_processes(void **state)
             int32_t block[3 * BLOCK];
             int64_t first, i;
 
-            if (npyio_writer_open_in_place(path, NULL, &mine) != NPYIO_OK)
+            if (npyio_writer_open_in_place(path, 0, NULL, &mine) != NPYIO_OK)
                 _exit(1);
             for (first = p * BLOCK; first < ROWS; first += 4 * BLOCK) {
                 for (i = 0; i < 3 * BLOCK; i++)
@@ -241,7 +246,7 @@ static void test_rows_from_four_processes(void **state)
     }
     assert_int_equal(check_rows(path), ROWS);
     /* A range past the end is refused; so is writing rows elsewhere. */
-    assert_ok(npyio_writer_open_in_place(path, NULL, &w));
+    assert_ok(npyio_writer_open_in_place(path, 0, NULL, &w));
     assert_status(npyio_writer_write_rows(w, ROWS - 1, 2, zeros, 24),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("not within the file's 4000 rows");
@@ -313,7 +318,7 @@ static void test_append_to_degenerate_fortran(void **state)
 
         assert_ok(npyio_dtype_from_descr(type, 3, NULL, &dt));
         assert_ok(npyio_header_new(dt, 2, shape, 1, &rows));
-        assert_status(npyio_writer_open_append(path, rows, NULL, &w),
+        assert_status(npyio_writer_open_append(path, rows, 0, NULL, &w),
                       NPYIO_E_INVALID_ARG);
         assert_error_contains("Fortran order");
         npyio_header_free(rows);
@@ -330,8 +335,8 @@ static void test_append_zero_byte_rows(void **state)
     void *d = NULL;
 
     (void)state;
-    assert_ok(npyio_save(path, h, "", NULL));
-    assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+    assert_ok(npyio_save(path, h, "", (size_t)npyio_header_nbytes(h), 0, NULL));
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, "", 0));
     assert_ok(npyio_writer_close(w));
     assert_ok(npyio_load(path, 0, NULL, &back, &d));
@@ -362,16 +367,17 @@ static void test_failed_append_cuts_back(void **state)
     unsigned char *before, *after;
 
     (void)state;
-    assert_ok(npyio_save(path, h, first, NULL));
+    assert_ok(npyio_save(path, h, first, (size_t)npyio_header_nbytes(h), 0,
+                         NULL));
     before = read_data_file_abs(path, &len_before);
     /* Aborted after two of three rows. */
-    assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 24));
     assert_true(file_size(path) > (int64_t)len_before); /* they are there */
     npyio_writer_abort(w);
     assert_int_equal(file_size(path), (int64_t)len_before);
     /* Closed short of the rows announced. */
-    assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 12));
     assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
     after = read_data_file_abs(path, &len_after);
@@ -379,7 +385,7 @@ static void test_failed_append_cuts_back(void **state)
     assert_memory_equal(after, before, len_before);
     /* Failed midway: more bytes than announced is refused and the writer
      * stays failed; closing it cuts the file back too. */
-    assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 36));
     assert_status(npyio_writer_write(w, data, 4), NPYIO_E_INVALID_ARG);
     assert_status(npyio_writer_close(w), NPYIO_E_STATE);
@@ -407,12 +413,13 @@ static void test_header_rewrite_touches_only_the_shape(void **state)
     (void)state;
     for (i = 0; i < 27; i++)
         data[i] = i / 3;
-    assert_ok(npyio_save(path, h, data, NULL));
+    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+                         NULL));
     {
         npyio_header *rows = header_of("=i4", 1, 3);
         int32_t row[3] = {9, 9, 9};
 
-        assert_ok(npyio_writer_open_append(path, rows, NULL, &w));
+        assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
         assert_ok(npyio_writer_write(w, row, sizeof row));
         npyio_header_free(rows);
     }
@@ -443,24 +450,25 @@ static void test_append_locks(void **state)
     npyio_writer *a = NULL, *b = NULL, *p1 = NULL, *p2 = NULL;
 
     (void)state;
-    assert_ok(npyio_save(path, h, data, NULL));
-    assert_ok(npyio_writer_open_append(path, rows, NULL, &a));
-    assert_status(npyio_writer_open_append(path, rows, NULL, &b),
+    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+                         NULL));
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &a));
+    assert_status(npyio_writer_open_append(path, rows, 0, NULL, &b),
                   NPYIO_E_LOCKED);
     assert_error_contains("an appender holds an exclusive lock");
     assert_null(b);
-    assert_status(npyio_writer_open_in_place(path, NULL, &p1),
+    assert_status(npyio_writer_open_in_place(path, 0, NULL, &p1),
                   NPYIO_E_LOCKED);
     assert_error_contains("an appender holds an exclusive lock");
     npyio_writer_abort(a);
-    assert_ok(npyio_writer_open_in_place(path, NULL, &p1));
-    assert_ok(npyio_writer_open_in_place(path, NULL, &p2)); /* shared */
-    assert_status(npyio_writer_open_append(path, rows, NULL, &a),
+    assert_ok(npyio_writer_open_in_place(path, 0, NULL, &p1));
+    assert_ok(npyio_writer_open_in_place(path, 0, NULL, &p2)); /* shared */
+    assert_status(npyio_writer_open_append(path, rows, 0, NULL, &a),
                   NPYIO_E_LOCKED);
     assert_error_contains("in place hold a shared lock");
     assert_ok(npyio_writer_close(p1));
     assert_ok(npyio_writer_close(p2));
-    assert_ok(npyio_writer_open_append(path, rows, NULL, &a)); /* free now */
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &a)); /* free now */
     {
         int32_t row[3] = {2, 2, 2};
 
@@ -472,7 +480,7 @@ static void test_append_locks(void **state)
     npyio_header_free(rows);
 }
 
-/* With NPYIO_FLAG_WAIT_FOR_LOCK an appender waits for the holder. (The
+/* With NPYIO_WRITE_WAIT_FOR_LOCK an appender waits for the holder. (The
  * child is forked before the parent opens its writer: a child forked
  * later would share the parent's open file description, and its lock.) */
 static void test_append_waits_for_the_lock(void **state)
@@ -485,7 +493,8 @@ static void test_append_waits_for_the_lock(void **state)
     pid_t pid;
 
     (void)state;
-    assert_ok(npyio_save(path, h, data, NULL));
+    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+                         NULL));
     assert_int_equal(pipe(go), 0);
     assert_int_equal(pipe(ready), 0);
     pid = fork();
@@ -498,21 +507,21 @@ static void test_append_waits_for_the_lock(void **state)
 
         if (read(go[0], &byte, 1) != 1)
             _exit(1);
-        if (npyio_options_new(&o) != NPYIO_OK ||
-            npyio_options_set_flag(o, NPYIO_FLAG_WAIT_FOR_LOCK, 1) != NPYIO_OK)
+        if (npyio_options_new(&o) != NPYIO_OK)
             _exit(1);
         /* Without waiting: refused while the parent holds the lock. */
-        if (npyio_writer_open_append(path, rows, NULL, &w) != NPYIO_E_LOCKED)
+        if (npyio_writer_open_append(path, rows, 0, NULL, &w) != NPYIO_E_LOCKED)
             _exit(2);
         if (write(ready[1], "r", 1) != 1)
             _exit(3);
-        if (npyio_writer_open_append(path, rows, o, &w) != NPYIO_OK ||
+        if (npyio_writer_open_append(path, rows, NPYIO_WRITE_WAIT_FOR_LOCK, o,
+                                     &w) != NPYIO_OK ||
             npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
             npyio_writer_close(w) != NPYIO_OK)
             _exit(4);
         _exit(0);
     }
-    assert_ok(npyio_writer_open_in_place(path, NULL, &p1));
+    assert_ok(npyio_writer_open_in_place(path, 0, NULL, &p1));
     assert_int_equal(write(go[1], "g", 1), 1);
     assert_int_equal(read(ready[0], &byte, 1), 1);
     {
@@ -553,17 +562,15 @@ static void test_two_appenders(void **state)
             npyio_header *rows = header_of("=i4", 1, 3);
             int i;
 
-            if (npyio_options_new(&o) != NPYIO_OK ||
-                npyio_options_set_flag(o, NPYIO_FLAG_WAIT_FOR_LOCK, 1) !=
-                    NPYIO_OK ||
-                npyio_options_set_flag(o, NPYIO_FLAG_DURABLE, 0) != NPYIO_OK)
+            if (npyio_options_new(&o) != NPYIO_OK)
                 _exit(1);
             for (i = 0; i < EACH; i++) {
                 npyio_writer *w = NULL;
                 int32_t row[3] = {100 * (p + 1), 100 * (p + 1),
                                   100 * (p + 1)};
 
-                if (npyio_writer_open_append(path, rows, o, &w) != NPYIO_OK)
+                if (npyio_writer_open_append(path, rows,
+                                             NPYIO_WRITE_WAIT_FOR_LOCK | NPYIO_WRITE_NO_SYNC, o, &w) != NPYIO_OK)
                     _exit(2);
                 if (npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
                     npyio_writer_close(w) != NPYIO_OK)
@@ -651,7 +658,8 @@ static void test_unknown_rows_close_reports_io_errors(void **state)
     (void)state;
     memset(&sink, 0, sizeof sink);
     assert_ok(npyio_stream_open_ops(&ops, &sink, NULL, &s));
-    assert_ok(npyio_writer_open_stream_rows(s, h, NULL, &w));
+    assert_ok(npyio_writer_open_stream(s, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
+                                       &w));
     assert_ok(npyio_writer_write(w, row, sizeof row));
     sink.fail_seeks = true;
     assert_status(npyio_writer_close(w), NPYIO_E_IO);

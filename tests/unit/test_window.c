@@ -2,7 +2,8 @@
  * test_window.c - the stream seam that archives build on: window streams
  * (a range of a parent, read with pread, from several threads at once),
  * and a back end's own status and message reaching the caller of a
- * public function unchanged.
+ * public function unchanged, and the read-ahead of files opened for
+ * reading.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
@@ -210,6 +211,103 @@ static void test_windows_of_one_file_from_threads(void **state)
     free(bytes);
 }
 
+/* ---- read-ahead of files opened for reading -------------------------------- */
+
+/* A file opened from a path for reading is read ahead in 4 KiB blocks;
+ * reads, seeks within and beyond the block, the position and the length
+ * must all be as without it. */
+static void test_read_ahead_is_invisible(void **state)
+{
+    char path[] = "/tmp/npyio-test-ahead-XXXXXX";
+    unsigned char *bytes = malloc(10000), buf[6000];
+    npyio_stream *s = NULL;
+    uint64_t left = 0;
+    int64_t pos = -1;
+    size_t got = 0, i;
+    int fd;
+
+    (void)state;
+    for (i = 0; i < 10000; i++)
+        bytes[i] = pattern_byte(i);
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, bytes, 10000), 10000);
+    close(fd);
+    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s));
+    assert_ok(npyio__stream_read(s, buf, 8, &got, "test"));
+    assert_memory_equal(buf, bytes, 8);
+    assert_ok(npyio__stream_remaining(s, &left));
+    assert_int_equal(left, 10000 - 8);
+    assert_ok(npyio__stream_tell(s, &pos));
+    assert_int_equal(pos, 8);
+    /* Back within the block, forward past it, across its end. */
+    assert_ok(npyio__stream_seek(s, 3, NPYIO_SEEK_SET, NULL));
+    assert_ok(npyio__stream_read(s, buf, 5, &got, "test"));
+    assert_memory_equal(buf, bytes + 3, 5);
+    assert_ok(npyio__stream_seek(s, 4090, NPYIO_SEEK_SET, NULL));
+    assert_ok(npyio__stream_read(s, buf, 20, &got, "test"));
+    assert_int_equal(got, 20);
+    assert_memory_equal(buf, bytes + 4090, 20);
+    assert_ok(npyio__stream_seek(s, 100, NPYIO_SEEK_CUR, &pos));
+    assert_int_equal(pos, 4210);
+    assert_ok(npyio__stream_read(s, buf, 6000, &got, "test"));
+    assert_int_equal(got, 5790); /* short only at the end */
+    assert_memory_equal(buf, bytes + 4210, 5790);
+    assert_ok(npyio__stream_seek(s, -10, NPYIO_SEEK_END, &pos));
+    assert_int_equal(pos, 9990);
+    assert_ok(npyio__stream_read(s, buf, 100, &got, "test"));
+    assert_int_equal(got, 10);
+    assert_memory_equal(buf, bytes + 9990, 10);
+    assert_ok(npyio__stream_remaining(s, &left));
+    assert_int_equal(left, 0);
+    /* Positional reads see the file, whatever was read ahead. */
+    assert_ok(npyio__stream_pread(s, buf, 16, 5000, &got, "test"));
+    assert_memory_equal(buf, bytes + 5000, 16);
+    assert_ok(npyio_stream_close(s));
+    unlink(path);
+    free(bytes);
+}
+
+/* A small file is read in one block, whose short end tells the length:
+ * a data section cut short is still found at open, and a file that grew
+ * since another open is seen whole. */
+static void test_read_ahead_knows_short_files(void **state)
+{
+    char path[] = "/tmp/npyio-test-short-XXXXXX";
+    float values[16] = {0};
+    int64_t n = 16;
+    npyio_header *h = NULL;
+    void *data = NULL;
+    unsigned char *file;
+    size_t len;
+    int fd = mkstemp(path);
+
+    (void)state;
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(npyio_save_array(path, "<f4", 1, &n, values, sizeof values,
+                               NPYIO_WRITE_NO_SYNC, NULL));
+    file = read_data_file_abs(path, &len);
+    assert_int_equal(len, 192);
+    assert_int_equal(truncate(path, 150), 0);
+    assert_status(npyio_load(path, 0, NULL, &h, &data), NPYIO_E_TRUNCATED);
+    assert_error_contains("the data section is 22 bytes, but the header "
+                          "promises 64");
+    assert_int_equal(truncate(path, 60), 0);
+    assert_status(npyio_load(path, 0, NULL, &h, &data), NPYIO_E_TRUNCATED);
+    assert_error_contains("the file ends after 60 bytes, inside its 128-byte "
+                          "header");
+    fd = open(path, O_WRONLY);
+    assert_int_equal(pwrite(fd, file, len, 0), (ssize_t)len);
+    close(fd);
+    assert_ok(npyio_load(path, 0, NULL, &h, &data));
+    assert_memory_equal(data, values, sizeof values);
+    npyio_free(data);
+    npyio_header_free(h);
+    unlink(path);
+    free(file);
+}
+
 /* ---- a back end's own status ---------------------------------------------- */
 
 /* A back end standing for an archive member: serves its bytes, then
@@ -315,6 +413,8 @@ int main(void)
         cmocka_unit_test(test_window_past_the_parent_ends_early),
         cmocka_unit_test(test_window_needs_positional_reads),
         cmocka_unit_test(test_windows_of_one_file_from_threads),
+        cmocka_unit_test(test_read_ahead_is_invisible),
+        cmocka_unit_test(test_read_ahead_knows_short_files),
         cmocka_unit_test(test_backend_status_reaches_the_caller),
         cmocka_unit_test(test_reader_over_a_window),
     };
