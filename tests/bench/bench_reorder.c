@@ -103,9 +103,9 @@ static void make_files(const shape_case *s, const char *f_path,
     hv = header_of(s->ndim, reversed, 1);
     for (k = 0; k < n; k++)
         data[k] = (double)k;
-    if (npyio_save(f_path, hf, data, NULL) != NPYIO_OK ||
-        npyio_save(c_path, hc, data, NULL) != NPYIO_OK ||
-        npyio_save(view_path, hv, data, NULL) != NPYIO_OK)
+    if (npyio_save(f_path, hf, data, n * sizeof *data, 0, NULL) != NPYIO_OK ||
+        npyio_save(c_path, hc, data, n * sizeof *data, 0, NULL) != NPYIO_OK ||
+        npyio_save(view_path, hv, data, n * sizeof *data, 0, NULL) != NPYIO_OK)
         die("writing the inputs");
     free(data);
     npyio_header_free(hf);
@@ -246,7 +246,8 @@ static double our_whole(const char *path, int piped, const char *save_to)
         for (i = 0; i < n; i++)
             shape[i] = npyio_header_shape(in)[n - 1 - i];
         out = header_of(n, shape, 1);
-        if (npyio_save(save_to, out, data, NULL) != NPYIO_OK)
+        if (npyio_save(save_to, out, data, (size_t)npyio_header_nbytes(in),
+                       0, NULL) != NPYIO_OK)
             die(save_to);
         npyio_header_free(out);
     }
