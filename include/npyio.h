@@ -1393,10 +1393,11 @@ NPYIO_API npyio_status npyio_reader_read_pickle(npyio_reader *reader,
  * caller's buffer whatever the array's size. Call repeatedly; the flags
  * must be the same for every chunk of one pass.
  *
- * Fortran-order data in C order needs a seekable stream: each chunk of
- * rows is gathered with one seek and one read per column (a column is all
- * of axis 0 for one index of the other axes), so chunks of many rows cost
- * least. On a stream that cannot seek this combination is refused.
+ * Fortran-order data in C order needs a seekable stream: each band of
+ * rows is read in large contiguous spans (short columns) or one positioned
+ * read per column (long ones) and reordered in cache-sized tiles, in
+ * bounded memory, so chunks of many rows cost least. On a stream that
+ * cannot seek this combination is refused.
  *
  * @param[out] got receives the number of bytes delivered.
  * @return NPYIO_OK; NPYIO_END when no data is left (got 0);
