@@ -285,7 +285,7 @@ static void test_read_ahead_knows_short_files(void **state)
     (void)state;
     assert_true(fd >= 0);
     close(fd);
-    assert_ok(npyio_save_array(path, "<f4", 1, &n, values, sizeof values,
+    assert_ok(npyio_save_array(path, "=f4", 1, &n, values, sizeof values,
                                NPYIO_WRITE_NO_SYNC, NULL));
     file = read_data_file_abs(path, &len);
     assert_int_equal(len, 192);
