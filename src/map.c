@@ -8,6 +8,7 @@
 #include "map.h"
 #include "header_io.h"
 #include "platform.h"
+#include "replace.h"
 
 #include <fcntl.h>
 #include <string.h>

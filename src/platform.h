@@ -63,37 +63,13 @@ npyio_status npyio__status_of_errno(int err);
 npyio_status npyio__open_path(const char *path, int flags, unsigned mode,
                               const char *where, int *fd);
 
-/* ---- atomic replacement of a file ------------------------------------------
- * A new file is written as a temporary in the destination's directory and
- * renamed over the destination on commit; abandoning removes it. A
- * destination that exists and is neither a regular file nor a directory (a
- * device such as /dev/stdout, a FIFO, a socket) is written directly:
- * there is no file to replace, and replacing the node would break it. */
-typedef struct npyio__atomic {
-    int fd;         /* the temporary (read-write: maps use it too), or the
-                       device, open for writing */
-    char *temp;     /* its path (an npyio__alloc block); NULL if direct or
-                       while it is still unnamed (O_TMPFILE) */
-    bool unnamed;   /* an O_TMPFILE file, linked as `temp` at commit */
-    char *target;   /* the destination, symbolic links resolved */
-    char *dir;      /* the destination's directory */
-} npyio__atomic;
-
-/* NPYIO_E_NOT_FOUND for a missing directory, NPYIO_E_IO otherwise.
- * Symbolic links at the end of the path are followed under the kernel's
- * protected_symlinks rule, applied whatever the sysctl says: in a sticky
- * world-writable directory only a link owned by the caller or by the
- * directory's owner is followed. Stale temporaries of our naming in the
- * directory, left by processes that died, are removed first. A replaced
- * file's mode is kept, and its owner and group where the caller may set
- * them. */
-npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
-                                npyio__atomic *a);
-/* fsync (if durable), close, rename, fsync the directory (if durable).
- * On failure the temporary is removed. Releases `a` either way. */
-npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
-                                  bool durable);
-void npyio__atomic_abandon(npyio__atomic *a);
+/* ---- unnamed files -----------------------------------------------------------
+ * An unnamed regular file in directory `dir`, open read-write (Linux's
+ * O_TMPFILE); -1 where the system or the file system has none. */
+int npyio__fd_open_unnamed(const char *dir);
+/* Give such a file the name `name`: 0, or -1 with errno kept (EEXIST: the
+ * name is taken) and the thread's message set. */
+int npyio__fd_link_unnamed(int fd, const char *name);
 
 /* Positional I/O (no shared file offset) and data sync, retried on EINTR,
  * looping until all is moved; -1 with a message on failure. */

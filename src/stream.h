@@ -170,7 +170,7 @@ npyio_status npyio__stream_open_fd_reading(int fd,
 
 /*
  * A writable, seekable stream that replaces the file at `path` atomically
- * (platform.h's npyio__atomic: a temporary in its directory, renamed over
+ * (replace.h's npyio__atomic: a temporary in its directory, renamed over
  * it by npyio__stream_commit, removed by an abort or a close without
  * commit). Messages name the path.
  */

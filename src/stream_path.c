@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "stream.h"
 #include "platform.h"
+#include "replace.h"
 
 #include <fcntl.h>
 

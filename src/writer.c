@@ -45,6 +45,11 @@ struct npyio_writer {
     npyio_status failed;   /* the first error, repeated afterwards */
     char first_error[NPYIO__MESSAGE_CAP];
     npyio__mem mem;
+    /* A new file's header, not written yet: it goes out with the first
+     * data, in one write when both are small (nobody sees the file before
+     * the commit, so the order of the system calls is ours to choose). */
+    unsigned char pending[256];
+    size_t pending_len;
     /* unknown rows, append, in place: */
     npyio_header *layout;  /* the file's header, as it stands */
     uint64_t row_bytes;
@@ -58,6 +63,9 @@ struct npyio_writer {
     unsigned char *old_header; /* the header's bytes as read at open */
     bool undo_append;      /* until the new header is in place */
 };
+
+static npyio_status write_data(npyio_writer *w, const void *data,
+                               size_t len);
 
 static npyio_status check_writer(const npyio_writer *w, const char *where)
 {
@@ -181,7 +189,7 @@ static npyio_status writer_write_body(npyio_writer *writer, const void *data,
                                           (unsigned long long)(w->written +
                                                                len),
                                           (unsigned long long)w->expected));
-    st = npyio__stream_write(w->stream, data, len, "array data");
+    st = write_data(w, data, len);
     if (st != NPYIO_OK)
         return fail_writer(w, st);
     w->written += len;
@@ -311,12 +319,47 @@ static npyio_status finish_unknown_rows(npyio_writer *w)
 }
 
 /* Write the header and get ready for data: the given shape, or with an
- * unknown row count. */
+ * unknown row count. A file of ours (`own_file`) keeps a small header
+ * pending until the first data. */
 static npyio_status start(npyio_writer *w, const npyio_header *header,
-                          bool unknown_rows, const char *where)
+                          bool unknown_rows, bool own_file, const char *where)
 {
-    return unknown_rows ? open_unknown_rows(w, header, where)
-                        : npyio__header_write(w->stream, &w->mem, header, 0);
+    npyio_status st;
+
+    if (unknown_rows)
+        return open_unknown_rows(w, header, where);
+    if (own_file) {
+        st = npyio__header_emit(&w->mem, header, 0, w->pending,
+                                sizeof w->pending, &w->pending_len);
+        if (st != NPYIO_E_BUFFER_TOO_SMALL)
+            return st;
+        w->pending_len = 0;
+    }
+    return npyio__header_write(w->stream, &w->mem, header, 0);
+}
+
+/* Write what is pending of the header, then `len` bytes of data: in one
+ * write when both fit in a small buffer (a small file then costs one
+ * system call). */
+static npyio_status write_data(npyio_writer *w, const void *data, size_t len)
+{
+    unsigned char joined[4096];
+    size_t head = w->pending_len;
+    npyio_status st = NPYIO_OK;
+
+    w->pending_len = 0;
+    if (head > 0 && len <= sizeof joined - head) {
+        memcpy(joined, w->pending, head);
+        if (len > 0)
+            memcpy(joined + head, data, len);
+        return npyio__stream_write(w->stream, joined, head + len,
+                                   "the header and array data");
+    }
+    if (head > 0)
+        st = npyio__stream_write(w->stream, w->pending, head, "the header");
+    if (st == NPYIO_OK && len > 0)
+        st = npyio__stream_write(w->stream, data, len, "array data");
+    return st;
 }
 
 /* A writer of a new array on the caller's stream, or on a replacing file
@@ -343,7 +386,7 @@ static npyio_status open_new(const char *path, npyio_stream *stream,
                                &w->stream, &w->owns_stream);
     if (st == NPYIO_OK)
         st = start(w, header, (flags & NPYIO_WRITE_UNKNOWN_ROWS) != 0,
-                   where);
+                   path != NULL, where);
     if (st != NPYIO_OK) {
         release(w);
         return st;
@@ -916,6 +959,8 @@ static npyio_status finish_new_array(npyio_writer *w)
                          "of data were written, but the header promises %llu",
                          (unsigned long long)w->written,
                          (unsigned long long)w->expected);
+    if (st == NPYIO_OK && w->pending_len > 0)
+        st = write_data(w, NULL, 0); /* no data came: a 0-byte array */
     if (st != NPYIO_OK)
         return st;
     return w->owns_stream ? npyio__stream_commit(w->stream, w->durable)

@@ -1,97 +1,167 @@
 /*
- * bench_small.c - saving many small files into one directory (not part of
- * ctest).
+ * bench_small.c - saving and loading many small files in one directory
+ * (not part of ctest).
  *
- *   bench_small [--dir DIR] [--rounds N]
+ *   bench_small [--dir DIR] [--files N] [--rounds N]
  *
- * Each round saves `files` arrays of 16 float64 (256 bytes each) with
- * npyio_save (durability off: fsync would dominate and is the file
- * system's), with plain open(O_CREAT|O_TRUNC) + write() + close() of the
- * same bytes (the anchor), with the same steps through a temporary and a
- * rename (the atomic floor), and with np.save, interleaved, each
- * overwriting its own files of the previous round. Then loads of those
- * files: npyio_load against open + read + close of the same bytes. Twice: 150 files into a small
- * directory (450 entries), and 1,000 into one that already holds 10,000
- * other files (atomic writes look for
- * stale temporaries only in small directories; listing a large one per
- * save would cost more than the save). Medians (min..max) of files/s and
- * of the per-round ratios.
+ * Files of (16,) float32 (192 bytes), by default 10,000 of them into a new
+ * directory under DIR (default /dev/shm, a tmpfs; on a disk file system
+ * the durable rounds sync between contenders). Every contender writes the
+ * same paths, one after the other within a round, so each replaces the
+ * files of the one before (a first, unmeasured round creates them):
+ *
+ *   save, durability off: npyio_save (NPYIO_WRITE_NO_SYNC) against
+ *     open(O_TRUNC) + write + close (the plain floor), the atomic steps by
+ *     hand (temporary + write + close + rename), the same as the
+ *     outside-testing fixes require them (lstat, an unnamed temporary
+ *     named just before the rename), and np.save;
+ *   save, durable: npyio_save against the durable atomic steps by hand
+ *     (temporary + write + fsync + close + rename + fsync of the directory),
+ *     on a tenth of the files;
+ *   new files: npyio_save (durability off) of names that do not exist yet,
+ *     against open(O_EXCL) + write + close;
+ *   load: npyio_load against open + read + close, and np.load.
+ *
+ * Then the same saves into a directory that already holds 10,000 other
+ * files (atomic writes look for stale temporaries only in small
+ * directories). Each line: our files/s, then the median (min..max) over
+ * rounds of each contender's time divided by ours (> 1: libnpyio faster).
  */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE
+#define _GNU_SOURCE /* O_TMPFILE */
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <stdbool.h>
 
 #include "benchutil.h"
 
 #define VALUES 16
 
-static double save_ours(const char *dir, int files, const npyio_header *h,
-                        const double *v, const npyio_options *o)
+typedef struct bench {
+    char dir[256];
+    int files;
+    npyio_header *h;
+    const float *values;
+    const unsigned char *bytes; /* the whole file, header and data */
+    size_t len;
+    bool disk;                  /* sync between durable contenders */
+} bench;
+
+static void path_of(const bench *b, const char *stem, int i, char *path,
+                    size_t cap)
+{
+    snprintf(path, cap, "%s/%s%06d.npy", b->dir, stem, i);
+}
+
+static double save_ours(const bench *b, const char *stem, uint32_t flags,
+                        int files)
 {
     char path[512];
     double t0 = now();
     int i;
 
     for (i = 0; i < files; i++) {
-        snprintf(path, sizeof path, "%s/ours%06d.npy", dir, i);
-        if (npyio_save(path, h, v, (size_t)npyio_header_nbytes(h),
-                       NPYIO_WRITE_NO_SYNC, o) != NPYIO_OK)
+        path_of(b, stem, i, path, sizeof path);
+        if (npyio_save(path, b->h, b->values, VALUES * sizeof(float), flags,
+                       NULL) != NPYIO_OK)
             die(path);
     }
     return now() - t0;
 }
 
-static double save_plain(const char *dir, int files,
-                         const unsigned char *bytes, size_t len)
+static void write_all(int fd, const bench *b, const char *path)
+{
+    if (fd < 0 || write(fd, b->bytes, b->len) != (ssize_t)b->len)
+        die(path);
+}
+
+static double save_plain(const bench *b, const char *stem, int open_flags)
 {
     char path[512];
     double t0 = now();
     int i;
+
+    for (i = 0; i < b->files; i++) {
+        int fd;
+
+        path_of(b, stem, i, path, sizeof path);
+        fd = open(path, O_WRONLY | O_CREAT | open_flags, 0666);
+        write_all(fd, b, path);
+        if (close(fd) != 0)
+            die(path);
+    }
+    return now() - t0;
+}
+
+/* The atomic steps by hand, durable or not. */
+static double save_renamed(const bench *b, const char *stem, bool durable,
+                           int files)
+{
+    char path[512], temp[520];
+    double t0 = now();
+    int i, dir_fd = durable ? open(b->dir, O_RDONLY) : -1;
 
     for (i = 0; i < files; i++) {
         int fd;
 
-        snprintf(path, sizeof path, "%s/plain%06d.npy", dir, i);
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-        if (fd < 0 || write(fd, bytes, len) != (ssize_t)len || close(fd))
+        path_of(b, stem, i, path, sizeof path);
+        snprintf(temp, sizeof temp, "%s.tmp", path);
+        fd = open(temp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        write_all(fd, b, path);
+        if ((durable && fsync(fd) != 0) || close(fd) != 0 ||
+            rename(temp, path) != 0 || (durable && fsync(dir_fd) != 0))
             die(path);
     }
+    if (dir_fd >= 0)
+        close(dir_fd);
     return now() - t0;
 }
 
-/* The atomic floor: what a replacing save must do at least. */
-static double save_renamed(const char *dir, int files,
-                           const unsigned char *bytes, size_t len)
+/*
+ * The same steps as the outside-testing fixes require them, by hand: the
+ * destination's lstat (symbolic links are followed under the
+ * protected_symlinks rule), an unnamed temporary (a killed writer leaves
+ * nothing), write, naming it, close, rename. Linux only; elsewhere the
+ * named steps above.
+ */
+static double save_hardened(const bench *b, const char *stem)
 {
+#if defined(O_TMPFILE) && defined(AT_EMPTY_PATH)
     char path[512], temp[520];
     double t0 = now();
     int i;
 
-    for (i = 0; i < files; i++) {
+    for (i = 0; i < b->files; i++) {
+        struct stat info;
         int fd;
 
-        snprintf(path, sizeof path, "%s/renamed%06d.npy", dir, i);
+        path_of(b, stem, i, path, sizeof path);
         snprintf(temp, sizeof temp, "%s.tmp", path);
-        fd = open(temp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd < 0 || write(fd, bytes, len) != (ssize_t)len || close(fd) ||
-            rename(temp, path) != 0)
+        (void)lstat(path, &info);
+        fd = open(b->dir, O_TMPFILE | O_RDWR, 0666);
+        write_all(fd, b, path);
+        if (linkat(fd, "", AT_FDCWD, temp, AT_EMPTY_PATH) != 0 ||
+            close(fd) != 0 || rename(temp, path) != 0)
             die(path);
     }
     return now() - t0;
+#else
+    return save_renamed(b, stem, false, b->files);
+#endif
 }
 
-static double load_ours(const char *dir, int files, const npyio_options *o)
+static double load_ours(const bench *b, const char *stem)
 {
     char path[512];
     double t0 = now();
     int i;
 
-    for (i = 0; i < files; i++) {
+    for (i = 0; i < b->files; i++) {
         npyio_header *h = NULL;
         void *data = NULL;
 
-        snprintf(path, sizeof path, "%s/ours%06d.npy", dir, i);
-        if (npyio_load(path, 0, o, &h, &data) != NPYIO_OK)
+        path_of(b, stem, i, path, sizeof path);
+        if (npyio_load(path, 0, NULL, &h, &data) != NPYIO_OK)
             die(path);
         npyio_free(data);
         npyio_header_free(h);
@@ -99,22 +169,43 @@ static double load_ours(const char *dir, int files, const npyio_options *o)
     return now() - t0;
 }
 
-static double load_plain(const char *dir, int files, size_t len)
+static double load_plain(const bench *b, const char *stem)
 {
     static unsigned char buf[4096];
     char path[512];
     double t0 = now();
     int i;
 
-    for (i = 0; i < files; i++) {
+    for (i = 0; i < b->files; i++) {
         int fd;
 
-        snprintf(path, sizeof path, "%s/plain%06d.npy", dir, i);
+        path_of(b, stem, i, path, sizeof path);
         fd = open(path, O_RDONLY);
-        if (fd < 0 || read(fd, buf, sizeof buf) != (ssize_t)len || close(fd))
+        if (fd < 0 || read(fd, buf, sizeof buf) != (ssize_t)b->len ||
+            close(fd))
             die(path);
     }
     return now() - t0;
+}
+
+static void remove_files(const bench *b, const char *stem)
+{
+    char path[512];
+    int i;
+
+    for (i = 0; i < b->files; i++) {
+        path_of(b, stem, i, path, sizeof path);
+        unlink(path);
+    }
+}
+
+static double numpy_many(const bench *b, const char *op, const char *stem)
+{
+    char cmd[600];
+
+    snprintf(cmd, sizeof cmd, "%s %s/%s %d %d f4", op, b->dir, stem,
+             b->files, VALUES);
+    return numpy_time(cmd);
 }
 
 static void fill_dir(const char *dir, int count)
@@ -132,13 +223,19 @@ static void fill_dir(const char *dir, int count)
     }
 }
 
+/* Between durable contenders on a disk: start each from a clean cache. */
+static void settle(const bench *b)
+{
+    if (b->disk)
+        sync();
+}
+
 /* One line: our rate, then the median (min..max) of each other
  * contender's time over ours (> 1: libnpyio is faster). */
 static void report_contenders(const char *name, int files, int n,
                               const double *ours,
                               const char *const *names,
-                              const double *const *others,
-                              int count)
+                              double others[][MAX_ROUNDS], int count)
 {
     double rate[MAX_ROUNDS], ratio[MAX_ROUNDS], med, lo, hi;
     int i, k;
@@ -146,7 +243,7 @@ static void report_contenders(const char *name, int files, int n,
     for (i = 0; i < n; i++)
         rate[i] = files / ours[i];
     stats(rate, n, &med, &lo, &hi);
-    printf("%-26s libnpyio %6.0f files/s", name, med);
+    printf("%-28s libnpyio %7.0f files/s", name, med);
     for (k = 0; k < count; k++) {
         for (i = 0; i < n; i++)
             ratio[i] = others[k][i] / ours[i];
@@ -154,17 +251,92 @@ static void report_contenders(const char *name, int files, int n,
         printf(" | vs %s %.2fx (%.2f..%.2f)", names[k], med, lo, hi);
     }
     printf("\n");
+    fflush(stdout);
+}
+
+/* Every contender writes the same names ("f"), replacing the files the
+ * one before wrote. */
+static void bench_saves(bench *b, int rounds, bool large_dir)
+{
+    static const char *const off_names[] = {
+        "open+write+close", "temp+write+close+rename",
+        "lstat+O_TMPFILE+write+link+close+rename", "np.save"};
+    static const char *const durable_names[] = {
+        "the same steps + fsync file and dir"};
+    static const char *const new_names[] = {"open(O_EXCL)+write+close"};
+    double ours[MAX_ROUNDS], off[4][MAX_ROUNDS];
+    double durable[MAX_ROUNDS], by_hand[1][MAX_ROUNDS];
+    double fresh[MAX_ROUNDS], excl[1][MAX_ROUNDS];
+    int r, few = b->files / 10 > 0 ? b->files / 10 : 1;
+
+    save_ours(b, "f", NPYIO_WRITE_NO_SYNC, b->files); /* create them */
+    for (r = 0; r < rounds; r++) {
+        ours[r] = save_ours(b, "f", NPYIO_WRITE_NO_SYNC, b->files);
+        off[0][r] = save_plain(b, "f", O_TRUNC);
+        off[1][r] = save_renamed(b, "f", false, b->files);
+        off[2][r] = save_hardened(b, "f");
+        off[3][r] = numpy_many(b, "savemany", "f");
+        settle(b);
+        durable[r] = save_ours(b, "f", 0, few);
+        settle(b);
+        by_hand[0][r] = save_renamed(b, "f", true, few);
+        settle(b);
+        remove_files(b, "f");
+        fresh[r] = save_ours(b, "f", NPYIO_WRITE_NO_SYNC, b->files);
+        remove_files(b, "f");
+        excl[0][r] = save_plain(b, "f", O_EXCL);
+    }
+    report_contenders(large_dir ? "save, 10,000 other files"
+                                : "save (durability off)",
+                      b->files, rounds, ours, off_names, off, 4);
+    report_contenders(large_dir ? "save durable, 10,000 others"
+                                : "save (durable)",
+                      few, rounds, durable, durable_names, by_hand, 1);
+    report_contenders(large_dir ? "new files, 10,000 others" : "new files",
+                      b->files, rounds, fresh, new_names, excl, 1);
+}
+
+static void bench_loads(bench *b, int rounds)
+{
+    static const char *const names[] = {"open+read+close", "np.load"};
+    double ours[MAX_ROUNDS], others[2][MAX_ROUNDS];
+    int r;
+
+    for (r = 0; r < rounds; r++) {
+        ours[r] = load_ours(b, "f");
+        others[0][r] = load_plain(b, "f");
+        others[1][r] = numpy_many(b, "loadmany", "f");
+    }
+    report_contenders("load", b->files, rounds, ours, names, others, 2);
+}
+
+static void run(bench *b, const char *base, int rounds, bool large_dir)
+{
+    char cmd[600];
+
+    snprintf(b->dir, sizeof b->dir, "%s/npyio-bench-small-XXXXXX", base);
+    if (mkdtemp(b->dir) == NULL)
+        die(b->dir);
+    if (large_dir)
+        fill_dir(b->dir, 10000);
+    bench_saves(b, rounds, large_dir);
+    if (!large_dir)
+        bench_loads(b, rounds);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", b->dir);
+    if (system(cmd) != 0)
+        die(cmd);
 }
 
 int main(int argc, char **argv)
 {
-    const char *base = "/tmp";
-    int rounds = 7, i, r, big;
-    double zeros[VALUES] = {0};
+    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    int rounds = 5, i;
+    float zeros[VALUES] = {0};
     unsigned char bytes[128 + sizeof zeros];
-    npyio_dtype *f8 = NULL;
-    npyio_header *h = NULL;
-    npyio_options *o = NULL;
+    char fstype[300];
+    npyio_dtype *f4 = NULL;
+    bench b = {.files = 10000, .values = zeros, .bytes = bytes,
+               .len = sizeof bytes};
     int64_t n = VALUES;
 
     for (i = 1; i + 1 < argc; i += 2) {
@@ -172,59 +344,28 @@ int main(int argc, char **argv)
             base = argv[i + 1];
         else if (strcmp(argv[i], "--rounds") == 0)
             rounds = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--files") == 0)
+            b.files = atoi(argv[i + 1]);
     }
-    if (rounds < 1 || rounds > MAX_ROUNDS)
-        die("--rounds");
-    npyio_dtype_from_descr("<f8", 3, NULL, &f8);
-    npyio_header_new(f8, 1, &n, 0, &h);
-    npyio_options_new(&o);
-    npyio_header_emit(h, 0, bytes, 128, NULL);
+    if (rounds < 1 || rounds > MAX_ROUNDS || b.files < 1)
+        die("--rounds or --files");
+    if (npyio_dtype_from_descr("=f4", 3, NULL, &f4) != NPYIO_OK ||
+        npyio_header_new(f4, 1, &n, 0, &b.h) != NPYIO_OK ||
+        npyio_header_emit(b.h, 0, bytes, 128, NULL) != NPYIO_OK)
+        die("header");
+    npyio_dtype_unref(f4);
     memcpy(bytes + 128, zeros, sizeof zeros);
+    snprintf(fstype, sizeof fstype, "stat -f -c %%T %s | grep -qx tmpfs",
+             base);
+    b.disk = system(fstype) != 0;
     start_numpy();
-    printf("files of %zu bytes, %d interleaved rounds, durability off; >1 "
-           "means libnpyio is faster\n", sizeof bytes, rounds);
-    for (big = 0; big < 2; big++) {
-        double ours[MAX_ROUNDS], plain[MAX_ROUNDS], numpy[MAX_ROUNDS];
-        double renamed[MAX_ROUNDS], loads[MAX_ROUNDS], reads[MAX_ROUNDS];
-        char dir[256], cmd[512];
-        int files = big ? 1000 : 150;
-
-        snprintf(dir, sizeof dir, "%s/npyio-bench-small-XXXXXX", base);
-        if (mkdtemp(dir) == NULL)
-            die(dir);
-        if (big)
-            fill_dir(dir, 10000);
-        for (r = 0; r < rounds; r++) {
-            ours[r] = save_ours(dir, files, h, zeros, o);
-            plain[r] = save_plain(dir, files, bytes, sizeof bytes);
-            renamed[r] = save_renamed(dir, files, bytes, sizeof bytes);
-            snprintf(cmd, sizeof cmd, "savemany %s/numpy %d %d", dir, files,
-                     VALUES);
-            numpy[r] = numpy_time(cmd);
-        }
-        for (r = 0; r < rounds; r++) {
-            loads[r] = load_ours(dir, files, o);
-            reads[r] = load_plain(dir, files, sizeof bytes);
-        }
-        {
-            const char *save_names[] = {"open+write+close",
-                                        "temp+write+close+rename", "np.save"};
-            const double *saves[] = {plain, renamed, numpy};
-            const char *load_names[] = {"open+read+close"};
-            const double *loaded[] = {reads};
-
-            report_contenders(big ? "save 1,000 among 10,000" : "save 150, small dir",
-                   files, rounds, ours, save_names, saves, 3);
-            report_contenders(big ? "load 1,000 among 10,000" : "load 150, small dir",
-                   files, rounds, loads, load_names, loaded, 1);
-        }
-        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-        if (system(cmd) != 0)
-            die(cmd);
-    }
+    printf("%d files of %zu bytes in %s (%s), %d interleaved rounds; > 1 "
+           "means libnpyio is faster\n", b.files, sizeof bytes, base,
+           b.disk ? "disk: sync between durable contenders" : "tmpfs",
+           rounds);
+    run(&b, base, rounds, false);
+    run(&b, base, rounds, true);
     stop_numpy();
-    npyio_options_free(o);
-    npyio_header_free(h);
-    npyio_dtype_unref(f8);
+    npyio_header_free(b.h);
     return 0;
 }

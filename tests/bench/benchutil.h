@@ -139,8 +139,10 @@ static inline void start_numpy(void)
         "            r = m[a0:a0 + int(w[3])].copy()\n"
         "    elif op == 'mapsum': s = np.load(path, mmap_mode='r').sum()\n"
         "    elif op == 'savemany':\n"
-        "        a = np.zeros(int(w[3]))\n"
+        "        a = np.zeros(int(w[3]), w[4] if len(w) > 4 else 'f8')\n"
         "        for i in range(int(w[2])): np.save('%s%06d.npy' % (path, i), a)\n"
+        "    elif op == 'loadmany':\n"
+        "        for i in range(int(w[2])): a = np.load('%s%06d.npy' % (path, i))\n"
         "    t = time.perf_counter() - t0\n"
         "    a = None\n"
         "    print(t, flush=True)\n");

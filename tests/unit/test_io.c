@@ -1031,6 +1031,62 @@ static void test_killed_writer_leaves_no_temporary(void **state)
     npyio_header_free(h);
 }
 
+/*
+ * A file that did not exist is created whole at commit: nothing under its
+ * name (or any temporary's) while it is written, then the file. If
+ * another process creates the name meanwhile, the commit replaces that
+ * file, as a rename would (the last writer wins), and leaves no temporary.
+ */
+static void test_new_file_appears_whole(void **state)
+{
+    int64_t shape[1] = {3};
+    npyio_header *h = make_header("<i4", 1, shape, 0);
+    npyio_writer *w = NULL;
+    char path[128];
+
+    (void)state;
+    path_in_dir(path, sizeof path, "new.npy");
+    assert_false(exists(path));
+    assert_ok(npyio_writer_open_path(path, h, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_writer_write(w, le123, 8));
+    assert_false(exists(path));
+#if defined(__linux__)
+    assert_int_equal(stray_files("new.npy"), 0);
+#endif
+    assert_ok(npyio_writer_write(w, le123 + 8, 4));
+    assert_ok(npyio_writer_close(w));
+    assert_npy_is(path, 1, 2, 3);
+    assert_int_equal(stray_files("new.npy"), 0);
+    assert_int_equal(unlink(path), 0);
+
+    /* The name taken while the writer runs. */
+    assert_ok(npyio_writer_open_path(path, h, 0, NULL, &w));
+    assert_ok(npyio_writer_write(w, le123, sizeof le123));
+    write_file(path, "someone else's", 14);
+    assert_ok(npyio_writer_close(w));
+    assert_npy_is(path, 1, 2, 3);
+    assert_int_equal(stray_files("new.npy"), 0);
+
+    /* A 0-byte array: the header alone, written at close. */
+    shape[0] = 0;
+    npyio_header_free(h);
+    h = make_header("<i4", 1, shape, 0);
+    assert_int_equal(unlink(path), 0);
+    assert_ok(npyio_save(path, h, NULL, 0, NPYIO_WRITE_NO_SYNC, NULL));
+    {
+        npyio_header *back = NULL;
+        void *data = NULL;
+
+        assert_ok(npyio_load(path, 0, NULL, &back, &data));
+        assert_int_equal(npyio_header_nbytes(back), 0);
+        assert_int_equal(npyio_header_data_offset(back), 128);
+        npyio_free(data);
+        npyio_header_free(back);
+    }
+    assert_int_equal(unlink(path), 0);
+    npyio_header_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1051,6 +1107,7 @@ int main(void)
         cmocka_unit_test(test_replaced_file_keeps_owner),
         cmocka_unit_test(test_stale_temporaries_removed),
         cmocka_unit_test(test_killed_writer_leaves_no_temporary),
+        cmocka_unit_test(test_new_file_appears_whole),
     };
 
     return cmocka_run_group_tests(tests, make_dir, scratch_remove);

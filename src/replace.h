@@ -1,0 +1,44 @@
+/*
+ * replace.h - atomic replacement of a file. A new file is written as a
+ * temporary in the destination's directory and renamed over the
+ * destination on commit; abandoning removes it. A destination that exists
+ * and is neither a regular file nor a directory (a device such as
+ * /dev/stdout, a FIFO, a socket) is written directly: there is no file to
+ * replace, and replacing the node would break it.
+ */
+#ifndef NPYIO_REPLACE_H
+#define NPYIO_REPLACE_H
+
+#include "internal.h"
+
+#include <stdbool.h>
+
+typedef struct npyio__atomic {
+    int fd;         /* the temporary (read-write: maps use it too), or the
+                       device, open for writing */
+    char *temp;     /* its path (an npyio__alloc block); NULL if direct or
+                       while it is still unnamed (O_TMPFILE) */
+    bool unnamed;   /* an O_TMPFILE file, linked as `temp` at commit */
+    bool fresh;     /* the destination did not exist at open: an unnamed
+                       file is linked there directly */
+    char *target;   /* the destination, symbolic links resolved */
+    char *dir;      /* the destination's directory */
+} npyio__atomic;
+
+/* NPYIO_E_NOT_FOUND for a missing directory, NPYIO_E_IO otherwise.
+ * Symbolic links at the end of the path are followed under the kernel's
+ * protected_symlinks rule, applied whatever the sysctl says: in a sticky
+ * world-writable directory only a link owned by the caller or by the
+ * directory's owner is followed. Stale temporaries of our naming in the
+ * directory, left by processes that died, are removed first. A replaced
+ * file's mode is kept, and its owner and group where the caller may set
+ * them. */
+npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
+                                npyio__atomic *a);
+/* fsync (if durable), close, rename, fsync the directory (if durable).
+ * On failure the temporary is removed. Releases `a` either way. */
+npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
+                                  bool durable);
+void npyio__atomic_abandon(npyio__atomic *a);
+
+#endif /* NPYIO_REPLACE_H */
