@@ -60,6 +60,13 @@ int cli_input_make_seekable(cli_input *in);
 int cli_input_seek_data(cli_input *in);
 int cli_input_read_raw(cli_input *in, void *buf, size_t cap, size_t *got);
 
+/* The data section as stored, copied to descriptor `out` inside the
+ * kernel (copy_file_range on Linux, as cat does) when input and output
+ * are regular files. Returns 0 when copied, 1 when that cannot be done
+ * here (nothing was written: copy through a buffer instead), or
+ * EXIT_INVALID after printing a message. */
+int cli_input_copy_data(cli_input *in, int out);
+
 /* Chunk sizes: for reading as stored, and for reordering. A reordered
  * chunk is a band of whole rows, which the library gathers from every
  * column of the file: short columns cost one pass over the file per band

@@ -12,6 +12,7 @@
 #define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,6 +319,53 @@ int cli_input_read_raw(cli_input *in, void *buf, size_t cap, size_t *got)
     if (splice_read(in->splice, buf, cap, got) != 0)
         return cli_error(in->name, "reading the data: %s", strerror(errno));
     return 0;
+}
+
+/* Errors of copy_file_range() that mean "not between these two files"
+ * (another file system, a pipe, a file open for appending, an old
+ * kernel), which a copy through a buffer then does instead. */
+static int cannot_copy_here(int err)
+{
+    return err == EXDEV || err == EINVAL || err == ENOSYS ||
+           err == EOPNOTSUPP || err == EBADF;
+}
+
+int cli_input_copy_data(cli_input *in, int out)
+{
+#if defined(__linux__)
+    const npyio_header *h = npyio_reader_header(in->reader);
+    loff_t at = (loff_t)in->start + (loff_t)npyio_header_data_offset(h);
+    uint64_t total = (uint64_t)npyio_header_nbytes(h), left = total;
+    struct stat src, dst;
+    int fd = in->file != NULL ? fileno(in->file) : -1;
+
+    if (fd < 0 || fstat(fd, &src) != 0 || !S_ISREG(src.st_mode) ||
+        fstat(out, &dst) != 0 || !S_ISREG(dst.st_mode))
+        return 1;
+    while (left > 0) {
+        size_t ask = left < ((size_t)1 << 30) ? (size_t)left
+                                               : (size_t)1 << 30;
+        ssize_t n = copy_file_range(fd, &at, out, NULL, ask, 0);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && left == total && cannot_copy_here(errno))
+            return 1; /* nothing copied yet */
+        if (n < 0)
+            return cli_error(in->name, "copying the data: %s",
+                             strerror(errno));
+        if (n == 0)
+            return cli_error(in->name, "the file ended %" PRIu64 " bytes "
+                             "into its %" PRIu64 "-byte data section",
+                             total - left, total);
+        left -= (uint64_t)n;
+    }
+    return 0;
+#else
+    (void)in;
+    (void)out;
+    return 1;
+#endif
 }
 
 /* The header again, as bytes (np.save's form of it: equivalent). */

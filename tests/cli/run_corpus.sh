@@ -119,6 +119,25 @@ while IFS=$us read -r name file fortran ndim shape itemsize nbytes offset object
     done
 done < <(tr '\t' '\037' <"$data/arrays/manifest.tsv")
 
+# dump copies a native file's data inside the kernel when both ends are
+# regular files; into a pipe, or appended to a file (O_APPEND), through a
+# buffer: the same bytes each way, for every array whose bytes dump writes.
+while IFS=$us read -r name file fortran ndim shape itemsize nbytes offset object; do
+    case $name in '#'*) continue ;; esac
+    [ "$object" = 1 ] && continue
+    path=$data/arrays/$file
+    want=$data/arrays/$name.$native.bin
+    "${emulator[@]}" "$tool" dump "$path" 2>"$tmp/err" | cat >"$tmp/piped"
+    status=${PIPESTATUS[0]}
+    [ "$status" -eq 0 ] && cmp -s "$tmp/piped" "$want"
+    check $? "dump $name into a pipe"
+    printf 'kept' >"$tmp/appended"
+    "${emulator[@]}" "$tool" dump "$path" >>"$tmp/appended" 2>"$tmp/err"
+    status=$?
+    [ "$status" -eq 0 ] && cmp -s <(printf 'kept'; cat "$want") "$tmp/appended"
+    check $? "dump $name appended to a file"
+done < <(tr '\t' '\037' <"$data/arrays/manifest.tsv" | head -12)
+
 # Every valid header of the header corpus (np.save's, forced versions, and
 # the legacy forms NumPy still loads: 16-byte alignment, no final newline,
 # Python 2 L suffixes, ...) with its data: valid for validate, info, dump.
