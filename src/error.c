@@ -171,3 +171,21 @@ npyio_status npyio__check_flags(uint32_t flags, uint32_t accepted,
                        "function takes (it takes 0x%x)", where, (unsigned)bit,
                        (unsigned)accepted);
 }
+
+npyio_status npyio__sticky_fail(npyio__sticky *s, npyio_status st)
+{
+    if (st != NPYIO_OK && s->failed == NPYIO_OK) {
+        s->failed = st;
+        snprintf(s->first_error, sizeof s->first_error, "%s",
+                 npyio_last_error());
+    }
+    return st;
+}
+
+npyio_status npyio__sticky_repeat(const npyio__sticky *s, const char *where,
+                                  const char *handle)
+{
+    return npyio__fail(NPYIO_E_STATE, "%s: the %s failed earlier (%s: %s)",
+                       where, handle, npyio_status_string(s->failed),
+                       s->first_error);
+}

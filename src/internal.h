@@ -61,6 +61,20 @@ typedef struct npyio__saved_message {
 void npyio__message_save(npyio__saved_message *saved);
 void npyio__message_restore(const npyio__saved_message *saved);
 
+/* A reader or writer that failed once its bytes began to move stays
+ * failed: its first error is kept, and every later call repeats it. */
+typedef struct npyio__sticky {
+    npyio_status failed; /* NPYIO_OK until the first failure */
+    char first_error[NPYIO__MESSAGE_CAP];
+} npyio__sticky;
+/* Remember st (with the thread's message) if it is the first failure;
+ * returns st. */
+npyio_status npyio__sticky_fail(npyio__sticky *s, npyio_status st);
+/* NPYIO_E_STATE: "<where>: the <handle> failed earlier (<status>:
+ * <first message>)". */
+npyio_status npyio__sticky_repeat(const npyio__sticky *s, const char *where,
+                                  const char *handle);
+
 /* ---- handles ----------------------------------------------------------- */
 
 /*

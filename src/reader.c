@@ -38,8 +38,7 @@ struct npyio_reader {
     uint32_t chunk_flags;
     npyio__converter chunks;
     /* A failed read: the first failure, repeated by later reads. */
-    npyio_status failed;
-    char first_error[NPYIO__MESSAGE_CAP];
+    npyio__sticky sticky;
 };
 
 /* The end of a chunked pass (or of the reader): its converter goes. */
@@ -268,19 +267,12 @@ static npyio_status read_data(npyio_reader *r, void *buf, size_t len)
  */
 static npyio_status fail_reader(npyio_reader *r, npyio_status st)
 {
-    if (st != NPYIO_OK && r->failed == NPYIO_OK) {
-        r->failed = st;
-        snprintf(r->first_error, sizeof r->first_error, "%s",
-                 npyio_last_error());
-    }
-    return st;
+    return npyio__sticky_fail(&r->sticky, st);
 }
 
 static npyio_status repeat_failure(const npyio_reader *r, const char *where)
 {
-    return npyio__fail(NPYIO_E_STATE, "%s: the reader failed earlier (%s: "
-                       "%s)", where, npyio_status_string(r->failed),
-                       r->first_error);
+    return npyio__sticky_repeat(&r->sticky, where, "reader");
 }
 
 /* ---- conversions ---------------------------------------------------------------- */
@@ -296,7 +288,7 @@ static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
     if ((flags & ~(NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER)) != 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: unknown flags 0x%x",
                            where, (unsigned)flags);
-    if (r->failed != NPYIO_OK)
+    if (r->sticky.failed != NPYIO_OK)
         return repeat_failure(r, where);
     if (npyio_dtype_contains_objects(r->header->dtype))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the array holds Python "
@@ -590,7 +582,7 @@ static npyio_status reader_read_pickle_body(npyio_reader *reader, void **bytes,
     st = check_reader(reader, where);
     if (st != NPYIO_OK)
         return st;
-    if (reader->failed != NPYIO_OK)
+    if (reader->sticky.failed != NPYIO_OK)
         return repeat_failure(reader, where);
     if (!npyio_dtype_contains_objects(reader->header->dtype))
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the array holds no "

@@ -42,8 +42,7 @@ struct npyio_writer {
     bool objects;          /* a pickle: no byte count applies */
     uint64_t expected;     /* nbytes from the header */
     uint64_t written;
-    npyio_status failed;   /* the first error, repeated afterwards */
-    char first_error[NPYIO__MESSAGE_CAP];
+    npyio__sticky sticky;  /* the first error, repeated afterwards */
     npyio__mem mem;
     /* A new file's header, not written yet: it goes out with the first
      * data, in one write when both are small (nobody sees the file before
@@ -80,19 +79,12 @@ static npyio_status check_writer(const npyio_writer *w, const char *where)
 /* A writer that failed stays failed: remember the first error. */
 static npyio_status fail_writer(npyio_writer *w, npyio_status st)
 {
-    if (st != NPYIO_OK && w->failed == NPYIO_OK) {
-        w->failed = st;
-        snprintf(w->first_error, sizeof w->first_error, "%s",
-                 npyio_last_error());
-    }
-    return st;
+    return npyio__sticky_fail(&w->sticky, st);
 }
 
 static npyio_status repeat_failure(const npyio_writer *w, const char *where)
 {
-    return npyio__fail(NPYIO_E_STATE, "%s: the writer failed earlier (%s: "
-                       "%s)", where, npyio_status_string(w->failed),
-                       w->first_error);
+    return npyio__sticky_repeat(&w->sticky, where, "writer");
 }
 
 static npyio_status new_writer(const npyio_header *h, uint32_t flags,
@@ -171,7 +163,7 @@ static npyio_status writer_write_body(npyio_writer *writer, const void *data,
 
     if (st != NPYIO_OK)
         return st;
-    if (w->failed != NPYIO_OK)
+    if (w->sticky.failed != NPYIO_OK)
         return repeat_failure(w, where);
     if (data == NULL && len > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
@@ -841,7 +833,7 @@ static npyio_status writer_close_body(npyio_writer *writer)
         return st;
     /* A failure of the sink's finish is this call's own (the I/O error of
      * a header rewrite, say), not an earlier one to repeat. */
-    st = w->failed != NPYIO_OK ? repeat_failure(w, where)
+    st = w->sticky.failed != NPYIO_OK ? repeat_failure(w, where)
                                : w->sink->finish(w);
     release(w);
     return st;
