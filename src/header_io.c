@@ -48,6 +48,7 @@ npyio_status npyio__header_read(npyio_stream *s, const npyio_options *options,
     unsigned char *buf = NULL;
     size_t got = 0, more = 0, total;
     uint64_t left;
+    bool whole;
     npyio_status st;
 
     *out = NULL;
@@ -58,8 +59,11 @@ npyio_status npyio__header_read(npyio_stream *s, const npyio_options *options,
         return npyio__fail(NPYIO_E_OVERFLOW, "the header is larger than this "
                            "host's address space");
     total = pre.prefix + (size_t)pre.hlen;
-    if (npyio__stream_seekable(s)) {
-        if (npyio__stream_remaining(s, &left) == NPYIO_OK && left < pre.hlen)
+    /* A header read ahead whole needs no length check: most files. */
+    whole = npyio__stream_buffered(s) >= total - got;
+    if (whole || npyio__stream_seekable(s)) {
+        if (!whole && npyio__stream_remaining(s, &left) == NPYIO_OK &&
+            left < pre.hlen)
             return truncated_header(got + (size_t)left, total);
         st = npyio__alloc(mem, total, "header", (void **)&buf);
         if (st == NPYIO_OK)
@@ -88,13 +92,19 @@ npyio_status npyio__header_read(npyio_stream *s, const npyio_options *options,
     return st;
 }
 
-npyio_status npyio__header_check_data(npyio_stream *s, const npyio_header *h)
+npyio_status npyio__header_check_data(npyio_stream *s, const npyio_header *h,
+                                     bool *checked)
 {
     uint64_t left;
     npyio_status st;
 
-    if (!npyio__stream_seekable(s) || npyio_dtype_contains_objects(h->dtype))
+    *checked = false;
+    if (npyio_dtype_contains_objects(h->dtype))
         return NPYIO_OK; /* a pickle's length is not in the header */
+    /* Read ahead already: no need to ask the stream what it is. */
+    *checked = npyio__stream_buffered(s) >= (uint64_t)h->nbytes;
+    if (*checked || !npyio__stream_seekable(s))
+        return NPYIO_OK;
     st = npyio__stream_remaining(s, &left);
     if (st != NPYIO_OK)
         return st;
@@ -102,6 +112,7 @@ npyio_status npyio__header_check_data(npyio_stream *s, const npyio_header *h)
         return npyio__fail(NPYIO_E_TRUNCATED, "the data section is %llu "
                            "bytes, but the header promises %lld",
                            (unsigned long long)left, (long long)h->nbytes);
+    *checked = true;
     return NPYIO_OK;
 }
 

@@ -20,12 +20,15 @@ npyio_status npyio__header_read(npyio_stream *s, const npyio_options *options,
                                 const npyio__mem *mem, npyio_header **out);
 
 /*
- * On a seekable stream at the start of the data: NPYIO_E_TRUNCATED if it
- * holds fewer bytes than the header promises (a map of a short file would
- * fault when read; a reader would fail after filling the caller's buffer).
- * Object arrays (a pickle of unknown length) and pipes pass.
+ * At the start of the data: NPYIO_E_TRUNCATED if a seekable stream holds
+ * fewer bytes than the header promises (a map of a short file would fault
+ * when read; a reader would fail after filling the caller's buffer).
+ * *checked says whether the length is known to be there (read ahead
+ * already, or counted): object arrays (a pickle of unknown length) and
+ * pipes pass unchecked.
  */
-npyio_status npyio__header_check_data(npyio_stream *s, const npyio_header *h);
+npyio_status npyio__header_check_data(npyio_stream *s, const npyio_header *h,
+                                     bool *checked);
 
 /* Emit the header as np.save would (the smallest version that holds it, or
  * `version` if nonzero) and write it at the stream's position. */

@@ -142,6 +142,7 @@ npyio_status npyio__map_array_at(int fd, int64_t start, int64_t length,
     npyio_stream *file = NULL, *s = NULL;
     npyio_header *h = NULL;
     npyio__mem mem;
+    bool checked = false;
     npyio_status st;
 
     *out = NULL;
@@ -154,7 +155,7 @@ npyio_status npyio__map_array_at(int fd, int64_t start, int64_t length,
     if (st == NPYIO_OK)
         st = npyio__header_read(s, options, &mem, &h);
     if (st == NPYIO_OK)
-        st = npyio__header_check_data(s, h);
+        st = npyio__header_check_data(s, h, &checked);
     npyio_stream_close(s);
     npyio_stream_close(file);
     if (st != NPYIO_OK) {

@@ -28,9 +28,12 @@ struct npyio_reader {
     bool done;        /* the data was read */
     npyio_header *header;
     npyio__mem mem;
+    bool probed;        /* seekable and positioned are known (see
+                           reader_seekable) */
     bool seekable;
     int64_t data_start; /* stream position of the data (seekable) */
     bool positioned;    /* seekable, with positioned reads (pread) */
+    bool length_checked; /* the data section is known to be whole */
     uint64_t data_pos;  /* bytes of the data section consumed so far */
     uint64_t chunk_pos; /* read_chunk's cursor: bytes, or rows reordered */
     /* The chunked pass's converter, made once per pass. */
@@ -40,6 +43,40 @@ struct npyio_reader {
     /* A failed read: the first failure, repeated by later reads. */
     npyio__sticky sticky;
 };
+
+/*
+ * Whether the stream can seek and read at positions, asked the first time
+ * a read needs to know: a small file read whole never does, and a file
+ * opened here is then not even asked what it is (see stream_fd.c).
+ */
+static bool reader_seekable(npyio_reader *r)
+{
+    if (!r->probed) {
+        r->probed = true;
+        r->seekable = npyio__stream_seekable(r->stream);
+        r->positioned = r->seekable && r->stream->backend->pread != NULL;
+    }
+    return r->seekable;
+}
+
+static bool reader_positioned(npyio_reader *r)
+{
+    return reader_seekable(r) && r->positioned;
+}
+
+/* Where the data starts in the stream: known without a call where the
+ * stream counts its position (a file opened here, memory), else asked of
+ * a seekable stream (a pipe needs none). */
+static npyio_status note_data_start(npyio_reader *r)
+{
+    if (r->stream->position_known) {
+        r->data_start = r->stream->position;
+        return NPYIO_OK;
+    }
+    if (!reader_seekable(r))
+        return NPYIO_OK;
+    return npyio__stream_tell(r->stream, &r->data_start);
+}
 
 /* The end of a chunked pass (or of the reader): its converter goes. */
 static void end_chunks(npyio_reader *r)
@@ -105,13 +142,12 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
     st = npyio__stream_acquire(path, stream, false, options, where,
                                &r->stream, &r->owns_stream);
     if (st == NPYIO_OK) {
-        r->seekable = npyio__stream_seekable(r->stream);
-        r->positioned = r->seekable && r->stream->backend->pread != NULL;
         st = npyio__header_read(r->stream, options, &r->mem, &r->header);
-        if (st == NPYIO_OK && r->seekable)
-            st = npyio__stream_tell(r->stream, &r->data_start);
         if (st == NPYIO_OK)
-            st = npyio__header_check_data(r->stream, r->header);
+            st = note_data_start(r);
+        if (st == NPYIO_OK)
+            st = npyio__header_check_data(r->stream, r->header,
+                                          &r->length_checked);
         if (st != NPYIO_OK && path != NULL)
             st = npyio__with_context(st, path);
     }
@@ -204,7 +240,7 @@ static npyio_status seek_data(npyio_reader *r, uint64_t offset)
 
     if (offset == r->data_pos)
         return NPYIO_OK;
-    if (r->seekable) {
+    if (reader_seekable(r)) {
         npyio_status st;
 
         if (offset > (uint64_t)(INT64_MAX - r->data_start))
@@ -332,8 +368,10 @@ static npyio_status make_converter(npyio_reader *r, uint32_t flags,
     spec.native = (flags & NPYIO_READ_NATIVE) != 0;
     spec.c_order = (flags & NPYIO_READ_C_ORDER) != 0;
     spec.bands = bands && spec.fortran;
-    spec.seekable = r->seekable;
-    spec.positioned = r->positioned;
+    /* Only bands are read by seeks (asked only then: see
+     * reader_seekable). */
+    spec.seekable = spec.bands && reader_seekable(r);
+    spec.positioned = spec.bands && reader_positioned(r);
     spec.band_rows = band_rows;
     return npyio__converter_make(c, &spec, &r->mem);
 }
@@ -371,7 +409,7 @@ static npyio_status read_fill(npyio_reader *r, const npyio__fill *f)
         unsigned char *into = f->buf + k * f->buf_stride;
         npyio_status st;
 
-        if (r->positioned) {
+        if (reader_positioned(r)) {
             size_t got = 0;
 
             if (at > (uint64_t)(INT64_MAX - r->data_start))
@@ -543,7 +581,7 @@ static npyio_status reader_read_alloc_body(npyio_reader *reader, uint32_t flags,
     if (st != NPYIO_OK)
         return st;
     nbytes = (size_t)reader->header->nbytes;
-    if (reader->seekable) { /* the length was checked when it was opened */
+    if (reader->length_checked) { /* checked when it was opened */
         st = npyio__alloc(&reader->mem, nbytes, "array data", &block);
         if (st == NPYIO_OK)
             st = read_converted(reader, flags, block);
@@ -621,9 +659,9 @@ static uint64_t row_elements(const npyio_header *h)
 
 /* A pipe cannot go back: refused before anything moves, so that the
  * reader stays usable. */
-static npyio_status check_forward(const npyio_reader *r, uint64_t offset)
+static npyio_status check_forward(npyio_reader *r, uint64_t offset)
 {
-    if (r->seekable || offset >= r->data_pos)
+    if (offset >= r->data_pos || reader_seekable(r))
         return NPYIO_OK;
     return npyio__fail(NPYIO_E_UNSUPPORTED, "the stream cannot seek, and "
                        "byte %llu of the data is behind its position "
@@ -750,7 +788,7 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
         /* Whole rows, placed in C order a band at a time. */
         uint64_t row_bytes = row_elements(h) * itemsize;
 
-        if (!reader->seekable)
+        if (!reader_seekable(reader))
             return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: Fortran-order data "
                                "in C order needs a stream that can seek",
                                where);

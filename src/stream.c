@@ -134,9 +134,18 @@ npyio_status npyio__stream_write(npyio_stream *s, const void *buf, size_t len,
     return NPYIO_OK;
 }
 
-bool npyio__stream_seekable(const npyio_stream *s)
+bool npyio__stream_seekable(npyio_stream *s)
 {
+    if (s->probe_pending) {
+        s->probe_pending = false;
+        s->backend->probe(s->state, &s->seekable, &s->backend);
+    }
     return s->seekable;
+}
+
+size_t npyio__stream_buffered(npyio_stream *s)
+{
+    return s->backend->buffered != NULL ? s->backend->buffered(s->state) : 0;
 }
 
 npyio_status npyio__stream_seek(npyio_stream *s, int64_t offset, int whence,
@@ -145,7 +154,7 @@ npyio_status npyio__stream_seek(npyio_stream *s, int64_t offset, int whence,
     int64_t at = 0;
     npyio_status st;
 
-    if (!s->seekable)
+    if (!npyio__stream_seekable(s))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "the stream cannot seek (a "
                            "pipe or a socket?)");
     st = s->backend->seek(s->state, offset, whence, &at);
@@ -165,7 +174,7 @@ npyio_status npyio__stream_seek(npyio_stream *s, int64_t offset, int whence,
 
 npyio_status npyio__stream_tell(npyio_stream *s, int64_t *pos)
 {
-    if (s->seekable && s->position_known) {
+    if (s->position_known && npyio__stream_seekable(s)) {
         *pos = s->position;
         return NPYIO_OK;
     }
@@ -178,7 +187,8 @@ npyio_status npyio__stream_remaining(npyio_stream *s, uint64_t *bytes)
     npyio_status st;
 
     *bytes = 0;
-    if (s->seekable && s->position_known && s->backend->size != NULL) {
+    if (s->position_known && npyio__stream_seekable(s) &&
+        s->backend->size != NULL) {
         /* No seeks: the back end knows the length. */
         st = s->backend->size(s->state, &end);
         if (st != NPYIO_OK)

@@ -43,6 +43,11 @@
  *        replacing file removed); the stream is only closed after it.
  * close  release what the state holds (not the state's memory); a stream
  *        closed neither committed nor aborted is aborted.
+ * buffered  bytes the back end holds that a read returns without I/O.
+ * probe  learn what the object is (whether it can seek, and the table that
+ *        serves it from now on), the first time that matters: a back end
+ *        that opened its object itself may put the question off, so that
+ *        a small file read whole never asks (one fstat fewer).
  */
 typedef struct npyio__stream_backend {
     const char *name; /* for messages and tests: "descriptor", "memory" */
@@ -58,13 +63,18 @@ typedef struct npyio__stream_backend {
     npyio_status (*commit)(void *state, bool durable);
     void (*abort)(void *state);
     npyio_status (*close)(void *state);
+    size_t (*buffered)(void *state);
+    void (*probe)(void *state, bool *seekable,
+                  const struct npyio__stream_backend **backend);
 } npyio__stream_backend;
 
 struct npyio_stream {
     uint32_t magic;
     const npyio__stream_backend *backend;
     void *state;       /* the back end's, allocated with the stream */
-    bool seekable;     /* backend->seek exists and works on this object */
+    bool seekable;     /* backend->seek exists and works on this object
+                          (once probed: use npyio__stream_seekable()) */
+    bool probe_pending; /* backend->probe has not been asked yet */
     npyio__mem mem;
     int64_t position;  /* bytes from where the stream was opened, or the
                           absolute offset once known (position_known) */
@@ -102,7 +112,9 @@ npyio_status npyio__stream_read(npyio_stream *s, void *buf, size_t len,
 npyio_status npyio__stream_write(npyio_stream *s, const void *buf, size_t len,
                                  const char *what);
 
-bool npyio__stream_seekable(const npyio_stream *s);
+bool npyio__stream_seekable(npyio_stream *s);
+/* Bytes a read would return without I/O (the back end's read-ahead). */
+size_t npyio__stream_buffered(npyio_stream *s);
 
 npyio_status npyio__stream_seek(npyio_stream *s, int64_t offset, int whence,
                                 int64_t *pos);

@@ -142,17 +142,72 @@ static npyio_status fd_close(void *state)
     return f->owned ? os_status(npyio__fd_close(f->fd)) : NPYIO_OK;
 }
 
+static size_t fd_buffered(void *state)
+{
+    fd_state *f = state;
+
+    return f->ahead_len - f->ahead_pos;
+}
+
 /* Regular files know their size (fstat); devices and pipes do not. */
 static const npyio__stream_backend fd_backend = {
     .name = "descriptor", .read = fd_read, .write = fd_write,
-    .seek = fd_seek, .pread = fd_pread, .sync = fd_sync, .close = fd_close};
+    .seek = fd_seek, .pread = fd_pread, .sync = fd_sync, .close = fd_close,
+    .buffered = fd_buffered};
 static const npyio__stream_backend regular_fd_backend = {
     .name = "descriptor", .read = fd_read, .write = fd_write,
     .seek = fd_seek, .pread = fd_pread, .size = fd_size, .sync = fd_sync,
-    .close = fd_close};
+    .close = fd_close, .buffered = fd_buffered};
 
-static npyio_status open_fd(int fd, bool owned, bool reading,
-                            const npyio_options *options, npyio_stream **out)
+/*
+ * A file opened here for reading is not asked what it is (fstat) until
+ * something needs to know: a small file read whole never does, since its
+ * header and data arrive in the first block. Until then it is read ahead
+ * from offset 0 like a regular file; a pipe or device found later keeps
+ * its read-ahead (the descriptor is ours) but loses the length of a short
+ * block, which says nothing there.
+ */
+static void fd_probe(void *state, bool *seekable,
+                     const npyio__stream_backend **backend)
+{
+    fd_state *f = state;
+    bool regular = false;
+    int64_t pos = 0;
+
+    npyio__fd_probe(f->fd, true, seekable, &regular, &pos);
+    f->regular = regular;
+    if (!regular)
+        f->known_end = -1;
+    *backend = regular ? &regular_fd_backend : &fd_backend;
+}
+
+static const npyio__stream_backend unprobed_fd_backend = {
+    .name = "descriptor", .read = fd_read, .seek = fd_seek, .pread = fd_pread,
+    .size = fd_size, .sync = fd_sync, .close = fd_close,
+    .buffered = fd_buffered, .probe = fd_probe};
+
+/* A descriptor opened here for reading, not probed yet (see fd_probe). */
+static npyio_status open_unprobed(int fd, const npyio_options *options,
+                                  npyio_stream **out)
+{
+    fd_state *f;
+    npyio_status st = npyio__stream_new_scratch(&unprobed_fd_backend,
+                                                sizeof *f, AHEAD, options,
+                                                out, (void **)&f);
+
+    if (st != NPYIO_OK)
+        return st;
+    f->fd = fd;
+    f->owned = true;
+    f->readahead = true;
+    f->known_end = -1;
+    (*out)->probe_pending = true;
+    (*out)->position_known = true; /* at 0: opened a moment ago */
+    return NPYIO_OK;
+}
+
+static npyio_status open_fd(int fd, bool owned, const npyio_options *options,
+                            npyio_stream **out)
 {
     bool seekable = false, regular = false;
     int64_t pos = 0;
@@ -161,18 +216,14 @@ static npyio_status open_fd(int fd, bool owned, bool reading,
 
     /* Pipes, sockets and terminals cannot seek (nor pread): say so, so
      * that nothing tries. */
-    npyio__fd_probe(fd, reading, &seekable, &regular, &pos);
-    reading = reading && owned && regular;
-    st = npyio__stream_new_scratch(regular ? &regular_fd_backend
-                                           : &fd_backend,
-                                   sizeof *f, reading ? AHEAD : 0, options,
-                                   out, (void **)&f);
+    npyio__fd_probe(fd, false, &seekable, &regular, &pos);
+    st = npyio__stream_new(regular ? &regular_fd_backend : &fd_backend,
+                           sizeof *f, options, out, (void **)&f);
     if (st != NPYIO_OK)
         return st;
     f->fd = fd;
     f->owned = owned;
     f->regular = regular;
-    f->readahead = reading;
     f->known_end = -1;
     f->pos = pos;
     (*out)->seekable = seekable;
@@ -185,14 +236,14 @@ npyio_status npyio__stream_open_fd(int fd, bool owned,
                                    const npyio_options *options,
                                    npyio_stream **out)
 {
-    return open_fd(fd, owned, false, options, out);
+    return open_fd(fd, owned, options, out);
 }
 
 npyio_status npyio__stream_open_fd_reading(int fd,
                                            const npyio_options *options,
                                            npyio_stream **out)
 {
-    return open_fd(fd, true, true, options, out);
+    return open_unprobed(fd, options, out);
 }
 
 npyio_status npyio_stream_open_fd(int fd, const npyio_options *options,

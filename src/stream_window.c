@@ -70,7 +70,7 @@ npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
     npyio_status st;
 
     *out = NULL;
-    if (parent->backend->pread == NULL || !parent->seekable)
+    if (!npyio__stream_seekable(parent) || parent->backend->pread == NULL)
         return npyio__fail(NPYIO_E_UNSUPPORTED, "a %s stream cannot be read "
                            "at an offset", parent->backend->name);
     if (offset < 0 || length < 0 || length > INT64_MAX - offset)

@@ -474,6 +474,7 @@ static npyio_status open_existing(npyio_writer *w, const char *path,
                                   bool exclusive, const char *where)
 {
     npyio_stream *s = NULL;
+    bool checked = false;
     npyio_status st = open_locked(w, path, exclusive,
                                   (flags & NPYIO_WRITE_WAIT_FOR_LOCK) != 0,
                                   where);
@@ -484,7 +485,7 @@ static npyio_status open_existing(npyio_writer *w, const char *path,
     if (st == NPYIO_OK)
         st = npyio__header_read(s, options, &w->mem, &w->layout);
     if (st == NPYIO_OK)
-        st = npyio__header_check_data(s, w->layout);
+        st = npyio__header_check_data(s, w->layout, &checked);
     npyio_stream_close(s);
     if (st == NPYIO_OK)
         st = row_layout(w->layout, &w->row_bytes, where);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -528,6 +529,102 @@ static void test_fifo_is_written_directly(void **state)
     assert_int_equal(got[128], 7);
     assert_int_equal(got[129], 8);
     close(fd);
+    unlink(path);
+    npyio_header_free(h);
+}
+
+/* A child writes `len` bytes of `bytes` into the FIFO at path in pieces
+ * of `piece` bytes, 20 ms apart, then closes it. */
+static pid_t feed_fifo(const char *path, const unsigned char *bytes,
+                       size_t len, size_t piece)
+{
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(path, O_WRONLY);
+        size_t at;
+
+        for (at = 0; fd >= 0 && at < len; at += piece) {
+            size_t n = len - at < piece ? len - at : piece;
+
+            if (write(fd, bytes + at, n) != (ssize_t)n)
+                _exit(1);
+            nanosleep(&(struct timespec){0, 20000000}, NULL);
+        }
+        _exit(fd >= 0 ? 0 : 1);
+    }
+    return pid;
+}
+
+static void reap(pid_t pid)
+{
+    int status = 0;
+
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+}
+
+/*
+ * A FIFO named as the file to read: a file opened here is not asked what
+ * it is until a read needs to know, so these check that a pipe is still
+ * found to be one. Whole in one write, in pieces shorter than the header,
+ * cut short (the length of a short block says nothing on a pipe: the
+ * reader must wait for the end), and a reader that wants to go back.
+ */
+static void test_fifo_is_read_as_a_pipe(void **state)
+{
+    int64_t shape[1] = {16};
+    npyio_header *h = make_header("<i4", 1, shape, 0), *back = NULL;
+    unsigned char file[128 + 64];
+    npyio_reader *r = NULL;
+    void *data = NULL;
+    char path[128];
+    size_t pieces[] = {sizeof file, 50, 150};
+    int32_t rows[2];
+    unsigned i;
+
+    (void)state;
+    assert_ok(npyio_header_emit(h, 0, file, 128, NULL));
+    for (i = 0; i < 64; i++)
+        file[128 + i] = (unsigned char)i;
+    path_in_dir(path, sizeof path, "in.fifo");
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    for (i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+        pid_t pid = feed_fifo(path, file, sizeof file, pieces[i]);
+
+        assert_ok(npyio_load(path, 0, NULL, &back, &data));
+        assert_int_equal(npyio_header_nbytes(back), 64);
+        assert_memory_equal(data, file + 128, 64);
+        npyio_free(data);
+        npyio_header_free(back);
+        data = NULL;
+        back = NULL;
+        reap(pid);
+    }
+    /* 22 bytes of data where the header promises 64. */
+    {
+        pid_t pid = feed_fifo(path, file, 150, 150);
+
+        assert_status(npyio_load(path, 0, NULL, &back, &data),
+                      NPYIO_E_TRUNCATED);
+        assert_null(data);
+        reap(pid);
+    }
+    /* Rows, then back to an earlier row: a pipe cannot. */
+    {
+        pid_t pid = feed_fifo(path, file, sizeof file, sizeof file);
+
+        assert_ok(npyio_reader_open_path(path, NULL, &r));
+        assert_ok(npyio_reader_read_rows(r, 4, 2, rows, sizeof rows, 0));
+        assert_memory_equal(rows, file + 128 + 16, sizeof rows);
+        assert_status(npyio_reader_read_rows(r, 0, 2, rows, sizeof rows, 0),
+                      NPYIO_E_UNSUPPORTED);
+        assert_error_contains("cannot seek");
+        npyio_reader_close(r);
+        reap(pid);
+    }
     unlink(path);
     npyio_header_free(h);
 }
@@ -1108,6 +1205,7 @@ int main(void)
         cmocka_unit_test(test_stale_temporaries_removed),
         cmocka_unit_test(test_killed_writer_leaves_no_temporary),
         cmocka_unit_test(test_new_file_appears_whole),
+        cmocka_unit_test(test_fifo_is_read_as_a_pipe),
     };
 
     return cmocka_run_group_tests(tests, make_dir, scratch_remove);
