@@ -93,27 +93,32 @@ static double save_plain(const bench *b, const char *stem, int open_flags)
     return now() - t0;
 }
 
-/* The atomic steps by hand, durable or not. */
+/* The atomic steps by hand, durable or not. A durable save of one file
+ * opens its directory to sync it, as a program saving files one by one
+ * must. */
 static double save_renamed(const bench *b, const char *stem, bool durable,
                            int files)
 {
     char path[512], temp[520];
     double t0 = now();
-    int i, dir_fd = durable ? open(b->dir, O_RDONLY) : -1;
+    int i;
 
     for (i = 0; i < files; i++) {
-        int fd;
+        int fd, dir_fd;
 
         path_of(b, stem, i, path, sizeof path);
         snprintf(temp, sizeof temp, "%s.tmp", path);
         fd = open(temp, O_WRONLY | O_CREAT | O_EXCL, 0666);
         write_all(fd, b, path);
         if ((durable && fsync(fd) != 0) || close(fd) != 0 ||
-            rename(temp, path) != 0 || (durable && fsync(dir_fd) != 0))
+            rename(temp, path) != 0)
             die(path);
+        if (durable) {
+            dir_fd = open(b->dir, O_RDONLY);
+            if (dir_fd < 0 || fsync(dir_fd) != 0 || close(dir_fd) != 0)
+                die(b->dir);
+        }
     }
-    if (dir_fd >= 0)
-        close(dir_fd);
     return now() - t0;
 }
 
