@@ -528,6 +528,142 @@ static npyio_status build_from_dict(const npyio__lit_doc *doc,
     return NPYIO_OK;
 }
 
+/*
+ * np.save's own form of the dict, read in one scan:
+ *
+ *   {'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }
+ *
+ * then spaces and a newline, with a type string of plain characters (no
+ * quotes, backslashes or non-ASCII) and decimal ints without leading zeros
+ * or suffixes. The literal parser builds a tree for any Python literal,
+ * which costs more than the rest of a small file's load; a header in this
+ * form gives the same result either way (test_header compares the two on
+ * every corpus header). Anything else, and any failure, is left to the
+ * literal parser, which also gives every error.
+ */
+#define CANONICAL_MAX_NDIM 64
+
+typedef struct canonical {
+    const char *descr;
+    size_t descr_len;
+    bool fortran;
+    int ndim;
+    int64_t shape[CANONICAL_MAX_NDIM];
+} canonical;
+
+static bool take(const char **p, const char *end, const char *word)
+{
+    size_t n = strlen(word);
+
+    if ((size_t)(end - *p) < n || memcmp(*p, word, n) != 0)
+        return false;
+    *p += n;
+    return true;
+}
+
+/* A non-negative decimal int as Python writes one, fitting int64. */
+static bool take_int(const char **p, const char *end, int64_t *value)
+{
+    const char *q = *p;
+    int64_t v = 0;
+
+    if (q == end || *q < '0' || *q > '9' || (*q == '0' && q + 1 < end &&
+                                            q[1] >= '0' && q[1] <= '9'))
+        return false;
+    for (; q < end && *q >= '0' && *q <= '9'; q++) {
+        if (v > (INT64_MAX - (*q - '0')) / 10)
+            return false;
+        v = v * 10 + (*q - '0');
+    }
+    *value = v;
+    *p = q;
+    return true;
+}
+
+static bool take_shape(const char **p, const char *end, canonical *c)
+{
+    c->ndim = 0;
+    if (take(p, end, ")"))
+        return true; /* () */
+    for (;;) {
+        if (c->ndim == CANONICAL_MAX_NDIM ||
+            !take_int(p, end, &c->shape[c->ndim]))
+            return false;
+        c->ndim++;
+        if (take(p, end, ")"))
+            return c->ndim > 1; /* (3) is no tuple; (3,) is */
+        if (!take(p, end, ","))
+            return false;
+        if (take(p, end, ")"))
+            return c->ndim == 1; /* NumPy writes (3,) but (3, 4) */
+        if (!take(p, end, " "))
+            return false;
+    }
+}
+
+static bool parse_canonical(const char *text, size_t len, canonical *c)
+{
+    const char *p = text, *end = text + len;
+
+    if (!take(&p, end, "{'descr': '"))
+        return false;
+    c->descr = p;
+    while (p < end && *p != '\'' && *p >= 0x20 && *p < 0x7f && *p != '\\')
+        p++;
+    c->descr_len = (size_t)(p - c->descr);
+    if (!take(&p, end, "', 'fortran_order': "))
+        return false;
+    c->fortran = take(&p, end, "True");
+    if ((!c->fortran && !take(&p, end, "False")) ||
+        !take(&p, end, ", 'shape': (") || !take_shape(&p, end, c) ||
+        !take(&p, end, ", }"))
+        return false;
+    while (p < end && *p == ' ')
+        p++;
+    return end - p == 1 && *p == '\n';
+}
+
+/* The header of a canonical dict, or false (nothing kept) for the literal
+ * parser to decide. */
+static bool build_canonical(const canonical *c, const npyio__preamble *pre,
+                            const npyio_options *options,
+                            const npyio__mem *mem, npyio_header **out)
+{
+    npyio__saved_message saved;
+    npyio_header *h = NULL;
+    npyio_dtype *dt = NULL;
+    bool built;
+
+    /* The limits the literal parser applies: dimensions, and nesting (the
+     * dict holds the shape tuple: two deep). */
+    if (c->ndim > npyio__limit(options, NPYIO_LIMIT_NDIM) ||
+        npyio__limit(options, NPYIO_LIMIT_DEPTH) < 2)
+        return false;
+    npyio__message_save(&saved);
+    built = npyio__dtype_from_str(c->descr, c->descr_len, SIZE_MAX, mem,
+                                  &dt) == NPYIO_OK &&
+            dt->kind != NPYIO_KIND_SUBARRAY &&
+            alloc_header(mem, c->ndim, &h) == NPYIO_OK;
+    if (built) {
+        memcpy(h->shape, c->shape, (size_t)c->ndim * sizeof *h->shape);
+        h->dtype = dt;
+        dt = NULL;
+        h->fortran_order = c->fortran;
+        h->version = pre->version;
+        h->hlen = (int64_t)pre->hlen;
+        h->data_offset = (int64_t)(pre->prefix + pre->hlen);
+        built = compute_sizes(h, "header") == NPYIO_OK;
+    }
+    npyio_dtype_unref(dt);
+    if (!built) {
+        npyio_header_free(h);
+        npyio__message_restore(&saved); /* the literal parser will say */
+        return false;
+    }
+    *out = h;
+    return true;
+}
+
 static npyio_status header_parse_body(const void *bytes, size_t len,
                                       const npyio_options *options,
                                       npyio_header **out, size_t *consumed)
@@ -537,6 +673,7 @@ static npyio_status header_parse_body(const void *bytes, size_t len,
     npyio__lit_config config;
     npyio__lit_doc doc;
     npyio__mem mem;
+    canonical canonical_form;
     size_t need = 0;
     size_t chars = 0;
     npyio_status st;
@@ -571,6 +708,13 @@ static npyio_status header_parse_body(const void *bytes, size_t len,
         return st;
     }
     npyio__mem_init(&mem, options);
+    if (parse_canonical((const char *)b + pre.prefix, (size_t)pre.hlen,
+                        &canonical_form) &&
+        build_canonical(&canonical_form, &pre, options, &mem, out)) {
+        if (consumed != NULL)
+            *consumed = pre.prefix + (size_t)pre.hlen;
+        return NPYIO_OK;
+    }
     config.encoding = pre.version == 3 ? NPYIO__LIT_UTF8 : NPYIO__LIT_LATIN1;
     config.allow_long_suffix = pre.version != 3;
     config.max_depth = npyio__limit(options, NPYIO_LIMIT_DEPTH);

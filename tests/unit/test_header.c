@@ -331,6 +331,117 @@ static void test_ndim_and_depth_limits(void **state)
     free(b);
 }
 
+/*
+ * np.save's form of the dict is read by a scan of its own, the rest by the
+ * literal parser (header.c). The two must agree: each type string of the
+ * dtype corpora (accepted or not), with shapes and orders, is parsed in
+ * np.save's form and again with one space more after the brace (the
+ * literal parser's alone): the same status, and the same header.
+ */
+static int parse_dict(const char *dict, bool general, npyio_header **h)
+{
+    char text[600];
+    size_t len;
+    unsigned char *b;
+    int st, n;
+
+    n = snprintf(text, sizeof text, "%s%s", general ? "{ " : "{",
+                 dict + 1);
+    /* Pad as np.save does (the same length both ways). */
+    while (n < 200 - (general ? 0 : 1))
+        text[n++] = ' ';
+    if (!general)
+        text[n++] = ' ';
+    text[n++] = '\n';
+    text[n] = '\0';
+    b = make_header(text, 1, &len);
+    st = npyio_header_parse(b, len, NULL, h, NULL);
+    free(b);
+    return st;
+}
+
+static void assert_same_header(const npyio_header *a, const npyio_header *b,
+                               const char *dict)
+{
+    unsigned char ea[512], eb[512];
+    size_t la = 0, lb = 0;
+    int i;
+
+    if (!npyio_dtype_equal(npyio_header_dtype(a), npyio_header_dtype(b)) ||
+        npyio_header_ndim(a) != npyio_header_ndim(b) ||
+        npyio_header_fortran_order(a) != npyio_header_fortran_order(b) ||
+        npyio_header_nbytes(a) != npyio_header_nbytes(b) ||
+        npyio_header_data_offset(a) != npyio_header_data_offset(b))
+        fail_msg("%s: the two parsers disagree", dict);
+    for (i = 0; i < npyio_header_ndim(a); i++)
+        if (npyio_header_shape(a)[i] != npyio_header_shape(b)[i])
+            fail_msg("%s: shape entry %d differs", dict, i);
+    assert_ok(npyio_header_emit(a, 0, ea, sizeof ea, &la));
+    assert_ok(npyio_header_emit(b, 0, eb, sizeof eb, &lb));
+    if (la != lb || memcmp(ea, eb, la) != 0)
+        fail_msg("%s: emitted headers differ", dict);
+}
+
+static void check_both_parsers(const char *descr, const char *shape,
+                               const char *fortran, int *fast_ok)
+{
+    char dict[400];
+    npyio_header *fast = NULL, *general = NULL;
+    int a, b;
+
+    snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': %s, "
+             "'shape': %s, }", descr, fortran, shape);
+    a = parse_dict(dict, false, &fast);
+    b = parse_dict(dict, true, &general);
+    if (a != b)
+        fail_msg("%s: %s in np.save's form, %s with a space more", dict,
+                 npyio_status_string(a), npyio_status_string(b));
+    if (a == NPYIO_OK) {
+        assert_same_header(fast, general, dict);
+        ++*fast_ok;
+    }
+    npyio_header_free(fast);
+    npyio_header_free(general);
+}
+
+static void test_canonical_scan_matches_parser(void **state)
+{
+    static const char *const tables[] = {"headers/dtype_strings.tsv",
+                                         "headers/comma_strings.tsv"};
+    static const char *const shapes[] = {
+        "()", "(0,)", "(3,)", "(2, 3)", "(1, 0, 7)", "(3)", "(3,,)",
+        "(03,)", "(3, 4,)", "(3,4)", "(9223372036854775807,)",
+        "(9223372036854775808,)", "(4611686018427387904, 2)", "(-1,)",
+        "(3L,)", "( 3,)"};
+    int ok = 0;
+    size_t k, i, j;
+
+    (void)state;
+    for (k = 0; k < 2; k++) {
+        tsv_table t;
+
+        tsv_load(tables[k], &t);
+        for (i = 0; i < t.count; i++) {
+            const char *descr = t.rows[i].field[0];
+
+            if (strpbrk(descr, "'\\") != NULL || strlen(descr) > 150)
+                continue; /* needs escapes in a quoted string */
+            check_both_parsers(descr, i % 2 ? "(2, 3)" : "(5,)",
+                               i % 3 ? "False" : "True", &ok);
+        }
+        tsv_free(&t);
+    }
+    for (j = 0; j < sizeof shapes / sizeof shapes[0]; j++) {
+        check_both_parsers("<f8", shapes[j], "False", &ok);
+        check_both_parsers("|V0", shapes[j], "True", &ok);
+        check_both_parsers("(2,)<i4", shapes[j], "False", &ok);
+    }
+    check_both_parsers("<f8", "(3,)", "false", &ok);
+    check_both_parsers("<f8", "(3,)", "1", &ok);
+    print_message("%d parsed\n", ok);
+    assert_true(ok > 900); /* most of them parse */
+}
+
 static void test_header_new_checks(void **state)
 {
     npyio_dtype *f8 = NULL, *u1 = NULL;
@@ -569,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_truncated_at_every_byte),
         cmocka_unit_test(test_header_size_limit_counts_characters),
         cmocka_unit_test(test_ndim_and_depth_limits),
+        cmocka_unit_test(test_canonical_scan_matches_parser),
         cmocka_unit_test(test_header_new_checks),
         cmocka_unit_test(test_zero_dimension),
         cmocka_unit_test(test_size_rule_matches_numpy),
