@@ -158,25 +158,52 @@ static npyio_status resolve_links(const npyio__mem *mem, const char *path,
  */
 #define TEMP_SUFFIX ".tmp"
 
+/* Append the digits of v in base 10 or 16 at p; returns the end. (By
+ * hand: snprintf cost a third of a small file's save.) */
+static char *put_number(char *p, unsigned long v, unsigned base)
+{
+    char digits[24];
+    int n = 0;
+
+    do {
+        digits[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v != 0);
+    while (n > 0)
+        *p++ = digits[--n];
+    return p;
+}
+
 static npyio_status temp_name(const npyio__mem *mem, const char *target,
                               unsigned attempt, char **out)
 {
     const char *slash = strrchr(target, '/');
     const char *base = slash ? slash + 1 : target;
     size_t dir_len = slash ? (size_t)(slash - target) + 1 : 0;
+    size_t base_len = strlen(base);
     struct timespec now;
-    char suffix[64];
-    size_t n;
+    char suffix[80], *p = suffix;
     npyio_status st;
 
     clock_gettime(CLOCK_MONOTONIC, &now);
-    snprintf(suffix, sizeof suffix, ".%ld-%u-%lx" TEMP_SUFFIX,
-             (long)getpid(), attempt, (unsigned long)now.tv_nsec);
-    n = dir_len + 1 + strlen(base) + strlen(suffix);
-    st = npyio__alloc(mem, n + 1, "file name", (void **)out);
-    if (st == NPYIO_OK)
-        snprintf(*out, n + 1, "%.*s.%s%s", (int)dir_len, target, base,
-                 suffix);
+    *p++ = '.';
+    p = put_number(p, (unsigned long)getpid(), 10);
+    *p++ = '-';
+    p = put_number(p, attempt, 10);
+    *p++ = '-';
+    p = put_number(p, (unsigned long)now.tv_nsec, 16);
+    memcpy(p, TEMP_SUFFIX, sizeof TEMP_SUFFIX); /* with its NUL */
+    p += sizeof TEMP_SUFFIX - 1;
+    st = npyio__alloc(mem, dir_len + 1 + base_len + (size_t)(p - suffix) + 1,
+                      "file name", (void **)out);
+    if (st == NPYIO_OK) {
+        char *o = *out;
+
+        memcpy(o, target, dir_len);
+        o[dir_len] = '.';
+        memcpy(o + dir_len + 1, base, base_len);
+        memcpy(o + dir_len + 1 + base_len, suffix, (size_t)(p - suffix) + 1);
+    }
     return st;
 }
 
