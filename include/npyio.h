@@ -1388,20 +1388,23 @@ NPYIO_API npyio_status npyio_reader_read_pickle(npyio_reader *reader,
 
 /**
  * Read the next elements in a bounded buffer: as many whole elements as
- * fit in cap (with NPYIO_READ_C_ORDER on Fortran-order data: whole rows
+ * fit in cap, in the order the flags ask (with NPYIO_READ_C_ORDER on
+ * Fortran-order data, C order: a chunk may start and end inside a row
  * along axis 0), converted as flags ask. Memory stays bounded by the
  * caller's buffer whatever the array's size. Call repeatedly; the flags
  * must be the same for every chunk of one pass.
  *
- * Fortran-order data in C order needs a seekable stream: each band of
- * rows is read in large contiguous spans (short columns) or one positioned
- * read per column (long ones) and reordered in cache-sized tiles, in
- * bounded memory, so chunks of many rows cost least. On a stream that
- * cannot seek this combination is refused.
+ * Fortran-order data in C order needs a seekable stream: the rows a chunk
+ * touches are read in large contiguous spans (short columns) or one
+ * positioned read per column (long ones) and reordered in cache-sized
+ * tiles, in bounded memory. Short columns cost about one pass over the
+ * file per chunk, so large chunks cost least; a chunk inside one row of a
+ * 2-D array reads only its own columns. On a stream that cannot seek this
+ * combination is refused.
  *
  * @param[out] got receives the number of bytes delivered.
  * @return NPYIO_OK; NPYIO_END when no data is left (got 0);
- *         NPYIO_E_BUFFER_TOO_SMALL (cap below one element, or one row);
+ *         NPYIO_E_BUFFER_TOO_SMALL (cap below one element);
  *         NPYIO_E_UNSUPPORTED (objects; reordering without seek);
  *         NPYIO_E_TRUNCATED; NPYIO_E_IO; NPYIO_E_STATE (after a whole read);
  *         NPYIO_E_INVALID_ARG.

@@ -599,15 +599,19 @@ static void choose_fills(npyio__converter *c)
     c->box_columns = per < c->columns ? per : c->columns;
 }
 
-void npyio__converter_band(npyio__converter *c, uint64_t first,
-                           uint64_t count, void *dst)
+void npyio__converter_band_part(npyio__converter *c, uint64_t first,
+                                uint64_t count, uint64_t skip,
+                                uint64_t last_end, void *dst)
 {
     int a;
 
     c->dst = dst;
     c->first = first;
     c->count = count;
+    c->skip = skip;
+    c->last_end = last_end;
     c->column = 0;
+    c->column_end = c->columns;
     c->in_box = false;
     for (a = 1; a < c->ndim; a++)
         c->index[a] = 0;
@@ -615,7 +619,17 @@ void npyio__converter_band(npyio__converter *c, uint64_t first,
         c->column = c->columns; /* nothing to place */
         return;
     }
+    if (count == 1 && c->ndim == 2) { /* columns are C positions */
+        c->column = c->index[1] = skip;
+        c->column_end = last_end;
+    }
     choose_fills(c);
+}
+
+void npyio__converter_band(npyio__converter *c, uint64_t first,
+                           uint64_t count, void *dst)
+{
+    npyio__converter_band_part(c, first, count, 0, c->columns, dst);
 }
 
 /* The next box from the cursor: whole lower axes while they fit in
@@ -631,6 +645,8 @@ static void open_box(npyio__converter *c)
     range = c->box_columns / c->below[j];
     if (range > c->dim[j] - c->index[j])
         range = c->dim[j] - c->index[j];
+    if (range > c->column_end - c->column) /* a part of a 2-D row */
+        range = c->column_end - c->column;
     c->box_axis = j;
     c->box_range = range;
     c->box_count = range * c->below[j];
@@ -646,7 +662,7 @@ bool npyio__converter_next(npyio__converter *c, npyio__fill *fill)
     uint64_t size = c->itemsize;
 
     if (!c->in_box) {
-        if (c->column >= c->columns)
+        if (c->column >= c->column_end)
             return false;
         open_box(c);
     }
@@ -689,6 +705,70 @@ static void swap_fill(const npyio__converter *c, unsigned char *at,
         npyio__swap_apply(&c->plan, at + k * column_stride, run);
 }
 
+/*
+ * One row of the fill (band row b, at src in the bounce buffer) of which
+ * only C positions [lo, hi) are delivered: element by element over the
+ * box's columns (the first or last row of a chunk that starts or ends
+ * inside a row; every other row goes through copy_box). Position p of
+ * band row b lands at element b * columns + p - skip of dst, which lo and
+ * hi keep inside the chunk.
+ */
+static void place_row_part(npyio__converter *c, int j,
+                           const unsigned char *src, uint64_t b, uint64_t lo,
+                           uint64_t hi)
+{
+    size_t size = c->itemsize;
+    uint64_t p = c->box_offset, base = b * c->columns - c->skip;
+    int a;
+
+    for (a = 1; a <= j; a++)
+        c->odometer[a] = 0;
+    for (;;) {
+        if (p >= lo && p < hi)
+            memcpy(c->dst + (size_t)(base + p) * size, src, size);
+        for (a = 1; a <= j; a++) {
+            if (++c->odometer[a] < c->ext[a]) {
+                src += c->src_stride[a];
+                p += c->c_stride[a];
+                break;
+            }
+            src -= (c->ext[a] - 1) * c->src_stride[a];
+            p -= (c->ext[a] - 1) * c->c_stride[a];
+            c->odometer[a] = 0;
+        }
+        if (a > j)
+            return;
+    }
+}
+
+/* Place a fill of a band that starts or ends inside a row: its whole rows
+ * by copy_box, the cut first and last rows by place_row_part. */
+static void place_part(npyio__converter *c, int j)
+{
+    size_t size = c->itemsize;
+    uint64_t b0 = c->sub, b1 = c->sub + c->fill_rows;
+    uint64_t last = c->count - 1;
+    uint64_t whole0 = c->skip > 0 ? 1 : 0;
+    uint64_t whole1 = c->last_end < c->columns ? last : c->count;
+    uint64_t f0 = b0 > whole0 ? b0 : whole0, f1 = b1 < whole1 ? b1 : whole1;
+
+    if (f0 < f1) {
+        c->ext[0] = (size_t)(f1 - f0);
+        copy_box(j + 1, c->ext, c->bounce + (size_t)(f0 - b0) * size,
+                 c->src_stride,
+                 c->dst + (size_t)(f0 * c->columns + c->box_offset -
+                                   c->skip) * size,
+                 c->dst_stride, size, c->odometer);
+    }
+    if (c->skip > 0 && b0 == 0)
+        place_row_part(c, j, c->bounce, 0, c->skip,
+                       last == 0 ? c->last_end : c->columns);
+    if (c->last_end < c->columns && last >= b0 && last < b1 &&
+        !(last == 0 && c->skip > 0))
+        place_row_part(c, j, c->bounce + (size_t)(last - b0) * size, last,
+                       last == 0 ? c->skip : 0, c->last_end);
+}
+
 void npyio__converter_place(npyio__converter *c)
 {
     size_t size = c->itemsize;
@@ -713,6 +793,10 @@ void npyio__converter_place(npyio__converter *c)
             c->dst_stride[0] = (size_t)c->columns * size;
             for (a = 1; a <= j; a++)
                 c->dst_stride[a] = (size_t)c->c_stride[a] * size;
+            if (c->skip > 0 || c->last_end < c->columns) {
+                place_part(c, j);
+                goto placed;
+            }
             at = c->dst + (size_t)(c->sub * c->columns + c->box_offset) * size;
         } else {
             c->dst_stride[0] = size;
@@ -723,6 +807,7 @@ void npyio__converter_place(npyio__converter *c)
         copy_box(j + 1, c->ext, c->bounce, c->src_stride, at, c->dst_stride,
                  size, c->odometer);
     }
+placed:
     c->sub += c->fill_rows;
     if (c->sub < c->count)
         return; /* the next rows of the same box */

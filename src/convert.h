@@ -148,6 +148,12 @@ typedef struct npyio__converter {
     uint64_t box_offset;  /* C offset (elements) of its first column */
     uint64_t sub;         /* rows of the band already placed (runs) */
     uint64_t fill_rows;   /* rows in the current fill */
+    /* A band that starts or ends inside a row (a chunk of whole elements):
+     * the first row is delivered from C position skip, the last up to
+     * last_end (exclusive); 0 and columns for whole rows. */
+    uint64_t skip, last_end;
+    uint64_t column_end;  /* the cursor stops here (columns, or less for
+                             a part of one row of a 2-D array) */
 } npyio__converter;
 
 /* Make a converter for one pass (freed with npyio__converter_free, also
@@ -167,6 +173,15 @@ void npyio__converter_swap(const npyio__converter *c, void *data,
  * n1 * ... * nk elements). Fortran converters only. */
 void npyio__converter_band(npyio__converter *c, uint64_t first,
                            uint64_t count, void *dst);
+
+/* The same for C order, without the first `skip` elements (in C order) of
+ * the first row and from C position last_end of the last row on: dst
+ * receives count * columns - skip - (columns - last_end) elements. A part
+ * of one row of a 2-D array reads only its columns; of more dimensions,
+ * every column of the row is read (and only the part placed). */
+void npyio__converter_band_part(npyio__converter *c, uint64_t first,
+                                uint64_t count, uint64_t skip,
+                                uint64_t last_end, void *dst);
 
 /* The next fill of the band, or false when the band is placed. */
 bool npyio__converter_next(npyio__converter *c, npyio__fill *fill);

@@ -35,7 +35,8 @@ struct npyio_reader {
     bool positioned;    /* seekable, with positioned reads (pread) */
     bool length_checked; /* the data section is known to be whole */
     uint64_t data_pos;  /* bytes of the data section consumed so far */
-    uint64_t chunk_pos; /* read_chunk's cursor: bytes, or rows reordered */
+    uint64_t chunk_pos; /* read_chunk's cursor: bytes, or elements
+                           reordered */
     /* The chunked pass's converter, made once per pass. */
     bool chunking;
     uint32_t chunk_flags;
@@ -436,19 +437,30 @@ static npyio_status read_fill(npyio_reader *r, const npyio__fill *f)
 
 /* Rows [first, first + count) of Fortran data into dst, as the converter
  * delivers them (C order, or the band in Fortran order). */
-static npyio_status read_band(npyio_reader *r, npyio__converter *c,
-                              uint64_t first, uint64_t count, void *dst)
+/* Rows [first, first + count) of Fortran data, or for C order only from
+ * C position skip of the first row to last_end of the last (see
+ * npyio__converter_band_part). */
+static npyio_status read_band_part(npyio_reader *r, npyio__converter *c,
+                                   uint64_t first, uint64_t count,
+                                   uint64_t skip, uint64_t last_end,
+                                   void *dst)
 {
     npyio__fill fill;
     npyio_status st = NPYIO_OK;
 
-    npyio__converter_band(c, first, count, dst);
+    npyio__converter_band_part(c, first, count, skip, last_end, dst);
     while (st == NPYIO_OK && npyio__converter_next(c, &fill)) {
         st = read_fill(r, &fill);
         if (st == NPYIO_OK)
             npyio__converter_place(c);
     }
     return st;
+}
+
+static npyio_status read_band(npyio_reader *r, npyio__converter *c,
+                              uint64_t first, uint64_t count, void *dst)
+{
+    return read_band_part(r, c, first, count, 0, c->columns, dst);
 }
 
 /* Read straight into dst; swap each block while it is in cache. */
@@ -767,6 +779,53 @@ static npyio_status chunk_converter(npyio_reader *r, uint32_t flags,
     return NPYIO_OK;
 }
 
+/*
+ * A chunk of Fortran data in C order: as many whole elements as fit, which
+ * may start and end inside rows. The band of rows they touch is read once
+ * (its spans hold every row of the band), and only the chunk's elements
+ * placed: a buffer of 1.6 rows reads the file once per chunk, not once per
+ * row.
+ */
+static npyio_status read_chunk_reordered(npyio_reader *r, void *dst,
+                                         size_t cap, uint32_t flags,
+                                         size_t *got)
+{
+    static const char where[] = "npyio_reader_read_chunk";
+    const npyio_header *h = r->header;
+    size_t itemsize = h->dtype->itemsize;
+    uint64_t row = row_elements(h), total = (uint64_t)h->shape[0] * row;
+    uint64_t left = total - r->chunk_pos, n, end, first, last;
+    npyio_status st;
+
+    if (!reader_seekable(r))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: Fortran-order data in "
+                           "C order needs a stream that can seek", where);
+    if (left == 0 || itemsize == 0) {
+        end_chunks(r);
+        return NPYIO_END; /* (elements of 0 bytes: nothing to deliver) */
+    }
+    n = cap / itemsize < left ? cap / itemsize : left;
+    if (n == 0)
+        return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is "
+                           "%zu bytes, the buffer %zu", where, itemsize, cap);
+    end = r->chunk_pos + n;
+    first = r->chunk_pos / row;
+    last = (end - 1) / row;
+    st = chunk_converter(r, flags, cap / itemsize / row + 2);
+    if (st == NPYIO_OK)
+        st = check_forward(r, first * itemsize);
+    if (st == NPYIO_OK)
+        st = fail_reader(r, read_band_part(r, &r->chunks, first,
+                                           last - first + 1,
+                                           r->chunk_pos % row,
+                                           (end - 1) % row + 1, dst));
+    if (st == NPYIO_OK) {
+        r->chunk_pos = end;
+        *got = (size_t)(n * itemsize);
+    }
+    return st;
+}
+
 static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
                                            size_t cap, uint32_t flags, size_t *got)
 {
@@ -784,34 +843,8 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
         return st;
     h = reader->header;
     itemsize = h->dtype->itemsize;
-    if (reorders(reader, flags)) {
-        /* Whole rows, placed in C order a band at a time. */
-        uint64_t row_bytes = row_elements(h) * itemsize;
-
-        if (!reader_seekable(reader))
-            return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: Fortran-order data "
-                               "in C order needs a stream that can seek",
-                               where);
-        left = (uint64_t)h->shape[0] - reader->chunk_pos;
-        if (left == 0 || row_bytes == 0) {
-            end_chunks(reader);
-            return NPYIO_END; /* (rows of 0 bytes: nothing to deliver) */
-        }
-        n = cap / row_bytes < left ? cap / row_bytes : left;
-        if (n == 0)
-            return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one row is "
-                               "%llu bytes, the buffer %zu", where,
-                               (unsigned long long)row_bytes, cap);
-        st = chunk_converter(reader, flags, n);
-        if (st == NPYIO_OK)
-            st = read_row_range(reader, &reader->chunks, reader->chunk_pos,
-                                n, dst);
-        if (st == NPYIO_OK) {
-            reader->chunk_pos += n;
-            *got = (size_t)(n * row_bytes);
-        }
-        return st;
-    }
+    if (reorders(reader, flags))
+        return read_chunk_reordered(reader, dst, cap, flags, got);
     left = (uint64_t)h->nbytes - reader->chunk_pos;
     if (left == 0) {
         end_chunks(reader);

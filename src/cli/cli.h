@@ -68,11 +68,11 @@ int cli_input_read_raw(cli_input *in, void *buf, size_t cap, size_t *got);
 int cli_input_copy_data(cli_input *in, int out);
 
 /* Chunk sizes: for reading as stored, and for reordering. A reordered
- * chunk is a band of whole rows, which the library gathers from every
- * column of the file: short columns cost one pass over the file per band
- * (long ones a positioned read per column), so the time grows with the
- * number of bands. 64 MiB: three or four bands for a 200 MB array, which
- * then converts faster than NumPy's load + asfortranarray in memory
+ * chunk is gathered by the library from every column of the file its rows
+ * touch: short columns cost one pass over the file per chunk (long ones a
+ * positioned read per column), so the time grows with the number of
+ * chunks. 64 MiB: three or four chunks for a 200 MB array, which then
+ * converts faster than NumPy's load + asfortranarray in memory
  * (tests/bench/bench_reorder.c), in a bounded buffer. */
 #define CLI_CHUNK ((size_t)1 << 20)
 #define CLI_REORDER_CHUNK ((size_t)64 << 20)
@@ -86,9 +86,8 @@ int cli_layouts_differ(const npyio_header *h);
  * if out of memory. */
 void *cli_buffer(size_t size);
 
-/* A buffer size for whole chunks: one row along axis 0 of the array h
- * describes if that is more than at_least (so Fortran data can come out
- * in C order), else whole rows within at_least, as few as give the same
+/* A buffer size for chunks of the array h describes: whole elements
+ * within at_least (one element if that is more), as few as give the same
  * number of chunks (the whole array, if it is smaller). */
 size_t cli_chunk_capacity(const npyio_header *h, size_t at_least);
 

@@ -166,23 +166,25 @@ void *cli_buffer(size_t size)
 
 size_t cli_chunk_capacity(const npyio_header *h, size_t at_least)
 {
-    int64_t rows = npyio_header_ndim(h) > 0 ? npyio_header_shape(h)[0] : 1;
     uint64_t all = (uint64_t)npyio_header_nbytes(h);
-    uint64_t row = rows > 0 ? all / (uint64_t)rows : 0, per, bands;
+    uint64_t item = npyio_dtype_itemsize(npyio_header_dtype(h));
+    uint64_t elements, per, chunks;
 
-    if (row > SIZE_MAX)
-        return SIZE_MAX; /* cannot be allocated: reported as out of memory */
-    if (row > at_least)
-        return (size_t)row;
-    if (row == 0)
+    if (all <= at_least)
+        return all > 0 ? (size_t)all : 1; /* the whole array at once */
+    if (item == 0)
         return at_least;
-    /* Whole rows, as many bands as at_least allows, the rows shared out
-     * evenly among them: no more memory than the bands need (a reordered
-     * band costs about the same whatever its size). */
-    per = at_least / row;
-    bands = ((uint64_t)rows + per - 1) / per;
-    per = ((uint64_t)rows + bands - 1) / bands;
-    return (size_t)(per * row);
+    if (item > SIZE_MAX)
+        return SIZE_MAX; /* cannot be allocated: reported as out of memory */
+    /* Whole elements, as few chunks as at_least allows, the elements
+     * shared out evenly among them: no more memory than the chunks need
+     * (a reordered chunk costs about a pass over the file whatever its
+     * size). */
+    elements = all / item;
+    per = at_least / item > 0 ? at_least / item : 1;
+    chunks = (elements + per - 1) / per;
+    per = (elements + chunks - 1) / chunks;
+    return (size_t)(per * item);
 }
 
 /* ---- names and messages -------------------------------------------------- */

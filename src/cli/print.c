@@ -162,8 +162,8 @@ static void advance(const shown *s, int64_t *idx, const int *order,
 
 /* Stream the data in file order through a bounded buffer, keeping only the
  * shown elements. Fortran-order data is walked in its own order rather
- * than asking the library to reorder it, which would need whole rows
- * along axis 0 in memory and a seekable input. */
+ * than asking the library to reorder it, which would need a seekable
+ * input and a pass over the file per chunk. */
 static int gather(shown *s, npyio_reader *r, int fortran, const char *name)
 {
     size_t cap;
