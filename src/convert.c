@@ -721,6 +721,23 @@ static void place_row_part(npyio__converter *c, int j,
     uint64_t p = c->box_offset, base = b * c->columns - c->skip;
     int a;
 
+    if (j == 1) {
+        /* A range of axis 1: C positions p + i * cs, i < ext[1]; those in
+         * [lo, hi) are one run of i, copied as a one-row transpose. */
+        uint64_t cs = c->c_stride[1], n = c->ext[1], i0 = 0, i1 = n;
+
+        if (lo > p)
+            i0 = (lo - p + cs - 1) / cs;
+        if (hi <= p)
+            i1 = 0;
+        else if ((hi - p + cs - 1) / cs < n)
+            i1 = (hi - p + cs - 1) / cs;
+        if (i0 < i1)
+            transpose(c->dst + (size_t)(base + p + i0 * cs) * size, 0,
+                      (size_t)cs * size, src + (size_t)i0 * c->src_stride[1],
+                      c->src_stride[1], 1, (size_t)(i1 - i0), size);
+        return;
+    }
     for (a = 1; a <= j; a++)
         c->odometer[a] = 0;
     for (;;) {

@@ -533,14 +533,15 @@ static void test_large_arrays(void **state)
 /* Run a band through the converter, reading fills from the file bytes;
  * every fill must lie in the data and in the bounce buffer or the band,
  * and without seeking, come in file order. */
-static void run_band(npyio__converter *c, const array *a, size_t first,
-                     size_t count, unsigned char *dst, bool seekable)
+static void run_band_part(npyio__converter *c, const array *a, size_t first,
+                          size_t count, size_t skip, size_t last_end,
+                          unsigned char *dst, bool seekable)
 {
     npyio__fill fill;
     uint64_t end = 0;
     size_t band = count * a->row_bytes, fills = 0;
 
-    npyio__converter_band(c, first, count, dst);
+    npyio__converter_band_part(c, first, count, skip, last_end, dst);
     while (npyio__converter_next(c, &fill)) {
         size_t k;
 
@@ -562,6 +563,51 @@ static void run_band(npyio__converter *c, const array *a, size_t first,
         npyio__converter_place(c);
         assert_true(++fills <= 4 * a->nbytes + 4); /* it ends */
     }
+}
+
+static void run_band(npyio__converter *c, const array *a, size_t first,
+                     size_t count, unsigned char *dst, bool seekable)
+{
+    run_band_part(c, a, first, count, 0, a->row_elements, dst, seekable);
+}
+
+/*
+ * Bands that start and end inside rows (chunks of whole elements in C
+ * order): the same bytes as the whole rows, cut, and nothing written
+ * outside them (dst is exactly their size, between guard bytes).
+ */
+static void check_band_parts(npyio__converter *c, const array *a,
+                             unsigned flags, size_t first, size_t count,
+                             bool seekable)
+{
+    size_t r = a->row_elements, size = a->itemsize, i, k;
+    size_t cuts[4][2] = {{1, r}, {0, r - 1}, {r / 2, r / 2 + 1},
+                         {r / 3, r - r / 3}};
+    unsigned char *want = expect_rows(a, flags, first, count);
+
+    for (k = 0; k < 4; k++) {
+        size_t skip = cuts[k][0], last_end = cuts[k][1], len;
+        unsigned char *buf;
+
+        if (count == 0 || r < 2 || (count == 1 && skip >= last_end))
+            continue;
+        len = count * a->row_bytes - skip * size - (r - last_end) * size;
+        buf = malloc(len + 32);
+        memset(buf, 0xA5, len + 32);
+        run_band_part(c, a, first, count, skip, last_end, buf + 16,
+                      seekable);
+        if (memcmp(buf + 16, want + skip * size, len) != 0)
+            fail_msg("band [%zu, %zu) from %zu to %zu of %s, flags %u, %s, "
+                     "differs", first, first + count, skip, last_end,
+                     a->type->descr, flags,
+                     seekable ? "seekable" : "in file order");
+        for (i = 0; i < 16; i++)
+            if (buf[i] != 0xA5 || buf[16 + len + i] != 0xA5)
+                fail_msg("band part of %s wrote outside its bytes",
+                         a->type->descr);
+        free(buf);
+    }
+    free(want);
 }
 
 static void converter_case(const array *a, unsigned flags, bool seekable,
@@ -602,6 +648,8 @@ static void converter_case(const array *a, unsigned flags, bool seekable,
                                 (count > 2 && count + 1 < rest)))
                 continue;
             want = expect_rows(a, flags, first, count);
+            if (flags & NPYIO_READ_C_ORDER)
+                check_band_parts(&c, a, flags, first, count, seekable);
             run_band(&c, a, first, count, dst, seekable);
             if (memcmp(dst, want, count * a->row_bytes) != 0)
                 fail_msg("band [%zu, %zu) of %s, flags %u, %s, bounce %zu, "
