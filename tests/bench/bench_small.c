@@ -14,7 +14,8 @@
  *     open(O_TRUNC) + write + close (the plain floor), the atomic steps by
  *     hand (temporary + write + close + rename), the same as the
  *     outside-testing fixes require them (lstat, an unnamed temporary
- *     named just before the rename), and np.save;
+ *     named just before the rename; then also the directory's stat, the
+ *     temporary's fstat and a per-process name), and np.save;
  *   save, durable: npyio_save against the durable atomic steps by hand
  *     (temporary + write + fsync + close + rename + fsync of the directory),
  *     on a tenth of the files;
@@ -126,13 +127,16 @@ static double save_renamed(const bench *b, const char *stem, bool durable,
  * The same steps as the outside-testing fixes require them, by hand: the
  * destination's lstat (symbolic links are followed under the
  * protected_symlinks rule), an unnamed temporary (a killed writer leaves
- * nothing), write, naming it, close, rename. Linux only; elsewhere the
- * named steps above.
+ * nothing), write, naming it, close, rename. `checks` adds the rest of
+ * what those fixes ask of a replacing save: the directory's stat (whether
+ * to look for stale temporaries), the temporary's fstat (to keep a
+ * replaced file's owner and mode) and a name unique to the process (its
+ * pid). Linux only; elsewhere the named steps above.
  */
-static double save_hardened(const bench *b, const char *stem)
+static double save_hardened(const bench *b, const char *stem, bool checks)
 {
 #if defined(O_TMPFILE) && defined(AT_EMPTY_PATH)
-    char path[512], temp[520];
+    char path[512], temp[540];
     double t0 = now();
     int i;
 
@@ -141,9 +145,15 @@ static double save_hardened(const bench *b, const char *stem)
         int fd;
 
         path_of(b, stem, i, path, sizeof path);
-        snprintf(temp, sizeof temp, "%s.tmp", path);
         (void)lstat(path, &info);
         fd = open(b->dir, O_TMPFILE | O_RDWR, 0666);
+        if (checks) {
+            (void)stat(b->dir, &info);
+            (void)fstat(fd, &info);
+            snprintf(temp, sizeof temp, "%s.%ld.tmp", path, (long)getpid());
+        } else {
+            snprintf(temp, sizeof temp, "%s.tmp", path);
+        }
         write_all(fd, b, path);
         if (linkat(fd, "", AT_FDCWD, temp, AT_EMPTY_PATH) != 0 ||
             close(fd) != 0 || rename(temp, path) != 0)
@@ -151,6 +161,7 @@ static double save_hardened(const bench *b, const char *stem)
     }
     return now() - t0;
 #else
+    (void)checks;
     return save_renamed(b, stem, false, b->files);
 #endif
 }
@@ -265,11 +276,12 @@ static void bench_saves(bench *b, int rounds, bool large_dir)
 {
     static const char *const off_names[] = {
         "open+write+close", "temp+write+close+rename",
-        "lstat+O_TMPFILE+write+link+close+rename", "np.save"};
+        "lstat+O_TMPFILE+write+link+close+rename",
+        "the same + stat dir, fstat, getpid", "np.save"};
     static const char *const durable_names[] = {
         "the same steps + fsync file and dir"};
     static const char *const new_names[] = {"open(O_EXCL)+write+close"};
-    double ours[MAX_ROUNDS], off[4][MAX_ROUNDS];
+    double ours[MAX_ROUNDS], off[5][MAX_ROUNDS];
     double durable[MAX_ROUNDS], by_hand[1][MAX_ROUNDS];
     double fresh[MAX_ROUNDS], excl[1][MAX_ROUNDS];
     int r, few = b->files / 10 > 0 ? b->files / 10 : 1;
@@ -279,8 +291,9 @@ static void bench_saves(bench *b, int rounds, bool large_dir)
         ours[r] = save_ours(b, "f", NPYIO_WRITE_NO_SYNC, b->files);
         off[0][r] = save_plain(b, "f", O_TRUNC);
         off[1][r] = save_renamed(b, "f", false, b->files);
-        off[2][r] = save_hardened(b, "f");
-        off[3][r] = numpy_many(b, "savemany", "f");
+        off[2][r] = save_hardened(b, "f", false);
+        off[3][r] = save_hardened(b, "f", true);
+        off[4][r] = numpy_many(b, "savemany", "f");
         settle(b);
         durable[r] = save_ours(b, "f", 0, few);
         settle(b);
@@ -293,7 +306,7 @@ static void bench_saves(bench *b, int rounds, bool large_dir)
     }
     report_contenders(large_dir ? "save, 10,000 other files"
                                 : "save (durability off)",
-                      b->files, rounds, ours, off_names, off, 4);
+                      b->files, rounds, ours, off_names, off, 5);
     report_contenders(large_dir ? "save durable, 10,000 others"
                                 : "save (durable)",
                       few, rounds, durable, durable_names, by_hand, 1);
