@@ -133,14 +133,15 @@ static double save_renamed(const bench *b, const char *stem, bool durable,
  * replaced file's owner and mode) and a name unique to the process (its
  * pid). Linux only; elsewhere the named steps above.
  */
-static double save_hardened(const bench *b, const char *stem, bool checks)
+static double save_hardened(const bench *b, const char *stem, bool checks,
+                            bool durable, int files)
 {
 #if defined(O_TMPFILE) && defined(AT_EMPTY_PATH)
     char path[512], temp[540];
     double t0 = now();
     int i;
 
-    for (i = 0; i < b->files; i++) {
+    for (i = 0; i < files; i++) {
         struct stat info;
         int fd;
 
@@ -155,14 +156,21 @@ static double save_hardened(const bench *b, const char *stem, bool checks)
             snprintf(temp, sizeof temp, "%s.tmp", path);
         }
         write_all(fd, b, path);
-        if (linkat(fd, "", AT_FDCWD, temp, AT_EMPTY_PATH) != 0 ||
+        if ((durable && fsync(fd) != 0) ||
+            linkat(fd, "", AT_FDCWD, temp, AT_EMPTY_PATH) != 0 ||
             close(fd) != 0 || rename(temp, path) != 0)
             die(path);
+        if (durable) {
+            int dir_fd = open(b->dir, O_RDONLY);
+
+            if (dir_fd < 0 || fsync(dir_fd) != 0 || close(dir_fd) != 0)
+                die(b->dir);
+        }
     }
     return now() - t0;
 #else
     (void)checks;
-    return save_renamed(b, stem, false, b->files);
+    return save_renamed(b, stem, durable, files);
 #endif
 }
 
@@ -279,10 +287,11 @@ static void bench_saves(bench *b, int rounds, bool large_dir)
         "lstat+O_TMPFILE+write+link+close+rename",
         "the same + stat dir, fstat, getpid", "np.save"};
     static const char *const durable_names[] = {
-        "the same steps + fsync file and dir"};
+        "temp+write+fsync+close+rename+fsync dir",
+        "the same hardened, with the checks"};
     static const char *const new_names[] = {"open(O_EXCL)+write+close"};
     double ours[MAX_ROUNDS], off[5][MAX_ROUNDS];
-    double durable[MAX_ROUNDS], by_hand[1][MAX_ROUNDS];
+    double durable[MAX_ROUNDS], by_hand[2][MAX_ROUNDS];
     double fresh[MAX_ROUNDS], excl[1][MAX_ROUNDS];
     int r, few = b->files / 10 > 0 ? b->files / 10 : 1;
 
@@ -291,13 +300,15 @@ static void bench_saves(bench *b, int rounds, bool large_dir)
         ours[r] = save_ours(b, "f", NPYIO_WRITE_NO_SYNC, b->files);
         off[0][r] = save_plain(b, "f", O_TRUNC);
         off[1][r] = save_renamed(b, "f", false, b->files);
-        off[2][r] = save_hardened(b, "f", false);
-        off[3][r] = save_hardened(b, "f", true);
+        off[2][r] = save_hardened(b, "f", false, false, b->files);
+        off[3][r] = save_hardened(b, "f", true, false, b->files);
         off[4][r] = numpy_many(b, "savemany", "f");
         settle(b);
         durable[r] = save_ours(b, "f", 0, few);
         settle(b);
         by_hand[0][r] = save_renamed(b, "f", true, few);
+        settle(b);
+        by_hand[1][r] = save_hardened(b, "f", true, true, few);
         settle(b);
         remove_files(b, "f");
         fresh[r] = save_ours(b, "f", NPYIO_WRITE_NO_SYNC, b->files);
@@ -309,7 +320,7 @@ static void bench_saves(bench *b, int rounds, bool large_dir)
                       b->files, rounds, ours, off_names, off, 5);
     report_contenders(large_dir ? "save durable, 10,000 others"
                                 : "save (durable)",
-                      few, rounds, durable, durable_names, by_hand, 1);
+                      few, rounds, durable, durable_names, by_hand, 2);
     report_contenders(large_dir ? "new files, 10,000 others" : "new files",
                       b->files, rounds, fresh, new_names, excl, 1);
 }
