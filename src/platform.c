@@ -136,6 +136,27 @@ int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got)
     return 0;
 }
 
+int npyio__fd_pread(int fd, void *buf, size_t cap, int64_t offset,
+                    size_t *got)
+{
+    ssize_t n;
+
+    if (cap > (size_t)0x40000000)
+        cap = (size_t)0x40000000;
+    do
+        n = pread(fd, buf, cap, (off_t)offset);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        int err = errno;
+
+        npyio__os_fail("pread", err);
+        errno = err; /* callers tell a pipe (ESPIPE) from a failure */
+        return -1;
+    }
+    *got = (size_t)n;
+    return 0;
+}
+
 /*
  * Block SIGPIPE for this thread around a write, and if the write raised
  * one that was not pending before, consume it: the program sees EPIPE
@@ -559,8 +580,13 @@ int npyio__fd_pread_all(int fd, void *buf, size_t len, int64_t offset,
 
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0)
-            return npyio__os_fail("pread", errno);
+        if (n < 0) {
+            int err = errno;
+
+            npyio__os_fail("pread", err);
+            errno = err; /* callers tell a pipe (ESPIPE) from a failure */
+            return -1;
+        }
         if (n == 0)
             break;
         done += (size_t)n;

@@ -26,6 +26,10 @@ void npyio__advise_huge_pages(void *ptr, size_t size);
  * On failure they return -1 and leave "<what>: <OS reason>" as the thread's
  * message; callers add where. */
 int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got);
+/* One pread() at offset (short at the end of a file); errno is kept on
+ * failure (ESPIPE: a pipe, nothing consumed). */
+int npyio__fd_pread(int fd, void *buf, size_t cap, int64_t offset,
+                    size_t *got);
 /* Never raises SIGPIPE: a closed pipe or socket is an error (EPIPE). */
 int npyio__fd_write(int fd, const void *buf, size_t len, size_t *put);
 /* The same for a regular file, which cannot raise SIGPIPE: without the

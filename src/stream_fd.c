@@ -8,6 +8,7 @@
 #include "stream.h"
 #include "platform.h"
 
+#include <errno.h>
 #include <string.h>
 
 
@@ -24,6 +25,10 @@ typedef struct fd_state {
     bool owned;       /* opened from a path: closed with the stream */
     bool regular;     /* a regular file: no SIGPIPE to guard against */
     bool readahead;   /* owned, read-only, regular: see AHEAD */
+    bool untried;     /* opened here, nothing read yet: the first read
+                         tells a file from a pipe (see fd_read) */
+    bool positional;  /* read with pread at pos (the system's offset is
+                         not used: seeks cost no call) */
     int64_t pos;      /* the logical position (readahead) */
     int64_t known_end; /* the file's end, seen by the last short read of a
                           block (readahead), or -1 */
@@ -36,15 +41,59 @@ static npyio_status os_status(int result)
     return result == 0 ? NPYIO_OK : NPYIO_E_IO;
 }
 
+/* From the system: at the logical position for a file read positionally,
+ * else from the descriptor's offset (pipes: exactly what was asked). */
+static npyio_status os_read(fd_state *f, void *buf, size_t cap, size_t *got)
+{
+    if (f->positional)
+        return os_status(npyio__fd_pread(f->fd, buf, cap, f->pos, got));
+    return os_status(npyio__fd_read(f->fd, buf, cap, got));
+}
+
+/*
+ * The first read of a file opened here, before anyone asked what it is: a
+ * positioned read of the first block. A pipe or socket refuses it
+ * (ESPIPE) without losing a byte, and is then read exactly as asked, so
+ * that a FIFO keeps what follows the array for its next reader; anything
+ * else is read ahead, positionally, from then on.
+ */
+static npyio_status first_read(fd_state *f)
+{
+    npyio__saved_message saved;
+
+    f->untried = false;
+    npyio__message_save(&saved);
+    if (npyio__fd_pread(f->fd, f->ahead, AHEAD, f->pos, &f->ahead_len) ==
+        0) {
+        f->positional = true;
+        return NPYIO_OK;
+    }
+    f->ahead_len = 0;
+    if (errno != ESPIPE)
+        return NPYIO_E_IO;
+    npyio__message_restore(&saved);
+    f->readahead = false;
+    return NPYIO_OK;
+}
+
 static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
 {
     fd_state *f = state;
     npyio_status st;
 
+    if (f->untried) {
+        st = first_read(f);
+        if (st != NPYIO_OK)
+            return st;
+        f->ahead_pos = 0;
+        f->known_end = f->readahead && f->ahead_len < AHEAD
+                           ? f->pos + (int64_t)f->ahead_len
+                           : -1;
+    }
     if (!f->readahead)
         return os_status(npyio__fd_read(f->fd, buf, cap, got));
     if (f->ahead_pos == f->ahead_len && cap < AHEAD) {
-        st = os_status(npyio__fd_read(f->fd, f->ahead, AHEAD, &f->ahead_len));
+        st = os_read(f, f->ahead, AHEAD, &f->ahead_len);
         f->ahead_pos = 0;
         if (st != NPYIO_OK) {
             f->ahead_len = 0;
@@ -63,7 +112,7 @@ static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
         f->ahead_pos += *got;
     } else {
         f->known_end = -1;
-        st = os_status(npyio__fd_read(f->fd, buf, cap, got));
+        st = os_read(f, buf, cap, got);
         if (st != NPYIO_OK)
             return st;
     }
@@ -105,6 +154,15 @@ static npyio_status fd_seek(void *state, int64_t offset, int whence,
     }
     f->ahead_pos = f->ahead_len = 0;
     f->known_end = -1;
+    if (f->positional || f->untried) {
+        /* Reads say where: only the position changes. */
+        if (target < 0) {
+            npyio__os_fail("lseek", EINVAL);
+            return NPYIO_E_IO;
+        }
+        f->pos = *pos = target;
+        return NPYIO_OK;
+    }
     if (npyio__fd_seek(f->fd, target, NPYIO_SEEK_SET, pos) != 0)
         return NPYIO_E_IO;
     f->pos = *pos;
@@ -200,6 +258,7 @@ static npyio_status open_unprobed(int fd, const npyio_options *options,
     f->fd = fd;
     f->owned = true;
     f->readahead = true;
+    f->untried = true;
     f->known_end = -1;
     (*out)->probe_pending = true;
     (*out)->position_known = true; /* at 0: opened a moment ago */

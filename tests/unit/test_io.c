@@ -570,7 +570,8 @@ static void reap(pid_t pid)
  * it is until a read needs to know, so these check that a pipe is still
  * found to be one. Whole in one write, in pieces shorter than the header,
  * cut short (the length of a short block says nothing on a pipe: the
- * reader must wait for the end), and a reader that wants to go back.
+ * reader must wait for the end), a reader that wants to go back, and two
+ * arrays in one FIFO (a pipe is read exactly, never ahead).
  */
 static void test_fifo_is_read_as_a_pipe(void **state)
 {
@@ -623,6 +624,47 @@ static void test_fifo_is_read_as_a_pipe(void **state)
                       NPYIO_E_UNSUPPORTED);
         assert_error_contains("cannot seek");
         npyio_reader_close(r);
+        reap(pid);
+    }
+    /* Two arrays back to back in one FIFO, loaded one after the other:
+     * the first load takes exactly its own bytes (no read-ahead on a
+     * pipe), so the second finds its array. */
+    {
+        unsigned char two[2 * sizeof file];
+        int sync_pipe[2];
+        pid_t pid;
+
+        memcpy(two, file, sizeof file);
+        memcpy(two + sizeof file, file, sizeof file);
+        two[sizeof file + 128] = 0xEE; /* the second array's first byte */
+        assert_int_equal(pipe(sync_pipe), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            int fd = open(path, O_WRONLY);
+            char done;
+
+            if (fd < 0 || write(fd, two, sizeof two) != (ssize_t)sizeof two)
+                _exit(1);
+            /* Keep the FIFO open until both loads are done. */
+            _exit(read(sync_pipe[0], &done, 1) == 1 ? 0 : 1);
+        }
+        /* A reader that took the second array's bytes would wait for
+         * more forever: the alarm ends the test instead. */
+        alarm(30);
+        assert_ok(npyio_load(path, 0, NULL, &back, &data));
+        assert_memory_equal(data, file + 128, 64);
+        npyio_free(data);
+        npyio_header_free(back);
+        assert_ok(npyio_load(path, 0, NULL, &back, &data));
+        alarm(0);
+        assert_int_equal(((unsigned char *)data)[0], 0xEE);
+        assert_memory_equal((unsigned char *)data + 1, file + 129, 63);
+        npyio_free(data);
+        npyio_header_free(back);
+        assert_int_equal(write(sync_pipe[1], "x", 1), 1);
+        close(sync_pipe[0]);
+        close(sync_pipe[1]);
         reap(pid);
     }
     unlink(path);
