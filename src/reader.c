@@ -28,11 +28,7 @@ struct npyio_reader {
     bool done;        /* the data was read */
     npyio_header *header;
     npyio__mem mem;
-    bool probed;        /* seekable and positioned are known (see
-                           reader_seekable) */
-    bool seekable;
     int64_t data_start; /* stream position of the data (seekable) */
-    bool positioned;    /* seekable, with positioned reads (pread) */
     bool length_checked; /* the data section is known to be whole */
     uint64_t data_pos;  /* bytes of the data section consumed so far */
     uint64_t chunk_pos; /* read_chunk's cursor: bytes, or elements
@@ -52,17 +48,13 @@ struct npyio_reader {
  */
 static bool reader_seekable(npyio_reader *r)
 {
-    if (!r->probed) {
-        r->probed = true;
-        r->seekable = npyio__stream_seekable(r->stream);
-        r->positioned = r->seekable && r->stream->backend->pread != NULL;
-    }
-    return r->seekable;
+    return npyio__stream_seekable(r->stream);
 }
 
+/* Seekable, with positioned reads (pread). */
 static bool reader_positioned(npyio_reader *r)
 {
-    return reader_seekable(r) && r->positioned;
+    return reader_seekable(r) && r->stream->backend->pread != NULL;
 }
 
 /* Where the data starts in the stream: known without a call where the

@@ -24,7 +24,7 @@ typedef struct fd_state {
     int fd;
     bool owned;       /* opened from a path: closed with the stream */
     bool regular;     /* a regular file: no SIGPIPE to guard against */
-    bool readahead;   /* owned, read-only, regular: see AHEAD */
+    bool readahead;   /* opened here for reading, not a pipe: see AHEAD */
     bool untried;     /* opened here, nothing read yet: the first read
                          tells a file from a pipe (see fd_read) */
     bool positional;  /* read with pread at pos (the system's offset is
@@ -81,19 +81,12 @@ static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
     fd_state *f = state;
     npyio_status st;
 
-    if (f->untried) {
-        st = first_read(f);
-        if (st != NPYIO_OK)
-            return st;
-        f->ahead_pos = 0;
-        f->known_end = f->readahead && f->ahead_len < AHEAD
-                           ? f->pos + (int64_t)f->ahead_len
-                           : -1;
-    }
-    if (!f->readahead)
-        return os_status(npyio__fd_read(f->fd, buf, cap, got));
-    if (f->ahead_pos == f->ahead_len && cap < AHEAD) {
-        st = os_read(f, f->ahead, AHEAD, &f->ahead_len);
+    bool block = f->untried || (f->readahead && f->ahead_pos == f->ahead_len &&
+                                cap < AHEAD);
+
+    if (block) {
+        st = f->untried ? first_read(f)
+                        : os_read(f, f->ahead, AHEAD, &f->ahead_len);
         f->ahead_pos = 0;
         if (st != NPYIO_OK) {
             f->ahead_len = 0;
@@ -101,9 +94,12 @@ static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
         }
         /* A short block ends at the file's end (as of this read): the
          * length checks that follow need no fstat. */
-        f->known_end = f->ahead_len < AHEAD ? f->pos + (int64_t)f->ahead_len
-                                            : -1;
+        f->known_end = f->readahead && f->ahead_len < AHEAD
+                           ? f->pos + (int64_t)f->ahead_len
+                           : -1;
     }
+    if (!f->readahead)
+        return os_status(npyio__fd_read(f->fd, buf, cap, got));
     if (f->ahead_pos < f->ahead_len) {
         size_t n = f->ahead_len - f->ahead_pos;
 
