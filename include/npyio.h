@@ -311,7 +311,9 @@ typedef int32_t npyio_limit;
  * nested records and subarrays. Default 32, at most 256 (nested dtypes are
  * processed recursively; the cap keeps that recursion bounded). */
 #define NPYIO_LIMIT_DEPTH 3
-/** Largest number of members accepted in an .npz archive. Default 65536. */
+/** Largest number of members accepted in an .npz archive. Default
+ * INT64_MAX (no limit: memory grows with the archive's directory, which
+ * the file holds; NumPy writes and reads archives of 70,000 members). */
 #define NPYIO_LIMIT_NPZ_MEMBERS 4
 /** Largest uncompressed size of one .npz member, in bytes. Default
  * INT64_MAX (no limit). */
@@ -323,6 +325,9 @@ typedef int32_t npyio_limit;
 /** Largest single allocation the library will make, in bytes. Default
  * INT64_MAX (bounded only by the host's size_t). */
 #define NPYIO_LIMIT_ALLOC_BYTES 7
+/** Largest sum of the uncompressed sizes an .npz archive's directory
+ * declares, in bytes, checked when it is opened. Default INT64_MAX. */
+#define NPYIO_LIMIT_NPZ_TOTAL_BYTES 8
 
 /**
  * Create an options handle holding the defaults.
@@ -1293,6 +1298,20 @@ NPYIO_API npyio_status npyio_stream_take_bytes(npyio_stream *stream,
                                                void **bytes, size_t *len);
 
 /**
+ * Read up to cap bytes from a readable stream at its position: the
+ * library's own loop (short reads continued, EINTR retried), so *got is
+ * below cap only at the end of the data. For the bytes of an archive
+ * member (npyio_npz_open_member()) or a stream the caller did not make.
+ * @param[out] got receives the number of bytes read (0 at the end).
+ * @return NPYIO_OK; NPYIO_E_IO; NPYIO_E_INVALID_ARG (not a live, readable
+ *         stream); a member stream's own statuses (NPYIO_E_CHECKSUM at
+ *         its end, ...).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_stream_read(npyio_stream *stream, void *buf,
+                                         size_t cap, size_t *got);
+
+/**
  * Close a stream: flush, run the close callback, release it. The stream is
  * released even when this reports an error.
  * @return NPYIO_OK; NPYIO_E_IO if flushing or the close callback failed.
@@ -1805,6 +1824,218 @@ NPYIO_API int npyio_map_aligned(const npyio_map *map);
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_map_close(npyio_map *map);
+
+/* ------------------------------------------------------------------------ */
+/* .npz archives: reading                                                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * An .npz archive open for reading: a ZIP archive whose members are
+ * usually .npy files (np.savez, np.savez_compressed). Opaque. Opening
+ * reads and checks the whole directory: the end records (ZIP64 included),
+ * every central directory entry, and every member's local header, which
+ * must agree with its entry; members may not overlap. Afterwards the
+ * handle does not change, so several threads may open and read different
+ * members at once when the archive was opened from a path (or a stream
+ * with positioned reads: a descriptor, memory); on other streams, one
+ * thread at a time.
+ *
+ * Members are numbered from 0 in the order of the archive's directory;
+ * every member stays reachable by its index, duplicates included.
+ */
+typedef struct npyio_npz npyio_npz;
+
+/**
+ * Open an archive file.
+ *
+ * Names are decoded as Python's zipfile decodes them: UTF-8 when the entry
+ * says so (flag 0x800, checked strictly), code page 437 otherwise, cut at
+ * a NUL byte. Bytes in front of the archive (a self-extractor's stub) are
+ * allowed, as zipfile allows them.
+ * @param[in] options limits (NPYIO_LIMIT_NPZ_*, and those of the members'
+ *            headers) and allocator, copied; NULL for the defaults.
+ * @return NPYIO_OK; NPYIO_E_NOT_FOUND; NPYIO_E_IO; NPYIO_E_FORMAT (not a
+ *         ZIP archive, inconsistent end records, a bad directory entry or
+ *         local header, overlapping members), NPYIO_E_TRUNCATED (records
+ *         or headers that run past the end of the file);
+ *         NPYIO_E_UNSUPPORTED (an archive split over several disks);
+ *         NPYIO_E_LIMIT (NPYIO_LIMIT_NPZ_MEMBERS,
+ *         NPYIO_LIMIT_NPZ_TOTAL_BYTES); NPYIO_E_NOMEM. Messages name the
+ *         entry or member and the offset.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_open_path(const char *path,
+                                           const npyio_options *options,
+                                           npyio_npz **out);
+
+/**
+ * Open an archive from a seekable stream (borrowed: it must stay open
+ * until the archive and every reader of its members are closed). The
+ * archive is the whole stream, from offset 0.
+ * @return as npyio_npz_open_path(); NPYIO_E_UNSUPPORTED for a stream that
+ *         cannot seek (a ZIP archive's directory is at its end: copy a
+ *         pipe to a file first).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_open_stream(npyio_stream *stream,
+                                             const npyio_options *options,
+                                             npyio_npz **out);
+
+/**
+ * Close an archive. Readers, streams and maps of its members must be
+ * closed first, except maps (which keep the file). NULL is fine.
+ * @return NPYIO_OK, or NPYIO_E_IO if closing a file it opened failed.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_close(npyio_npz *npz);
+
+/** The number of members.
+ * @return the count; 0 for NULL.
+ * @since 1.0 */
+NPYIO_API size_t npyio_npz_count(const npyio_npz *npz);
+
+/** A member's file name in UTF-8 ("a.npy").
+ * @return the name, borrowed until the archive is closed; NULL for an
+ *         index out of range.
+ * @since 1.0 */
+NPYIO_API const char *npyio_npz_name(const npyio_npz *npz, size_t index);
+
+/** A member's NumPy key: its file name without a final ".npy" ("a").
+ * @return the key, borrowed until the archive is closed; NULL for an
+ *         index out of range.
+ * @since 1.0 */
+NPYIO_API const char *npyio_npz_key(const npyio_npz *npz, size_t index);
+
+/**
+ * Find a member as np.load's archive does: the member whose file name is
+ * `key`, else the one named `key` + ".npy"; among members of one name,
+ * the last (as zipfile's and NumPy's lookups do).
+ * @param[out] index receives the member's index.
+ * @param[out] ambiguous receives 1 if another member has the chosen
+ *             one's name or key (NumPy's choice was made among several),
+ *             else 0; may be NULL.
+ * @return NPYIO_OK; NPYIO_E_NOT_FOUND; NPYIO_E_INVALID_ARG.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_find(const npyio_npz *npz, const char *key,
+                                      size_t *index, int *ambiguous);
+
+/** What npyio_npz_stat() reports of a member. Values are pinned. */
+typedef int32_t npyio_npz_field;
+/** The compression method: 0 stored, 8 deflate; others as found (12
+ * bzip2, 14 lzma, ...), which this library lists but cannot read. */
+#define NPYIO_NPZ_METHOD 1
+/** The entry's general purpose flags (bit 0: encrypted; bit 3: sizes
+ * after the data; bit 11: UTF-8 name). */
+#define NPYIO_NPZ_FLAGS 2
+/** The CRC-32 of the uncompressed bytes, as the directory declares it. */
+#define NPYIO_NPZ_CRC32 3
+/** The member's size in the archive, in bytes. */
+#define NPYIO_NPZ_COMPRESSED_SIZE 4
+/** The member's uncompressed size (an .npy member's file size). */
+#define NPYIO_NPZ_SIZE 5
+/** The absolute offset of the member's local header in the archive. */
+#define NPYIO_NPZ_HEADER_OFFSET 6
+/** The absolute offset of the member's first byte of data. */
+#define NPYIO_NPZ_DATA_OFFSET 7
+/** 1 if the member is an .npy file (it starts with NumPy's magic
+ * "\x93NUMPY", whatever its name), else 0; -1 if this library cannot
+ * tell, because it cannot decompress the member (see NPYIO_NPZ_READABLE). */
+#define NPYIO_NPZ_IS_ARRAY 8
+/** For a stored .npy member: the absolute offset of its array data (after
+ * its .npy header); -1 for other members. */
+#define NPYIO_NPZ_ARRAY_OFFSET 9
+/** 1 if NPYIO_NPZ_ARRAY_OFFSET is a multiple of 64 (the member can be
+ * mapped with its data aligned for any type); 0 otherwise, always for
+ * deflated members. */
+#define NPYIO_NPZ_ALIGNED 10
+/** 1 if this library can read the member (stored or deflated, neither
+ * encrypted nor patched), else 0. */
+#define NPYIO_NPZ_READABLE 11
+
+/**
+ * One fact about a member.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (an index out of range, an
+ *         unknown field, NULL arguments).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
+                                      npyio_npz_field field, int64_t *value);
+
+/**
+ * Open a member for reading as an .npy array: every reader call and flag
+ * works (whole, into a buffer, chunks, rows, conversions). Stored members
+ * are read where they lie in the archive (positioned reads, seeking is
+ * free); deflated ones are inflated straight into the destination, and
+ * reading backwards (rows before the last ones read) inflates again from
+ * the member's start. The CRC-32 is checked whenever a read reaches the
+ * member's end having read every byte from its start (a whole read, or
+ * chunks to the end); npyio_npz_verify() checks it at any time.
+ *
+ * Before anything is inflated, a member whose declared size exceeds
+ * NPYIO_LIMIT_NPZ_MEMBER_BYTES, or NPYIO_LIMIT_NPZ_RATIO times its
+ * compressed size, is refused; inflating past the declared size, or
+ * ending short of it, is an error.
+ * @param[out] out the reader (npyio_reader_close(); the archive must stay
+ *             open until then).
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (index out of range);
+ *         NPYIO_E_UNSUPPORTED (encrypted or patched members, compression
+ *         methods other than stored and deflate: named); NPYIO_E_LIMIT;
+ *         NPYIO_E_FORMAT (not an .npy member, a malformed header, corrupt
+ *         deflate data); the statuses of npyio_reader_open_stream(). Later
+ *         reads may also fail with NPYIO_E_CHECKSUM, NPYIO_E_FORMAT (more
+ *         data than declared) and NPYIO_E_TRUNCATED (less), naming the
+ *         member.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_open_reader(npyio_npz *npz, size_t index,
+                                             npyio_reader **out);
+
+/**
+ * Open a member's uncompressed bytes as a read-only, seekable stream (any
+ * member, .npy or not), checked as npyio_npz_open_reader() checks them.
+ * Close it with npyio_stream_close() before the archive.
+ * @return as npyio_npz_open_reader(), without the header statuses.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_open_member(npyio_npz *npz, size_t index,
+                                             npyio_stream **out);
+
+/**
+ * Map a stored .npy member of an archive opened from a path, read-only,
+ * where it lies in the file: npyio_map_data(), npyio_map_header() and
+ * npyio_map_aligned() as for a .npy file (see NPYIO_NPZ_ALIGNED). The CRC
+ * is not checked (that would read every page); call npyio_npz_verify()
+ * for that. The map outlives the archive.
+ * @return NPYIO_OK; NPYIO_E_UNSUPPORTED (a deflated member, an archive
+ *         opened from a stream, object dtypes); the statuses of
+ *         npyio_map_open().
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_map(npyio_npz *npz, size_t index,
+                                     npyio_map **out);
+
+/**
+ * Read a member to its end and check its CRC-32 (and, for a deflated
+ * member, that it inflates to exactly its declared size).
+ * @return NPYIO_OK; NPYIO_E_CHECKSUM; NPYIO_E_FORMAT; NPYIO_E_TRUNCATED;
+ *         NPYIO_E_UNSUPPORTED; NPYIO_E_LIMIT; NPYIO_E_IO; the message names
+ *         the member.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_verify(npyio_npz *npz, size_t index);
+
+/**
+ * Load one array of an archive in one call, as npyio_load() loads a file:
+ * open, find `key` (npyio_npz_find()), read it whole (CRC checked), close.
+ * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such member, named); the statuses of npyio_npz_open_path(),
+ *         npyio_npz_open_reader() and npyio_reader_read_alloc().
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_load(const char *path, const char *key,
+                                      uint32_t flags,
+                                      const npyio_options *options,
+                                      npyio_header **header, void **data);
 
 #ifdef __cplusplus
 }

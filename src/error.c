@@ -189,3 +189,38 @@ npyio_status npyio__sticky_repeat(const npyio__sticky *s, const char *where,
                        where, handle, npyio_status_string(s->failed),
                        s->first_error);
 }
+
+/* Length of the UTF-8 sequence at s[0..avail) if it is one that Python's
+ * strict decoder accepts (no overlong forms, surrogates or values beyond
+ * U+10FFFF), else 0. */
+size_t npyio__utf8_sequence(const unsigned char *s, size_t avail)
+{
+    unsigned char c = s[0];
+    size_t n, i;
+    unsigned char lo = 0x80, hi = 0xBF;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4;
+    else
+        return 0;
+    if (c == 0xE0)
+        lo = 0xA0; /* overlong */
+    else if (c == 0xED)
+        hi = 0x9F; /* surrogates */
+    else if (c == 0xF0)
+        lo = 0x90; /* overlong */
+    else if (c == 0xF4)
+        hi = 0x8F; /* beyond U+10FFFF */
+    if (avail < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}

@@ -52,6 +52,11 @@ npyio_status npyio__as_called(npyio_status status, const char *function);
  */
 const char *npyio__show(const void *text, size_t len, char *buf, size_t cap);
 
+/* Length of the UTF-8 sequence at s[0..avail) if it is one that Python's
+ * strict decoder accepts (no overlong forms, surrogates or values beyond
+ * U+10FFFF), else 0. avail > 0. */
+size_t npyio__utf8_sequence(const unsigned char *s, size_t avail);
+
 /* The message saved around an internal step that may fail and be
  * recovered from, so that a call that succeeds leaves the thread's last
  * failure's message as it was . */
@@ -180,6 +185,12 @@ void npyio__options_allocator(const npyio_options *options,
  */
 npyio_status npyio__options_new_in(const npyio__mem *mem,
                                    npyio_options **out);
+
+/* A copy of `from` (NULL: the defaults) allocated through mem: options
+ * a handle keeps for work it does after it was opened. */
+npyio_status npyio__options_copy_in(const npyio__mem *mem,
+                                    const npyio_options *from,
+                                    npyio_options **out);
 
 /* Fetch a limit without the public call's argument checks; `options` may be
  * NULL (defaults). `which` must be a known limit. */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* One past the highest NPYIO_LIMIT_* this version knows. */
-#define LIMIT_END 8
+#define LIMIT_END 9
 
 
 struct npyio_options {
@@ -26,10 +26,11 @@ static const int64_t default_limits[LIMIT_END] = {
     [NPYIO_LIMIT_HEADER_SIZE] = 10000,
     [NPYIO_LIMIT_NDIM] = 64,
     [NPYIO_LIMIT_DEPTH] = 32,
-    [NPYIO_LIMIT_NPZ_MEMBERS] = 65536,
+    [NPYIO_LIMIT_NPZ_MEMBERS] = INT64_MAX,
     [NPYIO_LIMIT_NPZ_MEMBER_BYTES] = INT64_MAX,
     [NPYIO_LIMIT_NPZ_RATIO] = 1100,
     [NPYIO_LIMIT_ALLOC_BYTES] = INT64_MAX,
+    [NPYIO_LIMIT_NPZ_TOTAL_BYTES] = INT64_MAX,
 };
 
 /* Names for messages, as the header spells them. */
@@ -41,6 +42,7 @@ static const char *const limit_names[LIMIT_END] = {
     [NPYIO_LIMIT_NPZ_MEMBER_BYTES] = "NPYIO_LIMIT_NPZ_MEMBER_BYTES",
     [NPYIO_LIMIT_NPZ_RATIO] = "NPYIO_LIMIT_NPZ_RATIO",
     [NPYIO_LIMIT_ALLOC_BYTES] = "NPYIO_LIMIT_ALLOC_BYTES",
+    [NPYIO_LIMIT_NPZ_TOTAL_BYTES] = "NPYIO_LIMIT_NPZ_TOTAL_BYTES",
 };
 
 static const npyio_allocator default_allocator = {
@@ -115,6 +117,20 @@ npyio_status npyio__options_new_in(const npyio__mem *mem,
         return st;
     set_defaults(*out, true);
     return NPYIO_OK;
+}
+
+npyio_status npyio__options_copy_in(const npyio__mem *mem,
+                                    const npyio_options *from,
+                                    npyio_options **out)
+{
+    npyio_status st = npyio__options_new_in(mem, out);
+
+    if (st == NPYIO_OK && from != NULL) {
+        memcpy((*out)->limits, from->limits, sizeof from->limits);
+        (*out)->allocator = from->allocator;
+        (*out)->allocator_user = from->allocator_user;
+    }
+    return st;
 }
 
 void npyio_options_free(npyio_options *options)

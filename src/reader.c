@@ -10,6 +10,7 @@
  */
 #include "convert.h"
 #include "header_io.h"
+#include "reader.h"
 #include "stream.h"
 
 #include <stdio.h>
@@ -149,6 +150,20 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
         return st;
     }
     *out = r;
+    return NPYIO_OK;
+}
+
+npyio_status npyio__reader_adopt(npyio_stream *stream,
+                                 const npyio_options *options,
+                                 const char *where, npyio_reader **out)
+{
+    npyio_status st = open_reader(NULL, stream, options, where, out);
+
+    if (st != NPYIO_OK) {
+        npyio_stream_close(stream);
+        return st;
+    }
+    (*out)->owns_stream = true;
     return NPYIO_OK;
 }
 
@@ -504,6 +519,8 @@ static npyio_status read_converted(npyio_reader *r, uint32_t flags, void *dst)
     else
         st = read_in_place(r, &c, (size_t)h->nbytes, dst);
     npyio__converter_free(&c);
+    if (st == NPYIO_OK)
+        st = npyio__stream_finish(r->stream);
     return fail_reader(r, st);
 }
 
@@ -794,7 +811,9 @@ static npyio_status read_chunk_reordered(npyio_reader *r, void *dst,
                            "C order needs a stream that can seek", where);
     if (left == 0 || itemsize == 0) {
         end_chunks(r);
-        return NPYIO_END; /* (elements of 0 bytes: nothing to deliver) */
+        st = fail_reader(r, npyio__stream_finish(r->stream));
+        return st != NPYIO_OK ? st : NPYIO_END; /* (elements of 0 bytes:
+                                                   nothing to deliver) */
     }
     n = cap / itemsize < left ? cap / itemsize : left;
     if (n == 0)
@@ -840,7 +859,8 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
     left = (uint64_t)h->nbytes - reader->chunk_pos;
     if (left == 0) {
         end_chunks(reader);
-        return NPYIO_END;
+        st = fail_reader(reader, npyio__stream_finish(reader->stream));
+        return st != NPYIO_OK ? st : NPYIO_END;
     }
     if (cap < itemsize)
         return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is %zu "
@@ -871,23 +891,15 @@ npyio_status npyio_reader_read_chunk(npyio_reader *reader, void *dst,
 
 /* ---- one call ------------------------------------------------------------------------ */
 
-static npyio_status load_body(const char *path, uint32_t flags,
-                              const npyio_options *options,
-                              npyio_header **header, void **data)
+npyio_status npyio__reader_load(npyio_reader *r, uint32_t flags,
+                                const char *context, npyio_header **header,
+                                void **data)
 {
-    npyio_reader *r = NULL;
     npyio_status st, closed;
 
-    if (header == NULL || data == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_load: %s is NULL",
-                           header == NULL ? "header" : "data");
     *header = NULL;
-    *data = NULL;
-    st = npyio_reader_open_path(path, options, &r);
-    if (st != NPYIO_OK)
-        return st;
     st = npyio__with_context(npyio_reader_read_alloc(r, flags, data, NULL),
-                             path);
+                             context);
     /* The header handed back describes the bytes handed back: converted
      * ones too, so that saving them with it writes the same array. */
     if (st == NPYIO_OK && flags != 0)
@@ -909,6 +921,24 @@ static npyio_status load_body(const char *path, uint32_t flags,
         st = closed;
     }
     return st;
+}
+
+static npyio_status load_body(const char *path, uint32_t flags,
+                              const npyio_options *options,
+                              npyio_header **header, void **data)
+{
+    npyio_reader *r = NULL;
+    npyio_status st;
+
+    if (header == NULL || data == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_load: %s is NULL",
+                           header == NULL ? "header" : "data");
+    *header = NULL;
+    *data = NULL;
+    st = npyio_reader_open_path(path, options, &r);
+    if (st != NPYIO_OK)
+        return st;
+    return npyio__reader_load(r, flags, path, header, data);
 }
 
 npyio_status npyio_load(const char *path, uint32_t flags,

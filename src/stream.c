@@ -310,10 +310,41 @@ npyio_status npyio__stream_commit(npyio_stream *s, bool durable)
     return NPYIO_OK;
 }
 
+npyio_status npyio__stream_finish(npyio_stream *s)
+{
+    return s->backend->finish != NULL ? s->backend->finish(s->state)
+                                      : NPYIO_OK;
+}
+
 void npyio__stream_abort(npyio_stream *s)
 {
     if (s->backend->abort != NULL)
         s->backend->abort(s->state);
+}
+
+/* ---- reading, for the caller ------------------------------------------------------ */
+
+static npyio_status stream_read_body(npyio_stream *stream, void *buf,
+                                     size_t cap, size_t *got)
+{
+    static const char where[] = "npyio_stream_read";
+    npyio_status st;
+
+    if (got == NULL || (buf == NULL && cap > 0))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           got == NULL ? "got" : "buf");
+    *got = 0;
+    st = npyio__check_stream(stream, where);
+    if (st != NPYIO_OK)
+        return st;
+    return npyio__stream_read(stream, buf, cap, got, "the stream");
+}
+
+npyio_status npyio_stream_read(npyio_stream *stream, void *buf, size_t cap,
+                               size_t *got)
+{
+    return npyio__as_called(stream_read_body(stream, buf, cap, got),
+                            "npyio_stream_read");
 }
 
 /* ---- closing --------------------------------------------------------------------------- */
@@ -339,4 +370,42 @@ npyio_status npyio_stream_close(npyio_stream *stream)
 {
     return npyio__as_called(stream_close_body(stream),
                             "npyio_stream_close");
+}
+
+npyio_status npyio__stream_read_at(npyio_stream *s, void *buf, size_t len,
+                                   int64_t offset, size_t *got,
+                                   const char *what)
+{
+    npyio_status st;
+
+    if (s->backend->pread != NULL)
+        return npyio__stream_pread(s, buf, len, offset, got, what);
+    *got = 0;
+    st = npyio__stream_seek(s, offset, NPYIO_SEEK_SET, NULL);
+    if (st != NPYIO_OK)
+        return npyio__fail(st, "reading %s at offset %lld: %s", what,
+                           (long long)offset, npyio_last_error());
+    return npyio__stream_read(s, buf, len, got, what);
+}
+
+npyio_status npyio__stream_length(npyio_stream *s, int64_t *length)
+{
+    int64_t here = 0;
+    npyio_status st;
+
+    *length = 0;
+    if (!npyio__stream_seekable(s))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "the stream cannot seek (a "
+                           "pipe or a socket?)");
+    if (s->backend->size != NULL) {
+        st = s->backend->size(s->state, length);
+        return st == NPYIO_OK ? st : npyio__fail(st, "the stream's length: "
+                                                 "%s", npyio_last_error());
+    }
+    st = npyio__stream_tell(s, &here);
+    if (st == NPYIO_OK)
+        st = npyio__stream_seek(s, 0, NPYIO_SEEK_END, length);
+    if (st == NPYIO_OK)
+        st = npyio__stream_seek(s, here, NPYIO_SEEK_SET, NULL);
+    return st;
 }

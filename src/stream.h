@@ -44,6 +44,10 @@
  * close  release what the state holds (not the state's memory); a stream
  *        closed neither committed nor aborted is aborted.
  * buffered  bytes the back end holds that a read returns without I/O.
+ * finish the consumer has read all it wants of the data: an archive
+ *        member reads what is left of itself, to check its CRC-32 (a
+ *        whole array read is then checked even when the member holds
+ *        bytes after the array). May be NULL.
  * probe  learn what the object is (whether it can seek, and the table that
  *        serves it from now on), the first time that matters: a back end
  *        that opened its object itself may put the question off, so that
@@ -64,6 +68,7 @@ typedef struct npyio__stream_backend {
     void (*abort)(void *state);
     npyio_status (*close)(void *state);
     size_t (*buffered)(void *state);
+    npyio_status (*finish)(void *state);
     void (*probe)(void *state, bool *seekable,
                   const struct npyio__stream_backend **backend);
 } npyio__stream_backend;
@@ -132,6 +137,17 @@ npyio_status npyio__stream_pread(npyio_stream *s, void *buf, size_t len,
                                  int64_t offset, size_t *got,
                                  const char *what);
 
+/* Read up to len bytes at offset, looping on short reads: with pread
+ * where the back end has it (the position does not move), else by seeking
+ * there and reading (the position moves; one thread at a time). */
+npyio_status npyio__stream_read_at(npyio_stream *s, void *buf, size_t len,
+                                   int64_t offset, size_t *got,
+                                   const char *what);
+
+/* The total length of a seekable stream (the back end's size, or a seek
+ * to the end and back). */
+npyio_status npyio__stream_length(npyio_stream *s, int64_t *length);
+
 /*
  * Read to the end of the stream, or `want` bytes if want > 0, into one
  * block from mem that grows geometrically from 1 MiB (the allocation limit
@@ -149,6 +165,9 @@ npyio_status npyio__stream_sync(npyio_stream *s, bool durable);
 /* Commit (see the table above), or sync where the back end has no
  * commit. */
 npyio_status npyio__stream_commit(npyio_stream *s, bool durable);
+
+/* The consumer is done reading (see the table above). */
+npyio_status npyio__stream_finish(npyio_stream *s);
 
 /* Abort (see the table above); nothing where the back end cannot. */
 void npyio__stream_abort(npyio_stream *s);

@@ -85,10 +85,11 @@ static void test_default_limits(void **state)
         {NPYIO_LIMIT_HEADER_SIZE, 10000},
         {NPYIO_LIMIT_NDIM, 64},
         {NPYIO_LIMIT_DEPTH, 32},
-        {NPYIO_LIMIT_NPZ_MEMBERS, 65536},
+        {NPYIO_LIMIT_NPZ_MEMBERS, INT64_MAX},
         {NPYIO_LIMIT_NPZ_MEMBER_BYTES, INT64_MAX},
         {NPYIO_LIMIT_NPZ_RATIO, 1100},
         {NPYIO_LIMIT_ALLOC_BYTES, INT64_MAX},
+        {NPYIO_LIMIT_NPZ_TOTAL_BYTES, INT64_MAX},
     };
     npyio_options *o = NULL;
     int64_t value;
@@ -139,8 +140,8 @@ static void test_bad_limit_calls(void **state)
                         "NPYIO_LIMIT_NDIM cannot be negative (-1 given)");
     assert_status(npyio_options_set_limit(o, 0, 1), NPYIO_E_INVALID_ARG);
     assert_error_contains("limit 0 is not known");
-    assert_status(npyio_options_set_limit(o, 8, 1), NPYIO_E_INVALID_ARG);
-    assert_error_contains("limit 8 is not known");
+    assert_status(npyio_options_set_limit(o, 9, 1), NPYIO_E_INVALID_ARG);
+    assert_error_contains("limit 9 is not known");
     assert_status(npyio_options_set_limit(o, -5, 1), NPYIO_E_INVALID_ARG);
     assert_status(npyio_options_set_limit(NULL, NPYIO_LIMIT_NDIM, 1),
                   NPYIO_E_INVALID_ARG);

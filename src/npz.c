@@ -1,0 +1,654 @@
+/*
+ * npz.c - .npz archives opened for reading: the directory (zip_dir.h),
+ * what each member is (probed once, at open, so the handle never changes
+ * afterwards and threads can share it), and members handed out as
+ * readers, streams and maps over the archive's stream.
+ */
+#include "map.h"
+#include "npz_member.h"
+#include "platform.h"
+#include "reader.h"
+#include "zip_dir.h"
+
+#include <fcntl.h>
+#include <string.h>
+
+#define NPYIO__MAGIC_NPZ 0x4e50495au /* "NPIZ" */
+
+/* The first bytes of an .npy file: magic, version, header length. */
+#define PROBE_BYTES 12
+
+/* What a member is, found at open. */
+typedef struct member_kind {
+    bool readable;        /* stored or deflated, not encrypted or patched */
+    bool is_array;        /* starts with the NPY magic */
+    int64_t array_offset; /* stored arrays: where the array data lies */
+} member_kind;
+
+struct npyio_npz {
+    uint32_t magic;
+    npyio__mem mem;
+    npyio_options *options; /* a copy: members are opened later */
+    npyio_stream *stream;
+    bool owns_stream;
+    int fd;                 /* opened from a path: for maps; else -1 */
+    npyio__zip_dir dir;
+    member_kind *kinds;
+};
+
+static npyio_status check_npz(const npyio_npz *npz, const char *where)
+{
+    if (npz == NULL || npz->magic != NPYIO__MAGIC_NPZ)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s", where,
+                           npz == NULL ? "npz is NULL"
+                                       : "the pointer given as an archive is "
+                                         "not an npyio_npz (or was closed)");
+    return NPYIO_OK;
+}
+
+static const npyio_npz *live(const npyio_npz *npz)
+{
+    return npz != NULL && npz->magic == NPYIO__MAGIC_NPZ ? npz : NULL;
+}
+
+static npyio_status check_index(const npyio_npz *npz, size_t index,
+                                const char *where)
+{
+    npyio_status st = check_npz(npz, where);
+
+    if (st == NPYIO_OK && index >= npz->dir.count)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: member %zu of an archive "
+                         "of %zu", where, index, npz->dir.count);
+    return st;
+}
+
+/* "member 3 ('a.npy')", for messages. */
+static const char *member_label(const npyio__zip_entry *e, size_t index,
+                                char *buf, size_t cap)
+{
+    char shown[96];
+
+    snprintf(buf, cap, "member %zu ('%s')", index,
+             npyio__show(e->name, strlen(e->name), shown, sizeof shown));
+    return buf;
+}
+
+/* ---- what a member is ---------------------------------------------------------- */
+
+static const char *method_name(unsigned method)
+{
+    switch (method) {
+    case 1: return "shrink";
+    case 6: return "implode";
+    case 9: return "deflate64";
+    case 12: return "bzip2";
+    case 14: return "lzma";
+    case 93: return "zstandard";
+    case 95: return "xz";
+    case 98: return "ppmd";
+    case 99: return "AES encryption";
+    default: return "an unknown method";
+    }
+}
+
+static bool can_read(const npyio__zip_entry *e)
+{
+    return (e->method == NPYIO__ZIP_STORED ||
+            e->method == NPYIO__ZIP_DEFLATED) &&
+           !(e->flags & (NPYIO__ZIP_ENCRYPTED | NPYIO__ZIP_PATCHED |
+                         NPYIO__ZIP_STRONG_ENCRYPTION));
+}
+
+/* Whether this library may read the member at all, and within limits:
+ * nothing is inflated before this passes. */
+static npyio_status check_member(const npyio_npz *npz, size_t index)
+{
+    const npyio__zip_entry *e = &npz->dir.entries[index];
+    int64_t max_bytes = npyio__limit(npz->options,
+                                     NPYIO_LIMIT_NPZ_MEMBER_BYTES);
+    int64_t ratio = npyio__limit(npz->options, NPYIO_LIMIT_NPZ_RATIO);
+    char label[128];
+
+    member_label(e, index, label, sizeof label);
+    if (e->flags & (NPYIO__ZIP_ENCRYPTED | NPYIO__ZIP_STRONG_ENCRYPTION))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s is encrypted", label);
+    if (e->flags & NPYIO__ZIP_PATCHED)
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s is compressed patched "
+                           "data", label);
+    if (!can_read(e))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s is compressed with %s "
+                           "(method %u); only stored and deflate are read",
+                           label, method_name(e->method), e->method);
+    if (e->method == NPYIO__ZIP_STORED && e->csize != e->usize)
+        return npyio__fail(NPYIO_E_FORMAT, "%s is stored, yet its sizes "
+                           "differ (%llu in the archive, %llu declared)",
+                           label, (unsigned long long)e->csize,
+                           (unsigned long long)e->usize);
+    if (e->usize > (uint64_t)max_bytes)
+        return npyio__fail(NPYIO_E_LIMIT, "%s declares %llu bytes, over "
+                           "NPYIO_LIMIT_NPZ_MEMBER_BYTES (%lld)", label,
+                           (unsigned long long)e->usize,
+                           (long long)max_bytes);
+    if (e->method == NPYIO__ZIP_DEFLATED &&
+        (e->csize == 0 ? e->usize > 0
+                       : e->usize / e->csize >= (uint64_t)ratio))
+        return npyio__fail(NPYIO_E_LIMIT, "%s declares %llu bytes from %llu "
+                           "compressed: a ratio over NPYIO_LIMIT_NPZ_RATIO "
+                           "(%lld), refused before inflating", label,
+                           (unsigned long long)e->usize,
+                           (unsigned long long)e->csize, (long long)ratio);
+    return NPYIO_OK;
+}
+
+/* The offset of a stored array's data, from its first bytes (magic,
+ * version, header length), or -1. */
+static int64_t array_data_offset(const npyio__zip_entry *e,
+                                 const unsigned char *b, size_t got)
+{
+    uint64_t end;
+
+    if (e->method != NPYIO__ZIP_STORED || got < PROBE_BYTES)
+        return -1;
+    if (b[6] == 1)
+        end = 10 + (uint64_t)npyio__le16(b + 8);
+    else if (b[6] == 2 || b[6] == 3)
+        end = 12 + (uint64_t)npyio__le32(b + 8);
+    else
+        return -1;
+    return end <= e->usize ? e->data_offset + (int64_t)end : -1;
+}
+
+/* Read a member's first bytes to learn whether it is an .npy file. A
+ * member that cannot be read now (corrupt data) is listed as no array;
+ * opening it reports why. */
+static npyio_status probe_member(npyio_npz *npz, size_t index)
+{
+    static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+    const npyio__zip_entry *e = &npz->dir.entries[index];
+    member_kind *k = &npz->kinds[index];
+    unsigned char first[PROBE_BYTES];
+    npyio__saved_message saved;
+    npyio_stream *s = NULL;
+    size_t got = 0;
+    npyio_status st;
+
+    k->array_offset = -1;
+    k->is_array = false;
+    k->readable = can_read(e);
+    if (!k->readable || check_member(npz, index) != NPYIO_OK)
+        return NPYIO_OK; /* said again when it is opened */
+    npyio__message_save(&saved);
+    st = npyio__member_open(npz->stream, e, npz->options, &s);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__stream_read(s, first, sizeof first, &got, "a member's start");
+    npyio_stream_close(s);
+    npyio__message_restore(&saved);
+    if (st == NPYIO_E_NOMEM)
+        return st;
+    if (st == NPYIO_OK && got >= sizeof magic &&
+        memcmp(first, magic, sizeof magic) == 0) {
+        k->is_array = true;
+        k->array_offset = array_data_offset(e, first, got);
+    }
+    return NPYIO_OK;
+}
+
+/* ---- opening ------------------------------------------------------------------- */
+
+static npyio_status read_archive(npyio_npz *npz)
+{
+    int64_t total = npyio__limit(npz->options, NPYIO_LIMIT_NPZ_TOTAL_BYTES);
+    npyio_status st;
+    size_t i;
+
+    if (!npyio__stream_seekable(npz->stream))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "a ZIP archive is read from "
+                           "its end, and the stream cannot seek (copy a "
+                           "pipe to a file first)");
+    st = npyio__zip_dir_read(npz->stream, &npz->mem, npz->options,
+                             &npz->dir);
+    if (st == NPYIO_OK && npz->dir.total_usize > (uint64_t)total)
+        st = npyio__fail(NPYIO_E_LIMIT, "the members declare %llu bytes in "
+                         "all, over NPYIO_LIMIT_NPZ_TOTAL_BYTES (%lld)",
+                         (unsigned long long)npz->dir.total_usize,
+                         (long long)total);
+    if (st == NPYIO_OK)
+        st = npyio__alloc_array(&npz->mem, npz->dir.count + 1,
+                                sizeof *npz->kinds, "member kinds",
+                                (void **)&npz->kinds);
+    for (i = 0; st == NPYIO_OK && i < npz->dir.count; i++)
+        st = probe_member(npz, i);
+    return st;
+}
+
+static npyio_status new_npz(const npyio_options *options, npyio_npz **out)
+{
+    npyio__mem mem;
+    npyio_npz *npz;
+    npyio_status st;
+
+    npyio__mem_init(&mem, options);
+    st = npyio__alloc_zero(&mem, sizeof *npz, "archive", (void **)&npz);
+    if (st != NPYIO_OK)
+        return st;
+    npz->magic = NPYIO__MAGIC_NPZ;
+    npz->mem = mem;
+    npz->fd = -1;
+    st = npyio__options_copy_in(&mem, options, &npz->options);
+    if (st != NPYIO_OK) {
+        npyio__free(npz);
+        return st;
+    }
+    *out = npz;
+    return NPYIO_OK;
+}
+
+static npyio_status npz_close_body(npyio_npz *npz)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (live(npz) == NULL)
+        return NPYIO_OK;
+    if (npz->owns_stream)
+        st = npyio_stream_close(npz->stream);
+    if (npz->fd >= 0 && npyio__fd_close(npz->fd) != 0 && st == NPYIO_OK)
+        st = NPYIO_E_IO;
+    npyio__zip_dir_free(&npz->dir);
+    npyio__free(npz->kinds);
+    npyio_options_free(npz->options);
+    npz->magic = NPYIO__MAGIC_DEAD;
+    npyio__free(npz);
+    return st;
+}
+
+npyio_status npyio_npz_close(npyio_npz *npz)
+{
+    return npyio__as_called(npz_close_body(npz), "npyio_npz_close");
+}
+
+static npyio_status npz_open_path_body(const char *path,
+                                       const npyio_options *options,
+                                       npyio_npz **out)
+{
+    static const char where[] = "npyio_npz_open_path";
+    npyio_npz *npz = NULL;
+    npyio_status st;
+
+    if (out == NULL || path == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           out == NULL ? "out" : "path");
+    *out = NULL;
+    st = new_npz(options, &npz);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__open_path(path, O_RDONLY, 0, where, &npz->fd);
+    if (st == NPYIO_OK)
+        st = npyio__stream_open_fd(npz->fd, false, npz->options,
+                                   &npz->stream);
+    if (st == NPYIO_OK) {
+        npz->owns_stream = true;
+        st = npyio__with_context(read_archive(npz), path);
+    }
+    if (st != NPYIO_OK) {
+        npz_close_body(npz);
+        return st;
+    }
+    *out = npz;
+    return NPYIO_OK;
+}
+
+npyio_status npyio_npz_open_path(const char *path,
+                                 const npyio_options *options,
+                                 npyio_npz **out)
+{
+    return npyio__as_called(npz_open_path_body(path, options, out),
+                            "npyio_npz_open_path");
+}
+
+static npyio_status npz_open_stream_body(npyio_stream *stream,
+                                         const npyio_options *options,
+                                         npyio_npz **out)
+{
+    static const char where[] = "npyio_npz_open_stream";
+    npyio_npz *npz = NULL;
+    npyio_status st;
+
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    *out = NULL;
+    st = npyio__check_stream(stream, where);
+    if (st == NPYIO_OK)
+        st = new_npz(options, &npz);
+    if (st != NPYIO_OK)
+        return st;
+    npz->stream = stream;
+    st = read_archive(npz);
+    if (st != NPYIO_OK) {
+        npz_close_body(npz);
+        return st;
+    }
+    *out = npz;
+    return NPYIO_OK;
+}
+
+npyio_status npyio_npz_open_stream(npyio_stream *stream,
+                                   const npyio_options *options,
+                                   npyio_npz **out)
+{
+    return npyio__as_called(npz_open_stream_body(stream, options, out),
+                            "npyio_npz_open_stream");
+}
+
+/* ---- listing ------------------------------------------------------------------- */
+
+size_t npyio_npz_count(const npyio_npz *npz)
+{
+    return live(npz) != NULL ? npz->dir.count : 0;
+}
+
+const char *npyio_npz_name(const npyio_npz *npz, size_t index)
+{
+    if (live(npz) == NULL || index >= npz->dir.count)
+        return NULL;
+    return npz->dir.entries[index].name;
+}
+
+const char *npyio_npz_key(const npyio_npz *npz, size_t index)
+{
+    if (live(npz) == NULL || index >= npz->dir.count)
+        return NULL;
+    return npz->dir.entries[index].key;
+}
+
+/* The last member named `name` (zipfile keeps the last of a name), and
+ * whether others share it. */
+static bool last_named(const npyio__zip_dir *dir, const char *name,
+                       size_t *index, size_t *matches)
+{
+    size_t i;
+
+    *matches = 0;
+    for (i = 0; i < dir->count; i++) {
+        if (strcmp(dir->entries[i].name, name) == 0) {
+            *index = i;
+            ++*matches;
+        }
+    }
+    return *matches > 0;
+}
+
+static size_t count_keys(const npyio__zip_dir *dir, const char *key)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < dir->count; i++)
+        n += strcmp(dir->entries[i].key, key) == 0;
+    return n;
+}
+
+static npyio_status find_member(const npyio_npz *npz, const char *key,
+                                size_t *index, int *ambiguous)
+{
+    size_t matches = 0, len = strlen(key);
+    char *with_npy = NULL, shown[96];
+    bool found = last_named(&npz->dir, key, index, &matches);
+    npyio_status st = NPYIO_OK;
+
+    if (!found) {
+        st = npyio__alloc(&npz->mem, len + 5, "a member name",
+                          (void **)&with_npy);
+        if (st != NPYIO_OK)
+            return st;
+        memcpy(with_npy, key, len);
+        memcpy(with_npy + len, ".npy", 5);
+        found = last_named(&npz->dir, with_npy, index, &matches);
+        npyio__free(with_npy);
+    }
+    if (!found)
+        return npyio__fail(NPYIO_E_NOT_FOUND, "no member '%s' (nor '%s.npy') "
+                           "in the archive", npyio__show(key, len, shown,
+                                                         sizeof shown),
+                           shown);
+    if (ambiguous != NULL)
+        *ambiguous = matches > 1 ||
+                     count_keys(&npz->dir,
+                                npz->dir.entries[*index].key) > 1;
+    return NPYIO_OK;
+}
+
+static npyio_status npz_find_body(const npyio_npz *npz, const char *key,
+                                  size_t *index, int *ambiguous)
+{
+    static const char where[] = "npyio_npz_find";
+    npyio_status st = check_npz(npz, where);
+
+    if (st == NPYIO_OK && (key == NULL || index == NULL))
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                         key == NULL ? "key" : "index");
+    if (st != NPYIO_OK)
+        return st;
+    if (ambiguous != NULL)
+        *ambiguous = 0;
+    return find_member(npz, key, index, ambiguous);
+}
+
+npyio_status npyio_npz_find(const npyio_npz *npz, const char *key,
+                            size_t *index, int *ambiguous)
+{
+    return npyio__as_called(npz_find_body(npz, key, index, ambiguous),
+                            "npyio_npz_find");
+}
+
+static npyio_status field_value(const npyio_npz *npz, size_t index,
+                                npyio_npz_field field, int64_t *value)
+{
+    const npyio__zip_entry *e = &npz->dir.entries[index];
+    const member_kind *k = &npz->kinds[index];
+
+    switch (field) {
+    case NPYIO_NPZ_METHOD: *value = e->method; break;
+    case NPYIO_NPZ_FLAGS: *value = e->flags; break;
+    case NPYIO_NPZ_CRC32: *value = e->crc; break;
+    case NPYIO_NPZ_COMPRESSED_SIZE: *value = (int64_t)e->csize; break;
+    case NPYIO_NPZ_SIZE: *value = (int64_t)e->usize; break;
+    case NPYIO_NPZ_HEADER_OFFSET: *value = e->header_offset; break;
+    case NPYIO_NPZ_DATA_OFFSET: *value = e->data_offset; break;
+    case NPYIO_NPZ_IS_ARRAY: *value = k->readable ? k->is_array : -1; break;
+    case NPYIO_NPZ_ARRAY_OFFSET: *value = k->array_offset; break;
+    case NPYIO_NPZ_ALIGNED:
+        *value = k->array_offset >= 0 && k->array_offset % 64 == 0;
+        break;
+    case NPYIO_NPZ_READABLE: *value = k->readable; break;
+    default:
+        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_npz_stat: field %d "
+                           "is unknown to libnpyio %s", (int)field,
+                           NPYIO_VERSION_STRING);
+    }
+    return NPYIO_OK;
+}
+
+static npyio_status npz_stat_body(const npyio_npz *npz, size_t index,
+                                  npyio_npz_field field, int64_t *value)
+{
+    static const char where[] = "npyio_npz_stat";
+    npyio_status st = check_index(npz, index, where);
+
+    if (st == NPYIO_OK && value == NULL)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: value is NULL", where);
+    if (st != NPYIO_OK)
+        return st;
+    return field_value(npz, index, field, value);
+}
+
+npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
+                            npyio_npz_field field, int64_t *value)
+{
+    return npyio__as_called(npz_stat_body(npz, index, field, value),
+                            "npyio_npz_stat");
+}
+
+/* ---- members ------------------------------------------------------------------- */
+
+static npyio_status open_member(npyio_npz *npz, size_t index,
+                                const char *where, npyio_stream **out)
+{
+    npyio_status st = check_index(npz, index, where);
+
+    if (st == NPYIO_OK && out == NULL)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    if (st != NPYIO_OK)
+        return st;
+    *out = NULL;
+    st = check_member(npz, index);
+    if (st == NPYIO_OK)
+        st = npyio__member_open(npz->stream, &npz->dir.entries[index],
+                                npz->options, out);
+    return st;
+}
+
+static npyio_status npz_open_member_body(npyio_npz *npz, size_t index,
+                                         npyio_stream **out)
+{
+    return open_member(npz, index, "npyio_npz_open_member", out);
+}
+
+npyio_status npyio_npz_open_member(npyio_npz *npz, size_t index,
+                                   npyio_stream **out)
+{
+    return npyio__as_called(npz_open_member_body(npz, index, out),
+                            "npyio_npz_open_member");
+}
+
+static npyio_status npz_open_reader_body(npyio_npz *npz, size_t index,
+                                         npyio_reader **out)
+{
+    static const char where[] = "npyio_npz_open_reader";
+    npyio_stream *s = NULL;
+    char label[128];
+    npyio_status st;
+
+    if (out != NULL)
+        *out = NULL;
+    st = open_member(npz, index, where, out != NULL ? &s : NULL);
+    if (st == NPYIO_OK)
+        st = npyio__reader_adopt(s, npz->options, where, out);
+    if (st != NPYIO_OK && index < npyio_npz_count(npz))
+        st = npyio__with_context(st, member_label(&npz->dir.entries[index],
+                                                  index, label,
+                                                  sizeof label));
+    return st;
+}
+
+npyio_status npyio_npz_open_reader(npyio_npz *npz, size_t index,
+                                   npyio_reader **out)
+{
+    return npyio__as_called(npz_open_reader_body(npz, index, out),
+                            "npyio_npz_open_reader");
+}
+
+static npyio_status npz_map_body(npyio_npz *npz, size_t index,
+                                 npyio_map **out)
+{
+    static const char where[] = "npyio_npz_map";
+    const npyio__zip_entry *e;
+    char label[128];
+    npyio_status st = check_index(npz, index, where);
+
+    if (st == NPYIO_OK && out == NULL)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    if (st != NPYIO_OK)
+        return st;
+    *out = NULL;
+    e = &npz->dir.entries[index];
+    member_label(e, index, label, sizeof label);
+    st = check_member(npz, index);
+    if (st == NPYIO_OK && e->method != NPYIO__ZIP_STORED)
+        st = npyio__fail(NPYIO_E_UNSUPPORTED, "%s is deflated: only stored "
+                         "members can be mapped (read it instead)", label);
+    if (st == NPYIO_OK && npz->fd < 0)
+        st = npyio__fail(NPYIO_E_UNSUPPORTED, "%s: maps need an archive "
+                         "opened from a path", label);
+    if (st != NPYIO_OK)
+        return st;
+    return npyio__with_context(npyio__map_array_at(npz->fd, e->data_offset,
+                                                   (int64_t)e->csize, 0,
+                                                   npz->options, out),
+                               label);
+}
+
+npyio_status npyio_npz_map(npyio_npz *npz, size_t index, npyio_map **out)
+{
+    return npyio__as_called(npz_map_body(npz, index, out), "npyio_npz_map");
+}
+
+static npyio_status npz_verify_body(npyio_npz *npz, size_t index)
+{
+    const size_t block = (size_t)1 << 20;
+    npyio_stream *s = NULL;
+    void *buf = NULL;
+    size_t got = block;
+    npyio_status st = open_member(npz, index, "npyio_npz_verify", &s);
+
+    if (st == NPYIO_OK)
+        st = npyio__alloc(&npz->mem, block, "a verify buffer", &buf);
+    while (st == NPYIO_OK && got == block)
+        st = npyio__stream_read(s, buf, block, &got, "member data");
+    npyio__free(buf);
+    npyio_stream_close(s);
+    return st;
+}
+
+npyio_status npyio_npz_verify(npyio_npz *npz, size_t index)
+{
+    return npyio__as_called(npz_verify_body(npz, index), "npyio_npz_verify");
+}
+
+static npyio_status npz_load_body(const char *path, const char *key,
+                                  uint32_t flags,
+                                  const npyio_options *options,
+                                  npyio_header **header, void **data)
+{
+    static const char where[] = "npyio_npz_load";
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    size_t index = 0;
+    char label[128];
+    npyio_status st, closed;
+
+    if (header == NULL || data == NULL || key == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           header == NULL ? "header"
+                           : data == NULL ? "data"
+                                          : "key");
+    *header = NULL;
+    *data = NULL;
+    st = npyio_npz_open_path(path, options, &npz);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__with_context(find_member(npz, key, &index, NULL), path);
+    if (st == NPYIO_OK)
+        st = npyio_npz_open_reader(npz, index, &r);
+    if (st == NPYIO_OK) {
+        member_label(&npz->dir.entries[index], index, label, sizeof label);
+        st = npyio__reader_load(r, flags, label, header, data);
+    }
+    closed = npyio_npz_close(npz);
+    if (st == NPYIO_OK && closed != NPYIO_OK) {
+        npyio_header_free(*header);
+        npyio__free(*data);
+        *header = NULL;
+        *data = NULL;
+        st = closed;
+    }
+    return st;
+}
+
+npyio_status npyio_npz_load(const char *path, const char *key,
+                            uint32_t flags, const npyio_options *options,
+                            npyio_header **header, void **data)
+{
+    return npyio__as_called(npz_load_body(path, key, flags, options, header,
+                                          data),
+                            "npyio_npz_load");
+}

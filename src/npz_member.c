@@ -1,0 +1,404 @@
+/*
+ * npz_member.c - member streams (npz_member.h). A stored member is a
+ * range of the archive, read with the archive's positioned reads; a
+ * deflated one is inflated by zlib's raw inflate into whatever buffer the
+ * read was given (no staging copy), its input read in large blocks.
+ *
+ * The CRC covers the bytes from the start in order: every read extends it
+ * over whatever part of its bytes lies just past what was covered, so a
+ * whole read, chunks, or a header read twice all end with the check; a
+ * caller that jumps around (rows of a stored member) is not checked, and
+ * npyio_npz_verify() exists for it.
+ */
+#include "npz_member.h"
+
+#include <limits.h>
+#include <string.h>
+#include <zlib.h>
+
+/* Compressed input read per refill, and the sink for skipped output. */
+#define INPUT_BYTES ((size_t)256 << 10)
+#define SKIP_BYTES ((size_t)64 << 10)
+
+typedef struct member_state {
+    npyio_stream *archive; /* borrowed */
+    npyio__zip_entry entry;
+    npyio__mem mem;
+    uint64_t pos;          /* in the uncompressed bytes */
+    uint64_t crc_pos;      /* the CRC covers [0, crc_pos) */
+    uint32_t crc;
+    npyio_status failed;   /* a checksum or format failure, repeated */
+    /* deflated members */
+    z_stream z;
+    bool z_ready, ended;
+    uint64_t in_pos;       /* compressed bytes taken from the archive */
+    unsigned char *in, *skip;
+} member_state;
+
+static const char *member_name(const member_state *m, char *buf, size_t cap)
+{
+    return npyio__show(m->entry.name, strlen(m->entry.name), buf, cap);
+}
+
+/* A failure of the member's bytes: kept, and repeated by later reads. */
+static npyio_status member_fail(member_state *m, npyio_status st,
+                                const char *what)
+{
+    char shown[96];
+
+    m->failed = st;
+    return npyio__fail(st, "member '%s': %s", member_name(m, shown,
+                                                          sizeof shown),
+                       what);
+}
+
+/* Extend the CRC over the part of [at, at + len) just past what it covers,
+ * and check it once it covers the whole member. */
+static npyio_status crc_over(member_state *m, const unsigned char *buf,
+                             size_t len, uint64_t at)
+{
+    char what[96];
+
+    if (m->crc_pos > m->entry.usize)
+        return NPYIO_OK; /* checked already */
+    if (at <= m->crc_pos && len > m->crc_pos - at) {
+        size_t skip = (size_t)(m->crc_pos - at);
+
+        m->crc = (uint32_t)crc32_z(m->crc, buf + skip, len - skip);
+        m->crc_pos = at + len;
+    }
+    if (m->crc_pos != m->entry.usize)
+        return NPYIO_OK;
+    m->crc_pos = m->entry.usize + 1; /* checked */
+    if (m->crc == m->entry.crc)
+        return NPYIO_OK;
+    snprintf(what, sizeof what, "its CRC-32 is %08lx; the directory says "
+             "%08lx", (unsigned long)m->crc, (unsigned long)m->entry.crc);
+    return member_fail(m, NPYIO_E_CHECKSUM, what);
+}
+
+/* ---- stored ------------------------------------------------------------------ */
+
+static npyio_status stored_pread(void *state, void *buf, size_t cap,
+                                 int64_t offset, size_t *got)
+{
+    member_state *m = state;
+    uint64_t left = (uint64_t)offset < m->entry.usize
+                        ? m->entry.usize - (uint64_t)offset
+                        : 0;
+    size_t want = (uint64_t)cap < left ? cap : (size_t)left;
+    npyio_status st;
+
+    *got = 0;
+    if (m->failed != NPYIO_OK)
+        return member_fail(m, m->failed, "failed earlier");
+    if (want == 0)
+        return crc_over(m, buf, 0, (uint64_t)offset);
+    st = npyio__stream_read_at(m->archive, buf, want,
+                               m->entry.data_offset + offset, got,
+                               "member data");
+    if (st == NPYIO_OK && *got < want)
+        st = member_fail(m, NPYIO_E_TRUNCATED, "the archive ends inside it "
+                         "(was it cut short after it was opened?)");
+    if (st == NPYIO_OK)
+        st = crc_over(m, buf, *got, (uint64_t)offset);
+    return st;
+}
+
+static npyio_status stored_read(void *state, void *buf, size_t cap,
+                                size_t *got)
+{
+    member_state *m = state;
+    npyio_status st = stored_pread(state, buf, cap, (int64_t)m->pos, got);
+
+    if (st == NPYIO_OK)
+        m->pos += *got;
+    return st;
+}
+
+static npyio_status member_seek(void *state, int64_t offset, int whence,
+                                int64_t *pos);
+
+static npyio_status member_size(void *state, int64_t *size)
+{
+    *size = (int64_t)((const member_state *)state)->entry.usize;
+    return NPYIO_OK;
+}
+
+static npyio_status member_close(void *state)
+{
+    member_state *m = state;
+
+    if (m->z_ready)
+        inflateEnd(&m->z);
+    npyio__free(m->in);
+    npyio__free(m->skip);
+    return NPYIO_OK;
+}
+
+/* What the CRC has not covered yet, read and dropped (nothing when a
+ * whole read covered the member). */
+static npyio_status stored_finish(void *state)
+{
+    member_state *m = state;
+    unsigned char block[4096];
+    size_t got = 1;
+    npyio_status st = NPYIO_OK;
+
+    while (st == NPYIO_OK && got > 0 && m->crc_pos <= m->entry.usize &&
+           m->failed == NPYIO_OK)
+        st = stored_pread(m, block, sizeof block, (int64_t)m->crc_pos, &got);
+    return st;
+}
+
+/* Positioned reads only where the archive has them: then windows of one
+ * archive may be read from several threads. */
+static const npyio__stream_backend stored_backend = {
+    .name = "archive member", .read = stored_read, .seek = member_seek,
+    .pread = stored_pread, .size = member_size, .close = member_close,
+    .finish = stored_finish};
+static const npyio__stream_backend stored_seeking_backend = {
+    .name = "archive member", .read = stored_read, .seek = member_seek,
+    .size = member_size, .close = member_close, .finish = stored_finish};
+
+/* ---- deflated ----------------------------------------------------------------- */
+
+/* zlib's allocations go through the stream's allocator too. */
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+    void *block = NULL;
+
+    if (npyio__alloc_array(opaque, items, size, "inflate state",
+                           &block) != NPYIO_OK)
+        return Z_NULL;
+    return block;
+}
+
+static void z_free(voidpf opaque, voidpf block)
+{
+    (void)opaque;
+    npyio__free(block);
+}
+
+static npyio_status refill(member_state *m)
+{
+    uint64_t left = m->entry.csize - m->in_pos;
+    size_t want = left < INPUT_BYTES ? (size_t)left : INPUT_BYTES, got = 0;
+    npyio_status st;
+
+    if (want == 0)
+        return member_fail(m, NPYIO_E_TRUNCATED, "its compressed data ends "
+                           "before its deflate stream does");
+    st = npyio__stream_read_at(m->archive, m->in, want,
+                               m->entry.data_offset + (int64_t)m->in_pos,
+                               &got, "compressed member data");
+    if (st == NPYIO_OK && got < want)
+        st = member_fail(m, NPYIO_E_TRUNCATED, "the archive ends inside it");
+    if (st != NPYIO_OK)
+        return st;
+    m->in_pos += got;
+    m->z.next_in = m->in;
+    m->z.avail_in = (uInt)got;
+    return NPYIO_OK;
+}
+
+/* Inflate into out (at most cap bytes, cap <= UINT_MAX) until some output
+ * came or the deflate stream ended. */
+static npyio_status inflate_some(member_state *m, unsigned char *out,
+                                 size_t cap, size_t *made)
+{
+    char what[160];
+    npyio_status st;
+    int ret;
+
+    m->z.next_out = out;
+    m->z.avail_out = (uInt)cap;
+    while (m->z.avail_out == cap && !m->ended) {
+        if (m->z.avail_in == 0) {
+            st = refill(m);
+            if (st != NPYIO_OK)
+                return st;
+        }
+        ret = inflate(&m->z, Z_NO_FLUSH);
+        if (ret == Z_STREAM_END)
+            m->ended = true;
+        else if (ret == Z_MEM_ERROR)
+            return npyio__fail(NPYIO_E_NOMEM, "inflating a member: out of "
+                               "memory");
+        else if (ret != Z_OK && ret != Z_BUF_ERROR) {
+            snprintf(what, sizeof what, "its deflate data is corrupt after "
+                     "%llu compressed bytes (%s)",
+                     (unsigned long long)(m->in_pos - m->z.avail_in),
+                     m->z.msg != NULL ? m->z.msg : "zlib error");
+            return member_fail(m, NPYIO_E_FORMAT, what);
+        }
+    }
+    *made = cap - m->z.avail_out;
+    return NPYIO_OK;
+}
+
+/* At the declared size the deflate stream must end: one more byte of
+ * output means the member inflates to more than its directory says. */
+static npyio_status check_stream_end(member_state *m)
+{
+    unsigned char extra;
+    size_t made = 0;
+    npyio_status st = NPYIO_OK;
+
+    if (!m->ended)
+        st = inflate_some(m, &extra, 1, &made);
+    if (st == NPYIO_OK && made > 0)
+        st = member_fail(m, NPYIO_E_FORMAT, "it inflates to more bytes than "
+                         "the directory declares (a possible zip bomb)");
+    return st;
+}
+
+static npyio_status deflated_read(void *state, void *buf, size_t cap,
+                                  size_t *got)
+{
+    member_state *m = state;
+    uint64_t left = m->entry.usize - m->pos;
+    size_t want = (uint64_t)cap < left ? cap : (size_t)left, made = 0;
+    npyio_status st = NPYIO_OK;
+    char what[128];
+
+    *got = 0;
+    if (m->failed != NPYIO_OK)
+        return member_fail(m, m->failed, "failed earlier");
+    if (want > UINT_MAX)
+        want = UINT_MAX;
+    if (want > 0)
+        st = inflate_some(m, buf, want, &made);
+    if (st == NPYIO_OK && want > 0 && made == 0) {
+        snprintf(what, sizeof what, "it inflates to only %llu bytes; the "
+                 "directory declares %llu", (unsigned long long)m->pos,
+                 (unsigned long long)m->entry.usize);
+        st = member_fail(m, NPYIO_E_TRUNCATED, what);
+    }
+    if (st == NPYIO_OK)
+        st = crc_over(m, buf, made, m->pos);
+    if (st != NPYIO_OK)
+        return st;
+    m->pos += made;
+    *got = made;
+    return m->pos == m->entry.usize ? check_stream_end(m) : NPYIO_OK;
+}
+
+/* Back to the member's first byte: the inflater starts again. */
+static void rewind_member(member_state *m)
+{
+    inflateReset(&m->z);
+    m->z.avail_in = 0;
+    m->in_pos = 0;
+    m->ended = false;
+    m->pos = 0;
+    m->crc = 0;
+    m->crc_pos = 0;
+}
+
+/* Inflate forward to `target` into the skip buffer (the CRC still runs). */
+static npyio_status skip_to(member_state *m, uint64_t target)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (m->skip == NULL)
+        st = npyio__alloc(&m->mem, SKIP_BYTES, "member skip buffer",
+                          (void **)&m->skip);
+    while (st == NPYIO_OK && m->pos < target) {
+        uint64_t left = target - m->pos;
+        size_t got = 0;
+
+        st = deflated_read(m, m->skip, left < SKIP_BYTES ? (size_t)left
+                                                          : SKIP_BYTES,
+                           &got);
+    }
+    return st;
+}
+
+static npyio_status member_seek(void *state, int64_t offset, int whence,
+                                int64_t *pos)
+{
+    member_state *m = state;
+    int64_t base = whence == NPYIO_SEEK_SET   ? 0
+                   : whence == NPYIO_SEEK_CUR ? (int64_t)m->pos
+                                              : (int64_t)m->entry.usize;
+    uint64_t target;
+    npyio_status st = NPYIO_OK;
+
+    if (offset > INT64_MAX - base || base + offset < 0)
+        return npyio__fail(NPYIO_E_IO, "offset out of range");
+    target = (uint64_t)(base + offset);
+    if (m->z_ready) {
+        if (target > m->entry.usize)
+            target = m->entry.usize;
+        if (target < m->pos)
+            rewind_member(m);
+        st = skip_to(m, target);
+    } else {
+        m->pos = target;
+    }
+    *pos = (int64_t)m->pos;
+    return st;
+}
+
+/* The rest of a deflated member, inflated and dropped: the CRC and the
+ * stream's end are checked. */
+static npyio_status deflated_finish(void *state)
+{
+    member_state *m = state;
+
+    return m->failed != NPYIO_OK ? NPYIO_OK : skip_to(m, m->entry.usize);
+}
+
+static const npyio__stream_backend deflated_backend = {
+    .name = "archive member", .read = deflated_read, .seek = member_seek,
+    .size = member_size, .close = member_close, .finish = deflated_finish};
+
+static npyio_status start_inflating(member_state *m)
+{
+    npyio_status st = npyio__alloc(&m->mem, INPUT_BYTES, "member input",
+                                   (void **)&m->in);
+    int ret;
+
+    if (st != NPYIO_OK)
+        return st;
+    m->z.zalloc = z_alloc;
+    m->z.zfree = z_free;
+    m->z.opaque = &m->mem;
+    ret = inflateInit2(&m->z, -MAX_WBITS);
+    if (ret != Z_OK)
+        return npyio__fail(ret == Z_MEM_ERROR ? NPYIO_E_NOMEM : NPYIO_E_IO,
+                           "starting to inflate a member: zlib error %d",
+                           ret);
+    m->z_ready = true;
+    return NPYIO_OK;
+}
+
+npyio_status npyio__member_open(npyio_stream *archive,
+                                const npyio__zip_entry *e,
+                                const npyio_options *options,
+                                npyio_stream **out)
+{
+    bool deflated = e->method == NPYIO__ZIP_DEFLATED;
+    const npyio__stream_backend *backend =
+        deflated                          ? &deflated_backend
+        : archive->backend->pread != NULL ? &stored_backend
+                                          : &stored_seeking_backend;
+    member_state *m;
+    npyio_status st = npyio__stream_new(backend, sizeof *m, options, out,
+                                        (void **)&m);
+
+    if (st != NPYIO_OK)
+        return st;
+    m->archive = archive;
+    m->entry = *e;
+    npyio__mem_init(&m->mem, options);
+    (*out)->position_known = true;
+    if (deflated)
+        st = start_inflating(m);
+    if (st != NPYIO_OK) {
+        npyio_stream_close(*out);
+        *out = NULL;
+    }
+    return st;
+}
