@@ -427,6 +427,9 @@ NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
 /** npyio_map_open(): map read-write, shared: changes reach the file.
  * Without it the mapping is read-only (writing through it faults). */
 #define NPYIO_MAP_WRITE 0x100u
+/** npyio_npz_create_path(), npyio_npz_create_stream(): do not pad stored
+ * members so that their data starts at a multiple of 64. */
+#define NPYIO_NPZ_NO_ALIGN 0x200u
 
 /**
  * Attach an allocator (see npyio_allocator), or restore the default.
@@ -2036,6 +2039,128 @@ NPYIO_API npyio_status npyio_npz_load(const char *path, const char *key,
                                       uint32_t flags,
                                       const npyio_options *options,
                                       npyio_header **header, void **data);
+
+/* ------------------------------------------------------------------------ */
+/* .npz archives: writing                                                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * An .npz archive being written. Opaque; one thread at a time.
+ *
+ * Members are added one after the other, each as an .npy file named key +
+ * ".npy" (as np.savez names them: "x.npy" becomes "x.npy.npy"), with its
+ * bytes exactly what np.save writes; archives load in np.load with the
+ * same keys and arrays. The same arrays give the same bytes (fixed dates
+ * and attributes). Names that are not ASCII are flagged UTF-8. ZIP64
+ * records are written where sizes, offsets or the member count need them.
+ * Stored members' data starts at an offset that is a multiple of 64 (a
+ * padding extra field, as Android's zipalign writes), so their arrays can
+ * be mapped aligned (npyio_npz_map()), unless NPYIO_NPZ_NO_ALIGN.
+ */
+typedef struct npyio_npz_writer npyio_npz_writer;
+
+/**
+ * Create an archive at path, replaced atomically as npyio_writer_open_path()
+ * replaces .npy files (a temporary file renamed over the path at
+ * npyio_npz_writer_close(), synced unless NPYIO_WRITE_NO_SYNC; a failed or
+ * aborted archive leaves an existing file untouched).
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_NO_ALIGN.
+ * @return NPYIO_OK; the statuses of npyio_writer_open_path();
+ *         NPYIO_E_INVALID_ARG.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_create_path(const char *path, uint32_t flags,
+                                             const npyio_options *options,
+                                             npyio_npz_writer **out);
+
+/**
+ * Write an archive to a stream (borrowed), from its position, which must
+ * be able to seek (each member's local header is completed after its
+ * data): a pipe is refused with NPYIO_E_UNSUPPORTED; write to a file and
+ * copy it.
+ * @param[in] flags NPYIO_NPZ_NO_ALIGN.
+ * @return NPYIO_OK; NPYIO_E_UNSUPPORTED; NPYIO_E_IO; NPYIO_E_INVALID_ARG;
+ *         NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_create_stream(npyio_stream *stream,
+                                               uint32_t flags,
+                                               const npyio_options *options,
+                                               npyio_npz_writer **out);
+
+/**
+ * Add a member and get a writer for its array: write the data with
+ * npyio_writer_write() and finish the member with npyio_writer_close()
+ * (which checks the byte count, as for a file) before adding the next.
+ *
+ * With NPYIO_WRITE_UNKNOWN_ROWS the row count is the rows written, put
+ * into the member's header at its close (for a deflated member the header
+ * goes out as a stored deflate block so that it can be rewritten in place,
+ * and the CRC is recombined). A member writer aborted or failed leaves
+ * half a member behind: the archive then fails (npyio_npz_writer_close()
+ * reports it, and a path keeps its old file).
+ * @param[in] key the NumPy key: UTF-8, no backslash, not absolute, no ".."
+ *            component, not already in the archive.
+ * @param[in] level 0 stores the member; 1 to 9 deflate it at that zlib
+ *            level (6 is np.savez_compressed's).
+ * @param[in] flags NPYIO_WRITE_UNKNOWN_ROWS.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a key refused, named; a level
+ *         out of range); NPYIO_E_STATE (a member's writer is still open;
+ *         the archive failed earlier); the statuses of
+ *         npyio_writer_open_stream(); NPYIO_E_IO.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_add(npyio_npz_writer *npz, const char *key,
+                                     const npyio_header *header, int level,
+                                     uint32_t flags, npyio_writer **out);
+
+/**
+ * Add a member from a whole array in memory: npyio_npz_add(), one write,
+ * close.
+ * @param[in] len npyio_header_nbytes(header) exactly.
+ * @return as npyio_npz_add(); NPYIO_E_INVALID_ARG (len does not match).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_add_array(npyio_npz_writer *npz,
+                                           const char *key,
+                                           const npyio_header *header,
+                                           const void *data, size_t len,
+                                           int level);
+
+/**
+ * Finish the archive: its central directory and end records, then for a
+ * path the atomic replacement (synced unless NPYIO_WRITE_NO_SYNC). The
+ * writer is released even when this fails.
+ * @return NPYIO_OK; NPYIO_E_STATE (a member's writer is still open, or a
+ *         member failed: the first failure is repeated); NPYIO_E_IO.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_writer_close(npyio_npz_writer *npz);
+
+/**
+ * Abandon an archive: a path's existing file stays as it was; what was
+ * written to a stream stays there. NULL is fine.
+ * @since 1.0
+ */
+NPYIO_API void npyio_npz_writer_abort(npyio_npz_writer *npz);
+
+/**
+ * Save several arrays as an archive in one call, as np.savez (level 0) or
+ * np.savez_compressed (level 6) would: npyio_npz_create_path(), one
+ * npyio_npz_add_array() per array, close.
+ * @param[in] count the number of arrays (0 writes an empty archive).
+ * @param[in] keys, headers, data, lens count entries each.
+ * @return NPYIO_OK; the statuses of the calls above; nothing replaces the
+ *         path unless every array was written.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_save(const char *path, size_t count,
+                                      const char *const *keys,
+                                      const npyio_header *const *headers,
+                                      const void *const *data,
+                                      const size_t *lens, int level,
+                                      uint32_t flags,
+                                      const npyio_options *options);
 
 #ifdef __cplusplus
 }

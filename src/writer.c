@@ -7,6 +7,7 @@
 #include "header_io.h"
 #include "platform.h"
 #include "stream.h"
+#include "writer.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -379,6 +380,37 @@ static npyio_status open_new(const char *path, npyio_stream *stream,
     if (st == NPYIO_OK)
         st = start(w, header, (flags & NPYIO_WRITE_UNKNOWN_ROWS) != 0,
                    path != NULL, where);
+    if (st != NPYIO_OK) {
+        release(w);
+        return st;
+    }
+    *out = w;
+    return NPYIO_OK;
+}
+
+npyio_status npyio__writer_adopt(npyio_stream *stream,
+                                 const npyio_header *header, uint32_t flags,
+                                 const npyio_options *options,
+                                 const char *where, npyio_writer **out)
+{
+    npyio_writer *w = NULL;
+    npyio_status st = check_open_args(header, out, where);
+
+    if (st == NPYIO_OK)
+        st = npyio__check_flags(flags, NPYIO_WRITE_UNKNOWN_ROWS, where);
+    if (st == NPYIO_OK)
+        st = new_writer(header, flags, options, &w);
+    if (st != NPYIO_OK) {
+        npyio_stream_close(stream);
+        return st;
+    }
+    w->stream = stream;
+    w->owns_stream = true;
+    w->durable = false; /* the archive syncs once, at its close */
+    /* Nobody sees the member before its commit: the header may wait for
+     * the first data, as for a file of ours. */
+    st = start(w, header, (flags & NPYIO_WRITE_UNKNOWN_ROWS) != 0, true,
+               where);
     if (st != NPYIO_OK) {
         release(w);
         return st;

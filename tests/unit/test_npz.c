@@ -15,6 +15,7 @@
 #include "testutil.h"
 #include "testdata.h"
 #include "hostile.h"
+#include "scratch.h"
 
 enum { M_ARCHIVE, M_INDEX, M_FILE, M_KEY, M_METHOD, M_FLAGS, M_CSIZE,
        M_USIZE, M_CRC, M_HEADER_OFFSET, M_DATA_OFFSET, M_IS_ARRAY, M_SOURCE,
@@ -291,12 +292,373 @@ static void test_bad_corpus(void **state)
     npyio_options_free(o);
 }
 
+
+/* ---- writing ------------------------------------------------------------------- */
+
+/* Write the rows of one NumPy archive of the corpus again, from the
+ * arrays corpus, into `path`. */
+static void rewrite_archive(const char *archive, const char *path,
+                            int level, uint32_t flags)
+{
+    npyio_npz_writer *w = NULL;
+    tsv_table t;
+    size_t k;
+
+    tsv_load("npz/manifest.tsv", &t);
+    assert_ok(npyio_npz_create_path(path, flags, NULL, &w));
+    for (k = 0; k < t.count; k++) {
+        const tsv_row *r = &t.rows[k];
+        char rel[256], src[1024];
+        npyio_header *h = NULL;
+        npyio_reader *reader = NULL;
+        npyio_writer *mw = NULL;
+        void *data = NULL;
+        size_t len = 0;
+
+        if (strcmp(r->field[M_ARCHIVE], archive) != 0)
+            continue;
+        snprintf(rel, sizeof rel, "arrays/%s.npy", r->field[M_SOURCE]);
+        assert_ok(npyio_reader_open_path(data_path(rel, src, sizeof src),
+                                         NULL, &reader));
+        h = (npyio_header *)npyio_reader_header(reader);
+        if (npyio_dtype_contains_objects(npyio_header_dtype(h))) {
+            assert_ok(npyio_reader_read_pickle(reader, &data, &len));
+            assert_ok(npyio_npz_add(w, r->field[M_KEY], h, level, 0, &mw));
+            assert_ok(npyio_writer_write(mw, data, len));
+            assert_ok(npyio_writer_close(mw));
+        } else {
+            assert_ok(npyio_reader_read_alloc(reader, 0, &data, &len));
+            assert_ok(npyio_npz_add_array(w, r->field[M_KEY], h, data, len,
+                                          level));
+        }
+        npyio_free(data);
+        assert_ok(npyio_reader_close(reader));
+    }
+    assert_ok(npyio_npz_writer_close(w));
+    tsv_free(&t);
+}
+
+/* np.savez and np.savez_compressed, written again without alignment: the
+ * same members at the same offsets, the same compressed sizes (zlib at
+ * level 6, as zipfile calls it) and CRCs, and every member reads back as
+ * NumPy's file. */
+static void test_written_like_numpy(void **state)
+{
+    static const char *const archives[2] = {"savez.npz",
+                                            "savez_compressed.npz"};
+    tsv_table t;
+    int a;
+
+    (void)state;
+    tsv_load("npz/manifest.tsv", &t);
+    for (a = 0; a < 2; a++) {
+        char path[256];
+        npyio_npz *npz = NULL;
+        size_t k, n = 0;
+
+        path_in_dir(path, sizeof path, archives[a]);
+        rewrite_archive(archives[a], path, a == 0 ? 0 : 6,
+                        NPYIO_NPZ_NO_ALIGN | NPYIO_WRITE_NO_SYNC);
+        assert_ok(npyio_npz_open_path(path, NULL, &npz));
+        for (k = 0; k < t.count; k++) {
+            const tsv_row *r = &t.rows[k];
+
+            if (strcmp(r->field[M_ARCHIVE], archives[a]) != 0)
+                continue;
+            check_facts(npz, n, r);
+            check_member_stream(npz, n, r);
+            n++;
+        }
+        assert_int_equal(npyio_npz_count(npz), n);
+        assert_ok(npyio_npz_close(npz));
+    }
+    tsv_free(&t);
+}
+
+/* By default stored arrays are aligned at 64 and map in place. */
+static void test_aligned_members_map(void **state)
+{
+    npyio_npz *npz = NULL;
+    char path[256];
+    size_t i;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "aligned.npz");
+    rewrite_archive("savez.npz", path, 0, NPYIO_WRITE_NO_SYNC);
+    assert_ok(npyio_npz_open_path(path, NULL, &npz));
+    for (i = 0; i < npyio_npz_count(npz); i++) {
+        int64_t offset = stat_of(npz, i, NPYIO_NPZ_ARRAY_OFFSET);
+        npyio_reader *r = NULL;
+        npyio_map *m = NULL;
+        void *data = NULL;
+        size_t len = 0;
+
+        assert_true(offset > 0 && offset % 64 == 0);
+        assert_int_equal(stat_of(npz, i, NPYIO_NPZ_ALIGNED), 1);
+        assert_ok(npyio_npz_open_reader(npz, i, &r));
+        if (npyio_dtype_contains_objects(npyio_header_dtype(
+                npyio_reader_header(r)))) {
+            assert_status(npyio_npz_map(npz, i, &m), NPYIO_E_UNSUPPORTED);
+            assert_ok(npyio_reader_close(r));
+            continue;
+        }
+        assert_ok(npyio_reader_read_alloc(r, 0, &data, &len));
+        assert_ok(npyio_reader_close(r));
+        assert_ok(npyio_npz_map(npz, i, &m));
+        assert_int_equal(npyio_header_nbytes(npyio_map_header(m)), len);
+        if (len > 0)
+            assert_memory_equal(npyio_map_data(m), data, len);
+        assert_true((uintptr_t)npyio_map_data(m) % 64 == 0 || len == 0);
+        npyio_free(data);
+        assert_ok(npyio_map_close(m));
+    }
+    assert_ok(npyio_npz_close(npz));
+}
+
+/* Rows of an unknown count, stored and deflated: the header says the
+ * count at the end and the CRC still checks. */
+static void test_unknown_rows(void **state)
+{
+    static const int64_t shape[2] = {1, 3};
+    npyio_header *h = make_header("<f8", 2, shape, 0);
+    npyio_npz_writer *w = NULL;
+    npyio_npz *npz = NULL;
+    char path[256];
+    double rows[300];
+    int level, i;
+
+    (void)state;
+    for (i = 0; i < 300; i++)
+        rows[i] = i * 0.5;
+    path_in_dir(path, sizeof path, "rows.npz");
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    for (level = 0; level <= 9; level += 9) {
+        npyio_writer *mw = NULL;
+
+        assert_ok(npyio_npz_add(w, level ? "deflated" : "stored", h, level,
+                                NPYIO_WRITE_UNKNOWN_ROWS, &mw));
+        for (i = 0; i < 300; i += 30)
+            assert_ok(npyio_writer_write(mw, rows + i, 30 * sizeof *rows));
+        assert_ok(npyio_writer_close(mw));
+    }
+    assert_ok(npyio_npz_writer_close(w));
+    assert_ok(npyio_npz_open_path(path, NULL, &npz));
+    assert_int_equal(npyio_npz_count(npz), 2);
+    for (i = 0; i < 2; i++) {
+        npyio_reader *r = NULL;
+        double *got = NULL;
+
+        assert_ok(npyio_npz_verify(npz, (size_t)i));
+        assert_ok(npyio_npz_open_reader(npz, (size_t)i, &r));
+        assert_int_equal(npyio_header_shape(npyio_reader_header(r))[0], 100);
+        assert_ok(npyio_reader_read_alloc(r, 0, (void **)&got, NULL));
+        assert_memory_equal(got, rows, sizeof rows);
+        npyio_free(got);
+        assert_ok(npyio_reader_close(r));
+    }
+    assert_int_equal(stat_of(npz, 1, NPYIO_NPZ_METHOD), 8);
+    assert_ok(npyio_npz_close(npz));
+    npyio_header_free(h);
+}
+
+/* Keys an extractor could misplace are refused before anything is
+ * written, and the archive goes on. */
+static void test_bad_keys(void **state)
+{
+    static const char *const bad[] = {"../x", "a/../../b", "/abs", "a\\b",
+                                      "\xff\xfe", "..", "dup"};
+    static const int64_t shape[1] = {2};
+    npyio_header *h = make_header("<i4", 1, shape, 0);
+    int32_t v[2] = {1, 2};
+    npyio_npz_writer *w = NULL;
+    npyio_npz *npz = NULL;
+    char path[256];
+    size_t i;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "keys.npz");
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_add_array(w, "dup", h, v, sizeof v, 0));
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_status(npyio_npz_add_array(w, bad[i], h, v, sizeof v, 0),
+                      NPYIO_E_INVALID_ARG);
+    assert_ok(npyio_npz_add_array(w, "x.npy", h, v, sizeof v, 1));
+    assert_ok(npyio_npz_add_array(w, "\xc3\xa9/..x", h, v, sizeof v, 0));
+    assert_status(npyio_npz_add_array(w, "k", h, v, 4, 0),
+                  NPYIO_E_INVALID_ARG);
+    assert_ok(npyio_npz_writer_close(w));
+    assert_ok(npyio_npz_open_path(path, NULL, &npz));
+    assert_int_equal(npyio_npz_count(npz), 3);
+    assert_string_equal(npyio_npz_name(npz, 1), "x.npy.npy");
+    assert_string_equal(npyio_npz_key(npz, 1), "x.npy");
+    assert_int_equal(stat_of(npz, 2, NPYIO_NPZ_FLAGS) & 0x800, 0x800);
+    assert_int_equal(stat_of(npz, 0, NPYIO_NPZ_FLAGS) & 0x800, 0);
+    assert_ok(npyio_npz_close(npz));
+    npyio_header_free(h);
+}
+
+/* A member left unfinished fails the archive, and the file that was at
+ * the path stays. */
+static void test_failed_member_keeps_old_file(void **state)
+{
+    static const int64_t shape[1] = {4};
+    npyio_header *h = make_header("<i4", 1, shape, 0);
+    int32_t v[4] = {1, 2, 3, 4};
+    npyio_npz_writer *w = NULL;
+    npyio_writer *mw = NULL, *other = NULL;
+    unsigned char *before, *after;
+    size_t blen, alen;
+    char path[256];
+
+    (void)state;
+    path_in_dir(path, sizeof path, "keep.npz");
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_add_array(w, "a", h, v, sizeof v, 0));
+    assert_ok(npyio_npz_writer_close(w));
+    before = read_file(path, &blen);
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_add(w, "b", h, 0, 0, &mw));
+    assert_status(npyio_npz_add(w, "c", h, 0, 0, &other), NPYIO_E_STATE);
+    assert_null(other);
+    assert_ok(npyio_writer_write(mw, v, 8));
+    assert_status(npyio_writer_close(mw), NPYIO_E_TRUNCATED);
+    assert_status(npyio_npz_add_array(w, "d", h, v, sizeof v, 0),
+                  NPYIO_E_STATE);
+    assert_status(npyio_npz_writer_close(w), NPYIO_E_STATE);
+    assert_error_contains("'b.npy' was not finished");
+    after = read_file(path, &alen);
+    assert_int_equal(alen, blen);
+    assert_memory_equal(after, before, blen);
+    assert_int_equal(entries(dir) > 0, 1);
+    free(before);
+    free(after);
+    npyio_header_free(h);
+}
+
+/* Archives in memory: written to a growable stream, read from memory; a
+ * pipe is refused for writing. */
+static void test_streams(void **state)
+{
+    static const int64_t shape[1] = {3};
+    npyio_header *h = make_header("<u2", 1, shape, 0);
+    uint16_t v[3] = {7, 8, 9}, *got = NULL;
+    npyio_stream *s = NULL, *m = NULL;
+    npyio_npz_writer *w = NULL;
+    npyio_npz *npz = NULL;
+    npyio_header *lh = NULL;
+    void *bytes = NULL;
+    size_t len = 0, index = 9;
+    int fds[2];
+
+    (void)state;
+    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_npz_create_stream(s, 0, NULL, &w));
+    assert_ok(npyio_npz_add_array(w, "v", h, v, sizeof v, 0));
+    assert_ok(npyio_npz_add_array(w, "z", h, v, sizeof v, 9));
+    assert_ok(npyio_npz_writer_close(w));
+    assert_ok(npyio_stream_take_bytes(s, &bytes, &len));
+    assert_ok(npyio_stream_close(s));
+    assert_ok(npyio_stream_open_memory(bytes, len, NULL, &m));
+    assert_ok(npyio_npz_open_stream(m, NULL, &npz));
+    assert_ok(npyio_npz_find(npz, "z", &index, NULL));
+    assert_int_equal(index, 1);
+    assert_status(npyio_npz_find(npz, "q", &index, NULL),
+                  NPYIO_E_NOT_FOUND);
+    assert_ok(npyio_npz_verify(npz, 0));
+    assert_ok(npyio_npz_verify(npz, 1));
+    assert_ok(npyio_npz_close(npz));
+    assert_ok(npyio_stream_close(m));
+    npyio_free(bytes);
+    assert_int_equal(pipe(fds), 0);
+    assert_ok(npyio_stream_open_fd(fds[1], NULL, &s));
+    assert_status(npyio_npz_create_stream(s, 0, NULL, &w),
+                  NPYIO_E_UNSUPPORTED);
+    assert_ok(npyio_stream_close(s));
+    assert_ok(npyio_stream_open_fd(fds[0], NULL, &s));
+    assert_status(npyio_npz_open_stream(s, NULL, &npz), NPYIO_E_UNSUPPORTED);
+    assert_ok(npyio_stream_close(s));
+    close(fds[0]);
+    close(fds[1]);
+    /* One call each way. */
+    {
+        char path[256];
+        const char *keys[1] = {"v"};
+        const npyio_header *hs[1] = {h};
+        const void *ds[1] = {v};
+        size_t ls[1] = {sizeof v};
+
+        path_in_dir(path, sizeof path, "one.npz");
+        assert_ok(npyio_npz_save(path, 1, keys, hs, ds, ls, 6,
+                                 NPYIO_WRITE_NO_SYNC, NULL));
+        assert_ok(npyio_npz_load(path, "v", 0, NULL, &lh, (void **)&got));
+        assert_memory_equal(got, v, sizeof v);
+        npyio_free(got);
+        npyio_header_free(lh);
+        assert_status(npyio_npz_load(path, "w", 0, NULL, &lh,
+                                     (void **)&got),
+                      NPYIO_E_NOT_FOUND);
+        assert_null(lh);
+    }
+    npyio_header_free(h);
+}
+
+/* Every cut of an archive and every byte changed in its directory is
+ * refused or read, never a crash (the sanitizers watch). */
+static void test_cut_and_damaged(void **state)
+{
+    size_t len, cut, i;
+    unsigned char *file = read_data_file("npz/keys.npz", &len);
+
+    (void)state;
+    for (cut = 0; cut < len; cut++) {
+        npyio_stream *s = NULL;
+        npyio_npz *npz = NULL;
+        npyio_status st;
+
+        assert_ok(npyio_stream_open_memory(file, cut, NULL, &s));
+        st = npyio_npz_open_stream(s, NULL, &npz);
+        assert_true(st == NPYIO_E_FORMAT || st == NPYIO_E_TRUNCATED);
+        assert_ok(npyio_stream_close(s));
+    }
+    for (i = 0; i < len; i++) {
+        unsigned char *copy = malloc(len);
+        npyio_stream *s = NULL;
+        npyio_npz *npz = NULL;
+        size_t k;
+
+        memcpy(copy, file, len);
+        copy[i] ^= 0x5a;
+        assert_ok(npyio_stream_open_memory(copy, len, NULL, &s));
+        if (npyio_npz_open_stream(s, NULL, &npz) == NPYIO_OK) {
+            for (k = 0; k < npyio_npz_count(npz); k++)
+                (void)npyio_npz_verify(npz, k);
+            assert_ok(npyio_npz_close(npz));
+        }
+        assert_ok(npyio_stream_close(s));
+        free(copy);
+    }
+    free(file);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return scratch_make("test_npz");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_corpus),
         cmocka_unit_test(test_bad_corpus),
+        cmocka_unit_test(test_written_like_numpy),
+        cmocka_unit_test(test_aligned_members_map),
+        cmocka_unit_test(test_unknown_rows),
+        cmocka_unit_test(test_bad_keys),
+        cmocka_unit_test(test_failed_member_keeps_old_file),
+        cmocka_unit_test(test_streams),
+        cmocka_unit_test(test_cut_and_damaged),
     };
 
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, scratch_remove);
 }

@@ -1,0 +1,921 @@
+/*
+ * npz_write.c - writing .npz archives. minizip (the system's zip.h, over
+ * our streams through its 64-bit ioapi table) writes the archive's
+ * structure: local headers with ZIP64 always on, the central directory,
+ * the end records. We write the members' bytes raw: stored as given, or
+ * deflated by our own zlib stream, with our own CRC, so that a member of
+ * unknown row count can have its .npy header rewritten at the end (as a
+ * stored deflate block when compressed) and its CRC rebuilt with
+ * crc32_combine.
+ *
+ * Member names are NumPy's (key + ".npy"), with fixed dates and
+ * attributes, so the same arrays give the same bytes. Stored members'
+ * data starts at a multiple of 64 (a padding extra field, as zipalign
+ * writes), unless NPYIO_NPZ_NO_ALIGN.
+ */
+/* zlib's 64-bit crc32_combine64, on 32-bit hosts too. */
+#ifndef _LARGEFILE64_SOURCE
+#define _LARGEFILE64_SOURCE 1
+#endif
+#include "internal.h"
+#include "stream.h"
+#include "writer.h"
+
+#include <limits.h>
+#include <string.h>
+#include <zip.h>
+#include <zlib.h>
+
+#define NPYIO__MAGIC_NPZ_WRITER 0x4e505a57u /* "NPZW" */
+
+/* What NumPy's zipfile writes: 1980-01-01 00:00 in DOS format, -rw-------
+ * as Unix attributes, made by Unix with ZIP 2.0. */
+#define DOS_DATE 0x00210000ul
+#define EXTERNAL_ATTR 0x1800000ul
+#define MADE_BY 0x314
+#define ALIGNMENT 64
+#define ALIGN_EXTRA_ID 0xD935u /* Android's zipalign */
+#define LOCAL_LEN 30
+#define ZIP64_LOCAL_EXTRA 20   /* minizip's, after ours */
+#define OUT_BYTES ((size_t)256 << 10)
+#define MAX_NAME 0xFFF0        /* minizip refuses names over 0xFFFF */
+
+struct npyio_npz_writer {
+    uint32_t magic;
+    npyio__mem mem;
+    npyio_options *options;
+    npyio_stream *stream;
+    bool owns_stream, durable, align;
+    zipFile zip;
+    npyio_status io_failed;   /* the first failure of a callback */
+    npyio__sticky sticky;     /* the archive failed: repeated */
+    bool member_open;
+    char **names;             /* members so far, for duplicates */
+    size_t count, cap;
+};
+
+/* ---- minizip's I/O, over our stream ------------------------------------------------ */
+
+static void io_failure(npyio_npz_writer *w, npyio_status st)
+{
+    if (w->io_failed == NPYIO_OK) {
+        w->io_failed = st;
+        npyio__sticky_fail(&w->sticky, st);
+    }
+}
+
+static voidpf io_open(voidpf opaque, const void *stream, int mode)
+{
+    (void)opaque;
+    (void)mode;
+    return (voidpf)stream; /* ours, passed through as the "file name" */
+}
+
+static uLong io_read(voidpf opaque, voidpf stream, void *buf, uLong size)
+{
+    size_t got = 0;
+    npyio_status st = npyio__stream_read(stream, buf, size, &got,
+                                         "the archive");
+
+    if (st != NPYIO_OK)
+        io_failure(opaque, st);
+    return (uLong)got;
+}
+
+static uLong io_write(voidpf opaque, voidpf stream, const void *buf,
+                      uLong size)
+{
+    npyio_status st = npyio__stream_write(stream, buf, size, "the archive");
+
+    if (st != NPYIO_OK) {
+        io_failure(opaque, st);
+        return 0;
+    }
+    return size;
+}
+
+static ZPOS64_T io_tell(voidpf opaque, voidpf stream)
+{
+    int64_t pos = 0;
+    npyio_status st = npyio__stream_tell(stream, &pos);
+
+    if (st != NPYIO_OK) {
+        io_failure(opaque, st);
+        return (ZPOS64_T)-1;
+    }
+    return (ZPOS64_T)pos;
+}
+
+static long io_seek(voidpf opaque, voidpf stream, ZPOS64_T offset,
+                    int origin)
+{
+    /* minizip sends negative relative offsets as huge unsigned ones. */
+    int whence = origin == ZLIB_FILEFUNC_SEEK_SET   ? NPYIO_SEEK_SET
+                 : origin == ZLIB_FILEFUNC_SEEK_CUR ? NPYIO_SEEK_CUR
+                                                    : NPYIO_SEEK_END;
+    npyio_status st = npyio__stream_seek(stream, (int64_t)offset, whence,
+                                         NULL);
+
+    if (st != NPYIO_OK) {
+        io_failure(opaque, st);
+        return -1;
+    }
+    return 0;
+}
+
+static int io_close(voidpf opaque, voidpf stream)
+{
+    (void)opaque;
+    (void)stream;
+    return 0; /* the stream is closed by its owner */
+}
+
+static int io_error(voidpf opaque, voidpf stream)
+{
+    (void)stream;
+    return ((npyio_npz_writer *)opaque)->io_failed != NPYIO_OK;
+}
+
+/* A failed minizip call: our stream's failure if there was one, else
+ * minizip's code. Either way the archive is failed from now on. */
+static npyio_status zip_failure(npyio_npz_writer *w, const char *call,
+                                int code)
+{
+    if (w->io_failed != NPYIO_OK)
+        return npyio__fail(w->io_failed, "%s: %s", call,
+                           w->sticky.first_error);
+    return npyio__sticky_fail(&w->sticky,
+                              npyio__fail(NPYIO_E_IO, "%s: minizip returned "
+                                          "%d", call, code));
+}
+
+/* ---- members --------------------------------------------------------------------- */
+
+/* One member being written: the stream a writer writes through. */
+typedef struct entry_state {
+    npyio_npz_writer *npz;
+    char *name;
+    int level;                 /* 0: stored */
+    z_stream z;
+    bool z_ready, committed;
+    unsigned char *out;        /* deflate output */
+    uint64_t usize;            /* bytes given so far */
+    int64_t pos;               /* the writer's position in them */
+    int64_t data_at;           /* the member's data in the archive */
+    /* Unknown rows: the .npy header (the first head_len bytes) may be
+     * rewritten at the end; the CRC is kept in two parts. */
+    size_t head_len;
+    uint32_t crc_head, crc_rest;
+    unsigned char *first;      /* the header as first written */
+    unsigned char *head;       /* the rewritten header, once it is */
+    int64_t head_at;           /* where the header's bytes lie in the
+                                  member's data as written */
+    uint64_t cwritten;         /* bytes of the member's data written */
+} entry_state;
+
+static npyio_status raw_write(entry_state *e, const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+
+    while (len > 0) {
+        unsigned n = len > (1u << 30) ? 1u << 30 : (unsigned)len;
+        int rc = zipWriteInFileInZip(e->npz->zip, p, n);
+
+        if (rc != ZIP_OK)
+            return zip_failure(e->npz, "writing a member", rc);
+        p += n;
+        len -= n;
+        e->cwritten += n;
+    }
+    return NPYIO_OK;
+}
+
+/* Deflate with `flush`, writing out what comes. */
+static npyio_status deflate_out(entry_state *e, int flush)
+{
+    npyio_status st = NPYIO_OK;
+    int ret;
+
+    do {
+        e->z.next_out = e->out;
+        e->z.avail_out = (uInt)OUT_BYTES;
+        ret = deflate(&e->z, flush);
+        if (ret == Z_STREAM_ERROR)
+            return npyio__fail(NPYIO_E_IO, "deflating a member: zlib error");
+        st = raw_write(e, e->out, OUT_BYTES - e->z.avail_out);
+    } while (st == NPYIO_OK && e->z.avail_out == 0);
+    (void)ret;
+    return st;
+}
+
+static npyio_status deflate_in(entry_state *e, const unsigned char *p,
+                               size_t len)
+{
+    npyio_status st = NPYIO_OK;
+
+    while (st == NPYIO_OK && len > 0) {
+        uInt n = len > UINT_MAX ? UINT_MAX : (uInt)len;
+
+        e->z.next_in = (unsigned char *)p;
+        e->z.avail_in = n;
+        st = deflate_out(e, Z_NO_FLUSH);
+        p += n;
+        len -= n;
+    }
+    return st;
+}
+
+/* The header's bytes of an unknown-row-count member: stored (in a stored
+ * deflate block, found verbatim in the output, when compressed) so that
+ * they can be rewritten in place. */
+static npyio_status head_done(entry_state *e)
+{
+    size_t made, at;
+    int ret;
+
+    if (e->level == 0) {
+        e->head_at = 0;
+        return NPYIO_OK;
+    }
+    e->z.next_out = e->out;
+    e->z.avail_out = (uInt)OUT_BYTES;
+    ret = deflate(&e->z, Z_FULL_FLUSH);
+    made = OUT_BYTES - e->z.avail_out;
+    /* Level 0 holds a small input back until the flush, which puts it out
+     * verbatim in a stored block: find it there. */
+    for (at = 0; at + e->head_len <= made; at++)
+        if (memcmp(e->out + at, e->first, e->head_len) == 0)
+            break;
+    if (ret != Z_OK || e->z.avail_out == 0 || at + e->head_len > made)
+        return npyio__fail(NPYIO_E_IO, "deflating a member's header: it did "
+                           "not come out as a stored block");
+    e->head_at = (int64_t)(e->cwritten + at);
+    ret = deflateParams(&e->z, e->level, Z_DEFAULT_STRATEGY);
+    if (ret != Z_OK)
+        return npyio__fail(NPYIO_E_IO, "deflating a member: zlib error %d",
+                           ret);
+    return raw_write(e, e->out, OUT_BYTES - e->z.avail_out);
+}
+
+static npyio_status append_bytes(entry_state *e, const unsigned char *p,
+                                 size_t len)
+{
+    size_t in_head = e->usize < e->head_len
+                         ? (size_t)(e->head_len - e->usize) < len
+                               ? (size_t)(e->head_len - e->usize)
+                               : len
+                         : 0;
+    npyio_status st;
+
+    e->crc_head = (uint32_t)crc32_z(e->crc_head, p, in_head);
+    if (in_head > 0)
+        memcpy(e->first + e->usize, p, in_head);
+    e->crc_rest = (uint32_t)crc32_z(e->crc_rest, p + in_head, len - in_head);
+    st = e->level == 0 ? raw_write(e, p, len)
+                       : deflate_in(e, p, in_head);
+    if (st == NPYIO_OK && in_head > 0 && e->usize + in_head == e->head_len)
+        st = head_done(e);
+    if (st == NPYIO_OK && e->level != 0)
+        st = deflate_in(e, p + in_head, len - in_head);
+    if (st == NPYIO_OK) {
+        e->usize += len;
+        e->pos = (int64_t)e->usize;
+    }
+    return st;
+}
+
+static npyio_status entry_write(void *state, const void *buf, size_t len,
+                                size_t *put)
+{
+    entry_state *e = state;
+    npyio_status st;
+
+    *put = 0;
+    if ((uint64_t)e->pos < e->usize) {
+        /* A rewrite: only of the header of an unknown row count. */
+        if ((uint64_t)e->pos + len > e->head_len)
+            return npyio__fail(NPYIO_E_STATE, "an archive member is written "
+                               "once; only an unknown row count's header "
+                               "can be rewritten");
+        if (e->head == NULL) {
+            st = npyio__alloc(&e->npz->mem, e->head_len, "a member header",
+                              (void **)&e->head);
+            if (st != NPYIO_OK)
+                return st;
+        }
+        memcpy(e->head + e->pos, buf, len);
+        e->pos += (int64_t)len;
+        *put = len;
+        return NPYIO_OK;
+    }
+    st = append_bytes(e, buf, len);
+    if (st == NPYIO_OK)
+        *put = len;
+    return st;
+}
+
+static npyio_status entry_seek(void *state, int64_t offset, int whence,
+                               int64_t *pos)
+{
+    entry_state *e = state;
+    int64_t base = whence == NPYIO_SEEK_SET   ? 0
+                   : whence == NPYIO_SEEK_CUR ? e->pos
+                                              : (int64_t)e->usize;
+
+    if (offset > INT64_MAX - base || base + offset < 0 ||
+        (uint64_t)(base + offset) > e->usize)
+        return npyio__fail(NPYIO_E_IO, "an archive member cannot seek "
+                           "outside what was written");
+    e->pos = base + offset;
+    *pos = e->pos;
+    return NPYIO_OK;
+}
+
+/* Put a rewritten header where its bytes lie in the archive. */
+static npyio_status place_head(entry_state *e)
+{
+    npyio_stream *s = e->npz->stream;
+    int64_t end = 0;
+    npyio_status st = npyio__stream_tell(s, &end);
+
+    if (st == NPYIO_OK)
+        st = npyio__stream_seek(s, e->data_at + e->head_at, NPYIO_SEEK_SET,
+                                NULL);
+    if (st == NPYIO_OK)
+        st = npyio__stream_write(s, e->head, e->head_len, "a member header");
+    if (st == NPYIO_OK)
+        st = npyio__stream_seek(s, end, NPYIO_SEEK_SET, NULL);
+    return st;
+}
+
+static npyio_status entry_commit(void *state, bool durable)
+{
+    entry_state *e = state;
+    uint32_t crc_head = e->head != NULL
+                            ? (uint32_t)crc32_z(0, e->head, e->head_len)
+                            : e->crc_head;
+    uint32_t crc = (uint32_t)crc32_combine64(
+        crc_head, e->crc_rest, (z_off64_t)(e->usize - e->head_len));
+    npyio_status st = NPYIO_OK;
+    int rc;
+
+    (void)durable;
+    if (e->usize < e->head_len)
+        return npyio__fail(NPYIO_E_TRUNCATED, "the member's header was not "
+                           "written whole");
+    if (e->level != 0)
+        st = deflate_out(e, Z_FINISH);
+    if (st != NPYIO_OK)
+        return st;
+    rc = zipCloseFileInZipRaw64(e->npz->zip, e->usize, crc);
+    if (rc != ZIP_OK)
+        return zip_failure(e->npz, "finishing a member", rc);
+    e->committed = true;
+    e->npz->member_open = false;
+    return e->head != NULL ? place_head(e) : NPYIO_OK;
+}
+
+static npyio_status entry_close(void *state)
+{
+    entry_state *e = state;
+    char shown[96];
+
+    if (e->z_ready)
+        deflateEnd(&e->z);
+    npyio__free(e->out);
+    npyio__free(e->first);
+    npyio__free(e->head);
+    if (!e->committed) {
+        /* Half a member is in the archive and minizip cannot take it
+         * back: the archive cannot be finished. */
+        e->npz->member_open = false;
+        npyio__sticky_fail(&e->npz->sticky,
+                           npyio__fail(NPYIO_E_STATE, "member '%s' was not "
+                                       "finished (failed or abandoned)",
+                                       npyio__show(e->name, strlen(e->name),
+                                                   shown, sizeof shown)));
+    }
+    return NPYIO_OK;
+}
+
+static const npyio__stream_backend entry_backend = {
+    .name = "archive member", .write = entry_write, .seek = entry_seek,
+    .commit = entry_commit, .close = entry_close};
+
+/* ---- the archive --------------------------------------------------------------- */
+
+static npyio_status check_writer(const npyio_npz_writer *w, const char *where)
+{
+    if (w == NULL || w->magic != NPYIO__MAGIC_NPZ_WRITER)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s", where,
+                           w == NULL ? "npz is NULL"
+                                     : "the pointer given as an archive "
+                                       "writer is not an npyio_npz_writer "
+                                       "(or was closed)");
+    return NPYIO_OK;
+}
+
+static void release(npyio_npz_writer *w)
+{
+    size_t i;
+
+    if (w->zip != NULL)
+        zipClose(w->zip, NULL); /* frees it; the archive is dropped */
+    if (w->owns_stream) {
+        npyio__stream_abort(w->stream);
+        npyio_stream_close(w->stream);
+    }
+    for (i = 0; i < w->count; i++)
+        npyio__free(w->names[i]);
+    npyio__free(w->names);
+    npyio_options_free(w->options);
+    w->magic = NPYIO__MAGIC_DEAD;
+    npyio__free(w);
+}
+
+static npyio_status create(const char *path, npyio_stream *stream,
+                           uint32_t flags, const npyio_options *options,
+                           const char *where, npyio_npz_writer **out)
+{
+    zlib_filefunc64_def io = {io_open, io_read, io_write, io_tell, io_seek,
+                              io_close, io_error, NULL};
+    npyio_npz_writer *w;
+    npyio__mem mem;
+    npyio_status st;
+
+    npyio__mem_init(&mem, options);
+    st = npyio__alloc_zero(&mem, sizeof *w, "archive writer", (void **)&w);
+    if (st != NPYIO_OK)
+        return st;
+    w->magic = NPYIO__MAGIC_NPZ_WRITER;
+    w->mem = mem;
+    w->durable = !(flags & NPYIO_WRITE_NO_SYNC);
+    w->align = !(flags & NPYIO_NPZ_NO_ALIGN);
+    st = npyio__options_copy_in(&mem, options, &w->options);
+    if (st == NPYIO_OK)
+        st = npyio__stream_acquire(path, stream, true, options, where,
+                                   &w->stream, &w->owns_stream);
+    if (st == NPYIO_OK && !npyio__stream_seekable(w->stream))
+        st = npyio__fail(NPYIO_E_UNSUPPORTED, "%s: an archive is written "
+                         "with seeks back to each member's header, and the "
+                         "stream cannot seek (write to a file, then copy "
+                         "it)", where);
+    if (st == NPYIO_OK) {
+        io.opaque = w;
+        w->zip = zipOpen2_64(w->stream, APPEND_STATUS_CREATE, NULL, &io);
+        if (w->zip == NULL)
+            st = zip_failure(w, where, 0);
+    }
+    if (st != NPYIO_OK) {
+        release(w);
+        return st;
+    }
+    *out = w;
+    return NPYIO_OK;
+}
+
+static npyio_status npz_create_path_body(const char *path, uint32_t flags,
+                                         const npyio_options *options,
+                                         npyio_npz_writer **out)
+{
+    static const char where[] = "npyio_npz_create_path";
+    npyio_status st;
+
+    if (out == NULL || path == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           out == NULL ? "out" : "path");
+    *out = NULL;
+    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_NO_ALIGN,
+                            where);
+    return st != NPYIO_OK ? st
+                          : create(path, NULL, flags, options, where, out);
+}
+
+npyio_status npyio_npz_create_path(const char *path, uint32_t flags,
+                                   const npyio_options *options,
+                                   npyio_npz_writer **out)
+{
+    return npyio__as_called(npz_create_path_body(path, flags, options, out),
+                            "npyio_npz_create_path");
+}
+
+static npyio_status npz_create_stream_body(npyio_stream *stream,
+                                           uint32_t flags,
+                                           const npyio_options *options,
+                                           npyio_npz_writer **out)
+{
+    static const char where[] = "npyio_npz_create_stream";
+    npyio_status st;
+
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    *out = NULL;
+    st = npyio__check_flags(flags, NPYIO_NPZ_NO_ALIGN, where);
+    return st != NPYIO_OK ? st
+                          : create(NULL, stream, flags, options, where, out);
+}
+
+npyio_status npyio_npz_create_stream(npyio_stream *stream, uint32_t flags,
+                                     const npyio_options *options,
+                                     npyio_npz_writer **out)
+{
+    return npyio__as_called(npz_create_stream_body(stream, flags, options,
+                                                   out),
+                            "npyio_npz_create_stream");
+}
+
+/* ---- names --------------------------------------------------------------------- */
+
+/* A key NumPy would accept and no extractor could misplace: UTF-8, no
+ * backslash, no absolute name, no ".." component. */
+static npyio_status check_key(const char *key, const char *where)
+{
+    const unsigned char *k = (const unsigned char *)key;
+    size_t len = strlen(key), i, step;
+    const char *c;
+    char shown[96];
+
+    npyio__show(key, len, shown, sizeof shown);
+    if (len > MAX_NAME - 4)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: key of %zu bytes is "
+                           "too long for a ZIP name", where, len);
+    for (i = 0; i < len; i += step) {
+        step = npyio__utf8_sequence(k + i, len - i);
+        if (step == 0)
+            return npyio__fail(NPYIO_E_INVALID_ARG, "%s: key '%s' is not "
+                               "UTF-8", where, shown);
+    }
+    if (strchr(key, '\\') != NULL || key[0] == '/')
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: key '%s' %s", where,
+                           shown, key[0] == '/' ? "is absolute"
+                                                : "holds a backslash");
+    for (c = key; c != NULL; c = strchr(c, '/')) {
+        if (*c == '/')
+            c++;
+        if (strncmp(c, "..", 2) == 0 && (c[2] == '/' || c[2] == '\0'))
+            return npyio__fail(NPYIO_E_INVALID_ARG, "%s: key '%s' has a "
+                               "'..' component", where, shown);
+    }
+    return NPYIO_OK;
+}
+
+/* The member's name, key + ".npy" (NumPy's: "x.npy" becomes
+ * "x.npy.npy"), new in this archive. */
+static npyio_status new_name(npyio_npz_writer *w, const char *key,
+                             const char *where, char **out)
+{
+    size_t len = strlen(key), i;
+    char *name = NULL, shown[96];
+    npyio_status st = check_key(key, where);
+
+    if (st == NPYIO_OK)
+        st = npyio__alloc(&w->mem, len + 5, "a member name", (void **)&name);
+    if (st != NPYIO_OK)
+        return st;
+    memcpy(name, key, len);
+    memcpy(name + len, ".npy", 5);
+    for (i = 0; i < w->count; i++) {
+        if (strcmp(w->names[i], name) == 0) {
+            npyio__free(name);
+            return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the archive already "
+                               "has a member '%s'", where,
+                               npyio__show(key, len, shown, sizeof shown));
+        }
+    }
+    if (w->count == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 16;
+
+        st = npyio__realloc(&w->mem, (void **)&w->names,
+                            cap * sizeof *w->names, "member names");
+        if (st != NPYIO_OK) {
+            npyio__free(name);
+            return st;
+        }
+        w->cap = cap;
+    }
+    *out = name;
+    return NPYIO_OK;
+}
+
+/* ---- adding members ------------------------------------------------------------ */
+
+/* The local extra field that pads a stored member's data to a multiple
+ * of 64: one block of zeros under zipalign's id. Returns its length. */
+static size_t align_extra(int64_t header_at, size_t name_len,
+                          unsigned char extra[4 + ALIGNMENT])
+{
+    uint64_t base = (uint64_t)header_at + LOCAL_LEN + name_len +
+                    ZIP64_LOCAL_EXTRA + 4;
+    size_t pad = (size_t)((ALIGNMENT - base % ALIGNMENT) % ALIGNMENT);
+
+    memset(extra, 0, 4 + pad);
+    extra[0] = ALIGN_EXTRA_ID & 0xFF;
+    extra[1] = ALIGN_EXTRA_ID >> 8;
+    extra[2] = (unsigned char)pad;
+    return 4 + pad;
+}
+
+static bool is_ascii(const char *s)
+{
+    for (; *s != '\0'; s++)
+        if ((unsigned char)*s >= 0x80)
+            return false;
+    return true;
+}
+
+/* Open the entry in minizip: its local header goes out now. */
+static npyio_status open_entry(npyio_npz_writer *w, entry_state *e,
+                               const char *where)
+{
+    unsigned char extra[4 + ALIGNMENT];
+    size_t extra_len = 0;
+    zip_fileinfo info;
+    int64_t at = 0;
+    int rc;
+    npyio_status st = npyio__stream_tell(w->stream, &at);
+
+    if (st != NPYIO_OK)
+        return st;
+    memset(&info, 0, sizeof info);
+    info.dosDate = DOS_DATE;
+    info.external_fa = EXTERNAL_ATTR;
+    if (w->align && e->level == 0)
+        extra_len = align_extra(at, strlen(e->name), extra);
+    rc = zipOpenNewFileInZip4_64(w->zip, e->name, &info,
+                                 extra_len ? extra : NULL, (uInt)extra_len,
+                                 NULL, 0, NULL,
+                                 e->level ? Z_DEFLATED : 0, e->level, 1,
+                                 -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, NULL, 0,
+                                 MADE_BY, is_ascii(e->name) ? 0 : 0x800, 1);
+    if (rc != ZIP_OK)
+        return zip_failure(w, where, rc);
+    return npyio__stream_tell(w->stream, &e->data_at);
+}
+
+static npyio_status start_deflate(npyio_npz_writer *w, entry_state *e)
+{
+    int ret;
+    npyio_status st = npyio__alloc(&w->mem, OUT_BYTES, "deflate output",
+                                   (void **)&e->out);
+
+    if (st != NPYIO_OK)
+        return st;
+    /* An unknown row count's header goes first at level 0 (stored). */
+    ret = deflateInit2(&e->z, e->head_len > 0 ? 0 : e->level, Z_DEFLATED,
+                       -MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    if (ret != Z_OK)
+        return npyio__fail(ret == Z_MEM_ERROR ? NPYIO_E_NOMEM : NPYIO_E_IO,
+                           "starting to deflate a member: zlib error %d",
+                           ret);
+    e->z_ready = true;
+    return NPYIO_OK;
+}
+
+/* The length of the header an unknown row count starts with (shape 0
+ * along axis 0: the writer's own choice). */
+static npyio_status unknown_rows_head(const npyio_header *h, size_t *len)
+{
+    npyio_header *empty = NULL;
+    int64_t *shape = NULL;
+    npyio__mem mem;
+    npyio_status st;
+
+    if (npyio_header_ndim(h) < 1)
+        return NPYIO_OK; /* the writer refuses it */
+    npyio__mem_like(h, &mem);
+    st = npyio__alloc_array(&mem, (size_t)npyio_header_ndim(h),
+                            sizeof *shape, "a shape", (void **)&shape);
+    if (st != NPYIO_OK)
+        return st;
+    memcpy(shape, npyio_header_shape(h),
+           (size_t)npyio_header_ndim(h) * sizeof *shape);
+    shape[0] = 0;
+    st = npyio_header_new(npyio_header_dtype(h), npyio_header_ndim(h), shape,
+                          0, &empty);
+    if (st == NPYIO_OK)
+        *len = (size_t)npyio_header_data_offset(empty);
+    npyio_header_free(empty);
+    npyio__free(shape);
+    return st;
+}
+
+static npyio_status open_member_stream(npyio_npz_writer *w, char *name,
+                                       const npyio_header *header, int level,
+                                       uint32_t flags, const char *where,
+                                       npyio_stream **out)
+{
+    entry_state *e = NULL;
+    size_t head_len = 0;
+    npyio_status st = NPYIO_OK;
+
+    if (flags & NPYIO_WRITE_UNKNOWN_ROWS)
+        st = unknown_rows_head(header, &head_len);
+    if (st == NPYIO_OK)
+        st = npyio__stream_new(&entry_backend, sizeof *e, w->options, out,
+                               (void **)&e);
+    if (st != NPYIO_OK) {
+        npyio__free(name);
+        return st;
+    }
+    e->npz = w;
+    e->name = name;
+    e->level = level;
+    e->head_len = head_len;
+    e->committed = true; /* nothing to undo until the entry is open */
+    (*out)->position_known = true;
+    w->names[w->count++] = name; /* the archive owns it from now on */
+    if (head_len > 0)
+        st = npyio__alloc(&w->mem, head_len, "a member header",
+                          (void **)&e->first);
+    if (st == NPYIO_OK && level != 0)
+        st = start_deflate(w, e);
+    if (st == NPYIO_OK)
+        st = open_entry(w, e, where);
+    if (st == NPYIO_OK) {
+        e->committed = false;
+        w->member_open = true;
+    }
+    if (st != NPYIO_OK) {
+        npyio__sticky_fail(&w->sticky, st);
+        npyio_stream_close(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+static npyio_status check_add(npyio_npz_writer *w, const char *key,
+                              const npyio_header *header, int level,
+                              const char *where)
+{
+    npyio_status st = check_writer(w, where);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (w->sticky.failed != NPYIO_OK)
+        return npyio__sticky_repeat(&w->sticky, where, "archive");
+    if (key == NULL || header == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           key == NULL ? "key" : "header");
+    if (level < 0 || level > 9)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: level %d: 0 stores, 1 "
+                           "to 9 deflate", where, level);
+    if (w->member_open)
+        return npyio__fail(NPYIO_E_STATE, "%s: the previous member's writer "
+                           "is still open (close it first)", where);
+    return NPYIO_OK;
+}
+
+static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
+                                 const npyio_header *header, int level,
+                                 uint32_t flags, npyio_writer **out)
+{
+    static const char where[] = "npyio_npz_add";
+    npyio_stream *s = NULL;
+    char *name = NULL;
+    npyio_status st;
+
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    *out = NULL;
+    st = check_add(npz, key, header, level, where);
+    if (st == NPYIO_OK)
+        st = npyio__check_flags(flags, NPYIO_WRITE_UNKNOWN_ROWS, where);
+    if (st == NPYIO_OK)
+        st = new_name(npz, key, where, &name);
+    if (st == NPYIO_OK)
+        st = open_member_stream(npz, name, header, level, flags, where, &s);
+    if (st == NPYIO_OK)
+        st = npyio__writer_adopt(s, header, flags, npz->options, where, out);
+    return st;
+}
+
+npyio_status npyio_npz_add(npyio_npz_writer *npz, const char *key,
+                           const npyio_header *header, int level,
+                           uint32_t flags, npyio_writer **out)
+{
+    return npyio__as_called(npz_add_body(npz, key, header, level, flags, out),
+                            "npyio_npz_add");
+}
+
+static npyio_status npz_add_array_body(npyio_npz_writer *npz,
+                                       const char *key,
+                                       const npyio_header *header,
+                                       const void *data, size_t len,
+                                       int level)
+{
+    static const char where[] = "npyio_npz_add_array";
+    npyio_writer *w = NULL;
+    npyio_status st;
+
+    if (header != NULL && (uint64_t)len != (uint64_t)npyio_header_nbytes(
+                                                header))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the buffer is %zu "
+                           "bytes, the header describes %lld", where, len,
+                           (long long)npyio_header_nbytes(header));
+    if (data == NULL && len > 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
+    st = npz_add_body(npz, key, header, level, 0, &w);
+    if (st == NPYIO_OK)
+        st = npyio_writer_write(w, data, len);
+    if (st != NPYIO_OK) {
+        npyio_writer_abort(w);
+        return st;
+    }
+    return npyio_writer_close(w);
+}
+
+npyio_status npyio_npz_add_array(npyio_npz_writer *npz, const char *key,
+                                 const npyio_header *header,
+                                 const void *data, size_t len, int level)
+{
+    return npyio__as_called(npz_add_array_body(npz, key, header, data, len,
+                                               level),
+                            "npyio_npz_add_array");
+}
+
+/* ---- closing ------------------------------------------------------------------- */
+
+static npyio_status npz_writer_close_body(npyio_npz_writer *npz)
+{
+    static const char where[] = "npyio_npz_writer_close";
+    npyio_status st = check_writer(npz, where);
+    int rc;
+
+    if (st != NPYIO_OK)
+        return st;
+    if (npz->member_open)
+        st = npyio__fail(NPYIO_E_STATE, "%s: a member's writer is still "
+                         "open (close it first)", where);
+    else if (npz->sticky.failed != NPYIO_OK)
+        st = npyio__sticky_repeat(&npz->sticky, where, "archive");
+    if (st == NPYIO_OK) {
+        rc = zipClose(npz->zip, NULL);
+        npz->zip = NULL;
+        if (rc != ZIP_OK)
+            st = zip_failure(npz, where, rc);
+    }
+    if (st == NPYIO_OK)
+        st = npz->owns_stream ? npyio__stream_commit(npz->stream,
+                                                     npz->durable)
+                              : npyio__stream_sync(npz->stream, false);
+    if (st == NPYIO_OK && npz->owns_stream) {
+        st = npyio_stream_close(npz->stream);
+        npz->owns_stream = false;
+    }
+    release(npz);
+    return st;
+}
+
+npyio_status npyio_npz_writer_close(npyio_npz_writer *npz)
+{
+    return npyio__as_called(npz_writer_close_body(npz),
+                            "npyio_npz_writer_close");
+}
+
+void npyio_npz_writer_abort(npyio_npz_writer *npz)
+{
+    if (npz == NULL || npz->magic != NPYIO__MAGIC_NPZ_WRITER)
+        return;
+    release(npz);
+}
+
+static npyio_status npz_save_body(const char *path, size_t count,
+                                  const char *const *keys,
+                                  const npyio_header *const *headers,
+                                  const void *const *data,
+                                  const size_t *lens, int level,
+                                  uint32_t flags,
+                                  const npyio_options *options)
+{
+    static const char where[] = "npyio_npz_save";
+    npyio_npz_writer *w = NULL;
+    npyio_status st = NPYIO_OK;
+    size_t i;
+
+    if (count > 0 && (keys == NULL || headers == NULL || data == NULL ||
+                      lens == NULL))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: keys, headers, data "
+                           "and lens must be given for %zu arrays", where,
+                           count);
+    st = npyio_npz_create_path(path, flags, options, &w);
+    for (i = 0; st == NPYIO_OK && i < count; i++)
+        st = npyio_npz_add_array(w, keys[i], headers[i], data[i], lens[i],
+                                 level);
+    if (st != NPYIO_OK) {
+        npyio_npz_writer_abort(w);
+        return st;
+    }
+    return npyio_npz_writer_close(w);
+}
+
+npyio_status npyio_npz_save(const char *path, size_t count,
+                            const char *const *keys,
+                            const npyio_header *const *headers,
+                            const void *const *data, const size_t *lens,
+                            int level, uint32_t flags,
+                            const npyio_options *options)
+{
+    return npyio__as_called(npz_save_body(path, count, keys, headers, data,
+                                          lens, level, flags, options),
+                            "npyio_npz_save");
+}

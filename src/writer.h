@@ -1,0 +1,22 @@
+/*
+ * writer.h - writers, private side: what the archive layer needs to write
+ * a member through a writer.
+ */
+#ifndef NPYIO_WRITER_H
+#define NPYIO_WRITER_H
+
+#include "internal.h"
+
+/*
+ * A writer of a new array over a stream it takes: closing the writer
+ * commits the stream (an archive member's entry is finished) and closes
+ * it; a writer released unfinished closes it without a commit, and a
+ * failure here closes it too. flags: NPYIO_WRITE_UNKNOWN_ROWS. `where`
+ * names the public function in messages.
+ */
+npyio_status npyio__writer_adopt(npyio_stream *stream,
+                                 const npyio_header *header, uint32_t flags,
+                                 const npyio_options *options,
+                                 const char *where, npyio_writer **out);
+
+#endif /* NPYIO_WRITER_H */

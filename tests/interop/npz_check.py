@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Interop test for .npz archives (ctest label `interop`):
+
+    npz_check.py --tool PATH --workdir DIR
+
+1. Archives libnpyio writes (npz_tool pack), for stored and deflate levels
+   1, 6 and 9, aligned or not, with known and unknown row counts: np.load
+   gives the same keys and arrays; zipfile's testzip() finds nothing;
+   `unzip -t` (when installed) and minizip's own reader read every member;
+   stored members are aligned at 64 when asked; the same inputs give the
+   same bytes.
+2. Archives np.savez and np.savez_compressed write (keys with '/', 'é',
+   'x.npy'): libnpyio lists NumPy's keys and hands back each member's
+   bytes exactly as zipfile reads them.
+Prints "N passed, M failed"; exits 77 without NumPy.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("NumPy is not available: skipped")
+    sys.exit(77)
+
+
+def arrays():
+    rng = np.random.default_rng(17)
+    rec = np.dtype([("x", "<i4"), ("y", [("a", ">f8"), ("b", "S3")]),
+                    ("z", "<c8", (2,))])
+    r = np.zeros(7, dtype=rec)
+    r["x"] = np.arange(7)
+    r["y"]["a"] = np.linspace(0, 1, 7)
+    r["y"]["b"] = b"ab"
+    return {
+        "f8": rng.standard_normal((40, 3)),
+        "i2_be": np.arange(-50, 50, dtype=">i2").reshape(10, 10),
+        "fortran": np.asfortranarray(rng.standard_normal((6, 5))),
+        "u1_big": (np.arange(300000) % 7).astype("u1").reshape(1000, 300),
+        "scalar": np.float32(2.5) * np.ones((), "<f4"),
+        "empty": np.zeros((0, 4), "<u4"),
+        "bool": rng.standard_normal(33) > 0,
+        "text": np.array(["é", "ab", ""], dtype="<U2"),
+        "when": np.arange(5).astype("M8[h]"),
+        "rec": r,
+        "dir/nested": np.arange(6, dtype="<i8"),
+        "x.npy": np.arange(3, dtype="<f2"),
+        "é": np.arange(4, dtype="<u2"),
+        "objects": np.array([1, "two", None], dtype=object),
+    }
+
+
+def same(a, b):
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.hasobject:
+        return list(a.ravel()) == list(b.ravel())
+    return a.tobytes() == b.tobytes()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tool", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    passed = failed = 0
+
+    def check(ok, what):
+        nonlocal passed, failed
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+            print("FAIL", what)
+
+    data = arrays()
+    specs = []
+    for i, (key, a) in enumerate(data.items()):
+        path = os.path.join(args.workdir, "in%d.npy" % i)
+        np.save(path, a, allow_pickle=True)
+        specs.append("%s=%s" % (key, path))
+    unzip = shutil.which("unzip")
+
+    # 1. ours, read by everyone else
+    for level in (0, 1, 6, 9):
+        for align in (0, 1):
+            for unknown in (0, 1):
+                what = "level %d align %d unknown %d" % (level, align,
+                                                         unknown)
+                out = os.path.join(args.workdir,
+                                   "ours_%d_%d_%d.npz" % (level, align,
+                                                          unknown))
+                r = subprocess.run([args.tool, "pack", out, str(level),
+                                    str(unknown), str(align)] + specs)
+                check(r.returncode == 0, what + ": pack")
+                if r.returncode != 0:
+                    continue
+                with np.load(out, allow_pickle=True) as z:
+                    check(sorted(z.files) == sorted(data), what + ": keys")
+                    for key, a in data.items():
+                        check(same(z[key], a), what + ": " + key)
+                with zipfile.ZipFile(out) as zf:
+                    check(zf.testzip() is None, what + ": testzip")
+                    for info in zf.infolist():
+                        if level == 0 and align:
+                            with open(out, "rb") as f:
+                                f.seek(info.header_offset + 26)
+                                n = int.from_bytes(f.read(2), "little")
+                                x = int.from_bytes(f.read(2), "little")
+                            at = info.header_offset + 30 + n + x
+                            check(at % 64 == 0, what + ": aligned " +
+                                  info.filename)
+                    check([i.filename for i in zf.infolist()] ==
+                          [k + ".npy" for k in data], what + ": names")
+                if unzip:
+                    r = subprocess.run([unzip, "-tq", out],
+                                       stdout=subprocess.DEVNULL)
+                    check(r.returncode == 0, what + ": unzip -t")
+                r = subprocess.run([args.tool, "minizip", out],
+                                   stdout=subprocess.DEVNULL)
+                check(r.returncode == 0, what + ": minizip reads it")
+                again = out + ".again"
+                subprocess.run([args.tool, "pack", again, str(level),
+                                str(unknown), str(align)] + specs)
+                with open(out, "rb") as f1, open(again, "rb") as f2:
+                    check(f1.read() == f2.read(), what + ": reproducible")
+
+    # 2. NumPy's, read by us
+    for name, save in (("savez", np.savez),
+                       ("savez_compressed", np.savez_compressed)):
+        path = os.path.join(args.workdir, name + ".npz")
+        save(path, **data)
+        out = os.path.join(args.workdir, name + ".out")
+        os.makedirs(out)
+        r = subprocess.run([args.tool, "unpack", path, out],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, name + ": unpack " + r.stderr)
+        if r.returncode != 0:
+            continue
+        lines = [l.split("\t") for l in r.stdout.splitlines()]
+        check([l[1] for l in lines] == list(data), name + ": keys")
+        with zipfile.ZipFile(path) as zf:
+            for l, info in zip(lines, zf.infolist()):
+                with open(os.path.join(out, l[0] + ".bin"), "rb") as f:
+                    check(f.read() == zf.read(info), name + ": bytes of " +
+                          info.filename)
+                check(l[2] == "1", name + ": is an array " + info.filename)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

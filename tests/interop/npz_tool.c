@@ -1,0 +1,196 @@
+/*
+ * npz_tool.c - the C side of the NPZ interop test (npz_check.py):
+ *   npz_tool pack OUT LEVEL UNKNOWN ALIGN KEY=FILE.npy ...
+ *       write an archive of those .npy files with npyio_npz_*: deflate
+ *       LEVEL (0 stores), UNKNOWN 1 writes C-order arrays with an unknown
+ *       row count in pieces, ALIGN 0 passes NPYIO_NPZ_NO_ALIGN
+ *   npz_tool unpack ARCHIVE DIR
+ *       print "index<TAB>key<TAB>is_array<TAB>method<TAB>aligned" per
+ *       member and write each readable member's bytes to DIR/<index>.bin
+ *   npz_tool minizip ARCHIVE
+ *       read every member through minizip's own reader (the cross-check;
+ *       archives below 4 GiB): print "name<TAB>size" per member, exit 1
+ *       on any error or CRC mismatch
+ * Exit 0 on success, 1 with a message on stderr.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unzip.h>
+
+#include "npyio.h"
+
+static int fail(const char *what)
+{
+    fprintf(stderr, "npz_tool: %s: %s\n", what, npyio_last_error());
+    return 1;
+}
+
+/* Write a C-order array's rows in three pieces through a writer of
+ * unknown row count. */
+static npyio_status add_unknown(npyio_npz_writer *w, const char *key,
+                                const npyio_header *h, const void *data,
+                                size_t len, int level)
+{
+    npyio_writer *mw = NULL;
+    int64_t rows = npyio_header_shape(h)[0];
+    size_t row = rows > 0 ? len / (size_t)rows : 0, first = 0, k;
+    npyio_status st = npyio_npz_add(w, key, h, level,
+                                    NPYIO_WRITE_UNKNOWN_ROWS, &mw);
+
+    for (k = 1; st == NPYIO_OK && k <= 3; k++) {
+        size_t upto = (size_t)rows * k / 3;
+
+        st = npyio_writer_write(mw, (const char *)data + first * row,
+                                (upto - first) * row);
+        first = upto;
+    }
+    if (st != NPYIO_OK) {
+        npyio_writer_abort(mw);
+        return st;
+    }
+    return npyio_writer_close(mw);
+}
+
+static int add_file(npyio_npz_writer *w, const char *spec, int level,
+                    int unknown)
+{
+    const char *eq = strchr(spec, '=');
+    char key[1024];
+    npyio_reader *r = NULL;
+    const npyio_header *h;
+    npyio_writer *mw = NULL;
+    void *data = NULL;
+    size_t len = 0;
+    npyio_status st;
+
+    if (eq == NULL || (size_t)(eq - spec) >= sizeof key)
+        return fprintf(stderr, "npz_tool: bad member %s\n", spec), 1;
+    memcpy(key, spec, (size_t)(eq - spec));
+    key[eq - spec] = '\0';
+    if (npyio_reader_open_path(eq + 1, NULL, &r) != NPYIO_OK)
+        return fail(eq + 1);
+    h = npyio_reader_header(r);
+    if (npyio_dtype_contains_objects(npyio_header_dtype(h))) {
+        st = npyio_reader_read_pickle(r, &data, &len);
+        if (st == NPYIO_OK)
+            st = npyio_npz_add(w, key, h, level, 0, &mw);
+        if (st == NPYIO_OK)
+            st = npyio_writer_write(mw, data, len);
+        if (st == NPYIO_OK)
+            st = npyio_writer_close(mw);
+    } else {
+        st = npyio_reader_read_alloc(r, 0, &data, &len);
+        if (st == NPYIO_OK && unknown && npyio_header_ndim(h) > 0 &&
+            !npyio_header_fortran_order(h))
+            st = add_unknown(w, key, h, data, len, level);
+        else if (st == NPYIO_OK)
+            st = npyio_npz_add_array(w, key, h, data, len, level);
+    }
+    npyio_free(data);
+    npyio_reader_close(r);
+    return st == NPYIO_OK ? 0 : fail(key);
+}
+
+static int pack(int argc, char **argv)
+{
+    int level = atoi(argv[3]), unknown = atoi(argv[4]), i;
+    uint32_t flags = NPYIO_WRITE_NO_SYNC |
+                     (atoi(argv[5]) ? 0 : NPYIO_NPZ_NO_ALIGN);
+    npyio_npz_writer *w = NULL;
+
+    if (npyio_npz_create_path(argv[2], flags, NULL, &w) != NPYIO_OK)
+        return fail(argv[2]);
+    for (i = 6; i < argc; i++) {
+        if (add_file(w, argv[i], level, unknown) != 0) {
+            npyio_npz_writer_abort(w);
+            return 1;
+        }
+    }
+    return npyio_npz_writer_close(w) == NPYIO_OK ? 0 : fail(argv[2]);
+}
+
+static int write_member(npyio_npz *npz, size_t i, const char *dir)
+{
+    char path[4096], buf[65536];
+    npyio_stream *s = NULL;
+    size_t got = sizeof buf;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%zu.bin", dir, i);
+    f = fopen(path, "wb");
+    if (f == NULL || npyio_npz_open_member(npz, i, &s) != NPYIO_OK)
+        return fail(path);
+    while (got == sizeof buf) {
+        if (npyio_stream_read(s, buf, sizeof buf, &got) != NPYIO_OK)
+            return fail(path);
+        fwrite(buf, 1, got, f);
+    }
+    npyio_stream_close(s);
+    return fclose(f) == 0 ? 0 : 1;
+}
+
+static int unpack(const char *archive, const char *dir)
+{
+    npyio_npz *npz = NULL;
+    size_t i;
+
+    if (npyio_npz_open_path(archive, NULL, &npz) != NPYIO_OK)
+        return fail(archive);
+    for (i = 0; i < npyio_npz_count(npz); i++) {
+        int64_t is_array = 0, method = 0, aligned = 0, readable = 0;
+
+        npyio_npz_stat(npz, i, NPYIO_NPZ_IS_ARRAY, &is_array);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_METHOD, &method);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_ALIGNED, &aligned);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_READABLE, &readable);
+        printf("%zu\t%s\t%lld\t%lld\t%lld\n", i, npyio_npz_key(npz, i),
+               (long long)is_array, (long long)method, (long long)aligned);
+        if (readable && write_member(npz, i, dir) != 0)
+            return 1;
+    }
+    return npyio_npz_close(npz) == NPYIO_OK ? 0 : fail(archive);
+}
+
+static int minizip_read(const char *archive)
+{
+    unzFile z = unzOpen64(archive);
+    static char buf[1 << 16];
+    int rc;
+
+    if (z == NULL)
+        return fprintf(stderr, "npz_tool: minizip cannot open %s\n",
+                       archive), 1;
+    for (rc = unzGoToFirstFile(z); rc == UNZ_OK; rc = unzGoToNextFile(z)) {
+        char name[65536];
+        unz_file_info64 info;
+        long long total = 0;
+        int n;
+
+        if (unzGetCurrentFileInfo64(z, &info, name, sizeof name, NULL, 0,
+                                    NULL, 0) != UNZ_OK ||
+            unzOpenCurrentFile(z) != UNZ_OK)
+            return fprintf(stderr, "npz_tool: minizip: %s\n", name), 1;
+        while ((n = unzReadCurrentFile(z, buf, sizeof buf)) > 0)
+            total += n;
+        if (n < 0 || (unsigned long long)total != info.uncompressed_size ||
+            unzCloseCurrentFile(z) != UNZ_OK)
+            return fprintf(stderr, "npz_tool: minizip read %s: %d\n", name,
+                           n), 1;
+        printf("%s\t%lld\n", name, total);
+    }
+    unzClose(z);
+    return rc == UNZ_END_OF_LIST_OF_FILE ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 6 && strcmp(argv[1], "pack") == 0)
+        return pack(argc, argv);
+    if (argc == 4 && strcmp(argv[1], "unpack") == 0)
+        return unpack(argv[2], argv[3]);
+    if (argc == 3 && strcmp(argv[1], "minizip") == 0)
+        return minizip_read(argv[2]);
+    fprintf(stderr, "usage: see npz_tool.c\n");
+    return 2;
+}
