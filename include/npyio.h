@@ -2089,6 +2089,30 @@ NPYIO_API npyio_status npyio_npz_create_stream(npyio_stream *stream,
                                                npyio_npz_writer **out);
 
 /**
+ * Add members to an existing archive, crash-safely: the archive is read
+ * and checked whole (as npyio_npz_open_path() does), copied to a temporary
+ * file in its directory (blocks shared where the file system can clone
+ * them, else a copy in the kernel: time and space in proportion to the
+ * archive), the new members go where its directory was, and
+ * npyio_npz_writer_close() renames the copy over the archive. A process
+ * killed at any moment leaves the old archive or the new one; a failed or
+ * aborted append leaves the old one. New keys may not repeat old ones.
+ *
+ * Locking: as npyio_writer_open_append(), an exclusive lock on the archive
+ * from open to close excludes other appenders (NPYIO_E_LOCKED, or wait
+ * with NPYIO_WRITE_WAIT_FOR_LOCK); an appender that waited appends to the
+ * archive the previous one left.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_NO_ALIGN,
+ *            NPYIO_WRITE_WAIT_FOR_LOCK.
+ * @return NPYIO_OK; NPYIO_E_LOCKED; the statuses of npyio_npz_open_path()
+ *         and npyio_npz_create_path().
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
+                                             const npyio_options *options,
+                                             npyio_npz_writer **out);
+
+/**
  * Add a member and get a writer for its array: write the data with
  * npyio_writer_write() and finish the member with npyio_writer_close()
  * (which checks the byte count, as for a file) before adding the next.

@@ -18,9 +18,12 @@
 #define _LARGEFILE64_SOURCE 1
 #endif
 #include "internal.h"
+#include "platform.h"
+#include "replace.h"
 #include "stream.h"
 #include "writer.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <string.h>
 #include <zip.h>
@@ -52,6 +55,11 @@ struct npyio_npz_writer {
     bool member_open;
     char **names;             /* members so far, for duplicates */
     size_t count, cap;
+    /* Appending: the archive is copied to a temporary, which takes the
+     * new members and replaces the original at close. */
+    bool appending;
+    npyio__atomic atomic;
+    int original;             /* locked for the whole append; or -1 */
 };
 
 /* ---- minizip's I/O, over our stream ------------------------------------------------ */
@@ -425,6 +433,10 @@ static void release(npyio_npz_writer *w)
         npyio__stream_abort(w->stream);
         npyio_stream_close(w->stream);
     }
+    if (w->appending)
+        npyio__atomic_abandon(&w->atomic);
+    if (w->original >= 0)
+        npyio__fd_close(w->original); /* and its lock */
     for (i = 0; i < w->count; i++)
         npyio__free(w->names[i]);
     npyio__free(w->names);
@@ -433,12 +445,9 @@ static void release(npyio_npz_writer *w)
     npyio__free(w);
 }
 
-static npyio_status create(const char *path, npyio_stream *stream,
-                           uint32_t flags, const npyio_options *options,
-                           const char *where, npyio_npz_writer **out)
+static npyio_status new_writer(uint32_t flags, const npyio_options *options,
+                               npyio_npz_writer **out)
 {
-    zlib_filefunc64_def io = {io_open, io_read, io_write, io_tell, io_seek,
-                              io_close, io_error, NULL};
     npyio_npz_writer *w;
     npyio__mem mem;
     npyio_status st;
@@ -449,11 +458,30 @@ static npyio_status create(const char *path, npyio_stream *stream,
         return st;
     w->magic = NPYIO__MAGIC_NPZ_WRITER;
     w->mem = mem;
+    w->original = -1;
     w->durable = !(flags & NPYIO_WRITE_NO_SYNC);
     w->align = !(flags & NPYIO_NPZ_NO_ALIGN);
     st = npyio__options_copy_in(&mem, options, &w->options);
-    if (st == NPYIO_OK)
-        st = npyio__stream_acquire(path, stream, true, options, where,
+    if (st != NPYIO_OK) {
+        npyio__free(w);
+        return st;
+    }
+    *out = w;
+    return NPYIO_OK;
+}
+
+static npyio_status create(const char *path, npyio_stream *stream,
+                           uint32_t flags, const npyio_options *options,
+                           const char *where, npyio_npz_writer **out)
+{
+    zlib_filefunc64_def io = {io_open, io_read, io_write, io_tell, io_seek,
+                              io_close, io_error, NULL};
+    npyio_npz_writer *w = NULL;
+    npyio_status st = new_writer(flags, options, &w);
+
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__stream_acquire(path, stream, true, options, where,
                                    &w->stream, &w->owns_stream);
     if (st == NPYIO_OK && !npyio__stream_seekable(w->stream))
         st = npyio__fail(NPYIO_E_UNSUPPORTED, "%s: an archive is written "
@@ -833,6 +861,133 @@ npyio_status npyio_npz_add_array(npyio_npz_writer *npz, const char *key,
                             "npyio_npz_add_array");
 }
 
+/* ---- appending ----------------------------------------------------------------- */
+
+/* The names already in the archive (read, and checked whole, by our own
+ * reader), so that a new member cannot repeat one. */
+static npyio_status take_names(npyio_npz_writer *w, const char *path)
+{
+    npyio_stream *s = NULL;
+    npyio_npz *old = NULL;
+    size_t i, n;
+    npyio_status st = npyio__stream_open_fd(w->original, false, w->options,
+                                            &s);
+
+    if (st == NPYIO_OK)
+        st = npyio_npz_open_stream(s, w->options, &old);
+    n = npyio_npz_count(old);
+    if (st == NPYIO_OK && n > 0) {
+        st = npyio__alloc_array(&w->mem, n, sizeof *w->names, "member names",
+                                (void **)&w->names);
+        if (st == NPYIO_OK)
+            w->cap = n;
+    }
+    for (i = 0; st == NPYIO_OK && i < n; i++) {
+        const char *name = npyio_npz_name(old, i);
+        size_t len = strlen(name) + 1;
+
+        st = npyio__alloc(&w->mem, len, "a member name",
+                          (void **)&w->names[i]);
+        if (st == NPYIO_OK) {
+            memcpy(w->names[i], name, len);
+            w->count++;
+        }
+    }
+    npyio_npz_close(old);
+    npyio_stream_close(s);
+    return npyio__with_context(st, path);
+}
+
+/* The temporary: a copy of the archive, then minizip opened on it to add
+ * members where its directory was. */
+static npyio_status copy_archive(npyio_npz_writer *w, const char *path,
+                                 const char *where)
+{
+    zlib_filefunc64_def io = {io_open, io_read, io_write, io_tell, io_seek,
+                              io_close, io_error, NULL};
+    const char *how = "";
+    int64_t size = 0;
+    npyio_status st = npyio__atomic_open(path, &w->mem, &w->atomic);
+
+    if (st != NPYIO_OK)
+        return npyio__with_context(st, path);
+    w->appending = true;
+    if (npyio__fd_size(w->original, &size) != 0 ||
+        npyio__fd_copy_file(w->atomic.fd, w->original, size, &how) != 0)
+        return npyio__fail(NPYIO_E_IO, "%s: %s: copying the archive: %s",
+                           where, path, npyio_last_error());
+    st = npyio__stream_open_fd(w->atomic.fd, false, w->options, &w->stream);
+    if (st != NPYIO_OK)
+        return st;
+    w->owns_stream = true;
+    io.opaque = w;
+    w->zip = zipOpen2_64(w->stream, APPEND_STATUS_ADDINZIP, NULL, &io);
+    if (w->zip == NULL)
+        return zip_failure(w, where, 0);
+    return NPYIO_OK;
+}
+
+/* minizip wrote the directory; cut off what the old one left beyond it,
+ * then the temporary replaces the archive. */
+static npyio_status finish_append(npyio_npz_writer *w, const char *where)
+{
+    int64_t end = 0;
+    npyio_status st = npyio__stream_tell(w->stream, &end);
+
+    if (st == NPYIO_OK && npyio__fd_truncate(w->atomic.fd, end) != 0)
+        st = npyio__fail(NPYIO_E_IO, "%s: %s", where, npyio_last_error());
+    npyio_stream_close(w->stream);
+    w->owns_stream = false;
+    w->appending = false; /* committed or removed, either way */
+    if (st != NPYIO_OK) {
+        npyio__atomic_abandon(&w->atomic);
+        return st;
+    }
+    return npyio__atomic_commit(&w->atomic, &w->mem, w->durable);
+}
+
+static npyio_status npz_open_append_body(const char *path, uint32_t flags,
+                                         const npyio_options *options,
+                                         npyio_npz_writer **out)
+{
+    static const char where[] = "npyio_npz_open_append";
+    npyio_npz_writer *w = NULL;
+    npyio_status st;
+
+    if (out == NULL || path == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           out == NULL ? "out" : "path");
+    *out = NULL;
+    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_NO_ALIGN |
+                                       NPYIO_WRITE_WAIT_FOR_LOCK,
+                            where);
+    if (st == NPYIO_OK)
+        st = new_writer(flags, options, &w);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__open_locked(path, true,
+                                (flags & NPYIO_WRITE_WAIT_FOR_LOCK) != 0,
+                                where, &w->original);
+    if (st == NPYIO_OK)
+        st = take_names(w, path);
+    if (st == NPYIO_OK)
+        st = copy_archive(w, path, where);
+    if (st != NPYIO_OK) {
+        release(w);
+        return st;
+    }
+    *out = w;
+    return NPYIO_OK;
+}
+
+npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
+                                   const npyio_options *options,
+                                   npyio_npz_writer **out)
+{
+    return npyio__as_called(npz_open_append_body(path, flags, options, out),
+                            "npyio_npz_open_append");
+}
+
 /* ---- closing ------------------------------------------------------------------- */
 
 static npyio_status npz_writer_close_body(npyio_npz_writer *npz)
@@ -854,7 +1009,9 @@ static npyio_status npz_writer_close_body(npyio_npz_writer *npz)
         if (rc != ZIP_OK)
             st = zip_failure(npz, where, rc);
     }
-    if (st == NPYIO_OK)
+    if (st == NPYIO_OK && npz->appending)
+        st = finish_append(npz, where);
+    else if (st == NPYIO_OK)
         st = npz->owns_stream ? npyio__stream_commit(npz->stream,
                                                      npz->durable)
                               : npyio__stream_sync(npz->stream, false);

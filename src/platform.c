@@ -24,6 +24,10 @@
 #include <stdlib.h>
 #include <dirent.h>
 #include <sys/file.h>
+#if defined(__linux__)
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#endif
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -653,4 +657,96 @@ npyio_status npyio__unmap(void *base, size_t len, bool sync)
     }
     munmap(base, len);
     return st;
+}
+
+/* ---- copying a file ------------------------------------------------------------ */
+
+/* Through a buffer: every system, every file. */
+static int copy_buffered(int to, int from, int64_t done, int64_t len)
+{
+    static const size_t block = (size_t)1 << 20;
+    unsigned char *buf = malloc(block); /* internal scratch, freed here */
+    int rc = 0;
+
+    if (buf == NULL)
+        return npyio__os_fail("copying a file", ENOMEM);
+    while (rc == 0 && done < len) {
+        size_t want = len - done < (int64_t)block ? (size_t)(len - done)
+                                                  : block;
+        size_t got = 0, put, at = 0;
+
+        rc = npyio__fd_pread_all(from, buf, want, done, &got);
+        if (rc == 0 && got < want)
+            rc = npyio__os_fail("copying a file: it got shorter", EIO);
+        while (rc == 0 && at < got) {
+            rc = npyio__fd_write_file(to, buf + at, got - at, &put);
+            at += put;
+        }
+        done += (int64_t)got;
+    }
+    free(buf);
+    return rc;
+}
+
+int npyio__fd_copy_file(int to, int from, int64_t len, const char **how)
+{
+#if defined(__linux__)
+    loff_t in = 0;
+    int64_t at;
+    int err;
+
+    *how = "clone";
+    if (ioctl(to, FICLONE, from) == 0)
+        return npyio__fd_seek(to, len, NPYIO_SEEK_SET, &at);
+    *how = "kernel copy";
+    while (in < len) {
+        ssize_t n = copy_file_range(from, &in, to, NULL,
+                                    (size_t)(len - in), 0);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n > 0)
+            continue;
+        err = n < 0 ? errno : EIO;
+        if (n < 0 && in == 0 && (err == EXDEV || err == EINVAL ||
+                                 err == ENOSYS || err == EOPNOTSUPP ||
+                                 err == EBADF))
+            break; /* not between these files: through a buffer */
+        return npyio__os_fail(n == 0 ? "copying a file: it got shorter"
+                                     : "copy_file_range", err);
+    }
+    if (in == len)
+        return 0;
+#endif
+    *how = "buffered copy";
+    return copy_buffered(to, from, 0, len);
+}
+
+npyio_status npyio__open_locked(const char *path, bool exclusive, bool wait,
+                                const char *where, int *fd)
+{
+    int attempt;
+
+    for (attempt = 0; attempt < 100; attempt++) {
+        bool busy = false;
+        npyio_status st = npyio__open_path(path, O_RDWR, 0, where, fd);
+
+        if (st != NPYIO_OK)
+            return st;
+        if (npyio__fd_lock(*fd, exclusive, wait, &busy) != 0) {
+            st = npyio__fail(busy ? NPYIO_E_LOCKED : NPYIO_E_IO, "%s: %s: "
+                             "%s", where, path, npyio_last_error());
+            npyio__fd_close(*fd);
+            *fd = -1;
+            return st;
+        }
+        /* Locked, but perhaps after the file was replaced (by an archive
+         * appender's rename): then lock the file now at the path. */
+        if (npyio__fd_is_path(*fd, path))
+            return NPYIO_OK;
+        npyio__fd_close(*fd);
+        *fd = -1;
+    }
+    return npyio__fail(NPYIO_E_IO, "%s: %s: the file was replaced each "
+                       "time it was locked", where, path);
 }

@@ -36,6 +36,12 @@ int npyio__fd_write(int fd, const void *buf, size_t len, size_t *put);
  * signal mask calls the guard costs. */
 int npyio__fd_write_file(int fd, const void *buf, size_t len, size_t *put);
 int npyio__fd_seek(int fd, int64_t offset, int whence, int64_t *pos);
+/* Make the file `to` (empty, open for writing) a copy of the first `len`
+ * bytes of `from`: shared blocks where the file system can clone them
+ * (Linux FICLONE: no data moves), else a copy in the kernel
+ * (copy_file_range), else through a buffer. Ends with `to`'s offset at
+ * len. *how says which ("clone", "kernel copy", "buffered copy"). */
+int npyio__fd_copy_file(int to, int from, int64_t len, const char **how);
 bool npyio__fd_seekable(int fd);
 /* What kind of descriptor: seekable (and then its offset in *pos), a
  * regular file. just_opened: opened by us a moment ago (a regular file is
@@ -95,6 +101,13 @@ int npyio__fd_reserve(int fd, int64_t size);
  * -1 with the thread's message set; *busy says the lock is held by
  * another description (and by what kind of lock, in the message). */
 int npyio__fd_lock(int fd, bool exclusive, bool wait, bool *busy);
+
+/* Open an existing file read-write and lock it (exclusive or shared,
+ * waiting or not): NPYIO_E_LOCKED if another holds a conflicting lock.
+ * A file replaced at the path while we waited is let go and the new one
+ * locked instead. */
+npyio_status npyio__open_locked(const char *path, bool exclusive, bool wait,
+                                const char *where, int *fd);
 
 /* Does `path` (following symbolic links, as open() does) still name the
  * file open as fd? */

@@ -467,37 +467,6 @@ npyio_status npyio_writer_open_path(const char *path,
                             "npyio_writer_open_path");
 }
 
-/*
- * Open an existing file read-write and lock it: appenders exclusively,
- * writers of rows in place shared (so an append never runs beside them or
- * another append). The lock belongs to this open file description; after
- * it is granted, the path must still name the locked file: an append that
- * rewrote the file through a temporary replaced it meanwhile.
- */
-static npyio_status open_locked(npyio_writer *w, const char *path,
-                                bool exclusive, bool wait, const char *where)
-{
-    int attempt;
-
-    for (attempt = 0; attempt < 100; attempt++) {
-        bool busy = false;
-
-        npyio_status st = npyio__open_path(path, O_RDWR, 0, where, &w->fd);
-
-        if (st != NPYIO_OK)
-            return st;
-        if (npyio__fd_lock(w->fd, exclusive, wait, &busy) != 0)
-            return npyio__fail(busy ? NPYIO_E_LOCKED : NPYIO_E_IO, "%s: %s: "
-                               "%s", where, path, npyio_last_error());
-        if (npyio__fd_is_path(w->fd, path))
-            return NPYIO_OK;
-        npyio__fd_close(w->fd);
-        w->fd = -1;
-    }
-    return npyio__fail(NPYIO_E_IO, "%s: %s: the file was replaced each "
-                       "time it was locked", where, path);
-}
-
 /* Read the header of the locked file through a stream on the descriptor
  * (which the stream borrows), and check that the data is all there. */
 static npyio_status open_existing(npyio_writer *w, const char *path,
@@ -507,9 +476,12 @@ static npyio_status open_existing(npyio_writer *w, const char *path,
 {
     npyio_stream *s = NULL;
     bool checked = false;
-    npyio_status st = open_locked(w, path, exclusive,
-                                  (flags & NPYIO_WRITE_WAIT_FOR_LOCK) != 0,
-                                  where);
+    /* Appenders lock exclusively, writers of rows in place shared (so an
+     * append never runs beside them or another append). */
+    npyio_status st = npyio__open_locked(path, exclusive,
+                                         (flags & NPYIO_WRITE_WAIT_FOR_LOCK)
+                                             != 0,
+                                         where, &w->fd);
 
     if (st != NPYIO_OK)
         return st;

@@ -9,6 +9,8 @@
    `unzip -t` (when installed) and minizip's own reader read every member;
    stored members are aligned at 64 when asked; the same inputs give the
    same bytes.
+   Members appended (npyio_npz_open_append) to archives of NumPy's and
+   ours: the same checks, old and new keys.
 2. Archives np.savez and np.savez_compressed write (keys with '/', 'é',
    'x.npy'): libnpyio lists NumPy's keys and hands back each member's
    bytes exactly as zipfile reads them.
@@ -130,6 +132,44 @@ def main():
                                 str(unknown), str(align)] + specs)
                 with open(out, "rb") as f1, open(again, "rb") as f2:
                     check(f1.read() == f2.read(), what + ": reproducible")
+
+    # 1b. appended to NumPy's archives and to ours
+    extra = {"added": np.arange(10, dtype="<f4"),
+             "added_2d": np.arange(12, dtype=">i4").reshape(3, 4)}
+    extra_specs = []
+    for i, (key, a) in enumerate(extra.items()):
+        path = os.path.join(args.workdir, "extra%d.npy" % i)
+        np.save(path, a)
+        extra_specs.append("%s=%s" % (key, path))
+    for name, save in (("np_savez", np.savez),
+                       ("np_savez_compressed", np.savez_compressed),
+                       ("ours", None)):
+        for level in (0, 6):
+            what = "append to %s at level %d" % (name, level)
+            path = os.path.join(args.workdir, "%s_app%d.npz" % (name, level))
+            if save is not None:
+                save(path, **data)
+            else:
+                subprocess.run([args.tool, "pack", path, "6", "0", "1"] +
+                               specs, check=True)
+            r = subprocess.run([args.tool, "append", path, str(level)] +
+                               extra_specs)
+            check(r.returncode == 0, what)
+            if r.returncode != 0:
+                continue
+            with np.load(path, allow_pickle=True) as z:
+                check(z.files == list(data) + list(extra), what + ": keys")
+                for key, a in list(data.items()) + list(extra.items()):
+                    check(same(z[key], a), what + ": " + key)
+            with zipfile.ZipFile(path) as zf:
+                check(zf.testzip() is None, what + ": testzip")
+            if unzip:
+                r = subprocess.run([unzip, "-tq", path],
+                                   stdout=subprocess.DEVNULL)
+                check(r.returncode == 0, what + ": unzip -t")
+            r = subprocess.run([args.tool, "minizip", path],
+                               stdout=subprocess.DEVNULL)
+            check(r.returncode == 0, what + ": minizip reads it")
 
     # 2. NumPy's, read by us
     for name, save in (("savez", np.savez),

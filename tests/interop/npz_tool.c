@@ -4,6 +4,8 @@
  *       write an archive of those .npy files with npyio_npz_*: deflate
  *       LEVEL (0 stores), UNKNOWN 1 writes C-order arrays with an unknown
  *       row count in pieces, ALIGN 0 passes NPYIO_NPZ_NO_ALIGN
+ *   npz_tool append ARCHIVE LEVEL KEY=FILE.npy ...
+ *       add those .npy files to an existing archive (npyio_npz_open_append)
  *   npz_tool unpack ARCHIVE DIR
  *       print "index<TAB>key<TAB>is_array<TAB>method<TAB>aligned" per
  *       member and write each readable member's bytes to DIR/<index>.bin
@@ -110,6 +112,23 @@ static int pack(int argc, char **argv)
     return npyio_npz_writer_close(w) == NPYIO_OK ? 0 : fail(argv[2]);
 }
 
+static int append(int argc, char **argv)
+{
+    int level = atoi(argv[3]), i;
+    npyio_npz_writer *w = NULL;
+
+    if (npyio_npz_open_append(argv[2], NPYIO_WRITE_NO_SYNC, NULL, &w) !=
+        NPYIO_OK)
+        return fail(argv[2]);
+    for (i = 4; i < argc; i++) {
+        if (add_file(w, argv[i], level, 0) != 0) {
+            npyio_npz_writer_abort(w);
+            return 1;
+        }
+    }
+    return npyio_npz_writer_close(w) == NPYIO_OK ? 0 : fail(argv[2]);
+}
+
 static int write_member(npyio_npz *npz, size_t i, const char *dir)
 {
     char path[4096], buf[65536];
@@ -187,6 +206,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 6 && strcmp(argv[1], "pack") == 0)
         return pack(argc, argv);
+    if (argc >= 4 && strcmp(argv[1], "append") == 0)
+        return append(argc, argv);
     if (argc == 4 && strcmp(argv[1], "unpack") == 0)
         return unpack(argv[2], argv[3]);
     if (argc == 3 && strcmp(argv[1], "minizip") == 0)

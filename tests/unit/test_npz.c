@@ -640,6 +640,104 @@ static void test_cut_and_damaged(void **state)
     free(file);
 }
 
+/* Members appended to an archive (ours and NumPy's): the old members keep
+ * their bytes and offsets, the new ones read back; a key cannot repeat;
+ * a second appender is locked out; an abandoned append changes nothing. */
+static void copy_corpus_file(const char *name, const char *to)
+{
+    size_t len;
+    unsigned char *bytes;
+    char rel[256];
+    FILE *f;
+
+    snprintf(rel, sizeof rel, "npz/%s", name);
+    bytes = read_data_file(rel, &len);
+    f = fopen(to, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+    free(bytes);
+}
+
+static void test_append(void **state)
+{
+    static const char *const archives[] = {"savez.npz",
+                                           "savez_compressed.npz",
+                                           "keys.npz", "empty.npz"};
+    static const int64_t shape[1] = {5};
+    npyio_header *h = make_header("<i8", 1, shape, 0);
+    int64_t v[5] = {1, 2, 3, 4, 5}, *got = NULL;
+    int files = entries(dir);
+    size_t a;
+
+    (void)state;
+    for (a = 0; a < sizeof archives / sizeof archives[0]; a++) {
+        npyio_npz_writer *w = NULL, *second = NULL;
+        npyio_npz *before = NULL, *after = NULL;
+        npyio_header *lh = NULL;
+        unsigned char *old_bytes, *now;
+        size_t old_len, now_len, n, i;
+        char path[256], name[64];
+
+        snprintf(name, sizeof name, "append_%s", archives[a]);
+        path_in_dir(path, sizeof path, name);
+        copy_corpus_file(archives[a], path);
+        old_bytes = read_file(path, &old_len);
+        /* Abandoned: nothing changes. */
+        assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL,
+                                        &w));
+        assert_ok(npyio_npz_add_array(w, "gone", h, v, sizeof v, 0));
+        npyio_npz_writer_abort(w);
+        now = read_file(path, &now_len);
+        assert_int_equal(now_len, old_len);
+        assert_memory_equal(now, old_bytes, old_len);
+        free(now);
+        /* Appended, while a second appender is refused. */
+        assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL,
+                                        &w));
+        assert_status(npyio_npz_open_append(path, 0, NULL, &second),
+                      NPYIO_E_LOCKED);
+        if (a == 2)
+            assert_status(npyio_npz_add_array(w, "plain", h, v, sizeof v,
+                                              0),
+                          NPYIO_E_INVALID_ARG);
+        assert_ok(npyio_npz_add_array(w, "new_stored", h, v, sizeof v, 0));
+        assert_ok(npyio_npz_add_array(w, "new_deflated", h, v, sizeof v,
+                                      6));
+        assert_ok(npyio_npz_writer_close(w));
+        assert_ok(npyio_stream_open_memory(old_bytes, old_len, NULL,
+                                           (npyio_stream **)&second));
+        assert_ok(npyio_npz_open_stream((npyio_stream *)second, NULL,
+                                        &before));
+        assert_ok(npyio_npz_open_path(path, NULL, &after));
+        n = npyio_npz_count(before);
+        assert_int_equal(npyio_npz_count(after), n + 2);
+        for (i = 0; i < n; i++) {
+            assert_string_equal(npyio_npz_name(after, i),
+                                npyio_npz_name(before, i));
+            assert_int_equal(stat_of(after, i, NPYIO_NPZ_DATA_OFFSET),
+                             stat_of(before, i, NPYIO_NPZ_DATA_OFFSET));
+            assert_int_equal(stat_of(after, i, NPYIO_NPZ_CRC32),
+                             stat_of(before, i, NPYIO_NPZ_CRC32));
+            if (stat_of(after, i, NPYIO_NPZ_READABLE))
+                assert_ok(npyio_npz_verify(after, i));
+        }
+        assert_int_equal(stat_of(after, n, NPYIO_NPZ_ALIGNED), 1);
+        assert_int_equal(stat_of(after, n + 1, NPYIO_NPZ_METHOD), 8);
+        assert_ok(npyio_npz_close(after));
+        assert_ok(npyio_npz_close(before));
+        assert_ok(npyio_stream_close((npyio_stream *)second));
+        assert_ok(npyio_npz_load(path, "new_deflated", 0, NULL, &lh,
+                                 (void **)&got));
+        assert_memory_equal(got, v, sizeof v);
+        npyio_free(got);
+        npyio_header_free(lh);
+        free(old_bytes);
+    }
+    assert_int_equal(entries(dir), files + 4); /* no temporary left */
+    npyio_header_free(h);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -658,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_failed_member_keeps_old_file),
         cmocka_unit_test(test_streams),
         cmocka_unit_test(test_cut_and_damaged),
+        cmocka_unit_test(test_append),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);
