@@ -364,6 +364,24 @@ NPYIO_API npyio_status npyio_options_set_limit(npyio_options *options,
                                                int64_t value);
 
 /**
+ * Set the limits for input from a source that is not trusted (files from
+ * the internet, uploads): bounded memory and work, whatever the file
+ * claims. Sets, and only these:
+ *   NPYIO_LIMIT_HEADER_SIZE       10000 (NumPy's default)
+ *   NPYIO_LIMIT_NDIM              32
+ *   NPYIO_LIMIT_DEPTH             16
+ *   NPYIO_LIMIT_NPZ_MEMBERS       4096
+ *   NPYIO_LIMIT_NPZ_MEMBER_BYTES  256 MiB (268435456)
+ *   NPYIO_LIMIT_NPZ_TOTAL_BYTES   1 GiB (1073741824)
+ *   NPYIO_LIMIT_NPZ_RATIO         1100 (the default: deflate's maximum)
+ *   NPYIO_LIMIT_ALLOC_BYTES       256 MiB + 1 MiB (one member and room)
+ * Raise any of them afterwards with npyio_options_set_limit().
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (not an options handle).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_options_set_untrusted(npyio_options *options);
+
+/**
  * Read a resource limit: the value set, or the default.
  *
  * @param[in] options the handle, or NULL for the defaults.

@@ -240,3 +240,26 @@ int64_t npyio__limit(const npyio_options *options, npyio_limit which)
 
     return limits[which];
 }
+
+/* The preset for untrusted input, as the header documents it. */
+static const int64_t untrusted_limits[LIMIT_END] = {
+    [NPYIO_LIMIT_HEADER_SIZE] = 10000,
+    [NPYIO_LIMIT_NDIM] = 32,
+    [NPYIO_LIMIT_DEPTH] = 16,
+    [NPYIO_LIMIT_NPZ_MEMBERS] = 4096,
+    [NPYIO_LIMIT_NPZ_MEMBER_BYTES] = (int64_t)256 << 20,
+    [NPYIO_LIMIT_NPZ_RATIO] = 1100,
+    [NPYIO_LIMIT_ALLOC_BYTES] = ((int64_t)256 << 20) + ((int64_t)1 << 20),
+    [NPYIO_LIMIT_NPZ_TOTAL_BYTES] = (int64_t)1 << 30,
+};
+
+npyio_status npyio_options_set_untrusted(npyio_options *options)
+{
+    if (options == NULL || options->magic != NPYIO__MAGIC_OPTIONS)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_options_set_untrusted:"
+                           " %s", options == NULL ? "options is NULL"
+                                                  : "not an options handle");
+    memcpy(options->limits + 1, untrusted_limits + 1,
+           sizeof options->limits - sizeof options->limits[0]);
+    return NPYIO_OK;
+}

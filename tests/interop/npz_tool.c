@@ -9,6 +9,12 @@
  *   npz_tool unpack ARCHIVE DIR
  *       print "index<TAB>key<TAB>is_array<TAB>method<TAB>aligned" per
  *       member and write each readable member's bytes to DIR/<index>.bin
+ *   npz_tool list ARCHIVE [untrusted]
+ *       print the member count, then "key<TAB>size<TAB>data offset" per
+ *       member (with the untrusted preset when asked)
+ *   npz_tool rows ARCHIVE KEY FIRST COUNT OUT
+ *       read rows [FIRST, FIRST + COUNT) of member KEY into the file OUT,
+ *       then verify the member's CRC
  *   npz_tool minizip ARCHIVE
  *       read every member through minizip's own reader (the cross-check;
  *       archives below 4 GiB): print "name<TAB>size" per member, exit 1
@@ -171,6 +177,62 @@ static int unpack(const char *archive, const char *dir)
     return npyio_npz_close(npz) == NPYIO_OK ? 0 : fail(archive);
 }
 
+static int list(const char *archive, int untrusted)
+{
+    npyio_options *o = NULL;
+    npyio_npz *npz = NULL;
+    npyio_status st;
+    size_t i;
+
+    if (npyio_options_new(&o) != NPYIO_OK ||
+        (untrusted && npyio_options_set_untrusted(o) != NPYIO_OK))
+        return fail("options");
+    st = npyio_npz_open_path(archive, o, &npz);
+    npyio_options_free(o);
+    if (st != NPYIO_OK) {
+        printf("%s\n", npyio_status_string(st));
+        return fail(archive);
+    }
+    printf("%zu\n", npyio_npz_count(npz));
+    for (i = 0; i < npyio_npz_count(npz); i++) {
+        int64_t size = 0, at = 0;
+
+        npyio_npz_stat(npz, i, NPYIO_NPZ_SIZE, &size);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_DATA_OFFSET, &at);
+        printf("%s\t%lld\t%lld\n", npyio_npz_key(npz, i), (long long)size,
+               (long long)at);
+    }
+    return npyio_npz_close(npz) == NPYIO_OK ? 0 : fail(archive);
+}
+
+static int rows(char **argv)
+{
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    int64_t first = atoll(argv[4]), count = atoll(argv[5]);
+    size_t index = 0, len;
+    void *buf;
+    FILE *f;
+
+    if (npyio_npz_open_path(argv[2], NULL, &npz) != NPYIO_OK ||
+        npyio_npz_find(npz, argv[3], &index, NULL) != NPYIO_OK ||
+        npyio_npz_open_reader(npz, index, &r) != NPYIO_OK)
+        return fail(argv[2]);
+    len = (size_t)count *
+          npyio_dtype_itemsize(npyio_header_dtype(npyio_reader_header(r)));
+    buf = malloc(len + 1);
+    if (npyio_reader_read_rows(r, first, count, buf, len, 0) != NPYIO_OK)
+        return fail("rows");
+    f = fopen(argv[6], "wb");
+    fwrite(buf, 1, len, f);
+    fclose(f);
+    free(buf);
+    npyio_reader_close(r);
+    if (npyio_npz_verify(npz, index) != NPYIO_OK)
+        return fail("verify");
+    return npyio_npz_close(npz) == NPYIO_OK ? 0 : fail(argv[2]);
+}
+
 static int minizip_read(const char *archive)
 {
     unzFile z = unzOpen64(archive);
@@ -210,6 +272,10 @@ int main(int argc, char **argv)
         return append(argc, argv);
     if (argc == 4 && strcmp(argv[1], "unpack") == 0)
         return unpack(argv[2], argv[3]);
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "list") == 0)
+        return list(argv[2], argc == 4);
+    if (argc == 7 && strcmp(argv[1], "rows") == 0)
+        return rows(argv);
     if (argc == 3 && strcmp(argv[1], "minizip") == 0)
         return minizip_read(argv[2]);
     fprintf(stderr, "usage: see npz_tool.c\n");

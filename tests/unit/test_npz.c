@@ -131,10 +131,11 @@ static void check_member_stream(npyio_npz *npz, size_t i, const tsv_row *r)
  * of the same array gives (itself checked against NumPy's values). */
 static void check_member_reads(npyio_npz *npz, size_t i, const tsv_row *r)
 {
-    npyio_header *fh = NULL, *mh = NULL;
+    const npyio_header *fh = NULL, *mh = NULL;
     npyio_reader *fr = NULL, *mr = NULL;
     char rel[256], path[1024];
     unsigned flags;
+    bool objects = false;
 
     if (strcmp(r->field[M_SOURCE], "-") == 0)
         return;
@@ -146,12 +147,13 @@ static void check_member_reads(npyio_npz *npz, size_t i, const tsv_row *r)
 
         assert_ok(npyio_reader_open_path(path, NULL, &fr));
         assert_ok(npyio_npz_open_reader(npz, i, &mr));
-        fh = (npyio_header *)npyio_reader_header(fr);
-        mh = (npyio_header *)npyio_reader_header(mr);
+        fh = npyio_reader_header(fr);
+        mh = npyio_reader_header(mr);
         assert_int_equal(npyio_header_nbytes(fh), npyio_header_nbytes(mh));
         assert_int_equal(npyio_header_data_offset(fh),
                          npyio_header_data_offset(mh));
-        if (npyio_dtype_contains_objects(npyio_header_dtype(fh))) {
+        objects = npyio_dtype_contains_objects(npyio_header_dtype(fh));
+        if (objects) {
             assert_ok(npyio_reader_read_pickle(fr, &a, &alen));
             assert_ok(npyio_reader_read_pickle(mr, &b, &blen));
         } else {
@@ -164,7 +166,7 @@ static void check_member_reads(npyio_npz *npz, size_t i, const tsv_row *r)
         npyio_free(b);
         assert_ok(npyio_reader_close(fr));
         assert_ok(npyio_reader_close(mr));
-        if (npyio_dtype_contains_objects(npyio_header_dtype(fh)))
+        if (objects)
             break;
     }
 }

@@ -127,6 +127,38 @@ static void test_set_and_get_limit(void **state)
     npyio_options_free(o);
 }
 
+/* The untrusted preset sets exactly the documented values. */
+static void test_untrusted_preset(void **state)
+{
+    static const struct {
+        npyio_limit which;
+        int64_t value;
+    } preset[] = {
+        {NPYIO_LIMIT_HEADER_SIZE, 10000},
+        {NPYIO_LIMIT_NDIM, 32},
+        {NPYIO_LIMIT_DEPTH, 16},
+        {NPYIO_LIMIT_NPZ_MEMBERS, 4096},
+        {NPYIO_LIMIT_NPZ_MEMBER_BYTES, 268435456},
+        {NPYIO_LIMIT_NPZ_RATIO, 1100},
+        {NPYIO_LIMIT_ALLOC_BYTES, 268435456 + 1048576},
+        {NPYIO_LIMIT_NPZ_TOTAL_BYTES, 1073741824},
+    };
+    npyio_options *o = NULL;
+    int64_t value;
+    size_t i;
+
+    (void)state;
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_NDIM, 3));
+    assert_ok(npyio_options_set_untrusted(o));
+    for (i = 0; i < sizeof preset / sizeof preset[0]; i++) {
+        assert_ok(npyio_options_get_limit(o, preset[i].which, &value));
+        assert_int_equal(value, preset[i].value);
+    }
+    assert_status(npyio_options_set_untrusted(NULL), NPYIO_E_INVALID_ARG);
+    npyio_options_free(o);
+}
+
 static void test_bad_limit_calls(void **state)
 {
     npyio_options *o = NULL;
@@ -469,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_default_limits),
         cmocka_unit_test(test_set_and_get_limit),
         cmocka_unit_test(test_bad_limit_calls),
+        cmocka_unit_test(test_untrusted_preset),
         cmocka_unit_test(test_wrong_handle_is_refused),
         cmocka_unit_test(test_allocator_table_checks),
         cmocka_unit_test(test_counting_allocator_sees_every_allocation),
