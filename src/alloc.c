@@ -241,3 +241,19 @@ void npyio_free(void *ptr)
 {
     npyio__free(ptr);
 }
+
+void *npyio__zalloc(void *mem, unsigned items, unsigned size)
+{
+    void *block = NULL;
+
+    if (npyio__alloc_array(mem, items, size, "zlib state", &block) !=
+        NPYIO_OK)
+        return NULL;
+    return block;
+}
+
+void npyio__zfree(void *mem, void *block)
+{
+    (void)mem;
+    npyio__free(block);
+}

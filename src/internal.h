@@ -166,6 +166,12 @@ size_t npyio__block_size(const void *block);
 /* Release a block from npyio__alloc; NULL is ignored. */
 void npyio__free(void *block);
 
+/* zlib's zalloc and zfree over an npyio__mem (the opaque pointer), so that
+ * zlib's allocations go through the caller's allocator too. The types are
+ * zlib's (voidpf, uInt) spelled without its header. */
+void *npyio__zalloc(void *mem, unsigned items, unsigned size);
+void npyio__zfree(void *mem, void *block);
+
 /* The deepest nesting of dtypes (records in records, subarrays of
  * subarrays) the library builds; code that walks dtypes recurses at most
  * this deep. NPYIO_LIMIT_DEPTH cannot be set above it. */

@@ -19,6 +19,8 @@
 /* Compressed input read per refill, and the sink for skipped output. */
 #define INPUT_BYTES ((size_t)256 << 10)
 #define SKIP_BYTES ((size_t)64 << 10)
+/* Stored data read while its CRC runs: in blocks that stay in L2. */
+#define CRC_BLOCK ((size_t)256 << 10)
 
 typedef struct member_state {
     npyio_stream *archive; /* borrowed */
@@ -94,15 +96,30 @@ static npyio_status stored_pread(void *state, void *buf, size_t cap,
         return member_fail(m, m->failed, "failed earlier");
     if (want == 0)
         return crc_over(m, buf, 0, (uint64_t)offset);
-    st = npyio__stream_read_at(m->archive, buf, want,
-                               m->entry.data_offset + offset, got,
-                               "member data");
-    if (st == NPYIO_OK && *got < want)
-        st = member_fail(m, NPYIO_E_TRUNCATED, "the archive ends inside it "
-                         "(was it cut short after it was opened?)");
-    if (st == NPYIO_OK)
-        st = crc_over(m, buf, *got, (uint64_t)offset);
-    return st;
+    /* Where the CRC runs over these bytes, read them in cache-sized
+     * blocks and sum each one while it is still in cache. */
+    while (want > 0) {
+        size_t step = want, n = 0;
+
+        if ((uint64_t)offset + *got <= m->crc_pos && step > CRC_BLOCK)
+            step = CRC_BLOCK;
+        st = npyio__stream_read_at(m->archive, (unsigned char *)buf + *got,
+                                   step,
+                                   m->entry.data_offset + offset +
+                                       (int64_t)*got,
+                                   &n, "member data");
+        if (st == NPYIO_OK && n < step)
+            st = member_fail(m, NPYIO_E_TRUNCATED, "the archive ends inside "
+                             "it (was it cut short after it was opened?)");
+        if (st == NPYIO_OK)
+            st = crc_over(m, (unsigned char *)buf + *got, n,
+                          (uint64_t)offset + *got);
+        if (st != NPYIO_OK)
+            return st;
+        *got += n;
+        want -= n;
+    }
+    return NPYIO_OK;
 }
 
 static npyio_status stored_read(void *state, void *buf, size_t cap,
@@ -162,23 +179,6 @@ static const npyio__stream_backend stored_seeking_backend = {
     .size = member_size, .close = member_close, .finish = stored_finish};
 
 /* ---- deflated ----------------------------------------------------------------- */
-
-/* zlib's allocations go through the stream's allocator too. */
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
-{
-    void *block = NULL;
-
-    if (npyio__alloc_array(opaque, items, size, "inflate state",
-                           &block) != NPYIO_OK)
-        return Z_NULL;
-    return block;
-}
-
-static void z_free(voidpf opaque, voidpf block)
-{
-    (void)opaque;
-    npyio__free(block);
-}
 
 static npyio_status refill(member_state *m)
 {
@@ -362,8 +362,8 @@ static npyio_status start_inflating(member_state *m)
 
     if (st != NPYIO_OK)
         return st;
-    m->z.zalloc = z_alloc;
-    m->z.zfree = z_free;
+    m->z.zalloc = npyio__zalloc;
+    m->z.zfree = npyio__zfree;
     m->z.opaque = &m->mem;
     ret = inflateInit2(&m->z, -MAX_WBITS);
     if (ret != Z_OK)

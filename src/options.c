@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* One past the highest NPYIO_LIMIT_* this version knows. */
-#define LIMIT_END 9
+#define LIMIT_END 10
 
 
 struct npyio_options {
@@ -31,6 +31,7 @@ static const int64_t default_limits[LIMIT_END] = {
     [NPYIO_LIMIT_NPZ_RATIO] = 1100,
     [NPYIO_LIMIT_ALLOC_BYTES] = INT64_MAX,
     [NPYIO_LIMIT_NPZ_TOTAL_BYTES] = INT64_MAX,
+    [NPYIO_LIMIT_THREADS] = 1,
 };
 
 /* Names for messages, as the header spells them. */
@@ -43,6 +44,7 @@ static const char *const limit_names[LIMIT_END] = {
     [NPYIO_LIMIT_NPZ_RATIO] = "NPYIO_LIMIT_NPZ_RATIO",
     [NPYIO_LIMIT_ALLOC_BYTES] = "NPYIO_LIMIT_ALLOC_BYTES",
     [NPYIO_LIMIT_NPZ_TOTAL_BYTES] = "NPYIO_LIMIT_NPZ_TOTAL_BYTES",
+    [NPYIO_LIMIT_THREADS] = "NPYIO_LIMIT_THREADS",
 };
 
 static const npyio_allocator default_allocator = {
@@ -251,6 +253,7 @@ static const int64_t untrusted_limits[LIMIT_END] = {
     [NPYIO_LIMIT_NPZ_RATIO] = 1100,
     [NPYIO_LIMIT_ALLOC_BYTES] = ((int64_t)256 << 20) + ((int64_t)1 << 20),
     [NPYIO_LIMIT_NPZ_TOTAL_BYTES] = (int64_t)1 << 30,
+    [NPYIO_LIMIT_THREADS] = 1,
 };
 
 npyio_status npyio_options_set_untrusted(npyio_options *options)

@@ -4,7 +4,8 @@
     npz_check.py --tool PATH --workdir DIR
 
 1. Archives libnpyio writes (npz_tool pack), for stored and deflate levels
-   1, 6 and 9, aligned or not, with known and unknown row counts: np.load
+   1, 6 and 9 (on 1, 2 and 3 threads), aligned or not, with known and
+   unknown row counts: np.load
    gives the same keys and arrays; zipfile's testzip() finds nothing;
    `unzip -t` (when installed) and minizip's own reader read every member;
    stored members are aligned at 64 when asked; the same inputs give the
@@ -90,14 +91,15 @@ def main():
     unzip = shutil.which("unzip")
 
     # 1. ours, read by everyone else
-    for level in (0, 1, 6, 9):
+    for level, threads in ((0, 1), (1, 1), (6, 1), (9, 1), (6, 2), (1, 3)):
+        os.environ["NPZ_TOOL_THREADS"] = str(threads)
         for align in (0, 1):
             for unknown in (0, 1):
-                what = "level %d align %d unknown %d" % (level, align,
-                                                         unknown)
+                what = "level %d threads %d align %d unknown %d" % (
+                    level, threads, align, unknown)
                 out = os.path.join(args.workdir,
-                                   "ours_%d_%d_%d.npz" % (level, align,
-                                                          unknown))
+                                   "ours_%d_%d_%d_%d.npz" % (
+                                       level, threads, align, unknown))
                 r = subprocess.run([args.tool, "pack", out, str(level),
                                     str(unknown), str(align)] + specs)
                 check(r.returncode == 0, what + ": pack")
@@ -132,6 +134,8 @@ def main():
                                 str(unknown), str(align)] + specs)
                 with open(out, "rb") as f1, open(again, "rb") as f2:
                     check(f1.read() == f2.read(), what + ": reproducible")
+
+    os.environ.pop("NPZ_TOOL_THREADS", None)
 
     # 1b. appended to NumPy's archives and to ours
     extra = {"added": np.arange(10, dtype="<f4"),

@@ -3,7 +3,8 @@
  *   npz_tool pack OUT LEVEL UNKNOWN ALIGN KEY=FILE.npy ...
  *       write an archive of those .npy files with npyio_npz_*: deflate
  *       LEVEL (0 stores), UNKNOWN 1 writes C-order arrays with an unknown
- *       row count in pieces, ALIGN 0 passes NPYIO_NPZ_NO_ALIGN
+ *       row count in pieces, ALIGN 0 passes NPYIO_NPZ_NO_ALIGN; the
+ *       environment's NPZ_TOOL_THREADS sets NPYIO_LIMIT_THREADS
  *   npz_tool append ARCHIVE LEVEL KEY=FILE.npy ...
  *       add those .npy files to an existing archive (npyio_npz_open_append)
  *   npz_tool unpack ARCHIVE DIR
@@ -106,8 +107,18 @@ static int pack(int argc, char **argv)
     uint32_t flags = NPYIO_WRITE_NO_SYNC |
                      (atoi(argv[5]) ? 0 : NPYIO_NPZ_NO_ALIGN);
     npyio_npz_writer *w = NULL;
+    const char *threads = getenv("NPZ_TOOL_THREADS");
+    npyio_options *o = NULL;
+    npyio_status st;
 
-    if (npyio_npz_create_path(argv[2], flags, NULL, &w) != NPYIO_OK)
+    if (npyio_options_new(&o) != NPYIO_OK ||
+        (threads != NULL &&
+         npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, atoi(threads)) !=
+             NPYIO_OK))
+        return fail("options");
+    st = npyio_npz_create_path(argv[2], flags, o, &w);
+    npyio_options_free(o);
+    if (st != NPYIO_OK)
         return fail(argv[2]);
     for (i = 6; i < argc; i++) {
         if (add_file(w, argv[i], level, unknown) != 0) {

@@ -740,6 +740,73 @@ static void test_append(void **state)
     npyio_header_free(h);
 }
 
+/* Deflate on several threads: sizes below, at and across the batch and
+ * block boundaries, written in uneven pieces, read back equal with their
+ * CRC; one thread gives NumPy's bytes, several a different but valid
+ * stream. */
+static void test_parallel_deflate(void **state)
+{
+    static const size_t sizes[] = {0, 1000, (size_t)4 << 20,
+                                   ((size_t)8 << 20) + 12345,
+                                   ((size_t)13 << 20) + 7};
+    size_t total = ((size_t)13 << 20) + 7, i, k;
+    unsigned char *data = malloc(total);
+    unsigned threads;
+
+    (void)state;
+    for (i = 0; i < total; i++)
+        data[i] = (unsigned char)((i * 2654435761u) >> 13 & 0x3f);
+    for (threads = 1; threads <= 3; threads++) {
+        npyio_options *o = NULL;
+        npyio_npz_writer *w = NULL;
+        npyio_npz *npz = NULL;
+        char path[256];
+
+        assert_ok(npyio_options_new(&o));
+        assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, threads));
+        path_in_dir(path, sizeof path, "par.npz");
+        assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
+        for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            int64_t shape = (int64_t)sizes[k];
+            npyio_header *h = make_header("|u1", 1, &shape, 0);
+            npyio_writer *mw = NULL;
+            char key[16];
+            size_t at = 0, piece = 777777;
+
+            snprintf(key, sizeof key, "m%zu", k);
+            assert_ok(npyio_npz_add(w, key, h, 6, 0, &mw));
+            while (at < sizes[k]) {
+                size_t n = sizes[k] - at < piece ? sizes[k] - at : piece;
+
+                assert_ok(npyio_writer_write(mw, data + at, n));
+                at += n;
+                piece = piece * 3 % 5000011 + 1;
+            }
+            assert_ok(npyio_writer_close(mw));
+            npyio_header_free(h);
+        }
+        assert_ok(npyio_npz_writer_close(w));
+        assert_ok(npyio_npz_open_path(path, NULL, &npz));
+        for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            npyio_reader *r = NULL;
+            void *got = NULL;
+            size_t len = 0;
+
+            assert_ok(npyio_npz_verify(npz, k));
+            assert_ok(npyio_npz_open_reader(npz, k, &r));
+            assert_ok(npyio_reader_read_alloc(r, 0, &got, &len));
+            assert_int_equal(len, sizes[k]);
+            if (len > 0)
+                assert_memory_equal(got, data, len);
+            npyio_free(got);
+            assert_ok(npyio_reader_close(r));
+        }
+        assert_ok(npyio_npz_close(npz));
+        npyio_options_free(o);
+    }
+    free(data);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -759,6 +826,7 @@ int main(void)
         cmocka_unit_test(test_streams),
         cmocka_unit_test(test_cut_and_damaged),
         cmocka_unit_test(test_append),
+        cmocka_unit_test(test_parallel_deflate),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);

@@ -1,0 +1,445 @@
+/*
+ * bench_npz.c - .npz speed against plain system calls, zlib and NumPy,
+ * side by side in one run (not part of ctest: figures are reported, never
+ * asserted).
+ *
+ *   bench_npz [--size MiB] [--rounds N] [--dir DIR] [--threads N]
+ *
+ * Defaults: a 256 MiB float64 member, 8 x 32 MiB of random-walk float64
+ * for deflate, /dev/shm, 5 rounds, --threads 2 for the parallel deflate
+ * line. Each round runs every contender once, interleaved, priming
+ * huge-page memory before each (PERF-NOTES). Lines:
+ *
+ *   stored read    npyio_npz_open_reader + read_alloc (CRC checked) vs
+ *                  open + pread of the member's bytes into fresh memory,
+ *                  and vs np.load(path)[key]
+ *   mapped sum     npyio_npz_map of a stored member + sum vs npyio_map_open
+ *                  of the same .npy + sum
+ *   deflated read  the member read (inflate straight into the destination,
+ *                  CRC) vs zlib's one-call inflate of the same stream read
+ *                  with pread, and vs np.load(path)[key]
+ *   stored write   npyio_npz_save, one stored member, no fsync, vs open +
+ *                  write of the same bytes, and vs np.savez
+ *   deflate 6      8 members of random walk at level 6 (threads 1 and N)
+ *                  vs zlib deflate of each into memory + write, and vs
+ *                  np.savez_compressed
+ */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "benchutil.h"
+
+#define WALK_MEMBERS 8
+
+static size_t nbytes, walk_bytes;
+static char stored_npz[512], plain_npy[512], walk_npz[512], out_npz[512],
+    out_raw[512], walk_npy[512];
+static double *values, *walk[WALK_MEMBERS];
+static npyio_header *big_header, *walk_header;
+static int threads = 2;
+
+/* ---- files ------------------------------------------------------------------------ */
+
+static void make_inputs(void)
+{
+    uint64_t rng = 88172645463325252ull;
+    const char *keys[WALK_MEMBERS] = {"w0", "w1", "w2", "w3",
+                                      "w4", "w5", "w6", "w7"};
+    const npyio_header *hs[WALK_MEMBERS];
+    const void *ds[WALK_MEMBERS];
+    size_t ls[WALK_MEMBERS], i, k;
+    int64_t shape = (int64_t)(nbytes / 8), wshape = (int64_t)(walk_bytes / 8);
+    const char *key = "a";
+    const void *d;
+    double v = 0;
+
+    values = thp_alloc(nbytes);
+    for (i = 0; i < nbytes / 8; i++)
+        values[i] = (double)i * 0.5;
+    {
+        npyio_dtype *f8 = NULL;
+
+        if (npyio_dtype_from_descr("<f8", 3, NULL, &f8) != NPYIO_OK ||
+            npyio_header_new(f8, 1, &shape, 0, &big_header) != NPYIO_OK ||
+            npyio_header_new(f8, 1, &wshape, 0, &walk_header) != NPYIO_OK)
+            die("header");
+        npyio_dtype_unref(f8);
+    }
+    d = values;
+    if (npyio_npz_save(stored_npz, 1, &key, (const npyio_header **)&big_header,
+                       &d, &nbytes, 0, NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK ||
+        npyio_save(plain_npy, big_header, values, nbytes,
+                   NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK)
+        die("inputs");
+    for (k = 0; k < WALK_MEMBERS; k++) {
+        walk[k] = thp_alloc(walk_bytes);
+        for (i = 0; i < walk_bytes / 8; i++) {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            v += (double)(rng >> 11) * 0x1p-53 - 0.5;
+            walk[k][i] = v;
+        }
+        hs[k] = walk_header;
+        ds[k] = walk[k];
+        ls[k] = walk_bytes;
+    }
+    if (npyio_npz_save(walk_npz, WALK_MEMBERS, keys, hs, ds, ls, 6,
+                       NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK ||
+        npyio_save(walk_npy, walk_header, walk[0], walk_bytes,
+                   NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK)
+        die("walk inputs");
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+static double our_member_read(const char *path, const char *key)
+{
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    void *data = NULL;
+    size_t index = 0;
+    double t0, t;
+
+    prime();
+    t0 = now();
+    if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
+        npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
+        npyio_npz_open_reader(npz, index, &r) != NPYIO_OK ||
+        npyio_reader_read_alloc(r, 0, &data, NULL) != NPYIO_OK)
+        die(path);
+    npyio_reader_close(r);
+    npyio_npz_close(npz);
+    t = now() - t0;
+    npyio_free(data);
+    return t;
+}
+
+/* Where member `key` of an archive lies (found once, outside the timing). */
+static void member_place(const char *path, const char *key, int64_t *at,
+                         int64_t *csize)
+{
+    npyio_npz *npz = NULL;
+    size_t index = 0;
+
+    if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
+        npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
+        npyio_npz_stat(npz, index, NPYIO_NPZ_DATA_OFFSET, at) != NPYIO_OK ||
+        npyio_npz_stat(npz, index, NPYIO_NPZ_COMPRESSED_SIZE, csize) !=
+            NPYIO_OK)
+        die(path);
+    npyio_npz_close(npz);
+}
+
+static double plain_pread(const char *path, int64_t at, size_t len)
+{
+    unsigned char *buf;
+    size_t done = 0;
+    double t0, t;
+    int fd;
+
+    prime();
+    t0 = now();
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    buf = thp_alloc(len);
+    while (done < len) {
+        ssize_t n = pread(fd, buf + done, len - done, at + (off_t)done);
+
+        if (n <= 0)
+            die("pread");
+        done += (size_t)n;
+    }
+    close(fd);
+    t = now() - t0;
+    free(buf);
+    return t;
+}
+
+/* zlib's own: the compressed bytes read, inflated in one call. */
+static double zlib_inflate(const char *path, int64_t at, size_t csize,
+                           size_t usize)
+{
+    unsigned char *in, *out;
+    z_stream z;
+    size_t done = 0;
+    double t0, t;
+    int fd;
+
+    prime();
+    t0 = now();
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    in = malloc(csize);
+    out = thp_alloc(usize);
+    while (done < csize) {
+        ssize_t n = pread(fd, in + done, csize - done, at + (off_t)done);
+
+        if (n <= 0)
+            die("pread");
+        done += (size_t)n;
+    }
+    close(fd);
+    memset(&z, 0, sizeof z);
+    inflateInit2(&z, -MAX_WBITS);
+    z.next_in = in;
+    z.avail_in = (uInt)csize;
+    z.next_out = out;
+    z.avail_out = (uInt)usize;
+    if (inflate(&z, Z_FINISH) != Z_STREAM_END)
+        die("inflate");
+    inflateEnd(&z);
+    t = now() - t0;
+    free(in);
+    free(out);
+    return t;
+}
+
+static double map_sum(const char *path, int member, double *sum)
+{
+    npyio_npz *npz = NULL;
+    npyio_map *m = NULL;
+    const double *v;
+    double t0, t, s = 0;
+    size_t i, n;
+
+    t0 = now();
+    if (member) {
+        if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
+            npyio_npz_map(npz, 0, &m) != NPYIO_OK)
+            die(path);
+    } else if (npyio_map_open(path, 0, NULL, &m) != NPYIO_OK) {
+        die(path);
+    }
+    v = npyio_map_data(m);
+    n = (size_t)npyio_header_count(npyio_map_header(m));
+    for (i = 0; i < n; i++)
+        s += v[i];
+    npyio_map_close(m);
+    npyio_npz_close(npz);
+    t = now() - t0;
+    *sum = s;
+    return t;
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+static double our_save(const char *path, size_t count, const void *const *d,
+                       size_t len, int level, int nthreads)
+{
+    static const char *const keys[WALK_MEMBERS] = {"w0", "w1", "w2", "w3",
+                                                   "w4", "w5", "w6", "w7"};
+    const npyio_header *hs[WALK_MEMBERS];
+    size_t ls[WALK_MEMBERS], i;
+    npyio_options *o = NULL;
+    double t0, t;
+
+    for (i = 0; i < count; i++) {
+        hs[i] = count == 1 ? big_header : walk_header;
+        ls[i] = len;
+    }
+    npyio_options_new(&o);
+    (void)nthreads;
+    prime();
+    t0 = now();
+    if (npyio_npz_save(path, count, count == 1 ? (const char *const[]){"a"}
+                                               : keys,
+                       hs, d, ls, level, NPYIO_WRITE_NO_SYNC, o) != NPYIO_OK)
+        die(path);
+    t = now() - t0;
+    npyio_options_free(o);
+    unlink(path);
+    return t;
+}
+
+static void write_all(int fd, const void *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+
+        if (n <= 0)
+            die("write");
+        p = (const char *)p + n;
+        len -= (size_t)n;
+    }
+}
+
+/* The anchor of a stored write: the same bytes, one file, write(). */
+static double plain_write(const char *path, const void *data, size_t len)
+{
+    double t0 = now(), t;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+
+    if (fd < 0)
+        die(path);
+    write_all(fd, data, len);
+    close(fd);
+    t = now() - t0;
+    unlink(path);
+    return t;
+}
+
+/* The anchor of a deflated write: zlib's deflate of each member in one
+ * call into memory, written with write(). */
+static double zlib_deflate_write(const char *path, int level)
+{
+    double t0, t;
+    size_t k, cap;
+    unsigned char *out;
+    int fd;
+
+    prime();
+    t0 = now();
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    cap = compressBound((uLong)walk_bytes);
+    out = malloc(cap);
+    for (k = 0; k < WALK_MEMBERS; k++) {
+        z_stream z;
+
+        memset(&z, 0, sizeof z);
+        deflateInit2(&z, level, Z_DEFLATED, -MAX_WBITS, 8,
+                     Z_DEFAULT_STRATEGY);
+        z.next_in = (unsigned char *)walk[k];
+        z.avail_in = (uInt)walk_bytes;
+        z.next_out = out;
+        z.avail_out = (uInt)cap;
+        if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+            die("deflate");
+        (void)crc32_z(0, (const unsigned char *)walk[k], walk_bytes);
+        write_all(fd, out, cap - z.avail_out);
+        deflateEnd(&z);
+    }
+    close(fd);
+    t = now() - t0;
+    free(out);
+    unlink(path);
+    return t;
+}
+
+/* ---- NumPy -------------------------------------------------------------------------- */
+
+static void start_numpy_npz(void)
+{
+    start_numpy_script(
+        "import sys, time, os, numpy as np\n"
+        "keep = {}\n"
+        "for line in sys.stdin:\n"
+        "    w = line.split(); op = w[0]\n"
+        "    t0 = time.perf_counter()\n"
+        "    if op == 'member':\n"
+        "        with np.load(w[1]) as z: a = z[w[2]]\n"
+        "    elif op == 'keep': keep[w[2]] = np.load(w[1])\n"
+        "    elif op == 'savez': np.savez(w[1], a=keep['a'])\n"
+        "    elif op == 'savezc':\n"
+        "        np.savez_compressed(w[1], **{'w%d' % i: keep['w']\n"
+        "                                     for i in range(8)})\n"
+        "    t = time.perf_counter() - t0\n"
+        "    if op.startswith('save'): os.unlink(w[1])\n"
+        "    a = None\n"
+        "    print(t, flush=True)\n");
+}
+
+static double numpy_op(const char *op, const char *a, const char *b)
+{
+    char command[1200];
+
+    snprintf(command, sizeof command, "%s %s %s", op, a, b);
+    return numpy_time(command);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = "/dev/shm";
+    int rounds = 5, r, i;
+    size_t mib = 256;
+    double ours[MAX_ROUNDS], ref1[MAX_ROUNDS], ref2[MAX_ROUNDS],
+        par[MAX_ROUNDS], sum1 = 0, sum2 = 0;
+    int64_t at = 0, csize = 0, wat = 0, wcsize = 0;
+    const void *big;
+    const void *walks[WALK_MEMBERS];
+
+    for (i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--size") == 0)
+            mib = (size_t)atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--rounds") == 0)
+            rounds = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--dir") == 0)
+            dir = argv[i + 1];
+        else if (strcmp(argv[i], "--threads") == 0)
+            threads = atoi(argv[i + 1]);
+    }
+    if (rounds < 1 || rounds > MAX_ROUNDS)
+        rounds = 5;
+    nbytes = mib << 20;
+    walk_bytes = (size_t)32 << 20;
+    snprintf(stored_npz, sizeof stored_npz, "%s/bench_npz_stored.npz", dir);
+    snprintf(plain_npy, sizeof plain_npy, "%s/bench_npz_plain.npy", dir);
+    snprintf(walk_npz, sizeof walk_npz, "%s/bench_npz_walk.npz", dir);
+    snprintf(walk_npy, sizeof walk_npy, "%s/bench_npz_walk.npy", dir);
+    snprintf(out_npz, sizeof out_npz, "%s/bench_npz_out.npz", dir);
+    snprintf(out_raw, sizeof out_raw, "%s/bench_npz_out.raw", dir);
+    make_inputs();
+    member_place(stored_npz, "a", &at, &csize);
+    member_place(walk_npz, "w0", &wat, &wcsize);
+    start_numpy_npz();
+    numpy_op("keep", plain_npy, "a");
+    numpy_op("keep", walk_npy, "w");
+    printf("bench_npz: %zu MiB stored member, %d x 32 MiB random walk, %s, "
+           "%d rounds\n", mib, WALK_MEMBERS, dir, rounds);
+
+    for (r = 0; r < rounds; r++) {
+        ours[r] = our_member_read(stored_npz, "a");
+        ref1[r] = plain_pread(stored_npz, at, (size_t)csize);
+        ref2[r] = numpy_op("member", stored_npz, "a");
+    }
+    report("stored read (CRC)", nbytes, rounds, ours, ref1, "pread",
+           ref2, "np.load[key]");
+    for (r = 0; r < rounds; r++) {
+        ours[r] = map_sum(stored_npz, 1, &sum1);
+        ref1[r] = map_sum(plain_npy, 0, &sum2);
+    }
+    if (sum1 != sum2)
+        die("mapped sums differ");
+    report("mapped member + sum", nbytes, rounds, ours, ref1, "mapped .npy",
+           NULL, NULL);
+    for (r = 0; r < rounds; r++) {
+        ours[r] = our_member_read(walk_npz, "w0");
+        ref1[r] = zlib_inflate(walk_npz, wat, (size_t)wcsize,
+                               walk_bytes + 128);
+        ref2[r] = numpy_op("member", walk_npz, "w0");
+    }
+    report("deflated read", walk_bytes, rounds, ours, ref1, "zlib inflate",
+           ref2, "np.load[key]");
+    big = values;
+    for (r = 0; r < rounds; r++) {
+        ours[r] = our_save(out_npz, 1, &big, nbytes, 0, 1);
+        ref1[r] = plain_write(out_raw, values, nbytes);
+        ref2[r] = numpy_op("savez", out_npz, "-");
+    }
+    report("stored write", nbytes, rounds, ours, ref1, "write()", ref2,
+           "np.savez");
+    for (i = 0; i < WALK_MEMBERS; i++)
+        walks[i] = walk[i];
+    for (r = 0; r < rounds; r++) {
+        ours[r] = our_save(out_npz, WALK_MEMBERS, walks, walk_bytes, 6, 1);
+        par[r] = our_save(out_npz, WALK_MEMBERS, walks, walk_bytes, 6,
+                          threads);
+        ref1[r] = zlib_deflate_write(out_raw, 6);
+        ref2[r] = numpy_op("savezc", out_npz, "-");
+    }
+    report("deflate 6, 1 thread", WALK_MEMBERS * walk_bytes, rounds, ours,
+           ref1, "zlib deflate", ref2, "np.savez_compressed");
+    report("deflate 6, N threads", WALK_MEMBERS * walk_bytes, rounds, par,
+           ref1, "zlib deflate", ref2, "np.savez_compressed");
+    stop_numpy();
+    unlink(stored_npz);
+    unlink(plain_npy);
+    unlink(walk_npz);
+    unlink(walk_npy);
+    return 0;
+}
