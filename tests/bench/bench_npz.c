@@ -244,7 +244,7 @@ static double our_save(const char *path, size_t count, const void *const *d,
         ls[i] = len;
     }
     npyio_options_new(&o);
-    (void)nthreads;
+    npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, nthreads);
     prime();
     t0 = now();
     if (npyio_npz_save(path, count, count == 1 ? (const char *const[]){"a"}
