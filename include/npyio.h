@@ -2177,6 +2177,24 @@ NPYIO_API npyio_status npyio_npz_add_array(npyio_npz_writer *npz,
                                            int level);
 
 /**
+ * Copy member `index` of an archive being read into this one as it is
+ * stored: a deflated member is not inflated and deflated again. A stored
+ * member's CRC-32 is checked on the way (NPYIO_E_CHECKSUM); a deflated
+ * member's is carried over unchecked (npyio_npz_verify() it first if the
+ * source is in doubt). A member that fails half-copied fails the archive,
+ * as a failed member writer does.
+ * @param[in] key the new NumPy key (the member becomes key + ".npy"), or
+ *            NULL to keep the member's file name (checked as keys are).
+ * @return NPYIO_OK; NPYIO_E_UNSUPPORTED (encrypted members, methods other
+ *         than stored and deflate); NPYIO_E_INVALID_ARG (a name refused,
+ *         an index out of range); NPYIO_E_CHECKSUM; NPYIO_E_STATE;
+ *         NPYIO_E_IO.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_copy(npyio_npz_writer *npz, npyio_npz *src,
+                                      size_t index, const char *key);
+
+/**
  * Finish the archive: its central directory and end records, then for a
  * path the atomic replacement (synced unless NPYIO_WRITE_NO_SYNC). The
  * writer is released even when this fails.

@@ -5,6 +5,7 @@
  * readers, streams and maps over the archive's stream.
  */
 #include "map.h"
+#include "npz.h"
 #include "npz_member.h"
 #include "platform.h"
 #include "reader.h"
@@ -486,6 +487,20 @@ npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
 {
     return npyio__as_called(npz_stat_body(npz, index, field, value),
                             "npyio_npz_stat");
+}
+
+npyio_status npyio__npz_member_source(const npyio_npz *npz, size_t index,
+                                      const char *where,
+                                      npyio_stream **archive,
+                                      const npyio__zip_entry **entry)
+{
+    npyio_status st = check_index(npz, index, where);
+
+    if (st != NPYIO_OK)
+        return st;
+    *archive = npz->stream;
+    *entry = &npz->dir.entries[index];
+    return NPYIO_OK;
 }
 
 /* ---- members ------------------------------------------------------------------- */

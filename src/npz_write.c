@@ -18,6 +18,7 @@
 #define _LARGEFILE64_SOURCE 1
 #endif
 #include "internal.h"
+#include "npz.h"
 #include "platform.h"
 #include "replace.h"
 #include "stream.h"
@@ -727,21 +728,34 @@ static npyio_status check_key(const char *key, const char *where)
     return NPYIO_OK;
 }
 
+static npyio_status new_file_name(npyio_npz_writer *w, const char *key,
+                                  const char *suffix, const char *where,
+                                  char **out);
+
 /* The member's name, key + ".npy" (NumPy's: "x.npy" becomes
  * "x.npy.npy"), new in this archive. */
 static npyio_status new_name(npyio_npz_writer *w, const char *key,
                              const char *where, char **out)
 {
-    size_t len = strlen(key), i;
+    return new_file_name(w, key, ".npy", where, out);
+}
+
+/* The member file name key + suffix, checked, new in this archive. */
+static npyio_status new_file_name(npyio_npz_writer *w, const char *key,
+                                  const char *suffix, const char *where,
+                                  char **out)
+{
+    size_t len = strlen(key), more = strlen(suffix) + 1, i;
     char *name = NULL, shown[96];
     npyio_status st = check_key(key, where);
 
     if (st == NPYIO_OK)
-        st = npyio__alloc(&w->mem, len + 5, "a member name", (void **)&name);
+        st = npyio__alloc(&w->mem, len + more, "a member name",
+                          (void **)&name);
     if (st != NPYIO_OK)
         return st;
     memcpy(name, key, len);
-    memcpy(name + len, ".npy", 5);
+    memcpy(name + len, suffix, more);
     for (i = 0; i < w->count; i++) {
         if (strcmp(w->names[i], name) == 0) {
             npyio__free(name);
@@ -870,10 +884,12 @@ static npyio_status unknown_rows_head(const npyio_header *h, size_t *len)
     return st;
 }
 
+/* A member's entry opened and a stream to write it through; `raw`: the
+ * caller writes the stored bytes itself (a copy), no deflate is set up. */
 static npyio_status open_member_stream(npyio_npz_writer *w, char *name,
                                        const npyio_header *header, int level,
-                                       uint32_t flags, const char *where,
-                                       npyio_stream **out)
+                                       uint32_t flags, bool raw,
+                                       const char *where, npyio_stream **out)
 {
     entry_state *e = NULL;
     size_t head_len = 0;
@@ -897,7 +913,7 @@ static npyio_status open_member_stream(npyio_npz_writer *w, char *name,
     w->names[w->count++] = name; /* the archive owns it from now on */
     /* Several threads for a deflated member of known length. */
     e->threads = 1;
-    if (level != 0 && head_len == 0) {
+    if (level != 0 && head_len == 0 && !raw) {
         int64_t limit = npyio__limit(w->options, NPYIO_LIMIT_THREADS);
 
         e->threads = limit > 64 ? 64u : limit < 1 ? 1u : (unsigned)limit;
@@ -907,7 +923,7 @@ static npyio_status open_member_stream(npyio_npz_writer *w, char *name,
                           (void **)&e->first);
     if (st == NPYIO_OK && e->threads > 1)
         st = start_parallel(w, e);
-    else if (st == NPYIO_OK && level != 0)
+    else if (st == NPYIO_OK && level != 0 && !raw)
         st = start_deflate(w, e);
     if (st == NPYIO_OK)
         st = open_entry(w, e, where);
@@ -963,7 +979,8 @@ static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
     if (st == NPYIO_OK)
         st = new_name(npz, key, where, &name);
     if (st == NPYIO_OK)
-        st = open_member_stream(npz, name, header, level, flags, where, &s);
+        st = open_member_stream(npz, name, header, level, flags, false,
+                                where, &s);
     if (st == NPYIO_OK)
         st = npyio__writer_adopt(s, header, flags, npz->options, where, out);
     return st;
@@ -1011,6 +1028,101 @@ npyio_status npyio_npz_add_array(npyio_npz_writer *npz, const char *key,
     return npyio__as_called(npz_add_array_body(npz, key, header, data, len,
                                                level),
                             "npyio_npz_add_array");
+}
+
+/* ---- copying ------------------------------------------------------------------- */
+
+/* The member's bytes as stored, from the source archive to ours; a stored
+ * member's CRC is checked on the way. */
+static npyio_status copy_bytes(entry_state *e, npyio_stream *from,
+                               const npyio__zip_entry *se, const char *label)
+{
+    const size_t block = (size_t)1 << 20;
+    unsigned char *buf = NULL;
+    uint64_t done = 0;
+    uint32_t crc = 0;
+    npyio_status st = npyio__alloc(&e->npz->mem, block, "a copy buffer",
+                                   (void **)&buf);
+
+    while (st == NPYIO_OK && done < se->csize) {
+        size_t want = se->csize - done < block ? (size_t)(se->csize - done)
+                                               : block, got = 0;
+
+        st = npyio__stream_read_at(from, buf, want,
+                                   se->data_offset + (int64_t)done, &got,
+                                   "member data");
+        if (st == NPYIO_OK && got < want)
+            st = npyio__fail(NPYIO_E_TRUNCATED, "%s: the source archive "
+                             "ends inside it", label);
+        if (st == NPYIO_OK && se->method == 0)
+            crc = (uint32_t)crc32_z(crc, buf, got);
+        if (st == NPYIO_OK)
+            st = raw_write(e, buf, got);
+        done += got;
+    }
+    npyio__free(buf);
+    if (st == NPYIO_OK && se->method == 0 && crc != se->crc)
+        st = npyio__fail(NPYIO_E_CHECKSUM, "%s: its CRC-32 is %08lx; the "
+                         "directory says %08lx", label, (unsigned long)crc,
+                         (unsigned long)se->crc);
+    return st;
+}
+
+static npyio_status npz_copy_body(npyio_npz_writer *npz, npyio_npz *src,
+                                  size_t index, const char *key)
+{
+    static const char where[] = "npyio_npz_copy";
+    const npyio__zip_entry *se = NULL;
+    npyio_stream *from = NULL, *s = NULL;
+    char *name = NULL, label[160], shown[96];
+    entry_state *e;
+    npyio_status st = check_writer(npz, where);
+    int rc;
+
+    if (st == NPYIO_OK && npz->sticky.failed != NPYIO_OK)
+        st = npyio__sticky_repeat(&npz->sticky, where, "archive");
+    if (st == NPYIO_OK && npz->member_open)
+        st = npyio__fail(NPYIO_E_STATE, "%s: a member's writer is still "
+                         "open (close it first)", where);
+    if (st == NPYIO_OK)
+        st = npyio__npz_member_source(src, index, where, &from, &se);
+    if (st != NPYIO_OK)
+        return st;
+    snprintf(label, sizeof label, "member %zu ('%s')", index,
+             npyio__show(se->name, strlen(se->name), shown, sizeof shown));
+    if ((se->method != 0 && se->method != 8) ||
+        (se->flags & (NPYIO__ZIP_ENCRYPTED | NPYIO__ZIP_PATCHED |
+                      NPYIO__ZIP_STRONG_ENCRYPTION)))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: %s: only unencrypted "
+                           "stored or deflated members are copied", where,
+                           label);
+    st = key != NULL ? new_name(npz, key, where, &name)
+                     : new_file_name(npz, se->name, "", where, &name);
+    if (st == NPYIO_OK)
+        st = open_member_stream(npz, name, NULL, se->method == 0 ? 0 : 6, 0,
+                                true, where, &s);
+    if (st != NPYIO_OK)
+        return st;
+    e = s->state;
+    st = copy_bytes(e, from, se, label);
+    if (st == NPYIO_OK) {
+        rc = zipCloseFileInZipRaw64(npz->zip, se->usize, se->crc);
+        if (rc != ZIP_OK)
+            st = zip_failure(npz, where, rc);
+    }
+    if (st == NPYIO_OK) {
+        e->committed = true;
+        npz->member_open = false;
+    }
+    npyio_stream_close(s); /* unfinished: the archive fails */
+    return st;
+}
+
+npyio_status npyio_npz_copy(npyio_npz_writer *npz, npyio_npz *src,
+                            size_t index, const char *key)
+{
+    return npyio__as_called(npz_copy_body(npz, src, index, key),
+                            "npyio_npz_copy");
 }
 
 /* ---- appending ----------------------------------------------------------------- */

@@ -807,6 +807,68 @@ static void test_parallel_deflate(void **state)
     free(data);
 }
 
+/* Members copied as stored: the same compressed bytes (size, CRC), read
+ * back equal; bzip2 refused; a repeated name refused; a stored member
+ * whose CRC is wrong fails the copy and the archive. */
+static void test_copy(void **state)
+{
+    static const char *const archives[] = {"savez_compressed.npz",
+                                           "odd.npz"};
+    npyio_npz_writer *w = NULL;
+    npyio_npz *src = NULL, *out = NULL;
+    char path[256], bad[1024];
+    size_t a, i, n = 0;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "copied.npz");
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    for (a = 0; a < 2; a++) {
+        src = open_archive(archives[a], NULL);
+        for (i = 0; i < npyio_npz_count(src); i++) {
+            char key[64];
+            npyio_status st;
+
+            snprintf(key, sizeof key, "k%zu", i);
+            st = npyio_npz_copy(w, src, i, a == 0 ? NULL : key);
+            if (!stat_of(src, i, NPYIO_NPZ_READABLE)) {
+                assert_int_equal(st, NPYIO_E_UNSUPPORTED);
+                continue;
+            }
+            assert_ok(st);
+            n++;
+        }
+        if (a == 0) /* its name is taken now */
+            assert_status(npyio_npz_copy(w, src, 0, NULL),
+                          NPYIO_E_INVALID_ARG);
+        assert_ok(npyio_npz_close(src));
+    }
+    assert_ok(npyio_npz_writer_close(w));
+    src = open_archive("savez_compressed.npz", NULL);
+    assert_ok(npyio_npz_open_path(path, NULL, &out));
+    assert_int_equal(npyio_npz_count(out), n);
+    for (i = 0; i < npyio_npz_count(src); i++) {
+        assert_string_equal(npyio_npz_name(out, i), npyio_npz_name(src, i));
+        assert_int_equal(stat_of(out, i, NPYIO_NPZ_COMPRESSED_SIZE),
+                         stat_of(src, i, NPYIO_NPZ_COMPRESSED_SIZE));
+        assert_int_equal(stat_of(out, i, NPYIO_NPZ_CRC32),
+                         stat_of(src, i, NPYIO_NPZ_CRC32));
+        assert_ok(npyio_npz_verify(out, i));
+    }
+    for (; i < n; i++)
+        assert_ok(npyio_npz_verify(out, i));
+    assert_ok(npyio_npz_close(out));
+    assert_ok(npyio_npz_close(src));
+    /* A stored member with a wrong CRC. */
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_open_path(data_path("npz/bad/stored_crc_mismatch.npz",
+                                            bad, sizeof bad),
+                                  NULL, &src));
+    assert_ok(npyio_npz_copy(w, src, 0, NULL));
+    assert_status(npyio_npz_copy(w, src, 1, NULL), NPYIO_E_CHECKSUM);
+    assert_status(npyio_npz_writer_close(w), NPYIO_E_STATE);
+    assert_ok(npyio_npz_close(src));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -827,6 +889,7 @@ int main(void)
         cmocka_unit_test(test_cut_and_damaged),
         cmocka_unit_test(test_append),
         cmocka_unit_test(test_parallel_deflate),
+        cmocka_unit_test(test_copy),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);
