@@ -16,6 +16,11 @@
  *   npz_tool rows ARCHIVE KEY FIRST COUNT OUT
  *       read rows [FIRST, FIRST + COUNT) of member KEY into the file OUT,
  *       then verify the member's CRC
+ *   npz_tool churn ARCHIVE save|append
+ *       forever (the crash test kills it): save, the archive rewritten as
+ *       generation g = 1, 2, ... (members "a" and "b", deflated and
+ *       stored, every element g); append, one member "g<n>" added per
+ *       round, n counting on from the archive's members, every element n
  *   npz_tool minizip ARCHIVE
  *       read every member through minizip's own reader (the cross-check;
  *       archives below 4 GiB): print "name<TAB>size" per member, exit 1
@@ -244,6 +249,55 @@ static int rows(char **argv)
     return npyio_npz_close(npz) == NPYIO_OK ? 0 : fail(argv[2]);
 }
 
+static int churn(const char *archive, const char *mode)
+{
+    static int64_t values[4096];
+    int64_t shape = 4096, g, k;
+    npyio_dtype *i8 = NULL;
+    npyio_header *h = NULL;
+
+    if (npyio_dtype_from_descr("<i8", 3, NULL, &i8) != NPYIO_OK ||
+        npyio_header_new(i8, 1, &shape, 0, &h) != NPYIO_OK)
+        return fail("header");
+    for (g = 1;; g++) {
+        npyio_npz_writer *w = NULL;
+        npyio_npz *npz = NULL;
+        char key[32];
+        int64_t n = g;
+
+        if (strcmp(mode, "append") == 0) {
+            if (npyio_npz_open_path(archive, NULL, &npz) != NPYIO_OK)
+                return fail(archive);
+            n = (int64_t)npyio_npz_count(npz);
+            npyio_npz_close(npz);
+        }
+        for (k = 0; k < shape; k++)
+            values[k] = n;
+        if (strcmp(mode, "append") == 0) {
+            snprintf(key, sizeof key, "g%lld", (long long)n);
+            if (npyio_npz_open_append(archive, NPYIO_WRITE_WAIT_FOR_LOCK,
+                                      NULL, &w) != NPYIO_OK ||
+                npyio_npz_add_array(w, key, h, values, sizeof values,
+                                    (int)(n % 2) * 6) != NPYIO_OK ||
+                npyio_npz_writer_close(w) != NPYIO_OK)
+                return fail(archive);
+        } else {
+            const char *keys[2] = {"a", "b"};
+            const npyio_header *hs[2] = {h, h};
+            const void *ds[2] = {values, values};
+            size_t ls[2] = {sizeof values, sizeof values};
+
+            if (npyio_npz_create_path(archive, 0, NULL, &w) != NPYIO_OK ||
+                npyio_npz_add_array(w, keys[0], hs[0], ds[0], ls[0], 6) !=
+                    NPYIO_OK ||
+                npyio_npz_add_array(w, keys[1], hs[1], ds[1], ls[1], 0) !=
+                    NPYIO_OK ||
+                npyio_npz_writer_close(w) != NPYIO_OK)
+                return fail(archive);
+        }
+    }
+}
+
 static int minizip_read(const char *archive)
 {
     unzFile z = unzOpen64(archive);
@@ -287,6 +341,8 @@ int main(int argc, char **argv)
         return list(argv[2], argc == 4);
     if (argc == 7 && strcmp(argv[1], "rows") == 0)
         return rows(argv);
+    if (argc == 4 && strcmp(argv[1], "churn") == 0)
+        return churn(argv[2], argv[3]);
     if (argc == 3 && strcmp(argv[1], "minizip") == 0)
         return minizip_read(argv[2]);
     fprintf(stderr, "usage: see npz_tool.c\n");

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -869,6 +870,85 @@ static void test_copy(void **state)
     assert_ok(npyio_npz_close(src));
 }
 
+/* Four threads read members of one archive at once (each its own reader
+ * over the shared handle) and get what one thread gets. Run by hand under
+ * ThreadSanitizer too (see the README). */
+typedef struct reading {
+    npyio_npz *npz;
+    size_t first, step;
+    void **want;
+    size_t *want_len;
+    int ok;
+} reading;
+
+static void *read_members(void *arg)
+{
+    reading *r = arg;
+    size_t i, round;
+
+    r->ok = 1;
+    for (round = 0; round < 20; round++) {
+        for (i = r->first; i < npyio_npz_count(r->npz); i += r->step) {
+            npyio_reader *reader = NULL;
+            void *got = NULL;
+            size_t len = 0;
+
+            if (npyio_npz_open_reader(r->npz, i, &reader) != NPYIO_OK)
+                continue; /* object arrays: compared by the main thread */
+            if (npyio_reader_read_alloc(reader, NPYIO_READ_NATIVE, &got,
+                                        &len) == NPYIO_OK &&
+                (len != r->want_len[i] ||
+                 memcmp(got, r->want[i], len) != 0))
+                r->ok = 0;
+            npyio_free(got);
+            npyio_reader_close(reader);
+        }
+    }
+    return NULL;
+}
+
+static void test_threads_read_members(void **state)
+{
+    static const char *const archives[] = {"savez.npz",
+                                           "savez_compressed.npz"};
+    size_t a, i;
+
+    (void)state;
+    for (a = 0; a < 2; a++) {
+        npyio_npz *npz = open_archive(archives[a], NULL);
+        size_t n = npyio_npz_count(npz);
+        void **want = calloc(n, sizeof *want);
+        size_t *want_len = calloc(n, sizeof *want_len);
+        pthread_t t[4];
+        reading r[4];
+
+        for (i = 0; i < n; i++) {
+            npyio_reader *reader = NULL;
+
+            if (npyio_npz_open_reader(npz, i, &reader) != NPYIO_OK)
+                continue;
+            if (npyio_reader_read_alloc(reader, NPYIO_READ_NATIVE, &want[i],
+                                        &want_len[i]) != NPYIO_OK)
+                want[i] = NULL;
+            npyio_reader_close(reader);
+        }
+        for (i = 0; i < 4; i++) {
+            r[i] = (reading){npz, i % 2, 1 + i % 2, want, want_len, 0};
+            assert_int_equal(pthread_create(&t[i], NULL, read_members,
+                                            &r[i]), 0);
+        }
+        for (i = 0; i < 4; i++) {
+            pthread_join(t[i], NULL);
+            assert_true(r[i].ok);
+        }
+        for (i = 0; i < n; i++)
+            npyio_free(want[i]);
+        free(want);
+        free(want_len);
+        assert_ok(npyio_npz_close(npz));
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -890,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_append),
         cmocka_unit_test(test_parallel_deflate),
         cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_threads_read_members),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);
