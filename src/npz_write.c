@@ -184,6 +184,8 @@ typedef struct entry_state {
     uint64_t cwritten;         /* bytes of the member's data written */
     /* Deflate on several threads: independent blocks, each ended with a
      * full flush (the last one finished), deflated a batch at a time. */
+    bool zip_crc;              /* stored, of known length: minizip sums
+                                  the CRC as it copies (once, not twice) */
     unsigned threads;          /* 1: one ordinary deflate stream */
     unsigned char *batch;      /* threads * PAR_BLOCK bytes of input */
     size_t batch_len;
@@ -415,7 +417,9 @@ static npyio_status append_bytes(entry_state *e, const unsigned char *p,
     e->crc_head = (uint32_t)crc32_z(e->crc_head, p, in_head);
     if (in_head > 0)
         memcpy(e->first + e->usize, p, in_head);
-    e->crc_rest = (uint32_t)crc32_z(e->crc_rest, p + in_head, len - in_head);
+    if (!e->zip_crc)
+        e->crc_rest = (uint32_t)crc32_z(e->crc_rest, p + in_head,
+                                        len - in_head);
     st = e->level == 0 ? raw_write(e, p, len)
                        : deflate_in(e, p, in_head);
     if (st == NPYIO_OK && in_head > 0 && e->usize + in_head == e->head_len)
@@ -515,7 +519,8 @@ static npyio_status entry_commit(void *state, bool durable)
                                : e->crc_head;
     crc = (uint32_t)crc32_combine64(crc_head, e->crc_rest,
                                     (z_off64_t)(e->usize - e->head_len));
-    rc = zipCloseFileInZipRaw64(e->npz->zip, e->usize, crc);
+    rc = e->zip_crc ? zipCloseFileInZip(e->npz->zip)
+                    : zipCloseFileInZipRaw64(e->npz->zip, e->usize, crc);
     if (rc != ZIP_OK)
         return zip_failure(e->npz, "finishing a member", rc);
     e->committed = true;
@@ -826,7 +831,8 @@ static npyio_status open_entry(npyio_npz_writer *w, entry_state *e,
     rc = zipOpenNewFileInZip4_64(w->zip, e->name, &info,
                                  extra_len ? extra : NULL, (uInt)extra_len,
                                  NULL, 0, NULL,
-                                 e->level ? Z_DEFLATED : 0, e->level, 1,
+                                 e->level ? Z_DEFLATED : 0, e->level,
+                                 !e->zip_crc,
                                  -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, NULL, 0,
                                  MADE_BY, is_ascii(e->name) ? 0 : 0x800, 1);
     if (rc != ZIP_OK)
@@ -908,6 +914,7 @@ static npyio_status open_member_stream(npyio_npz_writer *w, char *name,
     e->name = name;
     e->level = level;
     e->head_len = head_len;
+    e->zip_crc = level == 0 && head_len == 0 && !raw;
     e->committed = true; /* nothing to undo until the entry is open */
     (*out)->position_known = true;
     w->names[w->count++] = name; /* the archive owns it from now on */

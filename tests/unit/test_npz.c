@@ -949,6 +949,36 @@ static void test_threads_read_members(void **state)
     }
 }
 
+/* NumPy's choice among duplicate names, and the flag that says so. */
+static void test_duplicates(void **state)
+{
+    npyio_npz *npz = open_archive("dups.npz", NULL);
+    size_t index = 9;
+    int ambiguous = 0;
+
+    (void)state;
+    assert_ok(npyio_npz_find(npz, "a", &index, &ambiguous));
+    assert_int_equal(index, 0); /* the member named exactly "a" */
+    assert_int_equal(ambiguous, 1);
+    assert_ok(npyio_npz_find(npz, "a.npy", &index, &ambiguous));
+    assert_int_equal(index, 2); /* the last "a.npy" */
+    assert_int_equal(ambiguous, 1);
+    assert_ok(npyio_npz_close(npz));
+    npz = open_archive("keys.npz", NULL);
+    assert_ok(npyio_npz_find(npz, "plain", &index, &ambiguous));
+    assert_int_equal(index, 3);
+    assert_int_equal(ambiguous, 0);
+    assert_ok(npyio_npz_find(npz, "x.npy", &index, NULL));
+    assert_int_equal(index, 2); /* "x.npy" + ".npy" */
+    assert_status(npyio_npz_find(npz, "x", &index, NULL), NPYIO_E_NOT_FOUND);
+    assert_status(npyio_npz_stat(npz, 4, NPYIO_NPZ_SIZE, &(int64_t){0}),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_npz_stat(npz, 0, 99, &(int64_t){0}),
+                  NPYIO_E_INVALID_ARG);
+    assert_null(npyio_npz_name(npz, 4));
+    assert_ok(npyio_npz_close(npz));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -960,6 +990,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_corpus),
         cmocka_unit_test(test_bad_corpus),
+        cmocka_unit_test(test_duplicates),
         cmocka_unit_test(test_written_like_numpy),
         cmocka_unit_test(test_aligned_members_map),
         cmocka_unit_test(test_unknown_rows),
