@@ -10,6 +10,7 @@
  * caller that jumps around (rows of a stored member) is not checked, and
  * npyio_npz_verify() exists for it.
  */
+#include "crc.h"
 #include "npz_member.h"
 
 #include <limits.h>
@@ -66,7 +67,7 @@ static npyio_status crc_over(member_state *m, const unsigned char *buf,
     if (at <= m->crc_pos && len > m->crc_pos - at) {
         size_t skip = (size_t)(m->crc_pos - at);
 
-        m->crc = (uint32_t)crc32_z(m->crc, buf + skip, len - skip);
+        m->crc = npyio__crc32(m->crc, buf + skip, len - skip);
         m->crc_pos = at + len;
     }
     if (m->crc_pos != m->entry.usize)

@@ -17,6 +17,7 @@
 #ifndef _LARGEFILE64_SOURCE
 #define _LARGEFILE64_SOURCE 1
 #endif
+#include "crc.h"
 #include "internal.h"
 #include "npz.h"
 #include "platform.h"
@@ -316,7 +317,7 @@ static void deflate_job(void *ctx, size_t index)
     ret = deflate(&z, j->last ? Z_FINISH : Z_FULL_FLUSH);
     j->failed = ret == (j->last ? Z_STREAM_END : Z_OK) ? 0 : ret;
     j->out_len = bound - z.avail_out;
-    j->crc = (uint32_t)crc32_z(0, j->in, j->len);
+    j->crc = npyio__crc32(0, j->in, j->len);
     deflateEnd(&z);
 }
 
@@ -414,11 +415,11 @@ static npyio_status append_bytes(entry_state *e, const unsigned char *p,
 
     if (e->threads > 1)
         return append_parallel(e, p, len);
-    e->crc_head = (uint32_t)crc32_z(e->crc_head, p, in_head);
+    e->crc_head = npyio__crc32(e->crc_head, p, in_head);
     if (in_head > 0)
         memcpy(e->first + e->usize, p, in_head);
     if (!e->zip_crc)
-        e->crc_rest = (uint32_t)crc32_z(e->crc_rest, p + in_head,
+        e->crc_rest = npyio__crc32(e->crc_rest, p + in_head,
                                         len - in_head);
     st = e->level == 0 ? raw_write(e, p, len)
                        : deflate_in(e, p, in_head);
@@ -515,7 +516,7 @@ static npyio_status entry_commit(void *state, bool durable)
     if (st != NPYIO_OK)
         return st;
     /* The CRC of the header as it ends up, then of the rest. */
-    crc_head = e->head != NULL ? (uint32_t)crc32_z(0, e->head, e->head_len)
+    crc_head = e->head != NULL ? npyio__crc32(0, e->head, e->head_len)
                                : e->crc_head;
     crc = (uint32_t)crc32_combine64(crc_head, e->crc_rest,
                                     (z_off64_t)(e->usize - e->head_len));
@@ -1062,7 +1063,7 @@ static npyio_status copy_bytes(entry_state *e, npyio_stream *from,
             st = npyio__fail(NPYIO_E_TRUNCATED, "%s: the source archive "
                              "ends inside it", label);
         if (st == NPYIO_OK && se->method == 0)
-            crc = (uint32_t)crc32_z(crc, buf, got);
+            crc = npyio__crc32(crc, buf, got);
         if (st == NPYIO_OK)
             st = raw_write(e, buf, got);
         done += got;

@@ -33,7 +33,8 @@ setup_s390x() {
         apt-get install -y -q --no-install-recommends gcc-s390x-linux-gnu \
             libc6-dev-s390x-cross qemu-user
     fi
-    if [ ! -f "$sysroot/usr/include/cmocka.h" ]; then
+    if [ ! -f "$sysroot/usr/include/cmocka.h" ] ||
+       [ ! -f "$sysroot/usr/include/libdeflate.h" ]; then
         # zlib1g:s390x cannot be installed beside the host's (bookworm-
         # security has no s390x, so the versions differ): unpack instead.
         dpkg --print-foreign-architectures | grep -qx s390x ||
@@ -41,7 +42,7 @@ setup_s390x() {
         mkdir -p "$debs" "$sysroot"
         (cd "$debs" && apt-get download -q zlib1g:s390x zlib1g-dev:s390x \
             libminizip1:s390x libminizip-dev:s390x libcmocka0:s390x \
-            libcmocka-dev:s390x)
+            libcmocka-dev:s390x libdeflate0:s390x libdeflate-dev:s390x)
         for pkg in "$debs"/*.deb; do dpkg-deb -x "$pkg" "$sysroot"; done
         # libz.so is an absolute link into the host's /lib: repoint it, or
         # the link quietly falls back to the static libz.a.
@@ -55,12 +56,13 @@ setup_s390x() {
 
 setup_i386() {
     if ! have gcc-multilib || ! have qemu-user || ! have libcmocka-dev:i386 ||
-       ! have libminizip-dev:i386; then
+       ! have libminizip-dev:i386 || ! have libdeflate-dev:i386; then
         dpkg --print-foreign-architectures | grep -qx i386 ||
             dpkg --add-architecture i386
         apt-get update -q
         apt-get install -y -q --no-install-recommends gcc-multilib qemu-user \
-            zlib1g-dev:i386 libminizip-dev:i386 libcmocka-dev:i386
+            zlib1g-dev:i386 libminizip-dev:i386 libcmocka-dev:i386 \
+            libdeflate-dev:i386
     fi
     export PKG_CONFIG_LIBDIR=/usr/lib/i386-linux-gnu/pkgconfig:/usr/share/pkgconfig
     unset PKG_CONFIG_SYSROOT_DIR
