@@ -179,7 +179,7 @@ static npyio_status probe_member(npyio_npz *npz, size_t index)
     if (!k->readable || check_member(npz, index) != NPYIO_OK)
         return NPYIO_OK; /* said again when it is opened */
     npyio__message_save(&saved);
-    st = npyio__member_open(npz->stream, e, npz->options, &s);
+    st = npyio__member_open(npz->stream, e, true, npz->options, &s);
     if (st != NPYIO_OK)
         return st;
     st = npyio__stream_read(s, first, sizeof first, &got, "a member's start");
@@ -518,7 +518,7 @@ static npyio_status open_member(npyio_npz *npz, size_t index,
     st = check_member(npz, index);
     if (st == NPYIO_OK)
         st = npyio__member_open(npz->stream, &npz->dir.entries[index],
-                                npz->options, out);
+                                false, npz->options, out);
     return st;
 }
 

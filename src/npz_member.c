@@ -19,6 +19,7 @@
 
 /* Compressed input read per refill, and the sink for skipped output. */
 #define INPUT_BYTES ((size_t)256 << 10)
+#define PROBE_INPUT_BYTES ((size_t)1 << 10)
 #define SKIP_BYTES ((size_t)64 << 10)
 /* Stored data read while its CRC runs: in blocks that stay in L2. */
 #define CRC_BLOCK ((size_t)256 << 10)
@@ -36,6 +37,7 @@ typedef struct member_state {
     bool z_ready, ended;
     uint64_t in_pos;       /* compressed bytes taken from the archive */
     unsigned char *in, *skip;
+    size_t in_cap;
 } member_state;
 
 static const char *member_name(const member_state *m, char *buf, size_t cap)
@@ -184,7 +186,7 @@ static const npyio__stream_backend stored_seeking_backend = {
 static npyio_status refill(member_state *m)
 {
     uint64_t left = m->entry.csize - m->in_pos;
-    size_t want = left < INPUT_BYTES ? (size_t)left : INPUT_BYTES, got = 0;
+    size_t want = left < m->in_cap ? (size_t)left : m->in_cap, got = 0;
     npyio_status st;
 
     if (want == 0)
@@ -355,12 +357,13 @@ static const npyio__stream_backend deflated_backend = {
     .name = "archive member", .read = deflated_read, .seek = member_seek,
     .size = member_size, .close = member_close, .finish = deflated_finish};
 
-static npyio_status start_inflating(member_state *m)
+static npyio_status start_inflating(member_state *m, bool small)
 {
-    npyio_status st = npyio__alloc(&m->mem, INPUT_BYTES, "member input",
-                                   (void **)&m->in);
+    npyio_status st;
     int ret;
 
+    m->in_cap = small ? PROBE_INPUT_BYTES : INPUT_BYTES;
+    st = npyio__alloc(&m->mem, m->in_cap, "member input", (void **)&m->in);
     if (st != NPYIO_OK)
         return st;
     m->z.zalloc = npyio__zalloc;
@@ -376,7 +379,7 @@ static npyio_status start_inflating(member_state *m)
 }
 
 npyio_status npyio__member_open(npyio_stream *archive,
-                                const npyio__zip_entry *e,
+                                const npyio__zip_entry *e, bool small,
                                 const npyio_options *options,
                                 npyio_stream **out)
 {
@@ -396,7 +399,7 @@ npyio_status npyio__member_open(npyio_stream *archive,
     npyio__mem_init(&m->mem, options);
     (*out)->position_known = true;
     if (deflated)
-        st = start_inflating(m);
+        st = start_inflating(m, small);
     if (st != NPYIO_OK) {
         npyio_stream_close(*out);
         *out = NULL;

@@ -17,10 +17,11 @@
  * a stored member at no cost (with positioned reads where the archive has
  * them); a deflated one by inflating forward, and backward by starting
  * again from the member's start. The method must be stored or deflated,
- * unencrypted (the caller checks). Failures: NPYIO_E_NOMEM.
+ * unencrypted (the caller checks). `small`: only the first bytes will be
+ * read (a probe), so a small input buffer does. Failures: NPYIO_E_NOMEM.
  */
 npyio_status npyio__member_open(npyio_stream *archive,
-                                const npyio__zip_entry *e,
+                                const npyio__zip_entry *e, bool small,
                                 const npyio_options *options,
                                 npyio_stream **out);
 
