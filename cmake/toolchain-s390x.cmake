@@ -14,3 +14,8 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # first so its headers (zlib.h, minizip/, cmocka.h) win.
 set(CMAKE_C_FLAGS_INIT "-isystem ${_sysroot}/usr/include")
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-s390x;-L;/usr/s390x-linux-gnu;-E;LD_LIBRARY_PATH=${_sysroot}/lib/s390x-linux-gnu:${_sysroot}/usr/lib/s390x-linux-gnu)
+# Libraries the sysroot's libraries need (libminizip and libnpyio need
+# libz.so.1, which lives in its /lib): where the linker finds them.
+set(CMAKE_EXE_LINKER_FLAGS_INIT
+    "-Wl,-rpath-link,${_sysroot}/lib/s390x-linux-gnu:${_sysroot}/usr/lib/s390x-linux-gnu")
+set(CMAKE_SHARED_LINKER_FLAGS_INIT "${CMAKE_EXE_LINKER_FLAGS_INIT}")
