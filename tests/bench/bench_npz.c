@@ -4,6 +4,7 @@
  * asserted).
  *
  *   bench_npz [--size MiB] [--rounds N] [--dir DIR] [--threads N]
+ *             [--only read|write|deflate]
  *
  * Defaults: a 256 MiB float64 member, 8 x 32 MiB of random-walk float64
  * for deflate, /dev/shm, 5 rounds, --threads 2 for the parallel deflate
@@ -354,7 +355,7 @@ static double numpy_op(const char *op, const char *a, const char *b)
 
 int main(int argc, char **argv)
 {
-    const char *dir = "/dev/shm";
+    const char *dir = "/dev/shm", *only = "";
     int rounds = 5, r, i;
     size_t mib = 256;
     double ours[MAX_ROUNDS], ref1[MAX_ROUNDS], ref2[MAX_ROUNDS],
@@ -372,6 +373,8 @@ int main(int argc, char **argv)
             dir = argv[i + 1];
         else if (strcmp(argv[i], "--threads") == 0)
             threads = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--only") == 0)
+            only = argv[i + 1];
     }
     if (rounds < 1 || rounds > MAX_ROUNDS)
         rounds = 5;
@@ -392,50 +395,56 @@ int main(int argc, char **argv)
     printf("bench_npz: %zu MiB stored member, %d x 32 MiB random walk, %s, "
            "%d rounds\n", mib, WALK_MEMBERS, dir, rounds);
 
-    for (r = 0; r < rounds; r++) {
+    for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
         ours[r] = our_member_read(stored_npz, "a");
         ref1[r] = plain_pread(stored_npz, at, (size_t)csize);
         ref2[r] = numpy_op("member", stored_npz, "a");
     }
-    report("stored read (CRC)", nbytes, rounds, ours, ref1, "pread",
-           ref2, "np.load[key]");
-    for (r = 0; r < rounds; r++) {
+    if (!*only || !strcmp(only, "read"))
+        report("stored read (CRC)", nbytes, rounds, ours, ref1, "pread",
+               ref2, "np.load[key]");
+    for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
         ours[r] = map_sum(stored_npz, 1, &sum1);
         ref1[r] = map_sum(plain_npy, 0, &sum2);
     }
     if (sum1 != sum2)
         die("mapped sums differ");
-    report("mapped member + sum", nbytes, rounds, ours, ref1, "mapped .npy",
-           NULL, NULL);
-    for (r = 0; r < rounds; r++) {
+    if (!*only || !strcmp(only, "read"))
+        report("mapped member + sum", nbytes, rounds, ours, ref1,
+               "mapped .npy", NULL, NULL);
+    for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
         ours[r] = our_member_read(walk_npz, "w0");
         ref1[r] = zlib_inflate(walk_npz, wat, (size_t)wcsize,
                                walk_bytes + 128);
         ref2[r] = numpy_op("member", walk_npz, "w0");
     }
-    report("deflated read", walk_bytes, rounds, ours, ref1, "zlib inflate",
-           ref2, "np.load[key]");
+    if (!*only || !strcmp(only, "read"))
+        report("deflated read", walk_bytes, rounds, ours, ref1,
+               "zlib inflate", ref2, "np.load[key]");
     big = values;
-    for (r = 0; r < rounds; r++) {
+    for (r = 0; r < rounds && (!*only || !strcmp(only, "write")); r++) {
         ours[r] = our_save(out_npz, 1, &big, nbytes, 0, 1);
         ref1[r] = plain_write(out_raw, values, nbytes);
         ref2[r] = numpy_op("savez", out_npz, "-");
     }
-    report("stored write", nbytes, rounds, ours, ref1, "write()", ref2,
-           "np.savez");
+    if (!*only || !strcmp(only, "write"))
+        report("stored write", nbytes, rounds, ours, ref1, "write()", ref2,
+               "np.savez");
     for (i = 0; i < WALK_MEMBERS; i++)
         walks[i] = walk[i];
-    for (r = 0; r < rounds; r++) {
+    for (r = 0; r < rounds && (!*only || !strcmp(only, "deflate")); r++) {
         ours[r] = our_save(out_npz, WALK_MEMBERS, walks, walk_bytes, 6, 1);
         par[r] = our_save(out_npz, WALK_MEMBERS, walks, walk_bytes, 6,
                           threads);
         ref1[r] = zlib_deflate_write(out_raw, 6);
         ref2[r] = numpy_op("savezc", out_npz, "-");
     }
-    report("deflate 6, 1 thread", WALK_MEMBERS * walk_bytes, rounds, ours,
-           ref1, "zlib deflate", ref2, "np.savez_compressed");
-    report("deflate 6, N threads", WALK_MEMBERS * walk_bytes, rounds, par,
-           ref1, "zlib deflate", ref2, "np.savez_compressed");
+    if (!*only || !strcmp(only, "deflate")) {
+        report("deflate 6, 1 thread", WALK_MEMBERS * walk_bytes, rounds,
+               ours, ref1, "zlib deflate", ref2, "np.savez_compressed");
+        report("deflate 6, N threads", WALK_MEMBERS * walk_bytes, rounds,
+               par, ref1, "zlib deflate", ref2, "np.savez_compressed");
+    }
     stop_numpy();
     unlink(stored_npz);
     unlink(plain_npy);
