@@ -653,6 +653,10 @@ npyio_status npyio__zip_dir_read(npyio_stream *s, const npyio__mem *mem,
         st = read_end(s, length, mem, &end);
     if (st == NPYIO_OK)
         st = locate_directory(&end, length, &shift);
+    if (st == NPYIO_OK && end.cd_size > SIZE_MAX)
+        st = npyio__fail(NPYIO_E_OVERFLOW, "a central directory of %llu "
+                         "bytes does not fit this host's address space",
+                         (unsigned long long)end.cd_size);
     if (st == NPYIO_OK) {
         dir->cd_offset = (int64_t)end.cd_offset + shift;
         st = npyio__alloc(mem, (size_t)end.cd_size, "the central directory",
