@@ -979,6 +979,70 @@ static void test_duplicates(void **state)
     assert_ok(npyio_npz_close(npz));
 }
 
+/* Rows and chunks of deflated members, in any order and with every flag:
+ * going back inflates again from the member's start, and the bytes are
+ * those of a whole read (Fortran data in C order too, whose chunks seek
+ * around the member). */
+static void test_deflated_rows_and_chunks(void **state)
+{
+    static const unsigned flag_sets[4] = {0, NPYIO_READ_NATIVE,
+                                          NPYIO_READ_C_ORDER,
+                                          NPYIO_READ_NATIVE |
+                                              NPYIO_READ_C_ORDER};
+    npyio_npz *npz = open_archive("savez_compressed.npz", NULL);
+    const char *const keys[] = {"f8le_300x2_f", "i2be_3x5_f",
+                                "rec_nested_padded_3x4_f", "i8_le"};
+    size_t k, f;
+
+    (void)state;
+    for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        size_t index = 0;
+
+        assert_ok(npyio_npz_find(npz, keys[k], &index, NULL));
+        for (f = 0; f < 4; f++) {
+            npyio_reader *r = NULL;
+            const npyio_header *h;
+            unsigned char *whole = NULL, *buf;
+            size_t len = 0, row, got = 0, at = 0, cap;
+            int64_t rows, i;
+            npyio_status st;
+
+            assert_ok(npyio_npz_open_reader(npz, index, &r));
+            assert_ok(npyio_reader_read_alloc(r, flag_sets[f],
+                                              (void **)&whole, &len));
+            assert_ok(npyio_reader_close(r));
+            assert_ok(npyio_npz_open_reader(npz, index, &r));
+            h = npyio_reader_header(r);
+            rows = npyio_header_shape(h)[0];
+            row = len / (size_t)rows;
+            buf = malloc(len + 1);
+            /* The rows last to first, one at a time (C order out, as the
+             * whole read gave it, only when it is C order). */
+            if (!npyio_header_fortran_order(h) ||
+                (flag_sets[f] & NPYIO_READ_C_ORDER)) {
+                for (i = rows - 1; i >= 0; i--) {
+                    assert_ok(npyio_reader_read_rows(r, i, 1, buf, row,
+                                                     flag_sets[f]));
+                    assert_memory_equal(buf, whole + (size_t)i * row, row);
+                }
+            }
+            /* Chunks of an odd size, to the end (the CRC checked). */
+            cap = npyio_dtype_itemsize(npyio_header_dtype(h)) * 7;
+            while ((st = npyio_reader_read_chunk(r, buf, cap, flag_sets[f],
+                                                 &got)) == NPYIO_OK) {
+                assert_memory_equal(buf, whole + at, got);
+                at += got;
+            }
+            assert_int_equal(st, NPYIO_END);
+            assert_int_equal(at, len);
+            assert_ok(npyio_reader_close(r));
+            free(buf);
+            npyio_free(whole);
+        }
+    }
+    assert_ok(npyio_npz_close(npz));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -991,6 +1055,7 @@ int main(void)
         cmocka_unit_test(test_valid_corpus),
         cmocka_unit_test(test_bad_corpus),
         cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_deflated_rows_and_chunks),
         cmocka_unit_test(test_written_like_numpy),
         cmocka_unit_test(test_aligned_members_map),
         cmocka_unit_test(test_unknown_rows),
