@@ -1980,6 +1980,10 @@ typedef int32_t npyio_npz_field;
 /** 1 if this library can read the member (stored or deflated, neither
  * encrypted nor patched), else 0. */
 #define NPYIO_NPZ_READABLE 11
+/** 1 if the name stored in the archive holds a NUL byte, else 0. The name
+ * is cut there (npyio_npz_name()), as zipfile cuts it; a tool that
+ * extracts files should refuse such a member rather than trust the cut. */
+#define NPYIO_NPZ_NAME_CUT 12
 
 /**
  * One fact about a member.
@@ -2175,6 +2179,30 @@ NPYIO_API npyio_status npyio_npz_add_array(npyio_npz_writer *npz,
                                            const npyio_header *header,
                                            const void *data, size_t len,
                                            int level);
+
+/**
+ * Add an .npy file as it is: the bytes of `from` (borrowed), from its
+ * position to its end, become member key + ".npy" byte for byte (its
+ * header as written, not as np.save would write it; bytes after the data
+ * too). The header is parsed first, under the archive's limits: a stream
+ * that is not an .npy file is refused before anything is written, and the
+ * archive stays usable. A file shorter than its header describes (not
+ * for object arrays, whose pickle has no declared length) fails the
+ * member, and with it the archive, as a failed member writer does.
+ * Stored members are aligned unless NPYIO_NPZ_NO_ALIGN; deflated ones use
+ * NPYIO_LIMIT_THREADS threads.
+ * @param[in] key the NumPy key, as for npyio_npz_add().
+ * @param[in] level 0 stores the member, 1 to 9 deflate it.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a key refused, a level out of
+ *         range, NULL arguments); NPYIO_E_FORMAT, NPYIO_E_UNSUPPORTED,
+ *         NPYIO_E_LIMIT (the header, as npyio_header_parse());
+ *         NPYIO_E_TRUNCATED (the file ends inside its header or data);
+ *         NPYIO_E_STATE; NPYIO_E_IO; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_add_npy(npyio_npz_writer *npz,
+                                         const char *key, npyio_stream *from,
+                                         int level);
 
 /**
  * Copy member `index` of an archive being read into this one as it is

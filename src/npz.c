@@ -461,6 +461,7 @@ static npyio_status field_value(const npyio_npz *npz, size_t index,
         *value = k->array_offset >= 0 && k->array_offset % 64 == 0;
         break;
     case NPYIO_NPZ_READABLE: *value = k->readable; break;
+    case NPYIO_NPZ_NAME_CUT: *value = e->name_cut; break;
     default:
         return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_npz_stat: field %d "
                            "is unknown to libnpyio %s", (int)field,

@@ -948,8 +948,7 @@ static npyio_status open_member_stream(npyio_npz_writer *w, char *name,
 }
 
 static npyio_status check_add(npyio_npz_writer *w, const char *key,
-                              const npyio_header *header, int level,
-                              const char *where)
+                              int level, const char *where)
 {
     npyio_status st = check_writer(w, where);
 
@@ -957,9 +956,8 @@ static npyio_status check_add(npyio_npz_writer *w, const char *key,
         return st;
     if (w->sticky.failed != NPYIO_OK)
         return npyio__sticky_repeat(&w->sticky, where, "archive");
-    if (key == NULL || header == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           key == NULL ? "key" : "header");
+    if (key == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: key is NULL", where);
     if (level < 0 || level > 9)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: level %d: 0 stores, 1 "
                            "to 9 deflate", where, level);
@@ -981,7 +979,9 @@ static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
-    st = check_add(npz, key, header, level, where);
+    st = check_add(npz, key, level, where);
+    if (st == NPYIO_OK && header == NULL)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is NULL", where);
     if (st == NPYIO_OK)
         st = npyio__check_flags(flags, NPYIO_WRITE_UNKNOWN_ROWS, where);
     if (st == NPYIO_OK)
@@ -1036,6 +1036,117 @@ npyio_status npyio_npz_add_array(npyio_npz_writer *npz, const char *key,
     return npyio__as_called(npz_add_array_body(npz, key, header, data, len,
                                                level),
                             "npyio_npz_add_array");
+}
+
+/* ---- adding .npy files as they are ------------------------------------------------ */
+
+/* The first bytes of an .npy file from `from`, at least its whole header
+ * (the buffer grows for a header longer than one block), and the header
+ * parsed from them. */
+static npyio_status read_npy_head(npyio_npz_writer *w, npyio_stream *from,
+                                  const char *where, unsigned char **buf,
+                                  size_t *cap, size_t *have,
+                                  npyio_header **header)
+{
+    size_t need = 0, got = 0;
+    npyio_status st;
+
+    *cap = (size_t)1 << 20;
+    st = npyio__alloc(&w->mem, *cap, "a copy buffer", (void **)buf);
+
+    *have = 0;
+    while (st == NPYIO_OK) {
+        st = npyio__stream_read(from, *buf + *have, *cap - *have, &got,
+                                "the .npy file");
+        if (st != NPYIO_OK)
+            break;
+        *have += got;
+        st = npyio_header_parse(*buf, *have, w->options, header, &need);
+        if (st != NPYIO_E_TRUNCATED)
+            break;
+        if (*have < *cap || need <= *have)
+            return npyio__fail(NPYIO_E_TRUNCATED, "%s: the .npy file ends "
+                               "inside its header (%zu bytes of %zu)", where,
+                               *have, need);
+        /* A header longer than a block (the limits allowed it). */
+        {
+            unsigned char *more = NULL;
+
+            st = npyio__alloc(&w->mem, need, "a header", (void **)&more);
+            if (st != NPYIO_OK)
+                break;
+            memcpy(more, *buf, *have);
+            npyio__free(*buf);
+            *buf = more;
+            *cap = need;
+        }
+    }
+    return st;
+}
+
+/* Everything from `from` into the member: the bytes in buf first. */
+static npyio_status copy_npy_bytes(entry_state *e, npyio_stream *from,
+                                   unsigned char *buf, size_t have,
+                                   size_t cap, uint64_t *total)
+{
+    npyio_status st = NPYIO_OK;
+    size_t got = have;
+
+    *total = 0;
+    while (st == NPYIO_OK && got > 0) {
+        st = append_bytes(e, buf, got);
+        *total += got;
+        if (st == NPYIO_OK)
+            st = npyio__stream_read(from, buf, cap, &got, "the .npy file");
+    }
+    return st;
+}
+
+static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
+                                     npyio_stream *from, int level)
+{
+    static const char where[] = "npyio_npz_add_npy";
+    npyio_header *h = NULL;
+    npyio_stream *s = NULL;
+    unsigned char *buf = NULL;
+    size_t have = 0, cap = 0;
+    uint64_t total = 0, need;
+    char *name = NULL;
+    npyio_status st = check_add(npz, key, level, where);
+
+    if (st == NPYIO_OK && from == NULL)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: the stream is NULL",
+                         where);
+    if (st == NPYIO_OK)
+        st = read_npy_head(npz, from, where, &buf, &cap, &have, &h);
+    if (st == NPYIO_OK)
+        st = new_name(npz, key, where, &name);
+    if (st == NPYIO_OK)
+        st = open_member_stream(npz, name, NULL, level, 0, false, where, &s);
+    if (st == NPYIO_OK)
+        st = copy_npy_bytes(s->state, from, buf, have, cap, &total);
+    need = h != NULL ? (uint64_t)npyio_header_data_offset(h) +
+                           (uint64_t)npyio_header_nbytes(h)
+                     : 0;
+    if (st == NPYIO_OK && total < need &&
+        !npyio_dtype_contains_objects(npyio_header_dtype(h)))
+        st = npyio__fail(NPYIO_E_TRUNCATED, "%s: the .npy file is %llu "
+                         "bytes; its header describes %llu", where,
+                         (unsigned long long)total, (unsigned long long)need);
+    if (st == NPYIO_OK)
+        st = entry_commit(s->state, false);
+    if (s != NULL)
+        npyio_stream_close(s); /* unfinished: the archive fails */
+    npyio_header_free(h);
+    npyio__free(buf);
+    return st;
+}
+
+npyio_status npyio_npz_add_npy(npyio_npz_writer *npz, const char *key,
+                               npyio_stream *from, int level)
+{
+    return npyio__as_called(npz_add_npy_body(npz, key, from, level),
+                            "npyio_npz_add_npy");
 }
 
 /* ---- copying ------------------------------------------------------------------- */

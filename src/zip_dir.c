@@ -390,6 +390,7 @@ static npyio_status decode_names(npyio__zip_dir *dir, const raw_entry *raw,
                         NPYIO__ZIP_UTF8, p);
         p[n] = '\0';
         e->name = p;
+        e->name_cut = memchr(raw[i].name, 0, raw[i].name_len) != NULL;
         p += n + 1;
         if (n >= 4 && memcmp(e->name + n - 4, ".npy", 4) == 0)
             n -= 4;

@@ -12,6 +12,8 @@
 #define NPYIO_ZIP_DIR_H
 
 #include "internal.h"
+#include <stdbool.h>
+
 #include "stream.h"
 
 /* Compression methods (APPNOTE 4.4.5). */
@@ -29,6 +31,7 @@ typedef struct npyio__zip_entry {
     const char *name;      /* the file name in UTF-8 (in the dir's block) */
     const char *key;       /* NumPy's key: the name without ".npy" */
     uint16_t flags, method;
+    bool name_cut;         /* the stored name held a NUL: cut there */
     uint32_t crc;
     uint64_t csize, usize;
     int64_t header_offset; /* of the local header, in the stream */

@@ -24,11 +24,19 @@ typedef struct cli_args {
     int64_t max;         /* print --max N */
     char order;          /* convert --order: 'C' or 'F' */
     char byteorder;      /* convert --byteorder: '=', '<' or '>' */
-    int no_sync;         /* convert --no-sync */
+    int no_sync;         /* convert, pack, unpack --no-sync */
+    int level;           /* pack --compress[=LEVEL]: 0 stores */
+    int no_align;        /* pack --no-align */
+    int append;          /* pack --append */
+    int force;           /* unpack --force */
+    int untrusted;       /* --untrusted */
+    int64_t header_limit; /* --max-header-size, -1 if not given */
     npyio_options *options;
 } cli_args;
 
-/* An input file opened for reading one .npy array. */
+/* An input file opened for reading: one .npy array, or an .npz archive
+ * (npz set) whose chosen member, once chosen (cli_choose_member), is
+ * read as an .npy array is. */
 typedef struct cli_input {
     const char *name;
     FILE *file;          /* ours unless stdin */
@@ -36,14 +44,45 @@ typedef struct cli_input {
     const npyio_options *options;
     cli_splice *splice;
     npyio_stream *stream;
-    npyio_reader *reader;
+    npyio_reader *reader;   /* the array's, or the chosen member's */
+    /* An archive: read through a stream over file (for standard input
+     * that is not a file read from its start: over an unlinked temporary
+     * copy of it, since ZIP's directory is at its end). */
+    npyio_stream *archive_stream;
+    npyio_npz *npz;
+    size_t member;          /* the chosen member, when reader is set */
+    npyio_stream *member_raw; /* its bytes, for reading past the reader */
 } cli_input;
 
-/* Open name ("-" is stdin) and read its header. On failure, prints
- * "npyio: NAME: problem" and returns EXIT_INVALID. */
+/* Open name ("-" is stdin): an .npy file's header is read; an archive
+ * (it starts as a ZIP file does, or it is a file that is no .npy file
+ * but opens as an archive: bytes in front of one are allowed) has its
+ * directory read and checked. On failure, prints "npyio: NAME: problem"
+ * and returns EXIT_INVALID. */
 int cli_open_input(const char *name, const npyio_options *options,
                    cli_input *in);
 void cli_close_input(cli_input *in);
+
+/* Open member `index` of the archive as the input's array (in->reader).
+ * On failure, prints a message naming the member and returns
+ * EXIT_INVALID. */
+int cli_open_member(cli_input *in, size_t index);
+
+/* A member's name as messages show it: "member 'a.npy'" (escaped). The
+ * result is static, valid until the next call. */
+const char *cli_member_label(const cli_input *in, size_t index);
+
+/* An unlinked temporary file in $TMPDIR, else /tmp; NULL with errno. */
+FILE *cli_temporary_file(void);
+
+/* Read all of the data in bounded chunks (for a pipe, this is how a short
+ * data section is found); write each chunk to sink if given. Returns 0,
+ * or EXIT_INVALID after a message. */
+int cli_read_through(cli_input *in, uint32_t flags, FILE *sink);
+
+/* An object array's data must be one whole pickle: walk its opcodes
+ * (pickle.c), never run. Returns 0, or EXIT_INVALID after a message. */
+int cli_check_pickle(cli_input *in);
 
 /* Reordering Fortran and C data needs seeks. For a pipe, copy the rest of
  * the input to an unlinked temporary file (in $TMPDIR, else /tmp) and read
@@ -122,6 +161,19 @@ typedef struct cli_progress {
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_update(cli_progress *p, uint64_t done);
 void cli_progress_end(cli_progress *p);
+
+/* The archive commands (archive.c, pack.c, unpack.c). */
+int cli_archive_info(const cli_args *a, cli_input *in);
+int cli_archive_validate(const cli_args *a, cli_input *in);
+int cli_choose_member(const cli_args *a, cli_input *in);
+int cli_pack(const cli_args *a);
+int cli_unpack(const cli_args *a);
+
+/* Header facts as info prints them (info.c): the nine keys of the JSON
+ * contract, after a comma, or text lines indented by `indent` spaces. */
+void cli_json_string(FILE *out, const char *s);
+void cli_put_header_json(FILE *out, const npyio_header *h);
+void cli_put_header_text(FILE *out, const npyio_header *h, int indent);
 
 int cli_convert(const cli_args *a);
 

@@ -190,6 +190,12 @@ int cli_convert(const cli_args *a)
 
     if (cli_open_input(in_name, a->options, &in) != 0)
         return EXIT_INVALID;
+    if (in.npz != NULL) {
+        cli_close_input(&in);
+        return cli_error(in_name, "an .npz archive: convert takes an .npy "
+                                  "file (npyio unpack takes the arrays out "
+                                  "of an archive)");
+    }
     if (npyio_dtype_contains_objects(
             npyio_header_dtype(npyio_reader_header(in.reader)))) {
         cli_close_input(&in);

@@ -259,6 +259,66 @@ int cli_fail(const char *name)
     return EXIT_INVALID;
 }
 
+/* .npy files start with this. */
+static int looks_like_npy(const unsigned char *magic, size_t n)
+{
+    return n >= 4 && magic[0] == 0x93 && memcmp(magic + 1, "NUM", 3) == 0;
+}
+
+static int copy_rest(FILE *from, FILE *to);
+
+/* The archive in in->file (whose first n bytes, magic, were read). A
+ * file read from its start is read in place; standard input that is not
+ * (a pipe, or a file opened at some offset) is copied to an unlinked
+ * temporary file first: the directory is at the end. Returns the
+ * library's status, or -1 after a message of our own. */
+static int open_archive(cli_input *in, const unsigned char *magic, size_t n)
+{
+    struct stat info;
+    int fd = fileno(in->file);
+
+    if (in->file == stdin &&
+        !(fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && in->start == 0)) {
+        FILE *tmp = cli_temporary_file();
+
+        if (tmp == NULL || fwrite(magic, 1, n, tmp) != n ||
+            copy_rest(stdin, tmp) != 0 || fflush(tmp) != 0) {
+            int e = errno;
+
+            if (tmp != NULL)
+                fclose(tmp);
+            cli_error(in->name, "copying the archive to a temporary file: %s",
+                      strerror(e));
+            return -1;
+        }
+        in->file = tmp;
+        fd = fileno(tmp);
+    }
+    /* The stream reads with pread() from offset 0: the FILE's buffer and
+     * position no longer matter. */
+    if (lseek(fd, 0, SEEK_SET) != 0) {
+        cli_error(in->name, "seeking: %s", strerror(errno));
+        return -1;
+    }
+    return npyio_stream_open_fd(fd, in->options, &in->archive_stream) ==
+                   NPYIO_OK &&
+                   npyio_npz_open_stream(in->archive_stream, in->options,
+                                         &in->npz) == NPYIO_OK
+               ? 0
+               : 1;
+}
+
+/* Close what open_archive opened (a failed attempt included). */
+static void close_archive(cli_input *in)
+{
+    npyio_stream_close(in->member_raw);
+    npyio_npz_close(in->npz);
+    npyio_stream_close(in->archive_stream);
+    in->member_raw = NULL;
+    in->npz = NULL;
+    in->archive_stream = NULL;
+}
+
 int cli_open_input(const char *name, const npyio_options *options,
                    cli_input *in)
 {
@@ -266,6 +326,7 @@ int cli_open_input(const char *name, const npyio_options *options,
     struct stat info;
     off_t start;
     size_t n;
+    int rc;
 
     memset(in, 0, sizeof *in);
     in->name = name;
@@ -284,10 +345,24 @@ int cli_open_input(const char *name, const npyio_options *options,
         start = 0;
     in->start = (int64_t)start;
     n = fread(magic, 1, sizeof magic, in->file);
+    /* A file that is neither: perhaps an archive with bytes in front (a
+     * self-extractor's stub), which zipfile opens too. If not, it is
+     * reported as what it is not: an .npy file. */
+    if (!looks_like_zip(magic, n) && !looks_like_npy(magic, n) &&
+        in->file != stdin && S_ISREG(info.st_mode)) {
+        if (open_archive(in, magic, n) == 0)
+            return 0;
+        close_archive(in);
+    }
     if (looks_like_zip(magic, n)) {
-        cli_close_input(in);
-        return cli_error(name, "an .npz archive; NPZ archives are not "
-                               "supported by this version");
+        rc = open_archive(in, magic, n);
+        if (rc != 0) {
+            if (rc > 0)
+                cli_fail(name);
+            cli_close_input(in);
+            return EXIT_INVALID;
+        }
+        return 0;
     }
     if (cli_splice_open(magic, n, in->file, (int64_t)start + (int64_t)n, options, &in->splice,
                         &in->stream) != NPYIO_OK ||
@@ -299,10 +374,62 @@ int cli_open_input(const char *name, const npyio_options *options,
     return 0;
 }
 
+const char *cli_member_label(const cli_input *in, size_t index)
+{
+    static char label[320];
+    const char *name = npyio_npz_name(in->npz, index);
+    sbuf b = {0};
+
+    text_escape(&b, name != NULL ? name : "?", name != NULL ? strlen(name) : 1,
+                1);
+    snprintf(label, sizeof label, "member '%s'",
+             b.nomem ? "(a name too long to show)" : b.p);
+    free(b.p);
+    return label;
+}
+
+int cli_open_member(cli_input *in, size_t index)
+{
+    npyio_reader_close(in->reader);
+    npyio_stream_close(in->member_raw);
+    in->reader = NULL;
+    in->member_raw = NULL;
+    in->member = index;
+    if (npyio_npz_open_reader(in->npz, index, &in->reader) == NPYIO_OK)
+        return 0;
+    return cli_fail(in->name); /* the library's message names the member */
+}
+
+/* A member's bytes from the start of its data: read past its header. */
+static int member_seek_data(cli_input *in, int64_t at)
+{
+    unsigned char skip[4096];
+    size_t got = 0;
+
+    npyio_stream_close(in->member_raw);
+    in->member_raw = NULL;
+    if (npyio_npz_open_member(in->npz, in->member, &in->member_raw) !=
+        NPYIO_OK)
+        return cli_fail(in->name);
+    for (; at > 0; at -= (int64_t)got) {
+        size_t want = at < (int64_t)sizeof skip ? (size_t)at : sizeof skip;
+
+        if (npyio_stream_read(in->member_raw, skip, want, &got) != NPYIO_OK)
+            return cli_fail(in->name);
+        if (got == 0)
+            return cli_error(in->name, "%s ends inside its header",
+                             cli_member_label(in, in->member));
+    }
+    return 0;
+}
+
 int cli_input_seek_data(cli_input *in)
 {
     int64_t at = npyio_header_data_offset(npyio_reader_header(in->reader)),
             pos;
+
+    if (in->npz != NULL)
+        return member_seek_data(in, at);
 
     if (cli_splice_seekable(in->splice)) {
         if (splice_seek(in->splice, at, NPYIO_SEEK_SET, &pos) != 0)
@@ -318,6 +445,10 @@ int cli_input_seek_data(cli_input *in)
 
 int cli_input_read_raw(cli_input *in, void *buf, size_t cap, size_t *got)
 {
+    if (in->npz != NULL)
+        return npyio_stream_read(in->member_raw, buf, cap, got) == NPYIO_OK
+                   ? 0
+                   : cli_fail(in->name); /* names the member */
     if (splice_read(in->splice, buf, cap, got) != 0)
         return cli_error(in->name, "reading the data: %s", strerror(errno));
     return 0;
@@ -341,7 +472,8 @@ int cli_input_copy_data(cli_input *in, int out)
     struct stat src, dst;
     int fd = in->file != NULL ? fileno(in->file) : -1;
 
-    if (fd < 0 || fstat(fd, &src) != 0 || !S_ISREG(src.st_mode) ||
+    /* A member's CRC is checked only when the reader reads it. */
+    if (in->npz != NULL || fd < 0 || fstat(fd, &src) != 0 || !S_ISREG(src.st_mode) ||
         fstat(out, &dst) != 0 || !S_ISREG(dst.st_mode))
         return 1;
     while (left > 0) {
@@ -413,7 +545,7 @@ static int copy_rest(FILE *from, FILE *to)
 
 /* An unlinked temporary file in $TMPDIR (tmpfile() ignores it), else
  * /tmp: gone when closed, whatever happens. */
-static FILE *temporary_file(void)
+FILE *cli_temporary_file(void)
 {
     const char *dir = getenv("TMPDIR");
     char path[4096];
@@ -445,9 +577,9 @@ int cli_input_make_seekable(cli_input *in)
     const npyio_options *options = in->options;
     FILE *tmp;
 
-    if (cli_splice_seekable(in->splice))
-        return 0;
-    tmp = temporary_file();
+    if (in->npz != NULL || cli_splice_seekable(in->splice))
+        return 0; /* members can seek */
+    tmp = cli_temporary_file();
     if (tmp == NULL || emit_header(npyio_reader_header(in->reader), tmp) != 0 ||
         copy_rest(in->file, tmp) != 0 || fflush(tmp) != 0) {
         int e = errno;
@@ -477,6 +609,8 @@ int cli_input_make_seekable(cli_input *in)
 void cli_close_input(cli_input *in)
 {
     npyio_reader_close(in->reader);
+    in->reader = NULL;
+    close_archive(in);
     npyio_stream_close(in->stream);
     cli_splice_free(in->splice);
     if (in->file != NULL && in->file != stdin)

@@ -28,6 +28,12 @@
 #define OPT_ORDER 4u
 #define OPT_BYTEORDER 8u
 #define OPT_NO_SYNC 16u
+#define OPT_UNTRUSTED 32u
+#define OPT_COMPRESS 64u
+#define OPT_THREADS 128u
+#define OPT_NO_ALIGN 256u
+#define OPT_APPEND 512u
+#define OPT_FORCE 1024u
 
 typedef struct command {
     const char *name;
@@ -62,7 +68,7 @@ static int usage(const command *cmd, const char *problem)
 
 /* Read all of the data in bounded chunks (for a pipe, this is how a short
  * data section is found); write each chunk to sink if given. */
-static int read_through(cli_input *in, uint32_t flags, FILE *sink)
+int cli_read_through(cli_input *in, uint32_t flags, FILE *sink)
 {
     const npyio_header *h = npyio_reader_header(in->reader);
     int reorder = (flags & NPYIO_READ_C_ORDER) &&
@@ -106,8 +112,7 @@ static int read_through(cli_input *in, uint32_t flags, FILE *sink)
 }
 
 /* A second argument of print or dump is a MEMBER: the name of an array
- * in an .npz archive (archives are refused when opened: not supported by
- * this version). An .npy file has no members. */
+ * in an .npz archive. An .npy file has no members. */
 static int refuse_member(const cli_args *a)
 {
     sbuf name = {0};
@@ -115,9 +120,9 @@ static int refuse_member(const cli_args *a)
     if (a->nfiles < 2)
         return 0;
     text_escape(&name, a->files[0], strlen(a->files[0]), 1);
-    cli_error(NULL, "%s takes one FILE; a second argument is a MEMBER name "
-                    "(of an array in an .npz archive), and %s is an .npy "
-                    "file, which has no members", a->command,
+    cli_error(NULL, "%s: a second argument is a MEMBER name (of an array "
+                    "in an .npz archive), and %s is an .npy file, which has "
+                    "no members", a->command,
               name.nomem ? "FILE" : name.p);
     free(name.p);
     return EXIT_INVALID;
@@ -125,112 +130,24 @@ static int refuse_member(const cli_args *a)
 
 /* ---- info ------------------------------------------------------------------ */
 
-/* NumPy's descr text: dtype.str for scalars, the list for records. */
-static char *descr_text(const npyio_dtype *dt)
-{
-    size_t len = 0;
-    char *text;
-
-    if (npyio_dtype_kind(dt) != NPYIO_KIND_RECORD) {
-        npyio_dtype_str(dt, NULL, 0, &len);
-        text = malloc(len + 1);
-        if (text != NULL)
-            npyio_dtype_str(dt, text, len + 1, &len);
-        return text;
-    }
-    if (npyio_dtype_descr(dt, NULL, 0, &len) != NPYIO_E_BUFFER_TOO_SMALL)
-        return NULL;
-    text = malloc(len + 1);
-    if (text != NULL && npyio_dtype_descr(dt, text, len + 1, &len) != NPYIO_OK)
-        text[0] = '\0';
-    return text;
-}
-
-/* A JSON string of s. Bytes that are not UTF-8 (a file name may hold
- * any) become lone surrogates \udc80 .. \udcff, as Python's
- * os.fsdecode() takes them: json.loads() then os.fsencode() gives the
- * bytes back, and the line stays valid UTF-8. What str.isprintable()
- * rejects is written as \u escapes too, so that no control or invisible
- * character reaches a terminal the line is shown on. */
-static void json_string(const char *s)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t n = strlen(s), i = 0;
-
-    putchar('"');
-    while (i < n) {
-        uint32_t c;
-        size_t len = text_utf8_next(u + i, n - i, &c);
-
-        if (len == 0)
-            printf("\\udc%02x", u[i++]);
-        else if (c == '"' || c == '\\')
-            printf("\\%c", (int)c);
-        else if (c >= 0x10000 && !text_printable(c))
-            printf("\\u%04x\\u%04x", 0xD800u + ((unsigned)(c - 0x10000) >> 10),
-                   0xDC00u + ((unsigned)c & 0x3FFu)); /* a UTF-16 pair */
-        else if (!text_printable(c))
-            printf("\\u%04x", (unsigned)c);
-        else
-            fwrite(u + i, 1, len, stdout); /* UTF-8 passes through */
-        i += len;
-    }
-    putchar('"');
-}
-
-static void print_shape(const npyio_header *h, int json)
-{
-    int i, n = npyio_header_ndim(h);
-
-    putchar(json ? '[' : '(');
-    for (i = 0; i < n; i++)
-        printf("%s%" PRId64, i ? ", " : "", npyio_header_shape(h)[i]);
-    if (!json && n == 1)
-        putchar(',');
-    putchar(json ? ']' : ')');
-}
-
 static void print_info(const char *name, const npyio_header *h, int json)
 {
-    const npyio_dtype *dt = npyio_header_dtype(h);
-    char *descr = descr_text(dt);
-    int64_t hlen = npyio_header_length(h);
-
     if (json) {
-        printf("{\"path\": ");
-        json_string(name);
-        printf(", \"version\": \"%d.0\", \"header_len\": %" PRId64
-               ", \"data_offset\": %" PRId64 ", \"descr\": ",
-               npyio_header_version(h), hlen, npyio_header_data_offset(h));
-        json_string(descr ? descr : "");
-        printf(", \"shape\": ");
-        print_shape(h, 1);
-        printf(", \"fortran_order\": %s, \"itemsize\": %zu, \"count\": %" PRId64
-               ", \"nbytes\": %" PRId64 "}\n",
-               npyio_header_fortran_order(h) ? "true" : "false",
-               npyio_dtype_itemsize(dt), npyio_header_count(h),
-               npyio_header_nbytes(h));
+        fputs("{\"path\": ", stdout);
+        cli_json_string(stdout, name);
+        cli_put_header_json(stdout, h);
+        fputs("}\n", stdout);
     } else {
         cli_put_name(stdout, name);
-        printf(":\n  format version  %d.0\n  header length   %" PRId64
-               "\n  data offset     %" PRId64 "\n  descr           %s\n"
-               "  shape           ",
-               npyio_header_version(h), hlen,
-               npyio_header_data_offset(h), descr ? descr : "?");
-        print_shape(h, 0);
-        printf("\n  fortran order   %s\n  itemsize        %zu\n"
-               "  elements        %" PRId64 "\n  data bytes      %" PRId64
-               "\n",
-               npyio_header_fortran_order(h) ? "True" : "False",
-               npyio_dtype_itemsize(dt), npyio_header_count(h),
-               npyio_header_nbytes(h));
+        fputs(":\n", stdout);
+        cli_put_header_text(stdout, h, 2);
     }
-    free(descr);
 }
 
 /* Run act on each FILE in turn; exit 1 if it failed for any of them. */
 static int each_input(const cli_args *a,
-                      int (*act)(const cli_args *a, cli_input *in))
+                      int (*act)(const cli_args *a, cli_input *in),
+                      int (*archive_act)(const cli_args *a, cli_input *in))
 {
     int i, rc = 0;
 
@@ -241,7 +158,7 @@ static int each_input(const cli_args *a,
             rc = EXIT_INVALID;
             continue;
         }
-        if (act(a, &in) != 0)
+        if (in.npz != NULL ? archive_act(a, &in) != 0 : act(a, &in) != 0)
             rc = EXIT_INVALID;
         cli_close_input(&in);
     }
@@ -257,7 +174,7 @@ static int one_input(const cli_args *a,
 
     if (rc != 0)
         return rc;
-    rc = refuse_member(a);
+    rc = in.npz != NULL ? cli_choose_member(a, &in) : refuse_member(a);
     if (rc == 0)
         rc = act(a, &in);
     cli_close_input(&in);
@@ -272,7 +189,7 @@ static int info_one(const cli_args *a, cli_input *in)
 {
     /* A short data section is an error for info too: on a seekable file
      * the reader checked the length; a pipe is read through. */
-    if (strcmp(in->name, "-") == 0 && read_through(in, 0, NULL) != 0)
+    if (strcmp(in->name, "-") == 0 && cli_read_through(in, 0, NULL) != 0)
         return EXIT_INVALID;
     print_info(in->name, npyio_reader_header(in->reader), a->json);
     return 0;
@@ -280,14 +197,14 @@ static int info_one(const cli_args *a, cli_input *in)
 
 static int cmd_info(const cli_args *a)
 {
-    return each_input(a, info_one);
+    return each_input(a, info_one, cli_archive_info);
 }
 
 /* ---- validate, dump, print --------------------------------------------------- */
 
 /* An object array's data must be one whole pickle: walk its opcodes
  * (pickle.c), streamed through a bounded buffer, never run. */
-static int check_pickle(cli_input *in)
+int cli_check_pickle(cli_input *in)
 {
     const npyio_header *h = npyio_reader_header(in->reader);
     uint64_t data_at = (uint64_t)in->start +
@@ -323,9 +240,9 @@ static int validate_one(const cli_args *a, cli_input *in)
     (void)a;
     if (npyio_dtype_contains_objects(
             npyio_header_dtype(npyio_reader_header(in->reader))))
-        rc = check_pickle(in);
+        rc = cli_check_pickle(in);
     else
-        rc = read_through(in, 0, NULL);
+        rc = cli_read_through(in, 0, NULL);
     if (rc != 0)
         return EXIT_INVALID;
     cli_put_name(stdout, in->name);
@@ -335,7 +252,7 @@ static int validate_one(const cli_args *a, cli_input *in)
 
 static int cmd_validate(const cli_args *a)
 {
-    return each_input(a, validate_one);
+    return each_input(a, validate_one, cli_archive_validate);
 }
 
 /* Data whose stored bytes are what dump writes: native values in C
@@ -361,7 +278,7 @@ static int dump_one(const cli_args *a, cli_input *in)
         if (rc != 1)
             return rc;
     }
-    return read_through(in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);
+    return cli_read_through(in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);
 }
 
 static int cmd_dump(const cli_args *a)
@@ -382,24 +299,52 @@ static int cmd_print(const cli_args *a)
 /* ---- the command table --------------------------------------------------------- */
 
 #define MEMBER_HELP                                                           \
-    "  MEMBER                the name of one array in an .npz archive FILE.\n" \
-    "                        NPZ archives are not supported by this version\n" \
-    "                        yet (they come later): an .npy FILE has no\n"     \
-    "                        members, so print and dump take one FILE.\n"
+    "  MEMBER                for an .npz archive FILE, the array to use,\n"    \
+    "                        found as np.load finds it: the member of that\n"  \
+    "                        name, else the one named MEMBER.npy (among\n"     \
+    "                        members of one name, the last). An archive\n"     \
+    "                        without MEMBER is an error naming its members;\n" \
+    "                        an .npy FILE has no members.\n"
+
+#define UNTRUSTED_HELP                                                        \
+    "  --untrusted           the library's limits for files from strangers:\n" \
+    "                        headers up to 10000 bytes, 32 dimensions, 4096\n" \
+    "                        members, 256 MiB a member, 1 GiB in all (see\n"  \
+    "                        npyio_options_set_untrusted); without it, every\n"\
+    "                        archive NumPy writes is read\n"
+
+#define SYNC_HELP                                                             \
+    "  --no-sync             do not wait for the output to reach the disk\n"   \
+    "                        (faster; the replacement stays atomic, but a\n"   \
+    "                        power loss soon after may lose the new file)\n"
 
 static const command commands[] = {
     {"info", "usage: npyio info [--json] FILE...",
      "Print the header facts of each file: format version, header length,\n"
      "data offset, descr (NumPy's text), shape, Fortran order, itemsize,\n"
      "element count and data bytes. A file whose data is shorter than its\n"
-     "header promises is an error.\n"
+     "header promises is an error. For an .npz archive, one block per member\n"
+     "in archive order: its name, compression, offsets, sizes and CRC, and\n"
+     "for an .npy member its header facts.\n"
      "\n"
      "  --json                one JSON object per file per line, with the keys\n"
      "                        path (FILE as given; - for standard input)\n"
      "                        version header_len data_offset descr shape\n"
      "                        fortran_order itemsize count nbytes; a file\n"
-     "                        that fails has no line, only a message\n",
-     OPT_JSON, 1, -1, cmd_info},
+     "                        that fails has no line, only a message. For an\n"
+     "                        archive: path and members, a list of objects\n"
+     "                        with name (NumPy's key), file, compression\n"
+     "                        (stored, deflate, bzip2, lzma, ... or \"method\n"
+     "                        N\"), array (true for .npy members, false for\n"
+     "                        others, null when npyio cannot decompress the\n"
+     "                        member to tell), and for .npy members the nine\n"
+     "                        keys above (data_offset from the member's\n"
+     "                        start), member_offset (the member's first byte\n"
+     "                        in the archive), compressed_size, crc32 and\n"
+     "                        aligned (the array data's offset in the\n"
+     "                        archive is a multiple of 64)\n"
+     UNTRUSTED_HELP,
+     OPT_JSON | OPT_UNTRUSTED, 1, -1, cmd_info},
     {"print", "usage: npyio print [--max N] FILE [MEMBER]",
      "Print the values as NumPy's repr() does: records as tuples, and only\n"
      "the first and last three along each axis, with ..., beyond N elements.\n"
@@ -408,38 +353,90 @@ static const command commands[] = {
      MEMBER_HELP
      "\n"
      "  --max N               summarise arrays of more than N elements\n"
-     "                        (default 1000, NumPy's threshold)\n",
-     OPT_MAX, 1, 2, cmd_print},
+     "                        (default 1000, NumPy's threshold)\n"
+     UNTRUSTED_HELP,
+     OPT_MAX | OPT_UNTRUSTED, 1, 2, cmd_print},
     {"dump", "usage: npyio dump FILE [MEMBER]",
      "Write the data to standard output: exactly the header's data bytes, in\n"
      "C order and this host's byte order (every record field, through nested\n"
      "records and subarrays). Padding bytes pass through unchanged. Arrays of\n"
-     "Python objects are refused.\n"
+     "Python objects are refused. A member's CRC-32 is checked when its end\n"
+     "is reached: a mismatch is an error after the bytes went out.\n"
      "\n"
-     MEMBER_HELP,
-     0, 1, 2, cmd_dump},
+     MEMBER_HELP
+     UNTRUSTED_HELP,
+     OPT_UNTRUSTED, 1, 2, cmd_dump},
     {"validate", "usage: npyio validate FILE...",
      "Check each file entirely, header and data length, as the reader does;\n"
      "exit 0 only if every file is valid. Old forms NumPy still loads are\n"
      "valid. The data of an object array must be one whole pickle (protocols\n"
      "0 to 5): its opcodes are walked, never run, up to STOP (bytes after it\n"
      "are ignored, as pickle.load ignores them); an unknown opcode, an\n"
-     "argument cut short or a missing STOP is named with its byte.\n",
-     0, 1, -1, cmd_validate},
+     "argument cut short or a missing STOP is named with its byte.\n"
+     "\n"
+     "An .npz archive is valid when its directory is (every local header\n"
+     "equal to its entry, no members overlapping), every .npy member is\n"
+     "valid as a file and matches its CRC-32, and every other member matches\n"
+     "its CRC-32. A member npyio cannot decompress (bzip2, lzma, encrypted)\n"
+     "makes the archive invalid, named as such.\n"
+     "\n"
+     UNTRUSTED_HELP,
+     OPT_UNTRUSTED, 1, -1, cmd_validate},
     {"convert", "usage: npyio convert [--order C|F] [--byteorder ORDER] "
                 "[--no-sync] IN OUT",
      "Rewrite the .npy file IN as OUT, byte for byte as np.save writes the\n"
      "converted array. An existing OUT is replaced only when all went well.\n"
+     "An .npz archive IN is refused: take its arrays out with unpack.\n"
      "A progress bar is shown on standard error when it is a terminal.\n"
      "\n"
      "  --order C|F           memory order of OUT (default C); Fortran order\n"
      "                        is recorded only where it matters, as np.save does\n"
      "  --byteorder ORDER     native (default), little or big: the byte order\n"
      "                        of every field of OUT\n"
-     "  --no-sync             do not wait for OUT to reach the disk (faster;\n"
-     "                        the replacement stays atomic, but a power loss\n"
-     "                        soon after may lose the new file)\n",
+     SYNC_HELP,
      OPT_ORDER | OPT_BYTEORDER | OPT_NO_SYNC, 2, 2, cli_convert},
+    {"pack", "usage: npyio pack [--compress[=LEVEL]] [--threads N] "
+             "[--no-align] [--append] [--no-sync] OUT.npz NAME=FILE.npy...",
+     "Write the .npy files as the archive OUT.npz, which np.load opens with\n"
+     "the keys NAME: each member is its file byte for byte (member NAME.npy).\n"
+     "FILE alone takes its base name without .npy as NAME; NAME stops at the\n"
+     "first =. FILE may be - (standard input) once. Keys are checked as the\n"
+     "library checks them (UTF-8, no backslash, not absolute, no ..) and may\n"
+     "not repeat. An existing OUT is replaced only when every file was packed.\n"
+     "A progress bar is shown on standard error when it is a terminal.\n"
+     "\n"
+     "  --compress[=LEVEL]    deflate the members at zlib LEVEL 1-9 (default\n"
+     "                        6, np.savez_compressed's); 0 or no --compress\n"
+     "                        stores them, as np.savez does\n"
+     "  --threads N           deflate with N threads (1-64; default 1)\n"
+     "  --no-align            do not pad stored members so that their array\n"
+     "                        data starts at a multiple of 64 bytes (the\n"
+     "                        default, which lets readers map them aligned)\n"
+     "  --append              add the members to the existing archive OUT\n"
+     "                        (crash-safe: a copy renamed over it at the end;\n"
+     "                        the old archive is read with the limits below)\n"
+     SYNC_HELP
+     UNTRUSTED_HELP,
+     OPT_COMPRESS | OPT_THREADS | OPT_NO_ALIGN | OPT_APPEND | OPT_NO_SYNC |
+         OPT_UNTRUSTED,
+     2, -1, cli_pack},
+    {"unpack", "usage: npyio unpack [--force] [--no-sync] FILE.npz DIR",
+     "Write every .npy member of the archive to DIR/<member file name>, byte\n"
+     "for byte, after checking its header, size and CRC-32; folders of DIR\n"
+     "are made as names need (a/b.npy), and DIR itself if it is missing.\n"
+     "Members that are not .npy files are skipped, each with a line on\n"
+     "standard error. Before anything is written, the whole archive is\n"
+     "refused if a name would land outside DIR (.., absolute, a backslash, a\n"
+     "NUL byte, an empty or . component), if two names collide, or if a\n"
+     "folder on the way is a symbolic link or not a folder. Each file is\n"
+     "written to a temporary in its folder and renamed: never half a file.\n"
+     "A progress bar is shown on standard error when it is a terminal.\n"
+     "\n"
+     "  --force               replace existing files (without it, an existing\n"
+     "                        file is an error before anything is written)\n"
+     SYNC_HELP
+     UNTRUSTED_HELP,
+     OPT_FORCE | OPT_NO_SYNC | OPT_UNTRUSTED, 2, 2, cli_unpack},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -519,10 +516,35 @@ static int parse_option(const command *cmd, int argc, char **argv, int *i,
                strcmp(argv[*i], "--no-sync") == 0) {
         a->no_sync = 1;
     } else if ((v = option_value(argc, argv, i, "--max-header-size")) != NULL) {
-        if (parse_count(v, &n) != 0 ||
-            npyio_options_set_limit(a->options, NPYIO_LIMIT_HEADER_SIZE, n) !=
-                NPYIO_OK)
+        if (parse_count(v, &n) != 0)
             return usage(cmd, "--max-header-size takes a byte count");
+        a->header_limit = n;
+    } else if ((cmd->options & OPT_UNTRUSTED) &&
+               strcmp(argv[*i], "--untrusted") == 0) {
+        a->untrusted = 1;
+    } else if ((cmd->options & OPT_NO_ALIGN) &&
+               strcmp(argv[*i], "--no-align") == 0) {
+        a->no_align = 1;
+    } else if ((cmd->options & OPT_APPEND) &&
+               strcmp(argv[*i], "--append") == 0) {
+        a->append = 1;
+    } else if ((cmd->options & OPT_FORCE) &&
+               strcmp(argv[*i], "--force") == 0) {
+        a->force = 1;
+    } else if ((cmd->options & OPT_COMPRESS) &&
+               strcmp(argv[*i], "--compress") == 0) {
+        a->level = 6; /* the value is optional: never the next word */
+    } else if ((cmd->options & OPT_COMPRESS) &&
+               strncmp(argv[*i], "--compress=", 11) == 0) {
+        if (parse_count(argv[*i] + 11, &n) != 0 || n > 9)
+            return usage(cmd, "--compress takes a level from 0 to 9");
+        a->level = (int)n;
+    } else if ((cmd->options & OPT_THREADS) &&
+               (v = option_value(argc, argv, i, "--threads")) != NULL) {
+        if (parse_count(v, &n) != 0 || n < 1 || n > 64 ||
+            npyio_options_set_limit(a->options, NPYIO_LIMIT_THREADS, n) !=
+                NPYIO_OK)
+            return usage(cmd, "--threads takes a number from 1 to 64");
     } else if ((cmd->options & OPT_MAX) &&
                (v = option_value(argc, argv, i, "--max")) != NULL) {
         if (parse_count(v, &a->max) != 0)
@@ -559,6 +581,7 @@ static int parse_args(const command *cmd, int argc, char **argv, cli_args *a)
     a->max = DEFAULT_PRINT_MAX;
     a->order = 'C';
     a->byteorder = '=';
+    a->header_limit = -1;
     if (a->files == NULL || npyio_options_new(&a->options) != NPYIO_OK ||
         npyio_options_set_limit(a->options, NPYIO_LIMIT_HEADER_SIZE,
                                 DEFAULT_HEADER_LIMIT) != NPYIO_OK) {
@@ -582,6 +605,13 @@ static int parse_args(const command *cmd, int argc, char **argv, cli_args *a)
             a->files[a->nfiles++] = argv[i];
         }
     }
+    /* The untrusted preset, then an explicit header limit over it. */
+    if (a->untrusted && npyio_options_set_untrusted(a->options) != NPYIO_OK)
+        return cli_error(NULL, "out of memory");
+    if (a->header_limit >= 0 &&
+        npyio_options_set_limit(a->options, NPYIO_LIMIT_HEADER_SIZE,
+                                a->header_limit) != NPYIO_OK)
+        return usage(cmd, "--max-header-size takes a byte count");
     if (a->nfiles < cmd->min_files)
         return usage(cmd, cmd->min_files == 1 ? "no FILE given"
                                               : "too few arguments");

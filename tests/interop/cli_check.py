@@ -443,7 +443,7 @@ def check_member(check, run, tmp):
     np.save(path, np.arange(3))
     for command in ("print", "dump"):
         r = run(command, path, "two.npy")
-        want = ("npyio: %s takes one FILE; a second argument is a MEMBER "
+        want = ("npyio: %s: a second argument is a MEMBER "
                 "name (of an array in an .npz archive), and %s is an .npy "
                 "file, which has no members\n" % (command, path)).encode()
         check(r.returncode == 1 and r.stdout == b"" and r.stderr == want,
