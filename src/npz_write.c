@@ -1038,6 +1038,21 @@ npyio_status npyio_npz_add_array(npyio_npz_writer *npz, const char *key,
                             "npyio_npz_add_array");
 }
 
+/* Close a member's stream; after a failure (which closing an unfinished
+ * member records as the archive's), keep the failure's own message. */
+static void close_member(npyio_stream *s, npyio_status st)
+{
+    npyio__saved_message saved;
+
+    if (st == NPYIO_OK) {
+        npyio_stream_close(s);
+        return;
+    }
+    npyio__message_save(&saved);
+    npyio_stream_close(s);
+    npyio__message_restore(&saved);
+}
+
 /* ---- adding .npy files as they are ------------------------------------------------ */
 
 /* The first bytes of an .npy file from `from`, at least its whole header
@@ -1117,11 +1132,14 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
     if (st == NPYIO_OK && from == NULL)
         st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: the stream is NULL",
                          where);
-    if (st == NPYIO_OK)
-        st = read_npy_head(npz, from, where, &buf, &cap, &have, &h);
+    /* The key first: a refused key reads nothing from the stream. */
     if (st == NPYIO_OK)
         st = new_name(npz, key, where, &name);
     if (st == NPYIO_OK)
+        st = read_npy_head(npz, from, where, &buf, &cap, &have, &h);
+    if (st != NPYIO_OK)
+        npyio__free(name);
+    else
         st = open_member_stream(npz, name, NULL, level, 0, false, where, &s);
     if (st == NPYIO_OK)
         st = copy_npy_bytes(s->state, from, buf, have, cap, &total);
@@ -1136,7 +1154,7 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
     if (st == NPYIO_OK)
         st = entry_commit(s->state, false);
     if (s != NULL)
-        npyio_stream_close(s); /* unfinished: the archive fails */
+        close_member(s, st); /* unfinished: the archive fails */
     npyio_header_free(h);
     npyio__free(buf);
     return st;
@@ -1233,7 +1251,7 @@ static npyio_status npz_copy_body(npyio_npz_writer *npz, npyio_npz *src,
         e->committed = true;
         npz->member_open = false;
     }
-    npyio_stream_close(s); /* unfinished: the archive fails */
+    close_member(s, st); /* unfinished: the archive fails */
     return st;
 }
 

@@ -19,42 +19,7 @@
 #   short (in its header, in its data) through every command: exit 1 with a
 #   message starting "npyio: ", never a signal or another status;
 # - -h gives the same help as --help, for the tool and each command.
-set -u
-order=$1 tool=$2 data=$3
-shift 3
-emulator=("$@")
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/npyio-corpus.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-native=c_le
-[ "$order" = BIG_ENDIAN ] && native=c_be
-
-# The tool with stdout in $tmp/out, stderr in $tmp/err; sets $status and
-# returns it.
-npyio() {
-    "${emulator[@]}" "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-    status=$?
-    return $status
-}
-
-# check OK WHAT: count a result; OK is 0 for a pass.
-check() {
-    if [ "$1" -eq 0 ]; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "FAIL $2 (exit $status): $(head -c 300 "$tmp/err")"
-    fi
-}
-
-# expect_error WHAT ARGS...: exit 1 and a message naming the tool.
-expect_error() {
-    local what=$1
-    shift
-    npyio "$@"
-    [ "$status" -eq 1 ] && [ "$(head -c 7 "$tmp/err")" = "npyio: " ]
-    check $? "$what"
-}
+. "$(dirname "$0")/common.sh"
 
 # The data section of a .npy file of nbytes bytes: its last nbytes bytes.
 data_of() { tail -c "$2" "$1"; }
@@ -209,5 +174,4 @@ if [ ${#emulator[@]} -eq 0 ] && command -v strace >/dev/null 2>&1; then
     check $status "convert syncs ($with calls), --no-sync does not ($without)"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -1043,6 +1043,160 @@ static void test_deflated_rows_and_chunks(void **state)
     assert_ok(npyio_npz_close(npz));
 }
 
+/* ---- .npy files added as they are ---------------------------------------------------- */
+
+/* Member `key` of the archive at path: its bytes (malloc'd). */
+static unsigned char *member_bytes(const char *path, const char *key,
+                                   size_t *len, int64_t *aligned)
+{
+    npyio_npz *npz = NULL;
+    npyio_stream *s = NULL;
+    unsigned char *bytes;
+    size_t i = 0;
+
+    assert_ok(npyio_npz_open_path(path, NULL, &npz));
+    assert_ok(npyio_npz_find(npz, key, &i, NULL));
+    assert_ok(npyio_npz_open_member(npz, i, &s));
+    bytes = read_stream(s, len);
+    assert_ok(npyio_stream_close(s));
+    if (aligned != NULL)
+        *aligned = stat_of(npz, i, NPYIO_NPZ_ALIGNED);
+    assert_ok(npyio_npz_close(npz));
+    return bytes;
+}
+
+/* An old-style header (padded to 16, as NumPy before 1.9 wrote it), data,
+ * then bytes after the data: kept exactly, not rewritten as np.save would. */
+static const char legacy_npy[] =
+    "\x93NUMPY\x01\x00\x46\x00{'descr': '<i2', 'fortran_order': False, "
+    "'shape': (3,), }            \n\x01\x00\x02\x00\x03\x00tail";
+
+static void test_add_npy(void **state)
+{
+    static const char *const cases[] = {"f8_be", "rec_nested_padded",
+                                        "i2be_3x5_f", "object_mixed",
+                                        "i4le_0d", "i4be_empty"};
+    static const int levels[] = {0, 6, 1};
+    npyio_options *o = NULL;
+    char path[256], rel[128], src[1024];
+    size_t c, l;
+
+    (void)state;
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, 3));
+    path_in_dir(path, sizeof path, "add_npy.npz");
+    for (l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+        npyio_npz_writer *w = NULL;
+        npyio_stream *s = NULL;
+
+        assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
+        for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            snprintf(rel, sizeof rel, "arrays/%s.npy", cases[c]);
+            assert_ok(npyio_stream_open_path(data_path(rel, src, sizeof src),
+                                             NPYIO_OPEN_READ, NULL, &s));
+            assert_ok(npyio_npz_add_npy(w, cases[c], s, levels[l]));
+            assert_ok(npyio_stream_close(s));
+        }
+        assert_ok(npyio_stream_open_memory(legacy_npy, sizeof legacy_npy - 1,
+                                           NULL, &s));
+        assert_ok(npyio_npz_add_npy(w, "legacy", s, levels[l]));
+        assert_ok(npyio_stream_close(s));
+        assert_ok(npyio_npz_writer_close(w));
+        for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            size_t got_len = 0, want_len = 0;
+            int64_t aligned = -1;
+            unsigned char *got = member_bytes(path, cases[c], &got_len,
+                                              &aligned),
+                          *want;
+
+            snprintf(rel, sizeof rel, "arrays/%s.npy", cases[c]);
+            want = read_file(data_path(rel, src, sizeof src), &want_len);
+            assert_int_equal(got_len, want_len);
+            assert_memory_equal(got, want, want_len);
+            /* np.save's headers end at a multiple of 64: stored data is
+             * aligned in the archive. */
+            assert_int_equal(aligned, levels[l] == 0 ? 1 : 0);
+            free(got);
+            free(want);
+        }
+        {
+            size_t len = 0;
+            unsigned char *got = member_bytes(path, "legacy", &len, NULL);
+
+            assert_int_equal(len, sizeof legacy_npy - 1);
+            assert_memory_equal(got, legacy_npy, len);
+            free(got);
+        }
+    }
+    npyio_options_free(o);
+}
+
+/* What is not an .npy file is refused before the member starts (the
+ * archive goes on); a file cut short in its data fails the archive. */
+static void test_add_npy_refused(void **state)
+{
+    static const char text[] = "hello, this is not an .npy file\n";
+    npyio_npz_writer *w = NULL;
+    npyio_stream *s = NULL;
+    char path[256];
+    unsigned char *before, *after;
+    size_t blen, alen, i = 0;
+    npyio_npz *npz = NULL;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "add_npy_bad.npz");
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_stream_open_memory(text, sizeof text - 1, NULL, &s));
+    assert_status(npyio_npz_add_npy(w, "t", s, 0), NPYIO_E_FORMAT);
+    assert_ok(npyio_stream_close(s));
+    /* Cut inside the header: nothing written either. */
+    assert_ok(npyio_stream_open_memory(legacy_npy, 20, NULL, &s));
+    assert_status(npyio_npz_add_npy(w, "h", s, 6), NPYIO_E_TRUNCATED);
+    assert_error_contains("ends inside its header");
+    assert_ok(npyio_stream_close(s));
+    assert_status(npyio_npz_add_npy(w, "n", NULL, 0), NPYIO_E_INVALID_ARG);
+    assert_ok(npyio_stream_open_memory(legacy_npy, sizeof legacy_npy - 1,
+                                       NULL, &s));
+    assert_status(npyio_npz_add_npy(w, "bad\\key", s, 0),
+                  NPYIO_E_INVALID_ARG);
+    assert_status(npyio_npz_add_npy(w, "ok", s, 10), NPYIO_E_INVALID_ARG);
+    assert_ok(npyio_npz_add_npy(w, "ok", s, 0));
+    assert_ok(npyio_stream_close(s));
+    assert_ok(npyio_npz_writer_close(w));
+    assert_ok(npyio_npz_open_path(path, NULL, &npz));
+    assert_int_equal(npyio_npz_count(npz), 1);
+    assert_ok(npyio_npz_find(npz, "ok", &i, NULL));
+    assert_ok(npyio_npz_close(npz));
+    /* Data cut short (the header wants 6 bytes, 5 follow): the archive
+     * fails, and the old file stays. */
+    before = read_file(path, &blen);
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_stream_open_memory(legacy_npy, 80 + 5, NULL, &s));
+    assert_status(npyio_npz_add_npy(w, "short", s, 6), NPYIO_E_TRUNCATED);
+    assert_error_contains("its header describes 86");
+    assert_ok(npyio_stream_close(s));
+    assert_status(npyio_npz_writer_close(w), NPYIO_E_STATE);
+    after = read_file(path, &alen);
+    assert_int_equal(alen, blen);
+    assert_memory_equal(after, before, blen);
+    free(before);
+    free(after);
+}
+
+/* A NUL in a stored name: the name is cut as zipfile cuts it, and said. */
+static void test_name_cut(void **state)
+{
+    npyio_npz *npz = open_archive("hostile/nul.npz", NULL);
+
+    (void)state;
+    assert_string_equal(npyio_npz_name(npz, 0), "ok.npy");
+    assert_int_equal(stat_of(npz, 0, NPYIO_NPZ_NAME_CUT), 1);
+    assert_ok(npyio_npz_close(npz));
+    npz = open_archive("keys.npz", NULL);
+    assert_int_equal(stat_of(npz, 0, NPYIO_NPZ_NAME_CUT), 0);
+    assert_ok(npyio_npz_close(npz));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1067,6 +1221,9 @@ int main(void)
         cmocka_unit_test(test_parallel_deflate),
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_threads_read_members),
+        cmocka_unit_test(test_add_npy),
+        cmocka_unit_test(test_add_npy_refused),
+        cmocka_unit_test(test_name_cut),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);

@@ -1,0 +1,204 @@
+#!/bin/bash
+# The npyio tool over the NPZ corpus, without Python, so that it also runs
+# under the sanitizers and on the cross (qemu) hosts:
+#
+#   run_npz.sh BYTE_ORDER TOOL DATA_DIR [EMULATOR [ARGS...]]
+#
+# - every valid archive of DATA_DIR/npz (its manifest): info and info
+#   --json list every member in order; validate exits 0 (odd.npz, with
+#   bzip2 and lzma members, 1 naming them); dump ARCHIVE KEY of every
+#   array member gives the C-order native bytes of the arrays corpus case
+#   it was made from (object arrays: exit 1), print exits 0, and without a
+#   MEMBER both exit 1 naming the members;
+# - unpack of every valid archive gives each array member as the corpus
+#   .npy file it was made from, byte for byte (dups.npz is refused: two
+#   members collide); a second unpack needs --force;
+# - every malformed archive (npz/bad) fails validate (but the ratio case,
+#   valid without a ratio limit), and no command dies of a signal on it;
+# - every hostile archive (npz/hostile) makes unpack exit 1 having written
+#   nothing, and so does a symbolic link planted in DIR;
+# - pack of corpus arrays (stored, deflated, with threads, appended, from
+#   standard input) then unpack and dump give the inputs back; a failed
+#   pack leaves the old archive; archives on standard input work.
+. "$(dirname "$0")/common.sh"
+npz=$data/npz
+
+# no_signal WHAT ARGS...: exit 0 or 1, never a signal (status > 128).
+no_signal() {
+    local what=$1
+    shift
+    npyio "$@"
+    [ "$status" -le 1 ]
+    check $? "$what"
+}
+
+us=$'\037'
+# ---- every valid archive, member by member ----------------------------------
+prev=""
+while IFS=$us read -r archive index file key method flags csize usize crc \
+        header_at data_at is_array source choice; do
+    case $archive in '#'*) continue ;; esac
+    path=$npz/$archive
+    if [ "$archive" != "$prev" ]; then
+        prev=$archive
+        want=0
+        [ "$archive" = odd.npz ] && want=1
+        npyio validate "$path"
+        [ "$status" -eq "$want" ]
+        check $? "validate $archive"
+        npyio info "$path"
+        check $? "info $archive"
+        npyio info --json "$path"
+        [ "$status" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] &&
+            grep -q '^{"path": ' "$tmp/out"
+        check $? "info --json $archive"
+        cp "$tmp/out" "$tmp/json"
+        for command in print dump; do
+            npyio "$command" "$path"
+            [ "$status" -eq 1 ] && grep -q "MEMBER" "$tmp/err"
+            check $? "$command $archive without MEMBER"
+        done
+    fi
+    [ "$index" = -1 ] && continue
+    grep -qF "\"file\": \"$file\"" "$tmp/json"
+    check $? "info --json $archive lists $file"
+    [ "$is_array" = 1 ] && [ "$choice" = 1 ] || continue
+    case $method in 0 | 8) ;; *) continue ;; esac
+    if [ "$source" = object_mixed ]; then
+        npyio dump "$path" "$key"
+        [ "$status" -eq 1 ]
+        check $? "dump refuses $archive $key (objects)"
+        continue
+    fi
+    npyio dump "$path" "$key"
+    [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$data/arrays/$source.$native.bin"
+    check $? "dump $archive $key"
+    npyio print "$path" "$key"
+    check $? "print $archive $key"
+done < <(tr '\t' '\037' <"$npz/manifest.tsv")
+
+# ---- unpack: the corpus .npy files back ---------------------------------------
+for path in "$npz"/*.npz; do
+    archive=${path##*/}
+    out=$tmp/unpacked/$archive
+    npyio unpack "$path" "$out"
+    case $archive in
+    dups.npz)
+        [ "$status" -eq 1 ] && [ ! -e "$out" ]
+        check $? "unpack refuses $archive (members collide)"
+        continue ;;
+    odd.npz)
+        [ "$status" -eq 1 ] && grep -q "bzip2.npy' skipped" "$tmp/err" &&
+            grep -q "notes.txt' skipped: not an .npy" "$tmp/err" ;;
+    *) [ "$status" -eq 0 ] ;;
+    esac
+    check $? "unpack $archive"
+    while IFS=$us read -r a index file key method flags csize usize crc \
+            header_at data_at is_array source choice; do
+        [ "$a" = "$archive" ] && [ "$is_array" = 1 ] || continue
+        case $method in 0 | 8) ;; *) continue ;; esac
+        cmp -s "$out/$file" "$data/arrays/$source.npy"
+        check $? "unpack $archive: $file"
+    done < <(tr '\t' '\037' <"$npz/manifest.tsv")
+done
+npyio unpack "$npz/keys.npz" "$tmp/unpacked/keys.npz"
+[ "$status" -eq 1 ] && grep -q "exists" "$tmp/err"
+check $? "unpack again without --force"
+npyio unpack --force --no-sync "$npz/keys.npz" "$tmp/unpacked/keys.npz"
+check $? "unpack again with --force"
+# From standard input, as a pipe (through a temporary copy) and a file.
+npyio unpack - "$tmp/piped" <"$npz/keys.npz"
+[ "$status" -eq 0 ] && cmp -s "$tmp/piped/a/b.npy" "$data/arrays/i1.npy"
+check $? "unpack - < file"
+cat "$npz/savez_compressed.npz" | npyio info --json -
+[ "$status" -eq 0 ] && grep -q '^{"path": "-", "members": \[{"name": "bool"' "$tmp/out"
+check $? "info --json - from a pipe"
+
+# ---- malformed and hostile archives ----------------------------------------------
+for path in "$npz"/bad/*.npz; do
+    archive=${path##*/}
+    want=1
+    [ "$archive" = ratio_64mib_zeros.npz ] && want=0
+    npyio validate "$path"
+    [ "$status" -eq "$want" ] && { [ "$want" = 0 ] || grep -q '^npyio: ' "$tmp/err"; }
+    check $? "validate $archive"
+    no_signal "info $archive" info --json "$path"
+    no_signal "dump $archive" dump "$path" b
+    no_signal "unpack $archive" unpack "$path" "$tmp/bad/$archive"
+done
+mkdir -p "$tmp/hostile"
+for path in "$npz"/hostile/*.npz; do
+    archive=${path##*/}
+    npyio unpack "$path" "$tmp/hostile/$archive/dir"
+    [ "$status" -eq 1 ] && grep -q "refusing the archive" "$tmp/err" &&
+        [ -z "$(ls -A "$tmp/hostile")" ] &&
+        [ ! -e /tmp/npyio-hostile-absolute.npy ]
+    check $? "unpack refuses $archive"
+    npyio validate "$path"
+    check $? "validate $archive (its members are fine)"
+done
+# A symbolic link planted where a folder will be: never followed.
+mkdir -p "$tmp/planted" "$tmp/elsewhere"
+ln -s "$tmp/elsewhere" "$tmp/planted/a"
+npyio unpack "$npz/keys.npz" "$tmp/planted"
+[ "$status" -eq 1 ] && [ -z "$(ls -A "$tmp/elsewhere")" ] &&
+    [ ! -e "$tmp/planted/plain.npy" ]
+check $? "unpack refuses a symbolic link in DIR"
+npyio convert "$npz/savez.npz" "$tmp/c.npy"
+[ "$status" -eq 1 ] && grep -q unpack "$tmp/err" && [ ! -e "$tmp/c.npy" ]
+check $? "convert refuses an archive"
+
+# ---- pack -------------------------------------------------------------------------
+names=(bool i2_be f8_be c32_be u3_str_be datetime_ns_le i2be_3x5_f
+       rec_nested_padded_3x4_f rec_subarrays i4le_0d i4be_empty f8le_3x0_f
+       object_mixed)
+members=()
+for name in "${names[@]}"; do members+=("$name=$data/arrays/$name.npy"); done
+# unpacked_equal DIR: every member of the last pack back, byte for byte.
+unpacked_equal() {
+    local name
+    for name in "${names[@]}"; do
+        cmp -s "$1/$name.npy" "$data/arrays/$name.npy" || return 1
+    done
+}
+for options in "" "--compress" "--compress=1 --threads 2" "--no-align" \
+               "--compress=9 --no-sync"; do
+    rm -rf "$tmp/p.npz" "$tmp/pu"
+    # shellcheck disable=SC2086
+    npyio pack $options "$tmp/p.npz" "${members[@]}"
+    check $? "pack $options"
+    npyio validate "$tmp/p.npz"
+    check $? "validate the pack $options"
+    npyio unpack "$tmp/p.npz" "$tmp/pu"
+    [ "$status" -eq 0 ] && unpacked_equal "$tmp/pu"
+    check $? "unpack the pack $options"
+    npyio dump "$tmp/p.npz" f8_be
+    [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$data/arrays/f8_be.$native.bin"
+    check $? "dump the pack $options"
+    npyio info --json "$tmp/p.npz"
+    case $options in
+    *compress*) grep -q '"compression": "deflate"' "$tmp/out" &&
+                ! grep -q '"compression": "stored"' "$tmp/out" ;;
+    *no-align*) ! grep -q '"aligned": true' "$tmp/out" ;;
+    *) ! grep -q '"aligned": false' "$tmp/out" ;;
+    esac
+    check $? "info --json of the pack $options"
+done
+npyio pack --append "$tmp/p.npz" extra=- <"$data/arrays/u1.npy"
+[ "$status" -eq 0 ] && npyio unpack "$tmp/p.npz" "$tmp/pa" &&
+    unpacked_equal "$tmp/pa" && cmp -s "$tmp/pa/extra.npy" "$data/arrays/u1.npy"
+check $? "pack --append from standard input"
+cp "$tmp/p.npz" "$tmp/old.npz"
+npyio pack --append "$tmp/p.npz" more="$data/arrays/i1.npy" bad="$npz/manifest.tsv"
+[ "$status" -eq 1 ] && cmp -s "$tmp/p.npz" "$tmp/old.npz"
+check $? "a failed pack --append leaves the archive"
+npyio pack "$tmp/p.npz" extra="$data/arrays/i1.npy" extra="$data/arrays/u1.npy"
+[ "$status" -eq 1 ] && cmp -s "$tmp/p.npz" "$tmp/old.npz"
+check $? "a failed pack (a key twice) leaves the old archive"
+npyio pack "$tmp/none.npz" x="$tmp/missing.npy"
+[ "$status" -eq 1 ] && [ ! -e "$tmp/none.npz" ]
+check $? "a failed pack leaves no archive"
+[ -z "$(find "$tmp" -name '*.tmp*' -o -name '.npyio*')" ]
+check $? "no temporary files left"
+
+finish
