@@ -203,13 +203,25 @@ static int validate_member(cli_input *in, size_t i)
 int cli_archive_validate(const cli_args *a, cli_input *in)
 {
     size_t i, n = npyio_npz_count(in->npz);
+    uint64_t total = 0, before;
+    cli_progress bar;
     int rc = 0;
 
     (void)a;
-    /* Every member, so that every problem is named. */
     for (i = 0; i < n; i++)
+        total += (uint64_t)stat_of(in, i, NPYIO_NPZ_SIZE);
+    cli_progress_attach(in, &bar, "validating", total);
+    /* Every member, so that every problem is named. */
+    for (i = 0; i < n; i++) {
+        before = in->progress_done;
         if (validate_member(in, i) != 0)
             rc = EXIT_INVALID;
+        /* Headers and members read whole count too. */
+        in->progress_done = before + (uint64_t)stat_of(in, i, NPYIO_NPZ_SIZE);
+        if (in->progress != NULL)
+            cli_progress_update(in->progress, in->progress_done);
+    }
+    cli_progress_detach(in);
     if (rc != 0)
         return rc;
     cli_put_name(stdout, in->name);

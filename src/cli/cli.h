@@ -52,6 +52,9 @@ typedef struct cli_input {
     npyio_npz *npz;
     size_t member;          /* the chosen member, when reader is set */
     npyio_stream *member_raw; /* its bytes, for reading past the reader */
+    /* A long read's progress bar, moved by cli_read_through. */
+    struct cli_progress *progress;
+    uint64_t progress_done;
 } cli_input;
 
 /* Open name ("-" is stdin): an .npy file's header is read; an archive
@@ -161,6 +164,15 @@ typedef struct cli_progress {
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_update(cli_progress *p, uint64_t done);
 void cli_progress_end(cli_progress *p);
+
+/* Reads of at least this many bytes show a bar (shorter ones would only
+ * flicker). */
+#define CLI_PROGRESS_MIN ((uint64_t)64 << 20)
+
+/* A bar for the input's reads when total is long enough; detach ends it. */
+void cli_progress_attach(cli_input *in, cli_progress *p, const char *label,
+                         uint64_t total);
+void cli_progress_detach(cli_input *in);
 
 /* The archive commands (archive.c, pack.c, unpack.c). */
 int cli_archive_info(const cli_args *a, cli_input *in);

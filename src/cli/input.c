@@ -654,3 +654,20 @@ void cli_progress_end(cli_progress *p)
         fputc('\n', stderr);
     p->active = 0;
 }
+
+void cli_progress_attach(cli_input *in, cli_progress *p, const char *label,
+                         uint64_t total)
+{
+    if (total < CLI_PROGRESS_MIN)
+        return;
+    cli_progress_start(p, label, total);
+    in->progress = p;
+    in->progress_done = 0;
+}
+
+void cli_progress_detach(cli_input *in)
+{
+    if (in->progress != NULL)
+        cli_progress_end(in->progress);
+    in->progress = NULL;
+}

@@ -99,12 +99,15 @@ int cli_read_through(cli_input *in, uint32_t flags, FILE *sink)
         st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got);
     }
     for (; st == NPYIO_OK;
-         st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got))
+         st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got)) {
         if (sink != NULL && fwrite(buf, 1, got, sink) != got) {
             fprintf(stderr, "npyio: writing: %s\n", strerror(errno));
             rc = EXIT_INVALID;
             break;
         }
+        if (in->progress != NULL)
+            cli_progress_update(in->progress, in->progress_done += got);
+    }
     if (rc == 0 && st != NPYIO_END)
         rc = cli_fail(in->name);
     free(buf);
@@ -237,12 +240,18 @@ static int validate_one(const cli_args *a, cli_input *in)
 {
     int rc;
 
+    cli_progress bar;
+
     (void)a;
     if (npyio_dtype_contains_objects(
-            npyio_header_dtype(npyio_reader_header(in->reader))))
+            npyio_header_dtype(npyio_reader_header(in->reader)))) {
         rc = cli_check_pickle(in);
-    else
+    } else {
+        cli_progress_attach(in, &bar, "validating", (uint64_t)
+                            npyio_header_nbytes(npyio_reader_header(in->reader)));
         rc = cli_read_through(in, 0, NULL);
+        cli_progress_detach(in);
+    }
     if (rc != 0)
         return EXIT_INVALID;
     cli_put_name(stdout, in->name);
@@ -267,6 +276,7 @@ static int stored_as_dumped(const npyio_header *h)
 
 static int dump_one(const cli_args *a, cli_input *in)
 {
+    cli_progress bar;
     int rc;
 
     (void)a;
@@ -278,7 +288,11 @@ static int dump_one(const cli_args *a, cli_input *in)
         if (rc != 1)
             return rc;
     }
-    return cli_read_through(in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);
+    cli_progress_attach(in, &bar, "dumping", (uint64_t)npyio_header_nbytes(
+                                                  npyio_reader_header(in->reader)));
+    rc = cli_read_through(in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);
+    cli_progress_detach(in);
+    return rc;
 }
 
 static int cmd_dump(const cli_args *a)
@@ -393,8 +407,10 @@ static const command commands[] = {
      "                        is recorded only where it matters, as np.save does\n"
      "  --byteorder ORDER     native (default), little or big: the byte order\n"
      "                        of every field of OUT\n"
-     SYNC_HELP,
-     OPT_ORDER | OPT_BYTEORDER | OPT_NO_SYNC, 2, 2, cli_convert},
+     SYNC_HELP
+     UNTRUSTED_HELP,
+     OPT_ORDER | OPT_BYTEORDER | OPT_NO_SYNC | OPT_UNTRUSTED, 2, 2,
+     cli_convert},
     {"pack", "usage: npyio pack [--compress[=LEVEL]] [--threads N] "
              "[--no-align] [--append] [--no-sync] OUT.npz NAME=FILE.npy...",
      "Write the .npy files as the archive OUT.npz, which np.load opens with\n"
