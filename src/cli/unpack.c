@@ -57,6 +57,9 @@ static const char *unsafe_name(const cli_input *in, size_t i, int written)
             return "its name has a '..' component";
         if (written && (len == 0 || (len == 1 && p[0] == '.')))
             return "its name has an empty or '.' component";
+        if (written && len > 255)
+            return "its name has a component longer than 255 bytes (a "
+                   "file name's limit on most systems)";
         if (p[len] == '\0')
             return NULL;
         p += len + 1;

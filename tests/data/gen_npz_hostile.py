@@ -34,6 +34,8 @@ CASES = {
                     "member 'a' is a file where 'a/b.npy' needs a folder"),
     "dot.npz": (["./x.npy"], "a '.' component"),
     "empty_component.npz": (["a//x.npy"], "an empty component"),
+    "long_component.npz": (["ok.npy", "a" * 300 + ".npy"],
+                           "a component longer than 255 bytes (NAME_MAX)"),
 }
 
 
