@@ -20,17 +20,23 @@ static int64_t stat_of(const cli_input *in, size_t i, npyio_npz_field field)
     return v;
 }
 
-/* zipfile's names for the compression methods it knows of. */
+/* The compression method's name: "stored" and "deflate", else the name
+ * Python's zipfile gives it (zipfile.compressor_names), else "method N". */
 static const char *method_name(int64_t method, char buf[32])
 {
     switch (method) {
     case 0: return "stored";
+    case 1: return "shrink";
+    case 2: case 3: case 4: case 5: return "reduce";
+    case 6: case 10: return "implode";
+    case 7: return "tokenize";
     case 8: return "deflate";
     case 9: return "deflate64";
     case 12: return "bzip2";
     case 14: return "lzma";
-    case 93: return "zstd";
-    case 95: return "xz";
+    case 18: return "terse";
+    case 19: return "lz77";
+    case 97: return "wavpack";
     case 98: return "ppmd";
     default:
         snprintf(buf, 32, "method %" PRId64, method);

@@ -268,21 +268,21 @@ static int looks_like_npy(const unsigned char *magic, size_t n)
 static int copy_rest(FILE *from, FILE *to);
 
 /* The archive in in->file (whose first n bytes, magic, were read). A
- * file read from its start is read in place; standard input that is not
- * (a pipe, or a file opened at some offset) is copied to an unlinked
- * temporary file first: the directory is at the end. Returns the
- * library's status, or -1 after a message of our own. */
+ * regular file read from its start is read in place; anything else (a
+ * pipe, a FIFO, standard input opened at some offset) is copied to an
+ * unlinked temporary file first, which becomes in->file: the directory
+ * is at the end. Returns 1 if the library failed, 0 on success, or -1
+ * after a message of our own. */
 static int open_archive(cli_input *in, const unsigned char *magic, size_t n)
 {
     struct stat info;
     int fd = fileno(in->file);
 
-    if (in->file == stdin &&
-        !(fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && in->start == 0)) {
+    if (!(fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && in->start == 0)) {
         FILE *tmp = cli_temporary_file();
 
         if (tmp == NULL || fwrite(magic, 1, n, tmp) != n ||
-            copy_rest(stdin, tmp) != 0 || fflush(tmp) != 0) {
+            copy_rest(in->file, tmp) != 0 || fflush(tmp) != 0) {
             int e = errno;
 
             if (tmp != NULL)
@@ -291,7 +291,10 @@ static int open_archive(cli_input *in, const unsigned char *magic, size_t n)
                       strerror(e));
             return -1;
         }
+        if (in->file != stdin)
+            fclose(in->file);
         in->file = tmp;
+        in->start = 0;
         fd = fileno(tmp);
     }
     /* The stream reads with pread() from offset 0: the FILE's buffer and
@@ -347,9 +350,9 @@ int cli_open_input(const char *name, const npyio_options *options,
     n = fread(magic, 1, sizeof magic, in->file);
     /* A file that is neither: perhaps an archive with bytes in front (a
      * self-extractor's stub), which zipfile opens too. If not, it is
-     * reported as what it is not: an .npy file. */
-    if (!looks_like_zip(magic, n) && !looks_like_npy(magic, n) &&
-        in->file != stdin && S_ISREG(info.st_mode)) {
+     * reported as what it is not: an .npy file (from the temporary copy
+     * of a pipe, if one was made). */
+    if (!looks_like_zip(magic, n) && !looks_like_npy(magic, n)) {
         if (open_archive(in, magic, n) == 0)
             return 0;
         close_archive(in);
@@ -364,8 +367,8 @@ int cli_open_input(const char *name, const npyio_options *options,
         }
         return 0;
     }
-    if (cli_splice_open(magic, n, in->file, (int64_t)start + (int64_t)n, options, &in->splice,
-                        &in->stream) != NPYIO_OK ||
+    if (cli_splice_open(magic, n, in->file, in->start + (int64_t)n, options,
+                        &in->splice, &in->stream) != NPYIO_OK ||
         npyio_reader_open_stream(in->stream, options, &in->reader) != NPYIO_OK) {
         cli_fail(name);
         cli_close_input(in);

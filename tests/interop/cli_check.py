@@ -45,23 +45,13 @@ except ImportError:
     print("NumPy is not available: skipped")
     sys.exit(77)
 
+from npyfacts import npy_facts  # noqa: E402 (needs NumPy)
+
 
 def facts(path):
     """What `npyio info --json` must say, from NumPy."""
     with open(path, "rb") as f:
-        major, _ = npf.read_magic(f)
-        hlen = int.from_bytes(f.read(2 if major == 1 else 4), "little")
-        offset = f.tell() + hlen
-        f.seek(0)
-        npf.read_magic(f)
-        shape, fortran, dtype = npf._read_array_header(
-            f, (major, 0), max_header_size=2**30)
-    descr = dtype.str if dtype.names is None else repr(dtype.descr)
-    count = int(np.prod(shape, dtype=object)) if shape else 1
-    return {"version": "%d.0" % major, "header_len": hlen,
-            "data_offset": offset, "descr": descr, "shape": list(shape),
-            "fortran_order": fortran, "itemsize": dtype.itemsize,
-            "count": count, "nbytes": count * dtype.itemsize}
+        return npy_facts(f)[0]
 
 
 ORDERS = {"native": "=", "little": "<", "big": ">"}
