@@ -1,0 +1,298 @@
+/*
+ * test_threads.c - many threads at once doing what the API says threads
+ * may do together: share dtypes (reference counted), headers and options
+ * (read-only), read one .npy file and one archive handle at once, write
+ * files of their own, and keep their own last error. Every result is
+ * checked here; data races are ThreadSanitizer's to find: CI runs this
+ * test in a build with NPYIO_TSAN=ON (.ci/run).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+#include "scratch.h"
+
+#define THREADS 8
+#define ROUNDS 12
+#define COUNT 4096    /* elements of the shared array */
+#define MEMBERS 4
+
+typedef struct shared {
+    const npyio_options *options;
+    const npyio_dtype *dtype;   /* '>f8', borrowed from header */
+    const npyio_header *header; /* (COUNT,) of '>f8' */
+    unsigned char *emitted;     /* the header's bytes, emitted once */
+    size_t emitted_len;
+    double want[COUNT];         /* native values */
+    char npy_path[256];
+    npyio_npz *npz;             /* MEMBERS members m0..m3, stored and
+                                   deflated alternately */
+} shared;
+
+typedef struct worker {
+    shared *s;
+    int id;
+    int failures;
+    char first[256]; /* what failed first */
+} worker;
+
+static void failed(worker *w, const char *what, int round)
+{
+    if (w->failures++ == 0)
+        snprintf(w->first, sizeof w->first, "thread %d round %d: %s (%s)",
+                 w->id, round, what, npyio_last_error());
+}
+
+/* Member m holds want[] times (m + 1). */
+static int member_ok(const shared *s, const double *got, size_t len, int m)
+{
+    size_t i;
+
+    if (len != sizeof s->want)
+        return 0;
+    for (i = 0; i < COUNT; i++)
+        if (got[i] != s->want[i] * (m + 1))
+            return 0;
+    return 1;
+}
+
+/* A dtype and header from the shared ones: reference, read, emit. */
+static void use_shared_types(worker *w, int round)
+{
+    const shared *s = w->s;
+    npyio_dtype *d = npyio_dtype_ref((npyio_dtype *)s->dtype);
+    npyio_header *h = NULL;
+    int64_t shape[1] = {COUNT};
+    unsigned char buf[256];
+    size_t len = 0;
+
+    if (npyio_dtype_itemsize(d) != 8 || npyio_dtype_byteorder(d) != '>' ||
+        npyio_header_new(d, 1, shape, 0, &h) != NPYIO_OK ||
+        npyio_header_emit(h, 0, buf, sizeof buf, &len) != NPYIO_OK ||
+        len != s->emitted_len || memcmp(buf, s->emitted, len) != 0 ||
+        npyio_header_emit(s->header, 0, buf, sizeof buf, &len) != NPYIO_OK ||
+        len != s->emitted_len)
+        failed(w, "shared dtype and header", round);
+    npyio_header_free(h);
+    npyio_dtype_unref(d);
+}
+
+static void read_shared_file(worker *w, int round)
+{
+    const shared *s = w->s;
+    npyio_header *h = NULL;
+    npyio_reader *r = NULL;
+    double rows[16];
+    void *data = NULL;
+    int64_t first = (int64_t)((w->id * 131 + round * 17) % (COUNT - 16));
+    int ok;
+
+    ok = npyio_load(s->npy_path, NPYIO_READ_NATIVE, s->options, &h, &data) ==
+             NPYIO_OK &&
+         member_ok(s, data, (size_t)npyio_header_nbytes(h), 0);
+    npyio_free(data);
+    npyio_header_free(h);
+    ok = ok && npyio_reader_open_path(s->npy_path, s->options, &r) ==
+                   NPYIO_OK &&
+         npyio_reader_read_rows(r, first, 16, rows, sizeof rows,
+                                NPYIO_READ_NATIVE) == NPYIO_OK &&
+         memcmp(rows, s->want + first, sizeof rows) == 0;
+    npyio_reader_close(r);
+    if (!ok)
+        failed(w, "reading the shared file", round);
+}
+
+static void read_shared_archive(worker *w, int round)
+{
+    const shared *s = w->s;
+    int m = (w->id + round) % MEMBERS;
+    npyio_reader *r = NULL;
+    void *data = NULL;
+    size_t len = 0;
+    int ok = npyio_npz_open_reader(s->npz, (size_t)m, &r) == NPYIO_OK &&
+             npyio_reader_read_alloc(r, NPYIO_READ_NATIVE, &data, &len) ==
+                 NPYIO_OK &&
+             member_ok(s, data, len, m);
+
+    npyio_free(data);
+    npyio_reader_close(r);
+    if (!ok || npyio_npz_verify(s->npz, (size_t)((m + 1) % MEMBERS)) !=
+                   NPYIO_OK)
+        failed(w, "reading the shared archive", round);
+}
+
+/* A file and an archive of the thread's own, written and read back. */
+static void write_own_files(worker *w, int round)
+{
+    const shared *s = w->s;
+    char npy[256], npz[256], key[32];
+    const char *keys[1] = {key};
+    const npyio_header *headers[1] = {s->header};
+    npyio_header *h = NULL;
+    void *data = NULL, *raw = NULL;
+    size_t len = 0;
+    int ok;
+
+    snprintf(npy, sizeof npy, "%s/own-%d.npy", dir, w->id);
+    snprintf(npz, sizeof npz, "%s/own-%d.npz", dir, w->id);
+    snprintf(key, sizeof key, "t%dr%d", w->id, round);
+    /* The shared array's file bytes, as stored ('>f8'). */
+    ok = npyio_load(s->npy_path, 0, s->options, &h, &raw) == NPYIO_OK;
+    npyio_header_free(h);
+    h = NULL;
+    ok = ok && npyio_save(npy, s->header, raw, sizeof s->want,
+                          NPYIO_WRITE_NO_SYNC, s->options) == NPYIO_OK;
+    {
+        const void *arrays[1] = {raw};
+        size_t lens[1] = {sizeof s->want};
+
+        ok = ok && npyio_npz_save(npz, 1, keys, headers, arrays, lens,
+                                  round % 2 ? 6 : 0, NPYIO_WRITE_NO_SYNC,
+                                  s->options) == NPYIO_OK;
+    }
+    ok = ok && npyio_load(npy, NPYIO_READ_NATIVE, s->options, &h, &data) ==
+                   NPYIO_OK &&
+         member_ok(s, data, (size_t)npyio_header_nbytes(h), 0);
+    npyio_free(data);
+    npyio_header_free(h);
+    h = NULL;
+    data = NULL;
+    ok = ok && npyio_npz_load(npz, key, NPYIO_READ_NATIVE, s->options, &h,
+                              &data) == NPYIO_OK &&
+         member_ok(s, data, (size_t)npyio_header_nbytes(h), 0);
+    npyio_free(data);
+    npyio_free(raw);
+    npyio_header_free(h);
+    (void)len;
+    if (!ok)
+        failed(w, "writing files of its own", round);
+}
+
+/* A failure whose message only this thread can have made, still there
+ * after the others' work and after this thread's own successes. */
+static void own_last_error(worker *w, int round)
+{
+    char path[256], mine[64];
+    npyio_header *h = NULL;
+    void *data = NULL;
+
+    snprintf(mine, sizeof mine, "missing-thread-%d-round-%d", w->id, round);
+    snprintf(path, sizeof path, "%s/%s.npy", dir, mine);
+    if (npyio_load(path, 0, w->s->options, &h, &data) != NPYIO_E_NOT_FOUND ||
+        strstr(npyio_last_error(), mine) == NULL)
+        failed(w, "its own failure", round);
+    use_shared_types(w, round); /* successes leave the message alone */
+    if (strstr(npyio_last_error(), mine) == NULL)
+        failed(w, "its last error kept", round);
+}
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    int round;
+
+    for (round = 0; round < ROUNDS; round++) {
+        use_shared_types(w, round);
+        read_shared_file(w, round);
+        read_shared_archive(w, round);
+        write_own_files(w, round);
+        own_last_error(w, round);
+    }
+    return NULL;
+}
+
+/* The shared file and archive, written before the threads start. */
+static void make_shared(shared *s, npyio_options *o)
+{
+    static double scaled[MEMBERS][COUNT];
+    npyio_header *h = NULL;
+    npyio_npz_writer *w = NULL;
+    char npz[256];
+    size_t i;
+    int m;
+
+    for (i = 0; i < COUNT; i++)
+        s->want[i] = (double)i * 0.5 - 7.0;
+    h = make_header(">f8", 1, (const int64_t[]){COUNT}, 0);
+    {
+        /* The file holds big-endian bytes: want[] swapped. */
+        double be[COUNT];
+
+        memcpy(be, s->want, sizeof be);
+        assert_ok(npyio_dtype_swap(npyio_header_dtype(h), be, sizeof be));
+        if (host_order() == '>')
+            assert_ok(npyio_dtype_swap(npyio_header_dtype(h), be,
+                                       sizeof be)); /* already big */
+        assert_ok(npyio_save(s->npy_path, h, be, sizeof be,
+                             NPYIO_WRITE_NO_SYNC, o));
+    }
+    s->header = h;
+    s->dtype = npyio_header_dtype(h);
+    assert_status(npyio_header_emit(h, 0, NULL, 0, &s->emitted_len),
+                  NPYIO_E_BUFFER_TOO_SMALL);
+    s->emitted = malloc(s->emitted_len);
+    assert_ok(npyio_header_emit(h, 0, s->emitted, s->emitted_len,
+                                &s->emitted_len));
+    path_in_dir(npz, sizeof npz, "shared.npz");
+    assert_ok(npyio_npz_create_path(npz, NPYIO_WRITE_NO_SYNC, o, &w));
+    for (m = 0; m < MEMBERS; m++) {
+        npyio_header *native = NULL;
+        char key[8];
+
+        for (i = 0; i < COUNT; i++)
+            scaled[m][i] = s->want[i] * (m + 1);
+        snprintf(key, sizeof key, "m%d", m);
+        native = make_header("=f8", 1, (const int64_t[]){COUNT}, 0);
+        assert_ok(npyio_npz_add_array(w, key, native, scaled[m],
+                                      sizeof scaled[m], m % 2 ? 6 : 0));
+        npyio_header_free(native);
+    }
+    assert_ok(npyio_npz_writer_close(w));
+    assert_ok(npyio_npz_open_path(npz, o, &s->npz));
+}
+
+static void test_many_threads(void **state)
+{
+    static shared s;
+    npyio_options *o = NULL;
+    pthread_t t[THREADS];
+    worker w[THREADS];
+    int i;
+
+    (void)state;
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, 2));
+    s.options = o;
+    path_in_dir(s.npy_path, sizeof s.npy_path, "shared.npy");
+    make_shared(&s, o);
+    for (i = 0; i < THREADS; i++) {
+        w[i] = (worker){&s, i, 0, ""};
+        assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    }
+    for (i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    for (i = 0; i < THREADS; i++)
+        if (w[i].failures > 0)
+            fail_msg("%d failures; first: %s", w[i].failures, w[i].first);
+    assert_ok(npyio_npz_close(s.npz));
+    npyio_header_free((npyio_header *)s.header);
+    free(s.emitted);
+    npyio_options_free(o);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return scratch_make("test_threads");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_many_threads),
+    };
+
+    return cmocka_run_group_tests(tests, setup, scratch_remove);
+}
