@@ -71,6 +71,249 @@ static void test_every_status_has_its_own_string(void **state)
     assert_string_equal(npyio_status_string(INT32_MAX), unknown);
 }
 
+/* ---- every status, produced by a real call ---------------------------------- */
+
+static void *failing_alloc(void *user, size_t size, size_t alignment)
+{
+    (void)user;
+    (void)size;
+    (void)alignment;
+    return NULL;
+}
+
+static void *failing_realloc(void *user, void *ptr, size_t old_size,
+                             size_t new_size, size_t alignment)
+{
+    (void)user;
+    (void)ptr;
+    (void)old_size;
+    (void)new_size;
+    (void)alignment;
+    return NULL;
+}
+
+static void no_free(void *user, void *ptr, size_t size)
+{
+    (void)user;
+    (void)ptr;
+    (void)size;
+}
+
+static int failing_read(void *user, void *buf, size_t cap, size_t *got)
+{
+    (void)user;
+    (void)buf;
+    (void)cap;
+    *got = 0;
+    return -1;
+}
+
+/* A whole .npy file of 4 int32 in memory. */
+static size_t small_npy(unsigned char *buf, size_t cap)
+{
+    static const int64_t shape[1] = {4};
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL;
+    size_t len = 0;
+
+    assert_ok(npyio_dtype_from_descr("<i4", 3, NULL, &dt));
+    assert_ok(npyio_header_new(dt, 1, shape, 0, &h));
+    assert_ok(npyio_header_emit(h, 0, buf, cap, &len));
+    memset(buf + len, 7, 16);
+    npyio_header_free(h);
+    npyio_dtype_unref(dt);
+    return len + 16;
+}
+
+static npyio_status produce_end(void)
+{
+    unsigned char file[256], out[64];
+    size_t len = small_npy(file, sizeof file), got = 0;
+    npyio_stream *s = NULL;
+    npyio_reader *r = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_stream_open_memory(file, len, NULL, &s));
+    assert_ok(npyio_reader_open_stream(s, NULL, &r));
+    assert_ok(npyio_reader_read_chunk(r, out, sizeof out, 0, &got));
+    st = npyio_reader_read_chunk(r, out, sizeof out, 0, &got);
+    npyio_reader_close(r);
+    npyio_stream_close(s);
+    return st;
+}
+
+static npyio_status produce_nomem(void)
+{
+    npyio_allocator a = {sizeof a, failing_alloc, failing_realloc, no_free};
+    npyio_options *o = NULL;
+    npyio_dtype *dt = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_allocator(o, &a, NULL));
+    st = npyio_dtype_from_descr("[('a', '<i4'), ('b', '<f8')]", 28, o, &dt);
+    npyio_options_free(o);
+    return st;
+}
+
+static npyio_status produce_io(void)
+{
+    npyio_stream_ops ops = {sizeof ops, failing_read, NULL, NULL, NULL};
+    npyio_stream *s = NULL;
+    npyio_reader *r = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_stream_open_ops(&ops, NULL, NULL, &s));
+    st = npyio_reader_open_stream(s, NULL, &r);
+    npyio_stream_close(s);
+    return st;
+}
+
+static npyio_status parse_text(const char *bytes, size_t len,
+                               const npyio_options *o)
+{
+    npyio_header *h = NULL;
+    npyio_status st = npyio_header_parse(bytes, len, o, &h, NULL);
+
+    npyio_header_free(h);
+    return st;
+}
+
+static npyio_status produce_limit(void)
+{
+    unsigned char file[256];
+    size_t len = small_npy(file, sizeof file);
+    npyio_options *o = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_HEADER_SIZE, 10));
+    st = parse_text((const char *)file, len, o);
+    npyio_options_free(o);
+    return st;
+}
+
+static npyio_status produce_checksum(void)
+{
+    npyio_npz *npz = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_npz_open_path(NPYIO_TEST_DATA_DIR
+                                  "/npz/bad/stored_crc_mismatch.npz", NULL,
+                                  &npz));
+    st = npyio_npz_verify(npz, 1);
+    npyio_npz_close(npz);
+    return st;
+}
+
+static npyio_status produce_state(void)
+{
+    static const int64_t shape[1] = {2};
+    npyio_stream *s = NULL;
+    npyio_npz_writer *w = NULL;
+    npyio_writer *m = NULL, *again = NULL;
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_dtype_from_descr("<i4", 3, NULL, &dt));
+    assert_ok(npyio_header_new(dt, 1, shape, 0, &h));
+    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_npz_create_stream(s, 0, NULL, &w));
+    assert_ok(npyio_npz_add(w, "a", h, 0, 0, &m));
+    st = npyio_npz_add(w, "b", h, 0, 0, &again); /* a's writer is open */
+    npyio_writer_abort(m);
+    npyio_npz_writer_abort(w);
+    npyio_stream_close(s);
+    npyio_header_free(h);
+    npyio_dtype_unref(dt);
+    return st;
+}
+
+static npyio_status produce_buffer_too_small(void)
+{
+    unsigned char file[256];
+    size_t len = small_npy(file, sizeof file), need = 0;
+    npyio_header *h = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_header_parse(file, len, NULL, &h, NULL));
+    st = npyio_header_emit(h, 0, file, 10, &need);
+    npyio_header_free(h);
+    return st;
+}
+
+static npyio_status produce_locked(void)
+{
+    char path[] = "/tmp/test_error_locked-XXXXXX";
+    int fd = mkstemp(path);
+    npyio_writer *first = NULL, *second = NULL;
+    npyio_dtype *dt = NULL;
+    npyio_header *rows = NULL;
+    npyio_status st;
+    const int32_t v[2] = {1, 2};
+
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(npyio_save_array(path, "<i4", 1, (const int64_t[]){2}, v,
+                               sizeof v, NPYIO_WRITE_NO_SYNC, NULL));
+    assert_ok(npyio_dtype_from_descr("<i4", 3, NULL, &dt));
+    assert_ok(npyio_header_new(dt, 1, (const int64_t[]){1}, 0, &rows));
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &first));
+    st = npyio_writer_open_append(path, rows, 0, NULL, &second);
+    npyio_writer_abort(first);
+    npyio_header_free(rows);
+    npyio_dtype_unref(dt);
+    unlink(path);
+    return st;
+}
+
+static void test_every_status_is_produced(void **state)
+{
+    static const char magic_v4[] = "\x93NUMPY\x04\x00\x10\x00\x00\x00"
+                                   "{}              ";
+    static const char huge[] =
+        "\x93NUMPY\x01\x00\x56\x00{'descr': '<f8', 'fortran_order': False, "
+        "'shape': (4611686018427387904, 4), }        \n";
+    npyio_status produced[PINNED_COUNT];
+    npyio_reader *r = NULL;
+    npyio_options *o = NULL;
+    size_t i, j;
+
+    (void)state;
+    produced[0] = npyio_options_new(&o);
+    npyio_options_free(o);
+    produced[1] = produce_end();
+    produced[2] = npyio_options_set_limit(NULL, NPYIO_LIMIT_NDIM, 1);
+    produced[3] = produce_nomem();
+    produced[4] = produce_io();
+    produced[5] = parse_text("hello, world, this is text", 26, NULL);
+    produced[6] = parse_text(magic_v4, sizeof magic_v4 - 1, NULL);
+    produced[7] = produce_limit();
+    produced[8] = parse_text("\x93NUMPY\x01\x00", 8, NULL);
+    produced[9] = npyio_reader_open_path("/nonexistent-npyio/x.npy", NULL, &r);
+    produced[10] = produce_checksum();
+    produced[11] = produce_state();
+    produced[12] = parse_text(huge, sizeof huge - 1, NULL);
+    produced[13] = produce_buffer_too_small();
+    produced[14] = produce_locked();
+    /* Each call gave its status, and the list is every status there is:
+     * a new one fails here until a call that produces it is added. */
+    for (i = 0; i < PINNED_COUNT; i++) {
+        if (produced[i] != pinned[i].status)
+            fail_msg("call %zu gave %d (%s), expected %d (%s)", i,
+                     (int)produced[i], npyio_status_string(produced[i]),
+                     (int)pinned[i].status,
+                     npyio_status_string(pinned[i].status));
+        for (j = 0; j < i; j++)
+            assert_int_not_equal(produced[i], produced[j]);
+    }
+    assert_string_equal(npyio_status_string(NPYIO_E_LOCKED - 1),
+                        npyio_status_string(-9999));
+    assert_string_equal(npyio_status_string(NPYIO_END + 1),
+                        npyio_status_string(-9999));
+}
+
 static void test_version_matches_header(void **state)
 {
     char expected[32];
@@ -592,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_status_values_are_pinned),
         cmocka_unit_test(test_every_status_has_its_own_string),
         cmocka_unit_test(test_version_matches_header),
+        cmocka_unit_test(test_every_status_is_produced),
         cmocka_unit_test(test_failure_sets_message),
         cmocka_unit_test(test_long_message_is_cut_at_utf8_boundary),
         cmocka_unit_test(test_message_is_per_thread),
