@@ -17,6 +17,11 @@ if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
     # against the installed library and must use the same runtime.
     set(NPYIO_SANITIZER_FLAGS "${_npyio_san}")
   endif()
+  if(NPYIO_COVERAGE)
+    # Unoptimized, so that lines and branches are the source's own.
+    add_compile_options(--coverage -O0)
+    add_link_options(--coverage)
+  endif()
   if(NPYIO_TSAN)
     set(_npyio_tsan -fsanitize=thread -fno-omit-frame-pointer)
     add_compile_options(${_npyio_tsan})
