@@ -455,31 +455,33 @@ static int sync_dir(const char *dir)
  * rename; a crash in between leaves that one, which the next writer to
  * the directory removes. Sets *placed when the file is in place already.
  */
-static int name_unnamed(npyio__atomic *a, const npyio__mem *mem,
-                        bool *placed)
+static npyio_status name_unnamed(npyio__atomic *a, const npyio__mem *mem,
+                                 bool *placed)
 {
     unsigned attempt;
+    npyio_status st;
 
     *placed = false;
     if (a->fresh) {
         if (npyio__fd_link_unnamed(a->fd, a->target) == 0) {
             *placed = true;
-            return 0;
+            return NPYIO_OK;
         }
         if (errno != EEXIST)
-            return -1;
+            return NPYIO_E_IO;
     }
     for (attempt = 0; attempt < 100; attempt++) {
-        if (temp_name(mem, a->target, attempt, &a->temp) != NPYIO_OK)
-            return -1;
+        st = temp_name(mem, a->target, attempt, &a->temp);
+        if (st != NPYIO_OK)
+            return st; /* out of memory: said as such */
         if (npyio__fd_link_unnamed(a->fd, a->temp) == 0)
-            return 0;
+            return NPYIO_OK;
         npyio__free(a->temp);
         a->temp = NULL;
         if (errno != EEXIST)
-            return -1;
+            return NPYIO_E_IO;
     }
-    return -1;
+    return NPYIO_E_IO;
 }
 
 /*
@@ -502,15 +504,16 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
     bool replace = a->temp != NULL || a->unnamed, placed = false;
     int fd = a->fd;
     int synced = durable && replace ? npyio__fd_sync(fd) : 0;
-    int named = synced == 0 && a->unnamed ? name_unnamed(a, mem, &placed)
-                                          : 0;
+    npyio_status named = synced == 0 && a->unnamed
+                             ? name_unnamed(a, mem, &placed)
+                             : NPYIO_OK;
     int closed;
 
     a->fd = -1;
-    if (synced != 0 || named != 0)
+    if (synced != 0 || named != NPYIO_OK)
         snprintf(cause, sizeof cause, "%s", npyio_last_error());
     closed = npyio__fd_close(fd); /* always, even after a failed fsync */
-    if (synced != 0 || named != 0 || closed != 0) {
+    if (synced != 0 || named != NPYIO_OK || closed != 0) {
         unplace(a, placed);
         what = "writing the file";
     } else if (!replace) {
@@ -525,10 +528,14 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
             what = "syncing its directory";
     }
     if (what != NULL) {
-        if (synced == 0 && named == 0)
+        if (synced == 0 && named == NPYIO_OK)
             snprintf(cause, sizeof cause, "%s", npyio_last_error());
-        npyio__fail(NPYIO_E_IO, "%s: %s: %s", a->target, what, cause);
+        /* Out of memory naming the file is said as such, not as I/O. */
+        npyio__fail(named == NPYIO_E_NOMEM ? NPYIO_E_NOMEM : NPYIO_E_IO,
+                    "%s: %s: %s", a->target, what, cause);
     }
     npyio__atomic_abandon(a);
-    return what == NULL ? NPYIO_OK : NPYIO_E_IO;
+    return what == NULL ? NPYIO_OK
+           : named == NPYIO_E_NOMEM ? NPYIO_E_NOMEM
+                                    : NPYIO_E_IO;
 }

@@ -1,0 +1,536 @@
+/*
+ * test_nomem.c - every allocation failed in turn. For each public
+ * operation that allocates, run it with an allocator that fails its k-th
+ * call, for k = 1, 2, ... until the operation no longer reaches a k-th
+ * allocation. Each run must:
+ *   - fail with NPYIO_E_NOMEM (or succeed, where a smaller fallback is
+ *     the documented behaviour), never another status, a crash or a hang;
+ *   - give back every block it took (the allocator counts live blocks;
+ *     ASan sees what bypasses it);
+ *   - leave a destination file as it was (writers, appends, archives).
+ * Allocations made in worker threads (parallel deflate) count too: the
+ * allocator is locked. minizip's own allocations do not go through it
+ * (documented in the header), so they are not failed here.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+#include "scratch.h"
+
+/* ---- the failing allocator ---------------------------------------------------- */
+
+typedef struct injector {
+    pthread_mutex_t lock;
+    long calls;   /* allocations and reallocations so far */
+    long fail_at; /* the call that fails (1-based); 0: none */
+    long live;    /* blocks handed out and not freed */
+    int failed;   /* the failure was injected */
+} injector;
+
+static injector inj = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0};
+
+static int should_fail(void)
+{
+    int fail;
+
+    pthread_mutex_lock(&inj.lock);
+    fail = ++inj.calls == inj.fail_at;
+    if (fail)
+        inj.failed = 1;
+    pthread_mutex_unlock(&inj.lock);
+    return fail;
+}
+
+static void count_live(long delta)
+{
+    pthread_mutex_lock(&inj.lock);
+    inj.live += delta;
+    pthread_mutex_unlock(&inj.lock);
+}
+
+static void *inj_alloc(void *user, size_t size, size_t alignment)
+{
+    void *p;
+
+    (void)user;
+    if (should_fail())
+        return NULL;
+    p = aligned_alloc(alignment, (size + alignment - 1) / alignment *
+                                     alignment);
+    if (p != NULL)
+        count_live(1);
+    return p;
+}
+
+static void *inj_realloc(void *user, void *ptr, size_t old_size,
+                         size_t new_size, size_t alignment)
+{
+    void *p;
+
+    (void)user;
+    if (should_fail())
+        return NULL;
+    p = aligned_alloc(alignment, (new_size + alignment - 1) / alignment *
+                                     alignment);
+    if (p != NULL) {
+        memcpy(p, ptr, old_size < new_size ? old_size : new_size);
+        free(ptr);
+    }
+    return p;
+}
+
+static void inj_free(void *user, void *ptr, size_t size)
+{
+    (void)user;
+    (void)size;
+    free(ptr);
+    count_live(-1);
+}
+
+static npyio_options *failing_options(int64_t threads)
+{
+    npyio_allocator a = {sizeof a, inj_alloc, inj_realloc, inj_free};
+    npyio_options *o = NULL;
+
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_allocator(o, &a, NULL));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, threads));
+    return o;
+}
+
+/* ---- the loop ------------------------------------------------------------------- */
+
+/* A file's bytes (malloc'd; NULL and 0 if it does not exist). */
+static unsigned char *snapshot(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    long n;
+
+    *len = 0;
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = malloc(n > 0 ? (size_t)n : 1);
+    *len = fread(b, 1, (size_t)n, f);
+    fclose(f);
+    return b;
+}
+
+/* Put the file back as it was (or remove it, if there was none). */
+static void restore(const char *path, const unsigned char *bytes, size_t len)
+{
+    FILE *f;
+
+    if (bytes == NULL) {
+        remove(path);
+        return;
+    }
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+typedef npyio_status (*operation)(const npyio_options *o);
+
+/* Run op failing allocation 1, 2, ... of it; `dest`, if given, is a path
+ * the operation writes, put back as it was before each run, which a failure
+ * must leave as it was. Returns the number of allocations the operation
+ * makes. */
+static long fail_each(const char *name, operation op, const char *dest,
+                      int64_t threads)
+{
+    npyio_options *o = failing_options(threads);
+    size_t before_len = 0, after_len = 0;
+    unsigned char *before = dest != NULL ? snapshot(dest, &before_len) : NULL;
+    long k;
+
+    for (k = 1;; k++) {
+        npyio_status st;
+
+        if (dest != NULL)
+            restore(dest, before, before_len);
+        inj.calls = 0;
+        inj.fail_at = k;
+        inj.failed = 0;
+        inj.live = 0;
+        st = op(o);
+        if (inj.live != 0)
+            fail_msg("%s: allocation %ld failed: %ld blocks not given back "
+                     "(status %s)", name, k, inj.live,
+                     npyio_status_string(st));
+        if (!inj.failed) {
+            if (st != NPYIO_OK)
+                fail_msg("%s: without a failure: %s (%s)", name,
+                         npyio_status_string(st), npyio_last_error());
+            break;
+        }
+        if (st != NPYIO_E_NOMEM && st != NPYIO_OK)
+            fail_msg("%s: allocation %ld of %ld failed: status %s, not "
+                     "NPYIO_E_NOMEM (%s)", name, k, inj.calls,
+                     npyio_status_string(st), npyio_last_error());
+        /* A failure some steps recover from: a header that is not in
+         * np.save's exact form is parsed again the general way. */
+        if (st == NPYIO_OK && getenv("NOMEM_VERBOSE") != NULL)
+            fprintf(stderr, "%s: allocation %ld failed, and it succeeded\n",
+                    name, k);
+        if (st != NPYIO_OK && dest != NULL) {
+            unsigned char *after = snapshot(dest, &after_len);
+
+            if (after_len != before_len ||
+                (before_len > 0 && memcmp(after, before, before_len) != 0))
+                fail_msg("%s: allocation %ld failed: %s changed", name, k,
+                         dest);
+            free(after);
+        }
+    }
+    free(before);
+    npyio_options_free(o);
+    return k - 1;
+}
+
+/* ---- the operations --------------------------------------------------------------- */
+
+static const char nested[] =
+    "[('id', '<u4'), ('pts', [('p', '>i2'), ('', '|V2'), ('q', '<f4')], "
+    "(3,)), (('the flag', 'flag'), '?'), ('when', '>M8[s]')]";
+
+static char corpus_npy[1024], corpus_npz[1024], out_npy[256], out_npz[256];
+
+static npyio_status op_descr(const npyio_options *o)
+{
+    npyio_dtype *dt = NULL, *native = NULL;
+    char text[512];
+    size_t len = 0;
+    npyio_status st = npyio_dtype_from_descr(nested, sizeof nested - 1, o,
+                                             &dt);
+
+    if (st == NPYIO_OK)
+        st = npyio_dtype_descr(dt, text, sizeof text, &len);
+    if (st == NPYIO_OK)
+        st = npyio_dtype_native(dt, &native);
+    npyio_dtype_unref(native);
+    npyio_dtype_unref(dt);
+    return st;
+}
+
+static npyio_status op_builder(const npyio_options *o)
+{
+    static const int64_t shape[2] = {2, 3};
+    npyio_record_builder *b = NULL;
+    npyio_dtype *f8 = NULL, *rec = NULL;
+    npyio_status st = npyio_dtype_from_descr("<f8", 3, o, &f8);
+
+    if (st == NPYIO_OK)
+        st = npyio_record_builder_new(NPYIO_RECORD_ALIGNED, o, &b);
+    if (st == NPYIO_OK)
+        st = npyio_record_builder_add(b, "x", NULL, -1, f8, 0, NULL);
+    if (st == NPYIO_OK)
+        st = npyio_record_builder_add(b, "y", "why", -1, f8, 2, shape);
+    if (st == NPYIO_OK)
+        st = npyio_record_builder_finish(b, 0, &rec);
+    npyio_record_builder_free(b);
+    npyio_dtype_unref(rec);
+    npyio_dtype_unref(f8);
+    return st;
+}
+
+static npyio_status op_header(const npyio_options *o)
+{
+    static const int64_t shape[3] = {4, 5, 6};
+    npyio_dtype *dt = NULL;
+    npyio_header *h = NULL, *back = NULL;
+    unsigned char bytes[1024];
+    size_t len = 0;
+    npyio_status st = npyio_dtype_from_descr(nested, sizeof nested - 1, o,
+                                             &dt);
+
+    if (st == NPYIO_OK)
+        st = npyio_header_new(dt, 3, shape, 1, &h);
+    if (st == NPYIO_OK)
+        st = npyio_header_emit(h, 0, bytes, sizeof bytes, &len);
+    if (st == NPYIO_OK)
+        st = npyio_header_parse(bytes, len, o, &back, NULL);
+    npyio_header_free(back);
+    npyio_header_free(h);
+    npyio_dtype_unref(dt);
+    return st;
+}
+
+/* Every way to read a Fortran-order, big-endian record file from a path. */
+static npyio_status op_read(const npyio_options *o)
+{
+    npyio_header *h = NULL;
+    npyio_reader *r = NULL;
+    void *data = NULL;
+    unsigned char chunk[200], rows[4096];
+    size_t len = 0, got = 0;
+    npyio_status st = npyio_load(corpus_npy, NPYIO_READ_NATIVE |
+                                     NPYIO_READ_C_ORDER, o, &h, &data);
+
+    npyio_free(data);
+    npyio_header_free(h);
+    if (st == NPYIO_OK)
+        st = npyio_reader_open_path(corpus_npy, o, &r);
+    while (st == NPYIO_OK)
+        st = npyio_reader_read_chunk(r, chunk, sizeof chunk,
+                                     NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                                     &got);
+    if (st == NPYIO_END)
+        st = npyio_reader_read_rows(r, 1, 2, rows, sizeof rows,
+                                    NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER);
+    npyio_reader_close(r);
+    (void)len;
+    return st;
+}
+
+/* A header of `type` made with the failing allocator. */
+static npyio_status header_with(const npyio_options *o, const char *type,
+                                int ndim, const int64_t *shape,
+                                npyio_header **h)
+{
+    npyio_dtype *dt = NULL;
+    npyio_status st = npyio_dtype_from_descr(type, strlen(type), o, &dt);
+
+    if (st == NPYIO_OK)
+        st = npyio_header_new(dt, ndim, shape, 0, h);
+    npyio_dtype_unref(dt); /* the header holds its own reference */
+    return st;
+}
+
+/* The data through a writer opened with status st, then closed (or
+ * abandoned after a failure); the header released. */
+static npyio_status write_through(npyio_status st, npyio_writer *w,
+                                  npyio_header *h, const void *data,
+                                  size_t len)
+{
+    if (st == NPYIO_OK)
+        st = npyio_writer_write(w, data, len);
+    if (st == NPYIO_OK)
+        st = npyio_writer_close(w);
+    else
+        npyio_writer_abort(w);
+    npyio_header_free(h);
+    return st;
+}
+
+static npyio_status op_write(const npyio_options *o)
+{
+    static const double v[12] = {1, 2, 3};
+    npyio_header *h = NULL;
+    npyio_writer *w = NULL;
+    npyio_status st = header_with(o, ">f8", 2, (const int64_t[]){3, 4}, &h);
+
+    if (st == NPYIO_OK)
+        st = npyio_writer_open_path(out_npy, h, NPYIO_WRITE_NO_SYNC |
+                                    NPYIO_WRITE_UNKNOWN_ROWS, o, &w);
+    return write_through(st, w, h, v, sizeof v);
+}
+
+static npyio_status op_append(const npyio_options *o)
+{
+    static const double v[4] = {9, 8, 7, 6};
+    npyio_header *h = NULL;
+    npyio_writer *w = NULL;
+    npyio_status st = header_with(o, ">f8", 2, (const int64_t[]){1, 4}, &h);
+
+    if (st == NPYIO_OK)
+        st = npyio_writer_open_append(out_npy, h, NPYIO_WRITE_NO_SYNC, o, &w);
+    return write_through(st, w, h, v, sizeof v);
+}
+
+static npyio_status op_map(const npyio_options *o)
+{
+    npyio_map *m = NULL;
+    npyio_status st = npyio_map_open(corpus_npy, 0, o, &m);
+
+    npyio_map_close(m);
+    return st;
+}
+
+static npyio_status op_npz_read(const npyio_options *o)
+{
+    unsigned char buf[4096];
+    npyio_npz *npz = NULL;
+    size_t i, got = 0;
+    npyio_status st = npyio_npz_open_path(corpus_npz, o, &npz);
+
+    for (i = 0; st == NPYIO_OK && i < npyio_npz_count(npz); i++) {
+        npyio_reader *r = NULL;
+        npyio_stream *s = NULL;
+        void *data = NULL;
+        size_t len = 0;
+        int64_t is_array = 0;
+
+        st = npyio_npz_stat(npz, i, NPYIO_NPZ_IS_ARRAY, &is_array);
+        if (st == NPYIO_OK && is_array == 1) {
+            st = npyio_npz_open_reader(npz, i, &r);
+            if (st == NPYIO_OK)
+                st = npyio_reader_read_alloc(r, NPYIO_READ_NATIVE |
+                                                 NPYIO_READ_C_ORDER,
+                                             &data, &len);
+            if (st == NPYIO_E_UNSUPPORTED) /* object arrays */
+                st = NPYIO_OK;
+            npyio_free(data);
+            npyio_reader_close(r);
+        }
+        if (st == NPYIO_OK)
+            st = npyio_npz_verify(npz, i);
+        if (st == NPYIO_OK)
+            st = npyio_npz_open_member(npz, i, &s);
+        while (st == NPYIO_OK && (st = npyio_stream_read(s, buf, sizeof buf,
+                                                         &got)) == NPYIO_OK &&
+               got > 0)
+            ;
+        npyio_stream_close(s);
+    }
+    npyio_npz_close(npz);
+    return st;
+}
+
+static npyio_status op_npz_load(const npyio_options *o)
+{
+    npyio_header *h = NULL;
+    void *data = NULL;
+    npyio_status st = npyio_npz_load(corpus_npz, "f8le_300x2_f",
+                                     NPYIO_READ_C_ORDER, o, &h, &data);
+
+    npyio_free(data);
+    npyio_header_free(h);
+    return st;
+}
+
+static double big[1 << 15]; /* 256 KiB: one block of parallel deflate */
+
+/* Stored, deflated, unknown rows, an .npy file as it is, a copy. */
+static npyio_status op_npz_write(const npyio_options *o)
+{
+    npyio_npz_writer *w = NULL;
+    npyio_writer *m = NULL;
+    npyio_header *h = NULL;
+    npyio_stream *s = NULL;
+    npyio_npz *src = NULL;
+    npyio_status st = header_with(o, "<f8", 1, (const int64_t[]){
+                                      sizeof big / sizeof big[0]}, &h);
+
+    if (st == NPYIO_OK)
+        st = npyio_npz_create_path(out_npz, NPYIO_WRITE_NO_SYNC, o, &w);
+    if (st == NPYIO_OK)
+        st = npyio_npz_add_array(w, "stored", h, big, sizeof big, 0);
+    if (st == NPYIO_OK)
+        st = npyio_npz_add_array(w, "deflated", h, big, sizeof big, 1);
+    if (st == NPYIO_OK)
+        st = npyio_npz_add(w, "rows", h, 6, NPYIO_WRITE_UNKNOWN_ROWS, &m);
+    if (st == NPYIO_OK)
+        st = npyio_writer_write(m, big, 4096);
+    if (m != NULL) {
+        npyio_status closed = npyio_writer_close(m);
+
+        if (st == NPYIO_OK)
+            st = closed;
+    }
+    if (st == NPYIO_OK)
+        st = npyio_stream_open_path(corpus_npy, NPYIO_OPEN_READ, o, &s);
+    if (st == NPYIO_OK)
+        st = npyio_npz_add_npy(w, "as_is", s, 6);
+    if (st == NPYIO_OK)
+        st = npyio_npz_open_path(corpus_npz, o, &src);
+    if (st == NPYIO_OK)
+        st = npyio_npz_copy(w, src, 16, NULL);
+    if (st == NPYIO_OK)
+        st = npyio_npz_writer_close(w);
+    else
+        npyio_npz_writer_abort(w);
+    npyio_npz_close(src);
+    npyio_stream_close(s);
+    npyio_header_free(h);
+    return st;
+}
+
+static npyio_status op_npz_append(const npyio_options *o)
+{
+    npyio_npz_writer *w = NULL;
+    npyio_header *h = NULL;
+    npyio_status st = header_with(o, "<f8", 1, (const int64_t[]){16}, &h);
+
+    if (st == NPYIO_OK)
+        st = npyio_npz_open_append(out_npz, NPYIO_WRITE_NO_SYNC, o, &w);
+    if (st == NPYIO_OK)
+        st = npyio_npz_add_array(w, "more", h, big, 16 * sizeof big[0], 6);
+    if (st == NPYIO_OK)
+        st = npyio_npz_writer_close(w);
+    else
+        npyio_npz_writer_abort(w);
+    npyio_header_free(h);
+    return st;
+}
+
+/* ---- the tests ---------------------------------------------------------------------- */
+
+static void test_types(void **state)
+{
+    (void)state;
+    assert_true(fail_each("dtype_from_descr", op_descr, NULL, 1) > 2);
+    assert_true(fail_each("record builder", op_builder, NULL, 1) > 2);
+    assert_true(fail_each("headers", op_header, NULL, 1) > 2);
+}
+
+static void test_npy(void **state)
+{
+    static const double old[4] = {-1, -2, -3, -4};
+
+    (void)state;
+    assert_true(fail_each("read", op_read, NULL, 1) > 2);
+    assert_true(fail_each("map", op_map, NULL, 1) > 0);
+    /* An existing file replaced, appended to: kept on every failure. */
+    assert_ok(npyio_save_array(out_npy, "=f8", 1, (const int64_t[]){4}, old,
+                               sizeof old, NPYIO_WRITE_NO_SYNC, NULL));
+    assert_true(fail_each("write", op_write, out_npy, 1) > 1);
+    assert_true(fail_each("append", op_append, out_npy, 1) > 1);
+}
+
+static void test_npz(void **state)
+{
+    (void)state;
+    assert_true(fail_each("npz read", op_npz_read, NULL, 1) > 10);
+    assert_true(fail_each("npz load", op_npz_load, NULL, 1) > 2);
+    assert_true(fail_each("npz write", op_npz_write, out_npz, 1) > 5);
+    assert_true(fail_each("npz write, 3 threads", op_npz_write, out_npz, 3) >
+                5);
+    assert_true(fail_each("npz append", op_npz_append, out_npz, 1) > 2);
+}
+
+static int setup(void **state)
+{
+    size_t i;
+
+    (void)state;
+    snprintf(corpus_npy, sizeof corpus_npy, "%s/arrays/%s",
+             NPYIO_TEST_DATA_DIR, "rec_nested_padded_3x4_f.npy");
+    snprintf(corpus_npz, sizeof corpus_npz, "%s/npz/%s", NPYIO_TEST_DATA_DIR,
+             "savez_compressed.npz");
+    for (i = 0; i < sizeof big / sizeof big[0]; i++)
+        big[i] = (double)(i % 1000) * 0.25;
+    if (scratch_make("test_nomem") != 0)
+        return -1;
+    path_in_dir(out_npy, sizeof out_npy, "out.npy");
+    path_in_dir(out_npz, sizeof out_npz, "out.npz");
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_types),
+        cmocka_unit_test(test_npy),
+        cmocka_unit_test(test_npz),
+    };
+
+    return cmocka_run_group_tests(tests, setup, scratch_remove);
+}
