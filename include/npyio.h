@@ -548,7 +548,9 @@ typedef int32_t npyio_kind;
  * converted. Type names whose size depends on the C platform (`l`, `long`,
  * `g`, `longdouble`, `p`, `intp`, ...) mean this host's sizes, as in NumPy.
  *
- * @param[in] text the description, not necessarily NUL-terminated.
+ * @param[in] text the description, not necessarily NUL-terminated; a
+ *            literal is UTF-8 (bytes that are not, and NUL bytes, are
+ *            NPYIO_E_FORMAT, as Python refuses them in source code).
  * @param[in] len its length in bytes.
  * @param[in] options limits (nesting depth) and allocator, or NULL.
  * @param[out] out receives a new reference; NULL on failure.

@@ -1170,6 +1170,7 @@ npyio_status npyio_dtype_from_descr(const char *text, size_t len,
     npyio__lit_doc doc;
     npyio__mem mem;
     npyio_status st;
+    size_t bad;
 
     if (out == NULL || text == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
@@ -1178,6 +1179,15 @@ npyio_status npyio_dtype_from_descr(const char *text, size_t len,
     npyio__mem_init(&mem, options);
     if (!looks_like_literal(text, len))
         return npyio__dtype_from_str(text, len, SIZE_MAX, &mem, out);
+    /* The literal parser takes text checked as the header layer checks
+     * it: strict UTF-8 without NUL bytes (as Python's source code). */
+    bad = npyio__utf8_invalid_at((const unsigned char *)text, len);
+    if (bad < len)
+        return npyio__fail(NPYIO_E_FORMAT, "%s: byte %zu of the descr "
+                           "(0x%02x) is %s", where, bad,
+                           (unsigned char)text[bad],
+                           text[bad] == 0 ? "a NUL byte"
+                                          : "not valid UTF-8");
     config.encoding = NPYIO__LIT_UTF8;
     config.allow_long_suffix = false;
     config.max_depth = npyio__limit(options, NPYIO_LIMIT_DEPTH);

@@ -224,3 +224,18 @@ size_t npyio__utf8_sequence(const unsigned char *s, size_t avail)
             return 0;
     return n;
 }
+
+size_t npyio__utf8_invalid_at(const unsigned char *s, size_t len)
+{
+    size_t i = 0, step;
+
+    while (i < len) {
+        if (s[i] == 0)
+            return i;
+        step = npyio__utf8_sequence(s + i, len - i);
+        if (step == 0)
+            return i;
+        i += step;
+    }
+    return len;
+}

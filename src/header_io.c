@@ -62,8 +62,11 @@ npyio_status npyio__header_read(npyio_stream *s, const npyio_options *options,
     /* A header read ahead whole needs no length check: most files. */
     whole = npyio__stream_buffered(s) >= total - got;
     if (whole || npyio__stream_seekable(s)) {
-        if (!whole && npyio__stream_remaining(s, &left) == NPYIO_OK &&
-            left < pre.hlen)
+        /* A failed length check is the stream's failure, never a short
+         * file: its position may be anywhere now. */
+        if (!whole && (st = npyio__stream_remaining(s, &left)) != NPYIO_OK)
+            return st;
+        if (!whole && left < pre.hlen)
             return truncated_header(got + (size_t)left, total);
         st = npyio__alloc(mem, total, "header", (void **)&buf);
         if (st == NPYIO_OK)

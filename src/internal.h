@@ -57,6 +57,10 @@ const char *npyio__show(const void *text, size_t len, char *buf, size_t cap);
  * U+10FFFF), else 0. avail > 0. */
 size_t npyio__utf8_sequence(const unsigned char *s, size_t avail);
 
+/* The offset of the first byte of s[0..len) that is NUL or not part of
+ * strict UTF-8 (npyio__utf8_sequence), or len if there is none. */
+size_t npyio__utf8_invalid_at(const unsigned char *s, size_t len);
+
 /* The message saved around an internal step that may fail and be
  * recovered from, so that a call that succeeds leaves the thread's last
  * failure's message as it was . */

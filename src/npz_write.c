@@ -149,7 +149,10 @@ static int io_error(voidpf opaque, voidpf stream)
 }
 
 /* A failed minizip call: our stream's failure if there was one, else
- * minizip's code. Either way the archive is failed from now on. */
+ * minizip's code. Either way the archive is failed from now on. Callers
+ * check io_failed as well as minizip's code: minizip leaves the results
+ * of some of its writes unchecked (found by failing each write in turn,
+ * tests/unit/test_iofault.c). */
 static npyio_status zip_failure(npyio_npz_writer *w, const char *call,
                                 int code)
 {
@@ -212,7 +215,7 @@ static npyio_status raw_write(entry_state *e, const void *buf, size_t len)
         unsigned n = len > (1u << 30) ? 1u << 30 : (unsigned)len;
         int rc = zipWriteInFileInZip(e->npz->zip, p, n);
 
-        if (rc != ZIP_OK)
+        if (rc != ZIP_OK || e->npz->io_failed != NPYIO_OK)
             return zip_failure(e->npz, "writing a member", rc);
         p += n;
         len -= n;
@@ -522,7 +525,7 @@ static npyio_status entry_commit(void *state, bool durable)
                                     (z_off64_t)(e->usize - e->head_len));
     rc = e->zip_crc ? zipCloseFileInZip(e->npz->zip)
                     : zipCloseFileInZipRaw64(e->npz->zip, e->usize, crc);
-    if (rc != ZIP_OK)
+    if (rc != ZIP_OK || e->npz->io_failed != NPYIO_OK)
         return zip_failure(e->npz, "finishing a member", rc);
     e->committed = true;
     e->npz->member_open = false;
@@ -542,13 +545,18 @@ static npyio_status entry_close(void *state)
     npyio__free(e->head);
     if (!e->committed) {
         /* Half a member is in the archive and minizip cannot take it
-         * back: the archive cannot be finished. */
+         * back: the archive cannot be finished. The thread's message
+         * stays that of the failure that got us here, if any. */
+        npyio__saved_message saved;
+
         e->npz->member_open = false;
+        npyio__message_save(&saved);
         npyio__sticky_fail(&e->npz->sticky,
                            npyio__fail(NPYIO_E_STATE, "member '%s' was not "
                                        "finished (failed or abandoned)",
                                        npyio__show(e->name, strlen(e->name),
                                                    shown, sizeof shown)));
+        npyio__message_restore(&saved);
     }
     return NPYIO_OK;
 }
@@ -640,6 +648,9 @@ static npyio_status create(const char *path, npyio_stream *stream,
         w->zip = zipOpen2_64(w->stream, APPEND_STATUS_CREATE, NULL, &io);
         if (w->zip == NULL)
             st = zip_failure(w, where, 0);
+        else if (w->sticky.failed != NPYIO_OK) /* the stream failed */
+            st = npyio__fail(w->sticky.failed, "%s: %s", where,
+                             w->sticky.first_error);
     }
     if (st != NPYIO_OK) {
         release(w);
@@ -836,7 +847,7 @@ static npyio_status open_entry(npyio_npz_writer *w, entry_state *e,
                                  !e->zip_crc,
                                  -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, NULL, 0,
                                  MADE_BY, is_ascii(e->name) ? 0 : 0x800, 1);
-    if (rc != ZIP_OK)
+    if (rc != ZIP_OK || w->io_failed != NPYIO_OK)
         return zip_failure(w, where, rc);
     return npyio__stream_tell(w->stream, &e->data_at);
 }
@@ -1038,21 +1049,6 @@ npyio_status npyio_npz_add_array(npyio_npz_writer *npz, const char *key,
                             "npyio_npz_add_array");
 }
 
-/* Close a member's stream; after a failure (which closing an unfinished
- * member records as the archive's), keep the failure's own message. */
-static void close_member(npyio_stream *s, npyio_status st)
-{
-    npyio__saved_message saved;
-
-    if (st == NPYIO_OK) {
-        npyio_stream_close(s);
-        return;
-    }
-    npyio__message_save(&saved);
-    npyio_stream_close(s);
-    npyio__message_restore(&saved);
-}
-
 /* ---- adding .npy files as they are ------------------------------------------------ */
 
 /* The first bytes of an .npy file from `from`, at least its whole header
@@ -1154,7 +1150,7 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
     if (st == NPYIO_OK)
         st = entry_commit(s->state, false);
     if (s != NULL)
-        close_member(s, st); /* unfinished: the archive fails */
+        npyio_stream_close(s); /* unfinished: the archive fails */
     npyio_header_free(h);
     npyio__free(buf);
     return st;
@@ -1244,14 +1240,14 @@ static npyio_status npz_copy_body(npyio_npz_writer *npz, npyio_npz *src,
     st = copy_bytes(e, from, se, label);
     if (st == NPYIO_OK) {
         rc = zipCloseFileInZipRaw64(npz->zip, se->usize, se->crc);
-        if (rc != ZIP_OK)
+        if (rc != ZIP_OK || npz->io_failed != NPYIO_OK)
             st = zip_failure(npz, where, rc);
     }
     if (st == NPYIO_OK) {
         e->committed = true;
         npz->member_open = false;
     }
-    close_member(s, st); /* unfinished: the archive fails */
+    npyio_stream_close(s); /* unfinished: the archive fails */
     return st;
 }
 
@@ -1407,7 +1403,7 @@ static npyio_status npz_writer_close_body(npyio_npz_writer *npz)
     if (st == NPYIO_OK) {
         rc = zipClose(npz->zip, NULL);
         npz->zip = NULL;
-        if (rc != ZIP_OK)
+        if (rc != ZIP_OK || npz->io_failed != NPYIO_OK)
             st = zip_failure(npz, where, rc);
     }
     if (st == NPYIO_OK && npz->appending)

@@ -537,6 +537,33 @@ static void test_references(void **state)
     assert_null(npyio_dtype_datetime_unit(NULL));
 }
 
+/* A literal must be UTF-8 without NUL bytes: a raw latin-1 byte in a name
+ * was once kept as it was and written back as another name (fuzz_descr). */
+static void test_literal_text_is_utf8(void **state)
+{
+    static const char latin1[] = "[('a', '<i4'), ('\240', '<f4')]";
+    static const char nul[] = "[('a\0', '<i4')]";
+    static const char utf8[] = "[('a', '<i4'), ('\302\240', '<f4')]";
+    npyio_dtype *dt = NULL;
+    char text[128];
+    size_t len = 0;
+
+    (void)state;
+    assert_status(npyio_dtype_from_descr(latin1, sizeof latin1 - 1, NULL,
+                                         &dt), NPYIO_E_FORMAT);
+    assert_error_contains("byte 17 of the descr (0xa0) is not valid UTF-8");
+    assert_null(dt);
+    assert_status(npyio_dtype_from_descr(nul, sizeof nul - 1, NULL, &dt),
+                  NPYIO_E_FORMAT);
+    assert_error_contains("byte 4 of the descr (0x00) is a NUL byte");
+    /* U+00A0 spelled in UTF-8: NumPy's repr escapes it ('\xa0'). */
+    assert_ok(npyio_dtype_from_descr(utf8, sizeof utf8 - 1, NULL, &dt));
+    assert_ok(npyio_dtype_descr(dt, text, sizeof text, &len));
+    assert_int_equal(len, strlen("[('a', '<i4'), ('\\xa0', '<f4')]"));
+    assert_memory_equal(text, "[('a', '<i4'), ('\\xa0', '<f4')]", len);
+    npyio_dtype_unref(dt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -552,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_with_byteorder),
         cmocka_unit_test(test_text_buffers),
         cmocka_unit_test(test_references),
+        cmocka_unit_test(test_literal_text_is_utf8),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
