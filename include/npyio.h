@@ -1618,7 +1618,12 @@ NPYIO_API npyio_status npyio_writer_write(npyio_writer *writer,
  * Finish: check that exactly nbytes were written (NPYIO_E_TRUNCATED naming
  * both numbers if fewer), flush, and for paths fsync and rename into place.
  * The writer is released even when this fails; a failed writer to a path
- * removes its temporary file and leaves the destination untouched.
+ * removes its temporary file and leaves the destination untouched, with
+ * one exception no writer can avoid: a sync that fails after the new file
+ * took the old one's place (the directory's, after the rename; an append's
+ * header, rewritten in place) is NPYIO_E_IO with a message saying that the
+ * new file "may not survive a crash": it is in place, and either it or
+ * the old one is there after a crash.
  * @return NPYIO_OK; NPYIO_E_TRUNCATED (fewer bytes than promised, or not
  *        whole rows); NPYIO_E_IO; NPYIO_E_STATE (the writer failed earlier:
  *        the first error is repeated); NPYIO_E_INVALID_ARG.
@@ -2227,7 +2232,8 @@ NPYIO_API npyio_status npyio_npz_copy(npyio_npz_writer *npz, npyio_npz *src,
 /**
  * Finish the archive: its central directory and end records, then for a
  * path the atomic replacement (synced unless NPYIO_WRITE_NO_SYNC). The
- * writer is released even when this fails.
+ * writer is released even when this fails; a failure leaves a path's old
+ * file, except after the rename, as npyio_writer_close() says.
  * @return NPYIO_OK; NPYIO_E_STATE (a member's writer is still open, or a
  *         member failed: the first failure is repeated); NPYIO_E_IO.
  * @since 1.0

@@ -646,11 +646,8 @@ static npyio_status create(const char *path, npyio_stream *stream,
     if (st == NPYIO_OK) {
         io.opaque = w;
         w->zip = zipOpen2_64(w->stream, APPEND_STATUS_CREATE, NULL, &io);
-        if (w->zip == NULL)
+        if (w->zip == NULL || w->io_failed != NPYIO_OK)
             st = zip_failure(w, where, 0);
-        else if (w->sticky.failed != NPYIO_OK) /* the stream failed */
-            st = npyio__fail(w->sticky.failed, "%s: %s", where,
-                             w->sticky.first_error);
     }
     if (st != NPYIO_OK) {
         release(w);
@@ -1319,7 +1316,7 @@ static npyio_status copy_archive(npyio_npz_writer *w, const char *path,
     w->owns_stream = true;
     io.opaque = w;
     w->zip = zipOpen2_64(w->stream, APPEND_STATUS_ADDINZIP, NULL, &io);
-    if (w->zip == NULL)
+    if (w->zip == NULL || w->io_failed != NPYIO_OK)
         return zip_failure(w, where, 0);
     return NPYIO_OK;
 }

@@ -75,6 +75,27 @@ void npyio__sys_free(void *user, void *ptr, size_t size)
     free(ptr);
 }
 
+/* ---- fault injection, for the tests ----------------------------------------- */
+
+npyio__fault_fn npyio__fault_hook;
+
+int npyio__faulted(const char *call, size_t *count)
+{
+    int f;
+
+    if (npyio__fault_hook == NULL)
+        return 0;
+    f = npyio__fault_hook(call);
+    if (f == NPYIO__FAULT_SHORT) {
+        if (count != NULL && *count > 1)
+            *count = 1;
+        return 0;
+    }
+    if (f != 0)
+        errno = f;
+    return f;
+}
+
 /* ---- errors --------------------------------------------------------------- */
 
 int npyio__os_fail(const char *what, int err)
@@ -132,9 +153,11 @@ int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got)
     /* Linux moves at most 0x7ffff000 bytes per call; ask for no more. */
     if (cap > (size_t)0x40000000)
         cap = (size_t)0x40000000;
-    do
-        n = read(fd, buf, cap);
-    while (n < 0 && errno == EINTR);
+    do {
+        size_t ask = cap;
+
+        n = npyio__faulted("read", &ask) ? -1 : read(fd, buf, ask);
+    } while (n < 0 && errno == EINTR);
     if (n < 0)
         return npyio__os_fail("read", errno);
     *got = (size_t)n;
@@ -148,9 +171,12 @@ int npyio__fd_pread(int fd, void *buf, size_t cap, int64_t offset,
 
     if (cap > (size_t)0x40000000)
         cap = (size_t)0x40000000;
-    do
-        n = pread(fd, buf, cap, (off_t)offset);
-    while (n < 0 && errno == EINTR);
+    do {
+        size_t ask = cap;
+
+        n = npyio__faulted("pread", &ask) ? -1
+                                          : pread(fd, buf, ask, (off_t)offset);
+    } while (n < 0 && errno == EINTR);
     if (n < 0) {
         int err = errno;
 
@@ -201,9 +227,11 @@ int npyio__fd_write_file(int fd, const void *buf, size_t len, size_t *put)
 
     if (len > (size_t)0x40000000)
         len = (size_t)0x40000000;
-    do
-        n = write(fd, buf, len);
-    while (n < 0 && errno == EINTR);
+    do {
+        size_t ask = len;
+
+        n = npyio__faulted("write", &ask) ? -1 : write(fd, buf, ask);
+    } while (n < 0 && errno == EINTR);
     if (n < 0)
         return npyio__os_fail("write", errno);
     *put = (size_t)n;
@@ -219,9 +247,11 @@ int npyio__fd_write(int fd, const void *buf, size_t len, size_t *put)
     if (len > (size_t)0x40000000)
         len = (size_t)0x40000000;
     guard_begin(&guard);
-    do
-        n = write(fd, buf, len);
-    while (n < 0 && errno == EINTR);
+    do {
+        size_t ask = len;
+
+        n = npyio__faulted("write", &ask) ? -1 : write(fd, buf, ask);
+    } while (n < 0 && errno == EINTR);
     err = errno;
     guard_end(&guard, n < 0 && err == EPIPE);
     if (n < 0)
@@ -243,7 +273,9 @@ int npyio__fd_seek(int fd, int64_t offset, int whence, int64_t *pos)
 
     if ((int64_t)(off_t)offset != offset)
         return npyio__os_fail("seek", EOVERFLOW);
-    at = lseek(fd, (off_t)offset, whence_of(whence));
+    at = npyio__faulted("lseek", NULL)
+             ? -1
+             : lseek(fd, (off_t)offset, whence_of(whence));
     if (at < 0)
         return npyio__os_fail("seek", errno);
     *pos = (int64_t)at;
@@ -277,6 +309,12 @@ int npyio__fd_close(int fd)
 {
     /* POSIX leaves the descriptor's state after EINTR unspecified; on
      * Linux it is closed, so never retry (that could close another). */
+    if (npyio__faulted("close", NULL) && errno != EINTR) {
+        int err = errno;
+
+        close(fd); /* the descriptor goes anyway, as after a real failure */
+        return npyio__os_fail("close", err);
+    }
     if (close(fd) != 0 && errno != EINTR)
         return npyio__os_fail("close", errno);
     return 0;
@@ -287,7 +325,7 @@ int npyio__fd_sync(int fd)
     int r;
 
     do
-        r = fsync(fd);
+        r = npyio__faulted("fsync", NULL) ? -1 : fsync(fd);
     while (r != 0 && errno == EINTR);
     /* Directories on some file systems refuse fsync: nothing to sync. */
     if (r != 0 && errno != EINVAL && errno != EROFS)
@@ -300,7 +338,9 @@ int npyio__fd_open(const char *path, int flags, unsigned mode)
     int fd;
 
     do
-        fd = open(path, flags | O_CLOEXEC, (mode_t)mode);
+        fd = npyio__faulted("open", NULL)
+                 ? -1
+                 : open(path, flags | O_CLOEXEC, (mode_t)mode);
     while (fd < 0 && errno == EINTR);
     return fd;
 }
@@ -422,6 +462,10 @@ int npyio__fd_link_unnamed(int fd, const char *name)
                                        memory_order_relaxed);
     int err = 0;
 
+    if (npyio__faulted("linkat", NULL)) {
+        err = errno;
+        goto failed;
+    }
     if (allowed >= 0) {
         if (linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH) == 0) {
             if (allowed == 0)
@@ -464,7 +508,7 @@ int npyio__fd_truncate(int fd, int64_t size)
     if ((int64_t)(off_t)size != size)
         return npyio__os_fail("ftruncate", EOVERFLOW);
     do
-        r = ftruncate(fd, (off_t)size);
+        r = npyio__faulted("ftruncate", NULL) ? -1 : ftruncate(fd, (off_t)size);
     while (r != 0 && errno == EINTR);
     return r == 0 ? 0 : npyio__os_fail("ftruncate", errno);
 }
@@ -479,7 +523,9 @@ int npyio__fd_reserve(int fd, int64_t size)
         return 0;
     /* posix_fallocate returns the error rather than setting errno. */
     do
-        err = posix_fallocate(fd, 0, (off_t)size);
+        err = npyio__faulted("posix_fallocate", NULL)
+                  ? errno
+                  : posix_fallocate(fd, 0, (off_t)size);
     while (err == EINTR);
     return err == 0 ? 0 : npyio__os_fail("posix_fallocate", err);
 }
@@ -556,7 +602,9 @@ int npyio__fd_pwrite_all(int fd, const void *buf, size_t len, int64_t offset)
     guard_begin(&guard);
     while (len > 0) {
         size_t step = len > (size_t)0x40000000 ? (size_t)0x40000000 : len;
-        ssize_t n = pwrite(fd, p, step, (off_t)offset);
+        ssize_t n = npyio__faulted("pwrite", &step)
+                        ? -1
+                        : pwrite(fd, p, step, (off_t)offset);
 
         if (n < 0 && errno == EINTR)
             continue;
@@ -581,7 +629,10 @@ int npyio__fd_pread_all(int fd, void *buf, size_t len, int64_t offset,
     while (done < len) {
         size_t step = len - done > (size_t)0x40000000 ? (size_t)0x40000000
                                                      : len - done;
-        ssize_t n = pread(fd, p + done, step, (off_t)(offset + (int64_t)done));
+        ssize_t n = npyio__faulted("pread", &step)
+                        ? -1
+                        : pread(fd, p + done, step,
+                                (off_t)(offset + (int64_t)done));
 
         if (n < 0 && errno == EINTR)
             continue;
@@ -605,7 +656,7 @@ int npyio__fd_datasync(int fd)
     int r;
 
     do
-        r = fdatasync(fd);
+        r = npyio__faulted("fdatasync", NULL) ? -1 : fdatasync(fd);
     while (r != 0 && errno == EINTR);
     if (r != 0 && errno != EINVAL && errno != EROFS)
         return npyio__os_fail("fdatasync", errno);
@@ -634,8 +685,11 @@ size_t npyio__page_size(void)
 npyio_status npyio__map_fd(int fd, int64_t offset, size_t len, bool writable,
                            void **base)
 {
-    void *p = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ,
-                   MAP_SHARED, fd, (off_t)offset);
+    void *p = npyio__faulted("mmap", NULL)
+                  ? MAP_FAILED
+                  : mmap(NULL, len,
+                         writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                         MAP_SHARED, fd, (off_t)offset);
 
     *base = NULL;
     if (p == MAP_FAILED) {
@@ -697,6 +751,8 @@ int npyio__fd_copy_file(int to, int from, int64_t len, const char **how)
     int err;
 
     *how = "clone";
+    if (npyio__faulted("copy", NULL))
+        return npyio__os_fail("copying a file", errno);
     if (ioctl(to, FICLONE, from) == 0)
         return npyio__fd_seek(to, len, NPYIO_SEEK_SET, &at);
     *how = "kernel copy";

@@ -25,6 +25,23 @@ void npyio__advise_huge_pages(void *ptr, size_t size);
 /* ---- descriptors (POSIX), each retried on EINTR ----------------------------
  * On failure they return -1 and leave "<what>: <OS reason>" as the thread's
  * message; callers add where. */
+/*
+ * Fault injection, for the tests only (tests/unit/test_pathfault.c): when
+ * npyio__fault_hook is set, every OS call of this module (and rename() in
+ * replace.c) asks it first, by name ("read", "write", "fsync", ...): 0
+ * makes the call; an errno value fails it with that error (EINTR is then
+ * retried as a real one would be); NPYIO__FAULT_SHORT makes a read or
+ * write move at most one byte. NULL in production. Not thread-safe to
+ * change while calls run.
+ */
+#define NPYIO__FAULT_SHORT (-1)
+typedef int (*npyio__fault_fn)(const char *call);
+extern npyio__fault_fn npyio__fault_hook;
+
+/* The hook's answer for `call`: nonzero (errno set) to fail it; count, if
+ * given, cut to 1 for a short read or write. */
+int npyio__faulted(const char *call, size_t *count);
+
 int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got);
 /* One pread() at offset (short at the end of a file); errno is kept on
  * failure (ESPIPE: a pipe, nothing consumed). */

@@ -435,15 +435,22 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
     return st;
 }
 
-static int sync_dir(const char *dir)
+/* The directory, opened before the file is renamed into it, so that the
+ * only failure left after the rename is the sync itself. */
+static int open_dir(const char *dir)
 {
     int fd = npyio__fd_open(dir, O_RDONLY, 0);
-    int r;
 
     if (fd < 0)
-        return npyio__os_fail(dir, errno);
-    r = npyio__fd_sync(fd);
-    npyio__fd_close(fd);
+        npyio__os_fail(dir, errno);
+    return fd;
+}
+
+static int sync_dir(int dir_fd)
+{
+    int r = npyio__fd_sync(dir_fd);
+
+    npyio__fd_close(dir_fd); /* read-only: nothing to lose */
     return r;
 }
 
@@ -502,13 +509,16 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
     const char *what = NULL;
     char cause[256];
     bool replace = a->temp != NULL || a->unnamed, placed = false;
-    int fd = a->fd;
+    int fd = a->fd, dir_fd = -1;
     int synced = durable && replace ? npyio__fd_sync(fd) : 0;
-    npyio_status named = synced == 0 && a->unnamed
-                             ? name_unnamed(a, mem, &placed)
-                             : NPYIO_OK;
+    npyio_status named;
     int closed;
 
+    if (synced == 0 && durable && replace &&
+        (dir_fd = open_dir(a->dir)) < 0)
+        synced = -1; /* before anything is placed: the old file stays */
+    named = synced == 0 && a->unnamed ? name_unnamed(a, mem, &placed)
+                                      : NPYIO_OK;
     a->fd = -1;
     if (synced != 0 || named != NPYIO_OK)
         snprintf(cause, sizeof cause, "%s", npyio_last_error());
@@ -518,15 +528,20 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
         what = "writing the file";
     } else if (!replace) {
         /* Written directly: a device or FIFO has nothing to sync. */
-    } else if (!placed && rename(a->temp, a->target) != 0) {
+    } else if (!placed && (npyio__faulted("rename", NULL) ||
+                           rename(a->temp, a->target) != 0)) {
         npyio__os_fail("rename", errno);
         what = "replacing the file";
     } else {
         npyio__free(a->temp);
         a->temp = NULL; /* in place now: nothing to remove */
-        if (durable && sync_dir(a->dir) != 0)
-            what = "syncing its directory";
+        if (dir_fd >= 0 && sync_dir(dir_fd) != 0)
+            what = "replaced, but syncing its directory failed (the new "
+                   "file may not survive a crash)";
+        dir_fd = -1;
     }
+    if (dir_fd >= 0)
+        npyio__fd_close(dir_fd);
     if (what != NULL) {
         if (synced == 0 && named == NPYIO_OK)
             snprintf(cause, sizeof cause, "%s", npyio_last_error());

@@ -63,7 +63,7 @@ static npyio_status first_read(fd_state *f)
 
     f->untried = false;
     npyio__message_save(&saved);
-    if (npyio__fd_pread(f->fd, f->ahead, AHEAD, f->pos, &f->ahead_len) ==
+    if (npyio__fd_pread_all(f->fd, f->ahead, AHEAD, f->pos, &f->ahead_len) ==
         0) {
         f->positional = true;
         return NPYIO_OK;
@@ -85,8 +85,12 @@ static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
                                 cap < AHEAD);
 
     if (block) {
+        /* Whole blocks (pread_all): a block that comes back short must
+         * mean the end of the file, not a read cut short by a signal. */
         st = f->untried ? first_read(f)
-                        : os_read(f, f->ahead, AHEAD, &f->ahead_len);
+                        : os_status(npyio__fd_pread_all(f->fd, f->ahead,
+                                                        AHEAD, f->pos,
+                                                        &f->ahead_len));
         f->ahead_pos = 0;
         if (st != NPYIO_OK) {
             f->ahead_len = 0;

@@ -727,8 +727,13 @@ static npyio_status finish_append(npyio_writer *w)
             st = write_changed_bytes(w, bytes, total);
         if (st == NPYIO_OK)
             w->undo_append = false; /* the new header is in place */
+        /* Past the point of no return: the old file is gone (either
+         * state is a valid array should the machine crash). */
         if (st == NPYIO_OK && w->durable && npyio__fd_datasync(w->fd) != 0)
-            st = npyio__with_context(NPYIO_E_IO, w->path);
+            st = npyio__fail(NPYIO_E_IO, "%s: the rows are appended, but "
+                             "syncing the new header failed (the new file "
+                             "may not survive a crash): %s", w->path,
+                             npyio_last_error());
     }
     if (bytes != small)
         npyio__free(bytes);
