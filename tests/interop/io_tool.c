@@ -22,6 +22,10 @@
  *                                 header and data it hands back as OUT
  *   io_tool arrays IN OUT         npyio_load_array IN, print its type and
  *                                 shape, npyio_save_array them as OUT
+ *   io_tool churn FILE save|map   forever (the crash test kills it):
+ *                                 generation g = 1, 2, ... of a (65536,)
+ *                                 '<i8' array of g's replaces FILE, by
+ *                                 npyio_save (synced) or by create-and-map
  * Exit 0 on success, 1 with a message on stderr.
  */
 #include <stdio.h>
@@ -282,6 +286,37 @@ static int arrays_cmd(const char *in, const char *out)
     return st == NPYIO_OK ? 0 : fail(out);
 }
 
+/* Generations of an array of one value, saved or created and mapped. */
+static int churn_cmd(const char *path, const char *how)
+{
+    enum { COUNT = 65536 };
+    static unsigned char data[8 * COUNT];
+    npyio_dtype *i8 = NULL;
+    npyio_header *h = NULL;
+    int64_t shape[1] = {COUNT}, g;
+    int i;
+
+    if (npyio_dtype_from_descr("<i8", 3, NULL, &i8) != NPYIO_OK ||
+        npyio_header_new(i8, 1, shape, 0, &h) != NPYIO_OK)
+        return fail("churn");
+    for (g = 1;; g++) {
+        for (i = 0; i < 8 * COUNT; i++)
+            data[i] = (unsigned char)((uint64_t)g >> (8 * (i % 8)));
+        if (strcmp(how, "save") == 0) {
+            if (npyio_save(path, h, data, sizeof data, 0, NULL) != NPYIO_OK)
+                return fail(path);
+        } else {
+            npyio_map *m = NULL;
+
+            if (npyio_map_create(path, h, 0, NULL, &m) != NPYIO_OK)
+                return fail(path);
+            memcpy(npyio_map_data(m), data, sizeof data);
+            if (npyio_map_close(m) != NPYIO_OK)
+                return fail(path);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "read") == 0)
@@ -306,6 +341,8 @@ int main(int argc, char **argv)
         return loadsave_cmd(argv[2], (unsigned)atoi(argv[3]), argv[4]);
     if (argc == 4 && strcmp(argv[1], "arrays") == 0)
         return arrays_cmd(argv[2], argv[3]);
+    if (argc == 4 && strcmp(argv[1], "churn") == 0)
+        return churn_cmd(argv[2], argv[3]);
     fprintf(stderr, "usage: io_tool read FILE FLAGS OUT | copy IN OUT | "
                     "create OUT ROWS COLS | negate FILE\n");
     return 2;
