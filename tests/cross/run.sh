@@ -77,4 +77,6 @@ esac
 cmake -S "$top" -B "$build" -DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-$arch.cmake" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPYIO_WERROR=ON
 cmake --build "$build" -j"$(nproc)"
-ctest --test-dir "$build" --output-on-failure
+# NPYIO_CROSS: what qemu-user cannot do (mount a tmpfs) is skipped, not
+# failed, although CI is set.
+NPYIO_CROSS=1 ctest --test-dir "$build" --output-on-failure

@@ -15,6 +15,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "scratch.h"
@@ -387,11 +390,152 @@ static int setup(void **state)
     return 0;
 }
 
+/* ---- a full disk --------------------------------------------------------------- */
+
+/* A 1 MiB tmpfs (root can mount one; CI must: a failed mount fails the
+ * test there, but for the cross hosts under qemu, which set NPYIO_CROSS). */
+static char small[256];
+static int mounted;
+
+static int mount_small(void **state)
+{
+    char cmd[400];
+    struct statvfs vfs;
+
+    (void)state;
+    mounted = 0;
+    path_in_dir(small, sizeof small, "small");
+    if (mkdir(small, 0700) != 0)
+        return -1;
+    snprintf(cmd, sizeof cmd,
+             "mount -t tmpfs -o size=1m tmpfs %s >/dev/null 2>&1", small);
+    if (geteuid() != 0 || system(cmd) != 0)
+        return 0;
+    mounted = statvfs(small, &vfs) == 0 &&
+              (unsigned long long)vfs.f_blocks * vfs.f_frsize <= (1u << 20);
+    return 0;
+}
+
+static int unmount_small(void **state)
+{
+    char cmd[600];
+    int failed = 0;
+
+    (void)state;
+    snprintf(cmd, sizeof cmd, "umount %s 2>/dev/null || umount -l %s "
+             "2>/dev/null", small, small);
+    if (geteuid() == 0)
+        failed = system(cmd) != 0 && mounted;
+    mounted = 0;
+    return rmdir(small) != 0 || failed ? -1 : 0;
+}
+
+static size_t entries_of(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    size_t n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* The file's bytes are still `old`. */
+static void unchanged(const char *path, const unsigned char *old,
+                      size_t old_len)
+{
+    size_t len = 0;
+    unsigned char *now = snapshot(path, &len);
+
+    assert_int_equal(len, old_len);
+    assert_memory_equal(now, old, len);
+    free(now);
+}
+
+static void no_space(npyio_status st)
+{
+    assert_int_equal(st, NPYIO_E_IO);
+    assert_error_contains("No space");
+}
+
+/* Every writer to a path on a full file system: NPYIO_E_IO saying so,
+ * the old file as it was, no temporary left. */
+static void test_full_disk(void **state)
+{
+    static double big[262144]; /* 2 MiB: more than the file system */
+    char npy[300], npz[300], fresh[300];
+    const char *keys[1] = {"x"};
+    npyio_header *hb = NULL, *hrows = NULL, *h1 = NULL;
+    npyio_writer *w = NULL;
+    npyio_npz_writer *zw = NULL;
+    unsigned char *old_npy, *old_npz;
+    size_t npy_len = 0, npz_len = 0;
+    npyio_status st;
+
+    (void)state;
+    if (!mounted) {
+        if (getenv("CI") != NULL && getenv("NPYIO_CROSS") == NULL)
+            fail_msg("CI: cannot mount a 1 MiB tmpfs at %s", small);
+        skip();
+    }
+    snprintf(npy, sizeof npy, "%s/a.npy", small);
+    snprintf(npz, sizeof npz, "%s/a.npz", small);
+    snprintf(fresh, sizeof fresh, "%s/fresh.npy", small);
+    hb = make_header("<f8", 1, (const int64_t[]){262144}, 0);
+    hrows = make_header("<f8", 2, (const int64_t[]){32768, 8}, 0);
+    h1 = make_header("<f8", 2, (const int64_t[]){1, 8}, 0);
+    assert_ok(npyio_save(npy, h1, values, 8 * sizeof values[0], 0, NULL));
+    assert_ok(npyio_npz_save(npz, 1, keys, (const npyio_header *const[]){h1},
+                             (const void *const[]){values},
+                             (const size_t[]){8 * sizeof values[0]}, 0, 0,
+                             NULL));
+    old_npy = snapshot(npy, &npy_len);
+    old_npz = snapshot(npz, &npz_len);
+
+    no_space(npyio_save(npy, hb, big, sizeof big, 0, NULL));
+    unchanged(npy, old_npy, npy_len);
+    no_space(npyio_save(fresh, hb, big, sizeof big, 0, NULL));
+    /* An append: the rows do not fit; the file is cut back. */
+    st = npyio_writer_open_append(npy, hrows, 0, NULL, &w);
+    assert_ok(st);
+    st = npyio_writer_write(w, big, sizeof big);
+    if (st == NPYIO_OK)
+        st = npyio_writer_close(w);
+    else
+        npyio_writer_abort(w);
+    no_space(st);
+    unchanged(npy, old_npy, npy_len);
+    /* Archives: a new one, and an append. */
+    no_space(npyio_npz_save(npz, 1, keys, (const npyio_header *const[]){hb},
+                            (const void *const[]){big},
+                            (const size_t[]){sizeof big}, 0, 0, NULL));
+    unchanged(npz, old_npz, npz_len);
+    assert_ok(npyio_npz_open_append(npz, 0, NULL, &zw));
+    st = npyio_npz_add_array(zw, "big", hb, big, sizeof big, 0);
+    if (st == NPYIO_OK)
+        st = npyio_npz_writer_close(zw);
+    else
+        npyio_npz_writer_abort(zw);
+    no_space(st);
+    unchanged(npz, old_npz, npz_len);
+    assert_int_equal(entries_of(small), 2); /* a.npy, a.npz: nothing else */
+    free(old_npy);
+    free(old_npz);
+    npyio_header_free(hb);
+    npyio_header_free(hrows);
+    npyio_header_free(h1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_npy),
         cmocka_unit_test(test_npz),
+        cmocka_unit_test_setup_teardown(test_full_disk, mount_small,
+                                        unmount_small),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);
