@@ -18,9 +18,12 @@ if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
     set(NPYIO_SANITIZER_FLAGS "${_npyio_san}")
   endif()
   if(NPYIO_COVERAGE)
-    # Unoptimized, so that lines and branches are the source's own.
-    add_compile_options(--coverage -O0)
-    add_link_options(--coverage)
+    # Unoptimized, so that lines and branches are the source's own; the
+    # counters updated atomically, since threads (parallel deflate, the
+    # thread test) and processes share them (else gcov can read negative
+    # counts).
+    add_compile_options(--coverage -O0 -fprofile-update=atomic)
+    add_link_options(--coverage -fprofile-update=atomic)
   endif()
   if(NPYIO_TSAN)
     set(_npyio_tsan -fsanitize=thread -fno-omit-frame-pointer)
