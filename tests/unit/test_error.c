@@ -255,9 +255,9 @@ static npyio_status produce_locked(void)
 
     assert_true(fd >= 0);
     close(fd);
-    assert_ok(npyio_save_array(path, "<i4", 1, (const int64_t[]){2}, v,
+    assert_ok(npyio_save_array(path, "=i4", 1, (const int64_t[]){2}, v,
                                sizeof v, NPYIO_WRITE_NO_SYNC, NULL));
-    assert_ok(npyio_dtype_from_descr("<i4", 3, NULL, &dt));
+    assert_ok(npyio_dtype_from_descr("=i4", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, (const int64_t[]){1}, 0, &rows));
     assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &first));
     st = npyio_writer_open_append(path, rows, 0, NULL, &second);

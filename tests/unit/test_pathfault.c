@@ -137,7 +137,7 @@ static npyio_status append(const npyio_options *o, result *r)
     npyio_header *h = NULL;
     npyio_writer *w = NULL;
     npyio_dtype *dt = NULL;
-    npyio_status st = npyio_dtype_from_descr("<f8", 3, o, &dt);
+    npyio_status st = npyio_dtype_from_descr("=f8", 3, o, &dt);
 
     if (st == NPYIO_OK)
         st = npyio_header_new(dt, 2, (const int64_t[]){2, 8}, 0, &h);
