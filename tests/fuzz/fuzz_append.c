@@ -14,69 +14,13 @@
  * Built two ways: with clang -fsanitize=fuzzer for fuzzing (NPYIO_FUZZ=ON),
  * and always with replay.c, which runs the stored corpus under ctest.
  */
-#define _POSIX_C_SOURCE 200809L
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "npyio.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void check(int condition)
-{
-    if (!condition)
-        abort();
-}
+#include "fuzz_common.h"
 
 static npyio_options *tight(void)
 {
-    static npyio_options *o;
-
-    if (o == NULL) {
-        check(npyio_options_new(&o) == NPYIO_OK);
-        check(npyio_options_set_untrusted(o) == NPYIO_OK);
-        check(npyio_options_set_limit(o, NPYIO_LIMIT_ALLOC_BYTES, 1 << 22) ==
-              NPYIO_OK);
-    }
-    return o;
+    return fuzz_options(1 << 22, 0);
 }
 
-static const char *scratch(void)
-{
-    static char path[64];
-
-    if (path[0] == '\0')
-        snprintf(path, sizeof path, "/tmp/fuzz_append-%ld.npy",
-                 (long)getpid());
-    return path;
-}
-
-static void put_file(const char *path, const uint8_t *p, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-
-    check(f != NULL && fwrite(p, 1, n, f) == n && fclose(f) == 0);
-}
-
-static unsigned char *get_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *b;
-    long len;
-
-    check(f != NULL);
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = malloc(len > 0 ? (size_t)len : 1);
-    check(b != NULL && fread(b, 1, (size_t)len, f) == (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
 
 /* The file's data as stored, and its header (NULL if it does not load). */
 static void *load_raw(const char *path, npyio_header **h)
@@ -112,7 +56,7 @@ static void try_append(const char *path, const uint8_t *file, size_t size,
     npyio_header *row = one_row(h), *after = NULL;
     npyio_writer *w = NULL;
     unsigned char *bytes, *now;
-    size_t len, row_len, now_len = 0;
+    size_t len, row_len;
     npyio_status st;
 
     if (row == NULL)
@@ -144,9 +88,7 @@ static void try_append(const char *path, const uint8_t *file, size_t size,
         npyio_free(now);
         npyio_header_free(after);
     } else {
-        now = get_file(path, &now_len);
-        check(now_len == size && memcmp(now, file, size) == 0);
-        free(now);
+        fuzz_check_file(path, file, size);
     }
     free(bytes);
     npyio_header_free(row);
@@ -160,7 +102,7 @@ static void try_in_place(const char *path, const uint8_t *file, size_t size,
     npyio_header *after = NULL;
     unsigned char *row, *now;
     int64_t rows = npyio_header_ndim(h) > 0 ? npyio_header_shape(h)[0] : 0;
-    size_t row_len, now_len = 0;
+    size_t row_len;
     npyio_status st;
 
     if (rows < 1 || npyio_header_fortran_order(h))
@@ -185,27 +127,25 @@ static void try_in_place(const char *path, const uint8_t *file, size_t size,
         npyio_free(now);
         npyio_header_free(after);
     } else {
-        now = get_file(path, &now_len);
-        check(now_len == size && memcmp(now, file, size) == 0);
-        free(now);
+        fuzz_check_file(path, file, size);
     }
     free(row);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const char *path = scratch();
+    const char *path = fuzz_scratch("fuzz_append", 0, ".npy");
     npyio_header *h = NULL;
     size_t len;
     void *old;
 
-    put_file(path, data, size);
+    fuzz_put_file(path, data, size);
     old = load_raw(path, &h);
     if (old != NULL &&
         !npyio_dtype_contains_objects(npyio_header_dtype(h))) {
         len = (size_t)npyio_header_nbytes(h);
         try_append(path, data, size, h, old, len);
-        put_file(path, data, size);
+        fuzz_put_file(path, data, size);
         try_in_place(path, data, size, h, old, len);
     }
     npyio_free(old);

@@ -8,19 +8,7 @@
  * Built two ways: with clang -fsanitize=fuzzer for fuzzing (NPYIO_FUZZ=ON),
  * and always with replay.c, which runs the stored corpus under ctest.
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "npyio.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void check(int condition)
-{
-    if (!condition)
-        abort();
-}
+#include "fuzz_common.h"
 
 static void round_trip(const npyio_header *h)
 {

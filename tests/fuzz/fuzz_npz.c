@@ -11,33 +11,11 @@
  * Built two ways: with clang -fsanitize=fuzzer for fuzzing (NPYIO_FUZZ=ON),
  * and always with replay.c, which runs the stored corpus under ctest.
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "npyio.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void check(int condition)
-{
-    if (!condition)
-        abort();
-}
+#include "fuzz_common.h"
 
 static npyio_options *tight(void)
 {
-    static npyio_options *o;
-
-    if (o == NULL) {
-        check(npyio_options_new(&o) == NPYIO_OK);
-        check(npyio_options_set_untrusted(o) == NPYIO_OK);
-        check(npyio_options_set_limit(o, NPYIO_LIMIT_NPZ_MEMBER_BYTES,
-                                      1 << 22) == NPYIO_OK);
-        check(npyio_options_set_limit(o, NPYIO_LIMIT_ALLOC_BYTES, 1 << 23) ==
-              NPYIO_OK);
-    }
-    return o;
+    return fuzz_options(1 << 23, 1 << 22);
 }
 
 /* The member's bytes to its end: the status, and how many. */

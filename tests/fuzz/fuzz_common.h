@@ -1,0 +1,98 @@
+/*
+ * fuzz_common.h - what the fuzz targets share: a check that aborts (so
+ * libFuzzer and the replay both report it as a crash), the untrusted
+ * options with a given allocation bound, and scratch files named by the
+ * process (parallel fuzzing jobs never share one).
+ *
+ * Header-only and static: each target is one translation unit, linked
+ * either with libFuzzer or with replay.c.
+ */
+#ifndef NPYIO_FUZZ_COMMON_H
+#define NPYIO_FUZZ_COMMON_H
+
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "npyio.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static inline void check(int condition)
+{
+    if (!condition)
+        abort();
+}
+
+/* The untrusted preset, made once; alloc_bytes > 0 also bounds a single
+ * allocation and npz_member_bytes > 0 a member's size, so that a claimed
+ * size costs nothing. */
+static inline npyio_options *fuzz_options(int64_t alloc_bytes,
+                                   int64_t npz_member_bytes)
+{
+    static npyio_options *o;
+
+    if (o == NULL) {
+        check(npyio_options_new(&o) == NPYIO_OK);
+        check(npyio_options_set_untrusted(o) == NPYIO_OK);
+        if (alloc_bytes > 0)
+            check(npyio_options_set_limit(o, NPYIO_LIMIT_ALLOC_BYTES,
+                                          alloc_bytes) == NPYIO_OK);
+        if (npz_member_bytes > 0)
+            check(npyio_options_set_limit(o, NPYIO_LIMIT_NPZ_MEMBER_BYTES,
+                                          npz_member_bytes) == NPYIO_OK);
+    }
+    return o;
+}
+
+/* A path in /tmp for this process: which = 0, 1, ... for several. */
+static inline const char *fuzz_scratch(const char *target, int which,
+                                const char *suffix)
+{
+    static char paths[4][96];
+    char *p = paths[which & 3];
+
+    snprintf(p, sizeof paths[0], "/tmp/%s-%ld-%d%s", target, (long)getpid(),
+             which, suffix);
+    return p;
+}
+
+static inline void fuzz_put_file(const char *path, const uint8_t *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+
+    check(f != NULL && fwrite(p, 1, n, f) == n && fclose(f) == 0);
+}
+
+/* A whole file, in a new buffer (free()); NULL if it does not exist. */
+static inline unsigned char *fuzz_get_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *b;
+    long len = 0;
+
+    if (f == NULL)
+        return NULL;
+    check(fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
+          fseek(f, 0, SEEK_SET) == 0);
+    b = malloc(len > 0 ? (size_t)len : 1);
+    check(b != NULL && fread(b, 1, (size_t)len, f) == (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+/* The file is exactly these bytes. */
+static inline void fuzz_check_file(const char *path, const uint8_t *p, size_t n)
+{
+    size_t len = 0;
+    unsigned char *now = fuzz_get_file(path, &len);
+
+    check(now != NULL && len == n && memcmp(now, p, n) == 0);
+    free(now);
+}
+
+#endif
