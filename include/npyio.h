@@ -227,7 +227,11 @@ NPYIO_API const char *npyio_last_error(void);
  *    what is made from them without options (npyio_header_new() of '<f8')
  *    comes from the default allocator.
  * The npyio_options handle itself is allocated with malloc() (see
- * npyio_options).
+ * npyio_options). One more exception: while an .npz archive is written
+ * (npyio_npz_create_path() and the other writers), minizip, which writes
+ * its ZIP structure, allocates a few small blocks of its own with
+ * malloc(); it has no hook for another allocator. Compression and
+ * decompression (zlib) and everything else use this allocator.
  *
  * The table starts with its own size so that later versions can add
  * members: set `size = sizeof(npyio_allocator)`. The library reads only the

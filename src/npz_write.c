@@ -1292,6 +1292,29 @@ static npyio_status take_names(npyio_npz_writer *w, const char *path)
     return npyio__with_context(st, path);
 }
 
+/* The archive's bytes into the temporary: cloned or copied in the kernel
+ * where the system can, else through a buffer of the caller's allocator. */
+static npyio_status copy_original(npyio_npz_writer *w, int64_t *size,
+                                  const char **how)
+{
+    static const size_t block = (size_t)1 << 16;
+    void *buf = NULL;
+    npyio_status st;
+    int rc;
+
+    if (npyio__fd_size(w->original, size) != 0)
+        return NPYIO_E_IO;
+    rc = npyio__fd_copy_file(w->atomic.fd, w->original, *size, how);
+    if (rc != NPYIO__COPY_BUFFERED)
+        return rc == 0 ? NPYIO_OK : NPYIO_E_IO;
+    st = npyio__alloc(&w->mem, block, "a copy buffer", &buf);
+    if (st != NPYIO_OK)
+        return st;
+    rc = npyio__fd_copy_buffered(w->atomic.fd, w->original, *size, buf, block);
+    npyio__free(buf);
+    return rc == 0 ? NPYIO_OK : NPYIO_E_IO;
+}
+
 /* The temporary: a copy of the archive, then minizip opened on it to add
  * members where its directory was. */
 static npyio_status copy_archive(npyio_npz_writer *w, const char *path,
@@ -1306,10 +1329,10 @@ static npyio_status copy_archive(npyio_npz_writer *w, const char *path,
     if (st != NPYIO_OK)
         return npyio__with_context(st, path);
     w->appending = true;
-    if (npyio__fd_size(w->original, &size) != 0 ||
-        npyio__fd_copy_file(w->atomic.fd, w->original, size, &how) != 0)
-        return npyio__fail(NPYIO_E_IO, "%s: %s: copying the archive: %s",
-                           where, path, npyio_last_error());
+    st = copy_original(w, &size, &how);
+    if (st != NPYIO_OK)
+        return npyio__fail(st, "%s: %s: copying the archive: %s", where,
+                           path, npyio_last_error());
     st = npyio__stream_open_fd(w->atomic.fd, false, w->options, &w->stream);
     if (st != NPYIO_OK)
         return st;

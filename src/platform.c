@@ -716,30 +716,26 @@ npyio_status npyio__unmap(void *base, size_t len, bool sync)
 
 /* ---- copying a file ------------------------------------------------------------ */
 
-/* Through a buffer: every system, every file. */
-static int copy_buffered(int to, int from, int64_t done, int64_t len)
+int npyio__fd_copy_buffered(int to, int from, int64_t len, void *buf,
+                            size_t cap)
 {
-    static const size_t block = (size_t)1 << 20;
-    unsigned char *buf = malloc(block); /* internal scratch, freed here */
+    unsigned char *b = buf;
+    int64_t done = 0;
     int rc = 0;
 
-    if (buf == NULL)
-        return npyio__os_fail("copying a file", ENOMEM);
     while (rc == 0 && done < len) {
-        size_t want = len - done < (int64_t)block ? (size_t)(len - done)
-                                                  : block;
+        size_t want = len - done < (int64_t)cap ? (size_t)(len - done) : cap;
         size_t got = 0, put, at = 0;
 
-        rc = npyio__fd_pread_all(from, buf, want, done, &got);
+        rc = npyio__fd_pread_all(from, b, want, done, &got);
         if (rc == 0 && got < want)
             rc = npyio__os_fail("copying a file: it got shorter", EIO);
         while (rc == 0 && at < got) {
-            rc = npyio__fd_write_file(to, buf + at, got - at, &put);
+            rc = npyio__fd_write_file(to, b + at, got - at, &put);
             at += put;
         }
         done += (int64_t)got;
     }
-    free(buf);
     return rc;
 }
 
@@ -757,8 +753,10 @@ int npyio__fd_copy_file(int to, int from, int64_t len, const char **how)
         return npyio__fd_seek(to, len, NPYIO_SEEK_SET, &at);
     *how = "kernel copy";
     while (in < len) {
-        ssize_t n = copy_file_range(from, &in, to, NULL,
-                                    (size_t)(len - in), 0);
+        ssize_t n = npyio__faulted("copy_file_range", NULL)
+                        ? -1
+                        : copy_file_range(from, &in, to, NULL,
+                                          (size_t)(len - in), 0);
 
         if (n < 0 && errno == EINTR)
             continue;
@@ -774,9 +772,13 @@ int npyio__fd_copy_file(int to, int from, int64_t len, const char **how)
     }
     if (in == len)
         return 0;
+#else
+    (void)to;
+    (void)from;
+    (void)len;
 #endif
     *how = "buffered copy";
-    return copy_buffered(to, from, 0, len);
+    return NPYIO__COPY_BUFFERED;
 }
 
 npyio_status npyio__open_locked(const char *path, bool exclusive, bool wait,

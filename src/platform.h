@@ -56,9 +56,18 @@ int npyio__fd_seek(int fd, int64_t offset, int whence, int64_t *pos);
 /* Make the file `to` (empty, open for writing) a copy of the first `len`
  * bytes of `from`: shared blocks where the file system can clone them
  * (Linux FICLONE: no data moves), else a copy in the kernel
- * (copy_file_range), else through a buffer. Ends with `to`'s offset at
- * len. *how says which ("clone", "kernel copy", "buffered copy"). */
+ * (copy_file_range). Ends with `to`'s offset at len. Where neither works
+ * between these files, nothing is copied and NPYIO__COPY_BUFFERED comes
+ * back: copy with npyio__fd_copy_buffered() through a buffer the caller
+ * allocates (this module has no allocator, and the library allocates
+ * only through the caller's). *how says which ("clone", "kernel copy",
+ * "buffered copy"). */
+#define NPYIO__COPY_BUFFERED 1
 int npyio__fd_copy_file(int to, int from, int64_t len, const char **how);
+/* Copy the first len bytes of `from` to `to` (from its offset) through
+ * buf, cap bytes. */
+int npyio__fd_copy_buffered(int to, int from, int64_t len, void *buf,
+                            size_t cap);
 bool npyio__fd_seekable(int fd);
 /* What kind of descriptor: seekable (and then its offset in *pos), a
  * regular file. just_opened: opened by us a moment ago (a regular file is

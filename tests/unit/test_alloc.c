@@ -17,9 +17,14 @@
  *
  * The default allocator remains only where there is no handle (built-in
  * dtypes, npyio_dtype_scalar()); headers for built-in dtypes are therefore
- * made before a sequence starts.
+ * made before a sequence starts. minizip, which writes the structure of
+ * .npz archives, allocates with the C library's malloc() and has no hook
+ * for another allocator (documented at npyio_options_set_allocator());
+ * being a shared library, its calls are not seen here, and zlib's go
+ * through the caller's allocator (zalloc).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +34,7 @@
 #include "testutil.h"
 #include "testdata.h"
 #include "header.h" /* the dtype and header structs, to walk them */
+#include "platform.h" /* the fault hook: the buffered copy of an append */
 
 /* ---- the counting allocator -------------------------------------------------- */
 
@@ -727,6 +733,127 @@ static void test_writing(void **state)
     assert_all_freed();
 }
 
+/* ---- .npz archives --------------------------------------------------------------- */
+
+/* Writing: every way to add a member, then an append. */
+static void write_archive(const char *path, const npyio_header *h,
+                          const void *data, size_t len)
+{
+    npyio_npz_writer *npz = NULL;
+    npyio_writer *w = NULL;
+    npyio_stream *npy = NULL;
+
+    assert_ok(npyio_save(paths[1], h, data, len, NPYIO_WRITE_NO_SYNC, opts));
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, opts, &npz));
+    assert_ok(npyio_npz_add_array(npz, "stored", h, data, len, 0));
+    assert_ok(npyio_npz_add_array(npz, "deflated", h, data, len, 6));
+    assert_ok(npyio_npz_add(npz, "rows", h, 1, NPYIO_WRITE_UNKNOWN_ROWS, &w));
+    assert_ok(npyio_writer_write(w, data, len));
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_stream_open_path(paths[1], NPYIO_OPEN_READ, opts, &npy));
+    assert_ok(npyio_npz_add_npy(npz, "file", npy, 9));
+    assert_ok(npyio_stream_close(npy));
+    assert_ok(npyio_npz_writer_close(npz));
+}
+
+/* Reading: each member every way there is; `stored` is mapped (if not
+ * NULL), `key` loaded. */
+static void read_archive(const char *path, size_t members, size_t len,
+                         const char *stored, const char *key)
+{
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    npyio_stream *s = NULL;
+    npyio_header *h = NULL;
+    npyio_map *m = NULL;
+    unsigned char buf[256];
+    void *data = NULL;
+    size_t i, found = 0, got = 0;
+
+    assert_ok(npyio_npz_open_path(path, opts, &npz));
+    assert_int_equal(npyio_npz_count(npz), members);
+    for (i = 0; i < members; i++) {
+        assert_ok(npyio_npz_open_reader(npz, i, &r));
+        assert_header_ours(npyio_reader_header(r), "npyio_npz_open_reader");
+        assert_ok(npyio_reader_read_alloc(r, NPYIO_READ_NATIVE, &data, &got));
+        assert_int_equal(got, len);
+        assert_block_ours(data, "npyio_reader_read_alloc (member)");
+        npyio_free(data);
+        assert_ok(npyio_reader_close(r));
+        assert_ok(npyio_npz_open_member(npz, i, &s));
+        assert_ok(npyio_stream_read(s, buf, sizeof buf, &got));
+        assert_ok(npyio_stream_close(s));
+        assert_ok(npyio_npz_verify(npz, i));
+    }
+    if (stored != NULL) {
+        assert_ok(npyio_npz_find(npz, stored, &found, NULL));
+        assert_ok(npyio_npz_map(npz, found, &m));
+        assert_header_ours(npyio_map_header(m), "npyio_npz_map");
+    }
+    assert_ok(npyio_npz_close(npz));
+    assert_ok(npyio_map_close(m));
+    assert_ok(npyio_npz_load(path, key, 0, opts, &h, &data));
+    assert_header_ours(h, "npyio_npz_load");
+    assert_block_ours(data, "npyio_npz_load");
+    npyio_free(data);
+    npyio_header_free(h);
+}
+
+/* Force the append's copy of the archive through a buffer, as on systems
+ * without copy_file_range(): the buffer is the caller's too. */
+static int no_kernel_copy(const char *call)
+{
+    return strcmp(call, "copy_file_range") == 0 ? EXDEV : 0;
+}
+
+static void append_archive(const char *path, const npyio_header *h,
+                           const void *data, size_t len, int buffered)
+{
+    npyio_npz_writer *npz = NULL;
+
+    npyio__fault_hook = buffered ? no_kernel_copy : NULL;
+    assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, opts, &npz));
+    npyio__fault_hook = NULL;
+    assert_ok(npyio_npz_add_array(npz, buffered ? "more2" : "more", h, data,
+                                  len, 3));
+    assert_ok(npyio_npz_writer_close(npz));
+}
+
+static void test_npz(void **state)
+{
+    npyio_dtype *rec = descr(nested_descr, opts);
+    static const int64_t shape[1] = {3};
+    npyio_header *h = header_of(rec, 1, shape, 0);
+    const char *keys[2] = {"a", "b"};
+    const npyio_header *hs[2];
+    const void *ds[2];
+    size_t len = (size_t)npyio_header_nbytes(h), lens[2];
+    unsigned char *data = calloc(1, len);
+    char path[80];
+
+    (void)state;
+    assert_non_null(data);
+    snprintf(path, sizeof path, "%s.npz", paths[0]);
+    hs[0] = hs[1] = h;
+    ds[0] = ds[1] = data;
+    lens[0] = lens[1] = len;
+    begin();
+    write_archive(path, h, data, len);
+    read_archive(path, 4, len, "stored", "deflated");
+    append_archive(path, h, data, len, 0);
+    append_archive(path, h, data, len, 1);
+    read_archive(path, 6, len, "stored", "more2");
+    assert_ok(npyio_npz_save(path, 2, keys, hs, ds, lens, 6,
+                             NPYIO_WRITE_NO_SYNC, opts));
+    read_archive(path, 2, len, NULL, "b");
+    npyio_header_free(h);
+    npyio_dtype_unref(rec);
+    end(".npz archives");
+    unlink(path);
+    free(data);
+    assert_all_freed();
+}
+
 /* ---- maps and streams ---------------------------------------------------------- */
 
 static void test_maps(void **state)
@@ -807,6 +934,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_writing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_maps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_npz, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
