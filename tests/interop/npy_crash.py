@@ -15,14 +15,9 @@ After the trials one write that completes must leave no temporary file
 beside it. (Appends killed at random: grow_check.py; archives:
 npz_crash.py.) Prints "N passed, M failed"; exits 77 without NumPy.
 """
-import argparse
 import os
-import random
-import shutil
-import signal
 import subprocess
 import sys
-import time
 
 try:
     import numpy as np
@@ -30,25 +25,12 @@ except ImportError:
     print("NumPy is not available: skipped")
     sys.exit(77)
 
+from crash_trials import kill_at_random, left_over, setup
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tool", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--trials", type=int, default=100)
-    args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
-    rng = random.Random(20261203)
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        if ok:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL", what)
+    args, rng, tally = setup(__doc__)
+    check = tally.check
 
     def state(path, how):
         """What the file holds: 'whole', 'sized' (map: right shape), or
@@ -69,10 +51,7 @@ def main():
         path = os.path.join(args.workdir, how + ".npy")
         seen = set()
         for trial in range(args.trials):
-            p = subprocess.Popen([args.tool, "churn", path, how])
-            time.sleep(rng.uniform(0.0, 0.05))
-            p.send_signal(signal.SIGKILL)
-            p.wait()
+            kill_at_random([args.tool, "churn", path, how], rng, 0.05)
             s = state(path, how)
             seen.add(s)
             ok = s == "whole" or (how == "map" and s in ("absent", "sized"))
@@ -85,12 +64,10 @@ def main():
         check(r.returncode == 0, how + ": a create after the kills")
         r = subprocess.run([args.tool, "loadsave", path, "0", path])
         check(r.returncode == 0, how + ": a save after the kills")
-        left = [f for f in os.listdir(args.workdir)
-                if f not in ("save.npy", "map.npy")]
+        left = left_over(args.workdir, ("save.npy", "map.npy"))
         check(not left, "%s: temporaries left: %s" % (how, left))
         print("%s: states seen: %s" % (how, sorted(seen)))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return tally.summary()
 
 
 if __name__ == "__main__":

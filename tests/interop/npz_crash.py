@@ -11,14 +11,9 @@ or, for the appender, as members g0 .. gk in order, each holding its
 index; and after the next write no temporary file is left beside it.
 Prints "N passed, M failed"; exits 77 without NumPy.
 """
-import argparse
 import os
-import random
-import shutil
-import signal
 import subprocess
 import sys
-import time
 
 try:
     import numpy as np
@@ -26,25 +21,12 @@ except ImportError:
     print("NumPy is not available: skipped")
     sys.exit(77)
 
+from crash_trials import kill_at_random, left_over, setup
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tool", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--trials", type=int, default=100)
-    args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
-    rng = random.Random(20261203)
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        if ok:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL", what)
+    args, rng, tally = setup(__doc__)
+    check = tally.check
 
     def consistent(path, mode):
         try:
@@ -63,17 +45,17 @@ def main():
 
     for mode in ("save", "append"):
         path = os.path.join(args.workdir, mode + ".npz")
+        landed = False
         if mode == "append":
             np.savez(path, g0=np.zeros(4096, "<i8"))
         for trial in range(args.trials):
-            p = subprocess.Popen([args.tool, "churn", path, mode])
-            time.sleep(rng.uniform(0.0, 0.08))
-            p.send_signal(signal.SIGKILL)
-            p.wait()
+            kill_at_random([args.tool, "churn", path, mode], rng, 0.08)
             if not os.path.exists(path):
-                check(mode == "save" and trial == 0 and False, mode +
-                      ": archive missing after a kill")
+                # Absent only before the first generation has landed.
+                check(mode == "save" and not landed, "%s trial %d: archive "
+                      "missing after a kill" % (mode, trial))
                 continue
+            landed = True
             check(consistent(path, mode), "%s trial %d: old or new archive"
                   % (mode, trial))
         # One write that completes: the temporaries of the killed go.
@@ -86,11 +68,9 @@ def main():
         r = subprocess.run(cmd)
         os.remove(extra)
         check(r.returncode == 0, mode + ": a write after the kills")
-        left = [f for f in os.listdir(args.workdir)
-                if f not in ("save.npz", "append.npz")]
+        left = left_over(args.workdir, ("save.npz", "append.npz"))
         check(not left, "%s: temporaries left: %s" % (mode, left))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return tally.summary()
 
 
 if __name__ == "__main__":
