@@ -2160,8 +2160,10 @@ NPYIO_API npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
  * With NPYIO_WRITE_UNKNOWN_ROWS the row count is the rows written, put
  * into the member's header at its close (for a deflated member the header
  * goes out as a stored deflate block so that it can be rewritten in place,
- * and the CRC is recombined). A member writer aborted or failed leaves
- * half a member behind: the archive then fails (npyio_npz_writer_close()
+ * and the CRC is recombined). What this call refuses (the key, the
+ * level, the header or the flags) is refused before the member starts:
+ * the archive goes on. A member writer aborted or failed leaves half a
+ * member behind: the archive then fails (npyio_npz_writer_close()
  * reports it, and a path keeps its old file).
  * @param[in] key the NumPy key: UTF-8, no backslash, not absolute, no ".."
  *            component, not already in the archive.

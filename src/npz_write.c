@@ -880,9 +880,7 @@ static npyio_status unknown_rows_head(const npyio_header *h, size_t *len)
     npyio__mem mem;
     npyio_status st;
 
-    if (npyio_header_ndim(h) < 1)
-        return NPYIO_OK; /* the writer refuses it */
-    npyio__mem_like(h, &mem);
+    npyio__mem_like(h, &mem); /* ndim >= 1: npyio__writer_check() */
     st = npyio__alloc_array(&mem, (size_t)npyio_header_ndim(h),
                             sizeof *shape, "a shape", (void **)&shape);
     if (st != NPYIO_OK)
@@ -992,6 +990,10 @@ static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
         st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is NULL", where);
     if (st == NPYIO_OK)
         st = npyio__check_flags(flags, NPYIO_WRITE_UNKNOWN_ROWS, where);
+    /* Refused now, the archive goes on; once the member starts, a refusal
+     * would fail it. */
+    if (st == NPYIO_OK)
+        st = npyio__writer_check(header, flags, where);
     if (st == NPYIO_OK)
         st = new_name(npz, key, where, &name);
     if (st == NPYIO_OK)

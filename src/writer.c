@@ -221,6 +221,23 @@ static npyio_status row_layout(const npyio_header *h, uint64_t *row_bytes,
     return NPYIO_OK;
 }
 
+npyio_status npyio__writer_check(const npyio_header *h, uint32_t flags,
+                                 const char *where)
+{
+    npyio__mem mem;
+    uint64_t row_bytes;
+    size_t len = 0;
+    npyio_status st = NPYIO_OK;
+
+    if (flags & NPYIO_WRITE_UNKNOWN_ROWS)
+        st = row_layout(h, &row_bytes, where);
+    if (st != NPYIO_OK)
+        return st;
+    npyio__mem_like(h, &mem);
+    st = npyio__header_emit(&mem, h, 0, NULL, 0, &len);
+    return st == NPYIO_E_BUFFER_TOO_SMALL ? NPYIO_OK : st;
+}
+
 /*
  * A copy of h with shape[0] = rows (sizes recomputed), in C order: rows
  * are only ever added to data whose C and Fortran layouts coincide

@@ -19,4 +19,13 @@ npyio_status npyio__writer_adopt(npyio_stream *stream,
                                  const npyio_options *options,
                                  const char *where, npyio_writer **out);
 
+/*
+ * What such a writer would refuse about the header and flags (rows of a
+ * 0-d, Fortran-order or object array with NPYIO_WRITE_UNKNOWN_ROWS; a
+ * header that cannot be written), checked before an archive starts the
+ * member: a refusal after that would fail the whole archive.
+ */
+npyio_status npyio__writer_check(const npyio_header *header, uint32_t flags,
+                                 const char *where);
+
 #endif /* NPYIO_WRITER_H */

@@ -500,6 +500,54 @@ static void test_bad_keys(void **state)
     npyio_header_free(h);
 }
 
+/* What a member's writer refuses about the header and flags is refused
+ * before the member starts, and the archive goes on (found by
+ * fuzz_npz_write: a refused unknown-row-count member failed the archive
+ * with "member was not finished"). */
+static void test_writer_refusals_keep_archive(void **state)
+{
+    static const int64_t shape[2] = {2, 3};
+    npyio_header *fortran = make_header("<i4", 2, shape, 1);
+    npyio_header *scalar = make_header("<i4", 0, NULL, 0);
+    npyio_header *objects = make_header("|O", 1, shape, 0);
+    npyio_header *ok = make_header("<i4", 1, shape, 0);
+    int32_t v[2] = {7, 8};
+    npyio_npz_writer *w = NULL;
+    npyio_writer *mw = NULL;
+    npyio_npz *npz = NULL;
+    char path[256];
+
+    (void)state;
+    path_in_dir(path, sizeof path, "refusals.npz");
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_status(npyio_npz_add(w, "f", fortran, 0, NPYIO_WRITE_UNKNOWN_ROWS,
+                                &mw),
+                  NPYIO_E_UNSUPPORTED);
+    assert_error_contains("npyio_npz_add: rows along axis 0 of Fortran-order");
+    assert_null(mw);
+    assert_status(npyio_npz_add(w, "s", scalar, 6, NPYIO_WRITE_UNKNOWN_ROWS,
+                                &mw),
+                  NPYIO_E_INVALID_ARG);
+    assert_error_contains("a 0-d array has no rows");
+    assert_status(npyio_npz_add(w, "o", objects, 0, NPYIO_WRITE_UNKNOWN_ROWS,
+                                &mw),
+                  NPYIO_E_UNSUPPORTED);
+    assert_error_contains("Python objects");
+    assert_ok(npyio_npz_add(w, "f", ok, 6, NPYIO_WRITE_UNKNOWN_ROWS, &mw));
+    assert_ok(npyio_writer_write(mw, v, sizeof v));
+    assert_ok(npyio_writer_close(mw));
+    assert_ok(npyio_npz_writer_close(w));
+    assert_ok(npyio_npz_open_path(path, NULL, &npz));
+    assert_int_equal(npyio_npz_count(npz), 1);
+    assert_string_equal(npyio_npz_key(npz, 0), "f");
+    assert_ok(npyio_npz_verify(npz, 0));
+    assert_ok(npyio_npz_close(npz));
+    npyio_header_free(fortran);
+    npyio_header_free(scalar);
+    npyio_header_free(objects);
+    npyio_header_free(ok);
+}
+
 /* A member left unfinished fails the archive, and the file that was at
  * the path stays. */
 static void test_failed_member_keeps_old_file(void **state)
@@ -1223,6 +1271,7 @@ int main(void)
         cmocka_unit_test(test_threads_read_members),
         cmocka_unit_test(test_add_npy),
         cmocka_unit_test(test_add_npy_refused),
+        cmocka_unit_test(test_writer_refusals_keep_archive),
         cmocka_unit_test(test_name_cut),
     };
 
