@@ -183,15 +183,13 @@ static const npyio__stream_backend stored_seeking_backend = {
 
 /* ---- deflated ----------------------------------------------------------------- */
 
+/* More compressed bytes (some are left: the caller checks). */
 static npyio_status refill(member_state *m)
 {
     uint64_t left = m->entry.csize - m->in_pos;
     size_t want = left < m->in_cap ? (size_t)left : m->in_cap, got = 0;
     npyio_status st;
 
-    if (want == 0)
-        return member_fail(m, NPYIO_E_TRUNCATED, "its compressed data ends "
-                           "before its deflate stream does");
     st = npyio__stream_read_at(m->archive, m->in, want,
                                m->entry.data_offset + (int64_t)m->in_pos,
                                &got, "compressed member data");
@@ -217,14 +215,22 @@ static npyio_status inflate_some(member_state *m, unsigned char *out,
     m->z.next_out = out;
     m->z.avail_out = (uInt)cap;
     while (m->z.avail_out == cap && !m->ended) {
-        if (m->z.avail_in == 0) {
+        bool more = m->in_pos < m->entry.csize;
+
+        if (m->z.avail_in == 0 && more) {
             st = refill(m);
             if (st != NPYIO_OK)
                 return st;
         }
+        /* Even with all input taken, zlib may hold output back (the rest
+         * of a match, the last bits in its buffer): it gives it now, and
+         * only when it can make no progress is the stream cut short. */
         ret = inflate(&m->z, Z_NO_FLUSH);
         if (ret == Z_STREAM_END)
             m->ended = true;
+        else if (ret == Z_BUF_ERROR && m->z.avail_in == 0 && !more)
+            return member_fail(m, NPYIO_E_TRUNCATED, "its compressed data "
+                               "ends before its deflate stream does");
         else if (ret == Z_MEM_ERROR)
             return npyio__fail(NPYIO_E_NOMEM, "inflating a member: out of "
                                "memory");

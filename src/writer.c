@@ -224,6 +224,7 @@ static npyio_status row_layout(const npyio_header *h, uint64_t *row_bytes,
 npyio_status npyio__writer_check(const npyio_header *h, uint32_t flags,
                                  const char *where)
 {
+    npyio__saved_message saved;
     npyio__mem mem;
     uint64_t row_bytes;
     size_t len = 0;
@@ -233,9 +234,14 @@ npyio_status npyio__writer_check(const npyio_header *h, uint32_t flags,
         st = row_layout(h, &row_bytes, where);
     if (st != NPYIO_OK)
         return st;
+    /* Measured only: "the buffer is too small" is no news to keep. */
+    npyio__message_save(&saved);
     npyio__mem_like(h, &mem);
     st = npyio__header_emit(&mem, h, 0, NULL, 0, &len);
-    return st == NPYIO_E_BUFFER_TOO_SMALL ? NPYIO_OK : st;
+    if (st != NPYIO_E_BUFFER_TOO_SMALL)
+        return st;
+    npyio__message_restore(&saved);
+    return NPYIO_OK;
 }
 
 /*
