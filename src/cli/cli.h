@@ -55,7 +55,17 @@ typedef struct cli_input {
     /* A long read's progress bar, moved by cli_read_through. */
     struct cli_progress *progress;
     uint64_t progress_done;
+    /* The options of a reader of a header the tool wrote (see
+     * cli_options_for_own_header), kept while the reader is. */
+    npyio_options *own_options;
 } cli_input;
+
+/* The user's options for reading back a header the tool wrote itself
+ * (np.save's form, which may be longer than a compact original that
+ * --max-header-size let through): the header limit raised to len where
+ * it is lower, the other limits as they are. NULL if out of memory. */
+npyio_options *cli_options_for_own_header(const npyio_options *user,
+                                          int64_t len);
 
 /* Open name ("-" is stdin): an .npy file's header is read; an archive
  * (it starts as a ZIP file does, or it is a file that is no .npy file
@@ -104,9 +114,10 @@ int cli_input_read_raw(cli_input *in, void *buf, size_t cap, size_t *got);
 
 /* The data section as stored, copied to descriptor `out` inside the
  * kernel (copy_file_range on Linux, as cat does) when input and output
- * are regular files. Returns 0 when copied, 1 when that cannot be done
- * here (nothing was written: copy through a buffer instead), or
- * EXIT_INVALID after printing a message. */
+ * are regular files. Returns 0 when copied, CLI_COPY_ELSEWHERE when
+ * that cannot be done here (nothing was written: copy through a buffer
+ * instead), or EXIT_INVALID after printing a message. */
+#define CLI_COPY_ELSEWHERE (-1)
 int cli_input_copy_data(cli_input *in, int out);
 
 /* Chunk sizes: for reading as stored, and for reordering. A reordered

@@ -35,6 +35,7 @@ typedef struct source {
     cli_splice *splice;
     npyio_stream *stream;
     npyio_header *header;
+    npyio_options *options; /* the view's reader's */
 } source;
 
 /* IN's data as the Fortran-order array of the reversed shape. */
@@ -64,10 +65,15 @@ static npyio_status open_reversed_view(const cli_input *in, source *src)
                              in->start + npyio_header_data_offset(h),
                              in->options, &src->splice, &src->stream);
     free(bytes);
-    /* IN's options (--max-header-size): the view's header is as long as
-     * IN's, which may be beyond the library's default limit. */
+    /* IN's limits, but the view's header is np.save's form, which may be
+     * longer than IN's (a compact header --max-header-size let through). */
+    if (st == NPYIO_OK &&
+        (src->options = cli_options_for_own_header(in->options,
+                                                   (int64_t)len)) == NULL)
+        st = NPYIO_E_NOMEM;
     if (st == NPYIO_OK)
-        st = npyio_reader_open_stream(src->stream, in->options, &src->reader);
+        st = npyio_reader_open_stream(src->stream, src->options,
+                                      &src->reader);
     return st;
 }
 
@@ -97,6 +103,7 @@ static void close_source(const cli_input *in, source *src)
     npyio_stream_close(src->stream);
     cli_splice_free(src->splice);
     npyio_header_free(src->header);
+    npyio_options_free(src->options);
 }
 
 /* OUT's header: IN's dtype in the requested byte order, IN's shape. */

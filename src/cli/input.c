@@ -478,7 +478,7 @@ int cli_input_copy_data(cli_input *in, int out)
     /* A member's CRC is checked only when the reader reads it. */
     if (in->npz != NULL || fd < 0 || fstat(fd, &src) != 0 || !S_ISREG(src.st_mode) ||
         fstat(out, &dst) != 0 || !S_ISREG(dst.st_mode))
-        return 1;
+        return CLI_COPY_ELSEWHERE;
     while (left > 0) {
         size_t ask = left < ((size_t)1 << 30) ? (size_t)left
                                                : (size_t)1 << 30;
@@ -487,7 +487,7 @@ int cli_input_copy_data(cli_input *in, int out)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && left == total && cannot_copy_here(errno))
-            return 1; /* nothing copied yet */
+            return CLI_COPY_ELSEWHERE; /* nothing copied yet */
         if (n < 0)
             return cli_error(in->name, "copying the data: %s",
                              strerror(errno));
@@ -501,7 +501,7 @@ int cli_input_copy_data(cli_input *in, int out)
 #else
     (void)in;
     (void)out;
-    return 1;
+    return CLI_COPY_ELSEWHERE;
 #endif
 }
 
@@ -575,16 +575,41 @@ FILE *cli_temporary_file(void)
     return f;
 }
 
+npyio_options *cli_options_for_own_header(const npyio_options *user,
+                                          int64_t len)
+{
+    npyio_options *o = NULL;
+    npyio_limit which;
+    int64_t v = 0;
+
+    if (npyio_options_new(&o) != NPYIO_OK)
+        return NULL;
+    for (which = NPYIO_LIMIT_HEADER_SIZE; which <= NPYIO_LIMIT_THREADS;
+         which++) {
+        if (npyio_options_get_limit(user, which, &v) != NPYIO_OK)
+            v = 0;
+        if (which == NPYIO_LIMIT_HEADER_SIZE && v < len)
+            v = len;
+        if (v > 0 && npyio_options_set_limit(o, which, v) != NPYIO_OK) {
+            npyio_options_free(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 int cli_input_make_seekable(cli_input *in)
 {
-    const npyio_options *options = in->options;
+    const npyio_options *options;
+    long header_len = 0;
     FILE *tmp;
 
     if (in->npz != NULL || cli_splice_seekable(in->splice))
         return 0; /* members can seek */
     tmp = cli_temporary_file();
     if (tmp == NULL || emit_header(npyio_reader_header(in->reader), tmp) != 0 ||
-        copy_rest(in->file, tmp) != 0 || fflush(tmp) != 0) {
+        (header_len = ftell(tmp)) < 0 || copy_rest(in->file, tmp) != 0 ||
+        fflush(tmp) != 0) {
         int e = errno;
 
         if (tmp != NULL)
@@ -602,6 +627,11 @@ int cli_input_make_seekable(cli_input *in)
     in->splice = NULL;
     in->file = tmp;
     in->start = 0;
+    npyio_options_free(in->own_options);
+    in->own_options = cli_options_for_own_header(in->options, header_len);
+    if (in->own_options == NULL)
+        return cli_error(in->name, "out of memory");
+    options = in->own_options;
     if (cli_splice_open(NULL, 0, tmp, 0, options, &in->splice, &in->stream) !=
             NPYIO_OK ||
         npyio_reader_open_stream(in->stream, options, &in->reader) != NPYIO_OK)
@@ -618,6 +648,7 @@ void cli_close_input(cli_input *in)
     cli_splice_free(in->splice);
     if (in->file != NULL && in->file != stdin)
         fclose(in->file);
+    npyio_options_free(in->own_options);
     memset(in, 0, sizeof *in);
 }
 

@@ -285,7 +285,7 @@ static int dump_one(const cli_args *a, cli_input *in)
         if (fflush(stdout) != 0)
             return cli_error(NULL, "writing: %s", strerror(errno));
         rc = cli_input_copy_data(in, fileno(stdout));
-        if (rc != 1)
+        if (rc != CLI_COPY_ELSEWHERE)
             return rc;
     }
     cli_progress_attach(in, &bar, "dumping", (uint64_t)npyio_header_nbytes(
@@ -636,6 +636,20 @@ static int parse_args(const command *cmd, int argc, char **argv, cli_args *a)
     return 0;
 }
 
+/* Output that did not reach standard output (a full disk, a closed
+ * pipe) is a failure, whichever command wrote it; a command that failed
+ * already said why. */
+static int stdout_written(int rc)
+{
+    int flushed = fflush(stdout) == 0, err = errno;
+
+    if ((flushed && !ferror(stdout)) || rc != 0)
+        return rc;
+    fprintf(stderr, "npyio: writing: %s\n",
+            flushed ? "a write to standard output failed" : strerror(err));
+    return EXIT_INVALID;
+}
+
 int main(int argc, char **argv)
 {
     const command *cmd;
@@ -646,11 +660,11 @@ int main(int argc, char **argv)
         return usage(NULL, NULL);
     if (strcmp(argv[1], "--version") == 0) {
         printf("npyio %s\n", npyio_version_string());
-        return 0;
+        return stdout_written(0);
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         print_overview(stdout);
-        return 0;
+        return stdout_written(0);
     }
     cmd = find_command(argv[1]);
     if (cmd == NULL) {
@@ -668,5 +682,5 @@ int main(int argc, char **argv)
         rc = 0;
     npyio_options_free(a.options);
     free(a.files);
-    return rc;
+    return stdout_written(rc);
 }

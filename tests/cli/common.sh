@@ -6,6 +6,8 @@
 # corpus' native-order .bin files), a scratch directory $tmp removed on
 # exit, and the helpers below. Results are counted; `finish` reports them.
 set -u
+# `cat FILE | npyio ...` runs npyio in this shell, so that it sets $status.
+shopt -s lastpipe
 order=$1 tool=$2 data=$3
 shift 3
 emulator=("$@")

@@ -25,7 +25,12 @@
   messages and `info` text, and exactly (JSON-escaped) as "path" in
   `info --json`;
 - `print a.npy b.npy` and `dump a.npy b.npy` explain MEMBER; the help
-  documents it.
+  documents it;
+- `print` of empty bool arrays, long doubles (more than 8 decimals, 0-d,
+  complex), elements over 4 MiB and generic datetime64/timedelta64 is
+  NumPy's repr; the long double size NumPy lacks on this host (f12 or f16)
+  prints as raw hex, most significant byte first, and datetime64[Y] past
+  the last representable year as its integer.
 Prints "N passed, M failed"; exits 77 without NumPy.
 """
 import argparse
@@ -446,6 +451,70 @@ def check_member(check, run, tmp):
     os.remove(path)
 
 
+def npy_bytes(descr, shape, data, fortran=False):
+    """An .npy file as np.save lays it out, for a descr NumPy may not have
+    on this host (the other platforms' long doubles)."""
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %r, }" % (
+        descr, fortran, tuple(shape))
+    n = 10 + len(d) + 1
+    d += " " * (-n % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(d).to_bytes(2, "little") + \
+        d.encode() + data
+
+
+def check_print_more(check, run, tmp):
+    """print as NumPy's repr: empty bool arrays (dtype shown), long doubles
+    with more than 8 decimals, elements over 4 MiB, the generic datetime
+    unit; the tool's own forms
+    where NumPy has none: the other platforms' long doubles as raw hex,
+    most significant byte first, and datetime64[Y] values past year
+    2**63 - 1 as their integers."""
+    path = os.path.join(tmp, "p.npy")
+    cases = [
+        ("empty bool", np.array([], dtype=bool)),
+        ("empty 2-d bool", np.zeros((2, 0), dtype=bool)),
+        ("long double", np.array([1 / 3, 0.1, 2.5], dtype=np.longdouble)),
+        ("long double sci", np.array([1e-30, 1 / 3], dtype=np.longdouble)),
+        ("long double 0-d", np.array(1 / 7, dtype=np.longdouble)),
+        ("clongdouble", np.array([1 / 3 + 2j], dtype=np.clongdouble)),
+        ("4 MiB elements", np.array([(np.arange(4200000) % 251,)],
+                                    dtype=[("a", "u1", (4200000,))])),
+        ("generic datetime64", np.array(["NaT", "NaT"], dtype="M8")),
+        ("generic timedelta64", np.array([3, -2], dtype="i8").view("m8")),
+        ("empty generic datetime64", np.zeros(0, dtype="M8")),
+    ]
+    for what, a in cases:
+        np.save(path, a)
+        r = run("print", path)
+        check(r.returncode == 0 and r.stdout.decode() == repr(a) + "\n",
+              "print %s: exit %d\n%s\nwant\n%s" % (
+                  what, r.returncode, r.stdout[:300].decode(errors="replace"),
+                  repr(a)[:300]))
+    # The long double NumPy lacks here: f12 on hosts of 16-byte ones, f16
+    # on i386.
+    size = 12 if np.dtype(np.longdouble).itemsize != 12 else 16
+    data = bytes(range(1, size + 1))
+    for order in "<>":
+        with open(path, "wb") as f:
+            f.write(npy_bytes("%sf%d" % (order, size), (1,), data))
+        digits = (data[::-1] if order == "<" else data).hex()
+        native = (order == "<") == (sys.byteorder == "little")
+        dtype = "float%d" % (8 * size) if native else "'%sf%d'" % (order, size)
+        want = "array([0x%s], dtype=%s)\n" % (digits, dtype)
+        r = run("print", path)
+        check(r.returncode == 0 and r.stdout.decode() == want,
+              "print %sf%d: %r, want %r" % (order, size, r.stdout, want))
+    a = np.array([2**63 - 1, 5], dtype="M8[Y]")
+    np.save(path, a)
+    r = run("print", path)
+    want = ("array([9223372036854775807, %19s], dtype='datetime64[Y]')\n"
+            % "'1975'")
+    check(r.returncode == 0 and r.stdout.decode() == want,
+          "print datetime64[Y] past the last year: %r, want %r"
+          % (r.stdout, want))
+    os.remove(path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", required=True)
@@ -593,6 +662,7 @@ def main():
         check_pickles(check, run, tmp)
         check_names(check, run, tmp)
         check_member(check, run, tmp)
+        check_print_more(check, run, tmp)
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 

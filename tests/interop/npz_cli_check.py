@@ -14,7 +14,10 @@ never with numbers taken from the tool:
    compressed_size, crc32, aligned; other members: name, file,
    compression, array false; bzip2/lzma: array null); the names are
    np.load's keys; `info` text names every member in order; from a pipe
-   the same members with path "-";
+   the same members with path "-"; members of every compression method
+   zipfile names (shrink ... ppmd, patched in) carry zipfile's name in
+   `info --json` and `info`, and `validate` names each as one npyio
+   cannot decompress;
 2. `dump ARCHIVE MEMBER` (by key and by file name) equals NumPy's C-ordered,
    native-order bytes of np.load(ARCHIVE)[MEMBER]; objects, non-.npy and
    undecompressable members are refused; `print ARCHIVE MEMBER` equals
@@ -23,7 +26,9 @@ never with numbers taken from the tool:
 3. `validate`: the valid archives are valid (odd.npz's bzip2/lzma members
    are named as undecompressable), every archive of npz/bad is not (but
    ratio_64mib_zeros.npz, bad only under a ratio limit), and no command on
-   any bad or hostile archive ends by a signal;
+   any bad or hostile archive ends by a signal; an object member is
+   valid with bytes after its pickle's STOP, and fails its CRC-32 when one
+   of them changes;
 4. `convert ARCHIVE OUT` is refused, pointing at unpack;
 5. `pack`: np.load gives exactly the keys, arrays equal to the inputs',
    members byte-identical to the input files, stored and 64-byte aligned
@@ -338,6 +343,66 @@ def check_method_name(c, npz, tmp):
                 "info --json %s: member %d (method %d) is %r, want %r" % (
                     os.path.basename(p), index, method, m, want))
     os.remove(path)
+    check_every_method_name(c, tmp)
+
+
+def patch_methods(path, methods):
+    """Give member i of the archive at path the compression method
+    methods[i], in its local header and its central directory entry."""
+    raw = bytearray(read(path))
+    with zipfile.ZipFile(path) as z:
+        infos = z.infolist()
+    cd = raw.rfind(b"PK\x05\x06")
+    at, = struct.unpack("<I", raw[cd + 16:cd + 20])
+    for info, method in zip(infos, methods):
+        local = info.header_offset
+        raw[local + 8:local + 10] = struct.pack("<H", method)
+        assert raw[at:at + 4] == b"PK\x01\x02"
+        raw[at + 10:at + 12] = struct.pack("<H", method)
+        n, e, k = struct.unpack("<HHH", raw[at + 28:at + 34])
+        at += 46 + n + e + k
+    with open(path, "wb") as f:
+        f.write(raw)
+
+
+def check_every_method_name(c, tmp):
+    """Every method zipfile names (shrink, reduce, implode, tokenize,
+    terse, lz77, wavpack, ppmd, ...) has zipfile's name in info --json and
+    info, and validate names it as what npyio cannot decompress."""
+    methods = sorted(m for m in zipfile.compressor_names if m not in (0, 8))
+    path = os.path.join(tmp, "methods.npz")
+    np.savez(path, **{"m%d" % m: np.arange(3, dtype="<i2") for m in methods})
+    patch_methods(path, methods)
+    with zipfile.ZipFile(path) as z:
+        got_methods = [zi.compress_type for zi in z.infolist()]
+    r = c.run("info", "--json", path)
+    try:
+        members = json.loads(r.stdout)["members"]
+    except (ValueError, KeyError):
+        members = []
+    want = [{"name": "m%d" % m, "file": "m%d.npy" % m,
+             "compression": METHODS[m], "array": None} for m in methods]
+    c.check(r.returncode == 0 and got_methods == methods and members == want,
+            "info --json of members of every method zipfile names: exit %d "
+            "%r, want %r" % (r.returncode, members, want))
+    r = c.run("info", path)
+    text = r.stdout.decode(errors="replace")
+    c.check(r.returncode == 0 and all(
+        "    compression     %s\n" % METHODS[m] in text and
+        "unknown content: its compression is %s, which npyio cannot "
+        "decompress (only stored and deflate)" % METHODS[m] in text
+        for m in methods),
+        "info of members of every method: exit %d %r" % (r.returncode,
+                                                          text[:300]))
+    r = c.run("validate", path)
+    lines = r.stderr.decode(errors="replace").splitlines()
+    want = ["npyio: %s: member 'm%d.npy' cannot be checked: its compression "
+            "is %s, which npyio cannot decompress (only stored and deflate)"
+            % (path, m, METHODS[m]) for m in methods]
+    c.check(r.returncode == 1 and r.stdout == b"" and lines == want,
+            "validate of members of every method: exit %d %r" % (
+                r.returncode, lines[:3]))
+    os.remove(path)
 
 
 # ---- 2. dump and print ------------------------------------------------------
@@ -492,6 +557,39 @@ def check_validate(c, npz, valid, bad_dir, hostile_dir, tmp):
             shutil.rmtree(os.path.join(tmp, "sig"), ignore_errors=True)
         c.check(not killed, "commands on %s: %d runs, ended by a signal or "
                 "an odd exit: %r" % (os.path.basename(where), runs, killed))
+    check_object_member_crc(c, tmp)
+
+
+def check_object_member_crc(c, tmp):
+    """An object array member whose pickle ends 2 MiB before the member
+    does (pickle.load ignores what follows STOP): valid; with a byte after
+    STOP changed, which the pickle's walk ignores, the member's CRC-32
+    still fails it, in one message naming the member."""
+    a = np.empty(3, dtype=object)
+    a[:] = [1, "a", None]
+    f = io.BytesIO()
+    np.save(f, a, allow_pickle=True)
+    path = os.path.join(tmp, "object_tail.npz")
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("o.npy", f.getvalue() + b"t" * (2 << 20))
+    loaded = npz_load(path, allow_pickle=True)["o"]
+    r = c.run("validate", path)
+    c.check(r.returncode == 0 and r.stdout == path.encode() + b": valid\n" and
+            list(loaded) == [1, "a", None],
+            "validate an object member with 2 MiB after STOP: exit %d %r" % (
+                r.returncode, r.stderr[:300]))
+    raw = bytearray(read(path))
+    raw[raw.rfind(b"tt")] = ord("T")
+    with open(path, "wb") as out:
+        out.write(raw)
+    r = c.run("validate", path)
+    c.check(r.returncode == 1 and r.stdout == b"" and
+            r.stderr.startswith(b"npyio: " + path.encode() + b": ") and
+            b"member 'o.npy': its CRC-32 is " in r.stderr and
+            r.stderr.count(b"\n") == 1,
+            "validate an object member changed after STOP: exit %d %r" % (
+                r.returncode, r.stderr[:300]))
+    os.remove(path)
 
 
 # ---- 4. convert -------------------------------------------------------------
