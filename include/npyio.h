@@ -1820,7 +1820,11 @@ NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t flags,
  * then, with the SIGBUS risk on a full disk.
  *
  * The file is built under a temporary name and renamed into place before
- * this returns: a failure leaves an existing file at the path as it was.
+ * this returns: a failure leaves an existing file at the path as it was,
+ * except the one past the point of no return, as for npyio_writer_close():
+ * a sync of the directory that fails after the rename (NPYIO_E_IO, the
+ * message saying the new file may not survive a crash). The path then
+ * holds the new file, its data zeros, and no map is handed back.
  * The path is treated as by npyio_writer_open_path() (symbolic links,
  * mode and owner of a replaced file); the file and its directory are
  * synced before this returns, and the data at npyio_map_close(), unless

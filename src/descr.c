@@ -1172,10 +1172,11 @@ npyio_status npyio_dtype_from_descr(const char *text, size_t len,
     npyio_status st;
     size_t bad;
 
+    if (out != NULL)
+        *out = NULL;
     if (out == NULL || text == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
                            out == NULL ? "out" : "text");
-    *out = NULL;
     npyio__mem_init(&mem, options);
     if (!looks_like_literal(text, len))
         return npyio__dtype_from_str(text, len, SIZE_MAX, &mem, out);

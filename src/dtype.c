@@ -635,10 +635,11 @@ npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
     size_t i, n;
     npyio_status st;
 
+    if (index != NULL)
+        *index = 0;
     if (index == NULL || name == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
                            index == NULL ? "index" : "name");
-    *index = 0;
     st = npyio__check_dtype(dtype, where);
     if (st != NPYIO_OK)
         return st;

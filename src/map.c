@@ -197,6 +197,8 @@ static npyio_status map_open_body(const char *path, uint32_t flags,
 npyio_status npyio_map_open(const char *path, uint32_t flags,
                             const npyio_options *options, npyio_map **out)
 {
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(map_open_body(path, flags, options, out),
                             "npyio_map_open");
 }
@@ -316,6 +318,8 @@ npyio_status npyio_map_create(const char *path, const npyio_header *header,
                               uint32_t flags, const npyio_options *options,
                               npyio_map **out)
 {
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(map_create_body(path, header, flags, options,
                                             out),
                             "npyio_map_create");

@@ -303,6 +303,8 @@ npyio_status npyio_npz_open_path(const char *path,
                                  const npyio_options *options,
                                  npyio_npz **out)
 {
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(npz_open_path_body(path, options, out),
                             "npyio_npz_open_path");
 }
@@ -437,6 +439,10 @@ static npyio_status npz_find_body(const npyio_npz *npz, const char *key,
 npyio_status npyio_npz_find(const npyio_npz *npz, const char *key,
                             size_t *index, int *ambiguous)
 {
+    if (index != NULL)
+        *index = 0; /* outputs are cleared whatever is refused */
+    if (ambiguous != NULL)
+        *ambiguous = 0;
     return npyio__as_called(npz_find_body(npz, key, index, ambiguous),
                             "npyio_npz_find");
 }
@@ -664,6 +670,10 @@ npyio_status npyio_npz_load(const char *path, const char *key,
                             uint32_t flags, const npyio_options *options,
                             npyio_header **header, void **data)
 {
+    if (header != NULL)
+        *header = NULL; /* outputs are cleared whatever is refused */
+    if (data != NULL)
+        *data = NULL;
     return npyio__as_called(npz_load_body(path, key, flags, options, header,
                                           data),
                             "npyio_npz_load");

@@ -57,6 +57,10 @@ struct npyio_npz_writer {
     npyio_status io_failed;   /* the first failure of a callback */
     npyio__sticky sticky;     /* the archive failed: repeated */
     bool member_open;
+    /* The open member's stream state: an archive released with it open
+     * (npyio_npz_writer_close refused, or an abort) detaches it, so that
+     * its writer fails instead of reaching a freed archive. */
+    struct entry_state *open_entry;
     char **names;             /* members so far, for duplicates */
     size_t count, cap;
     /* Appending: the archive is copied to a temporary, which takes the
@@ -206,6 +210,13 @@ typedef struct par_job {
     uint32_t crc;
     int failed;                /* a zlib status, 0 if none */
 } par_job;
+
+/* A member whose archive was released before it: every call fails. */
+static npyio_status archive_gone(void)
+{
+    return npyio__fail(NPYIO_E_STATE, "the archive of this member was "
+                       "closed or aborted before the member was finished");
+}
 
 static npyio_status raw_write(entry_state *e, const void *buf, size_t len)
 {
@@ -444,6 +455,8 @@ static npyio_status entry_write(void *state, const void *buf, size_t len,
     npyio_status st;
 
     *put = 0;
+    if (e->npz == NULL)
+        return archive_gone();
     if ((uint64_t)e->pos < e->usize) {
         /* A rewrite: only of the header of an unknown row count. */
         if ((uint64_t)e->pos + len > e->head_len)
@@ -471,7 +484,11 @@ static npyio_status entry_seek(void *state, int64_t offset, int whence,
                                int64_t *pos)
 {
     entry_state *e = state;
-    int64_t base = whence == NPYIO_SEEK_SET   ? 0
+    int64_t base;
+
+    if (e->npz == NULL)
+        return archive_gone();
+    base = whence == NPYIO_SEEK_SET   ? 0
                    : whence == NPYIO_SEEK_CUR ? e->pos
                                               : (int64_t)e->usize;
 
@@ -509,6 +526,8 @@ static npyio_status entry_commit(void *state, bool durable)
     int rc;
 
     (void)durable;
+    if (e->npz == NULL)
+        return archive_gone();
     if (e->usize < e->head_len)
         return npyio__fail(NPYIO_E_TRUNCATED, "the member's header was not "
                            "written whole");
@@ -529,6 +548,7 @@ static npyio_status entry_commit(void *state, bool durable)
         return zip_failure(e->npz, "finishing a member", rc);
     e->committed = true;
     e->npz->member_open = false;
+    e->npz->open_entry = NULL;
     return e->head != NULL ? place_head(e) : NPYIO_OK;
 }
 
@@ -543,13 +563,14 @@ static npyio_status entry_close(void *state)
     npyio__free(e->out);
     npyio__free(e->first);
     npyio__free(e->head);
-    if (!e->committed) {
+    if (!e->committed && e->npz != NULL) {
         /* Half a member is in the archive and minizip cannot take it
          * back: the archive cannot be finished. The thread's message
          * stays that of the failure that got us here, if any. */
         npyio__saved_message saved;
 
         e->npz->member_open = false;
+        e->npz->open_entry = NULL;
         npyio__message_save(&saved);
         npyio__sticky_fail(&e->npz->sticky,
                            npyio__fail(NPYIO_E_STATE, "member '%s' was not "
@@ -582,6 +603,8 @@ static void release(npyio_npz_writer *w)
 {
     size_t i;
 
+    if (w->open_entry != NULL)
+        w->open_entry->npz = NULL;
     if (w->zip != NULL)
         zipClose(w->zip, NULL); /* frees it; the archive is dropped */
     if (w->owns_stream) {
@@ -678,6 +701,8 @@ npyio_status npyio_npz_create_path(const char *path, uint32_t flags,
                                    const npyio_options *options,
                                    npyio_npz_writer **out)
 {
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(npz_create_path_body(path, flags, options, out),
                             "npyio_npz_create_path");
 }
@@ -944,6 +969,7 @@ static npyio_status open_member_stream(npyio_npz_writer *w, char *name,
     if (st == NPYIO_OK) {
         e->committed = false;
         w->member_open = true;
+        w->open_entry = e;
     }
     if (st != NPYIO_OK) {
         npyio__sticky_fail(&w->sticky, st);
@@ -1245,6 +1271,7 @@ static npyio_status npz_copy_body(npyio_npz_writer *npz, npyio_npz *src,
     if (st == NPYIO_OK) {
         e->committed = true;
         npz->member_open = false;
+        npz->open_entry = NULL;
     }
     npyio_stream_close(s); /* unfinished: the archive fails */
     return st;
@@ -1403,6 +1430,8 @@ npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
                                    const npyio_options *options,
                                    npyio_npz_writer **out)
 {
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(npz_open_append_body(path, flags, options, out),
                             "npyio_npz_open_append");
 }
@@ -1412,9 +1441,12 @@ npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
 static npyio_status npz_writer_close_body(npyio_npz_writer *npz)
 {
     static const char where[] = "npyio_npz_writer_close";
-    npyio_status st = check_writer(npz, where);
+    npyio_status st;
     int rc;
 
+    if (npz == NULL)
+        return NPYIO_OK; /* as every _close: NULL is nothing to do */
+    st = check_writer(npz, where);
     if (st != NPYIO_OK)
         return st;
     if (npz->member_open)

@@ -204,6 +204,8 @@ npyio_status npyio_reader_open_path(const char *path,
                                     const npyio_options *options,
                                     npyio_reader **out)
 {
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(reader_open_path_body(path, options, out),
                             "npyio_reader_open_path");
 }
@@ -661,6 +663,10 @@ static npyio_status reader_read_pickle_body(npyio_reader *reader, void **bytes,
 npyio_status npyio_reader_read_pickle(npyio_reader *reader, void **bytes,
                                       size_t *len)
 {
+    if (bytes != NULL)
+        *bytes = NULL; /* outputs are cleared whatever is refused */
+    if (len != NULL)
+        *len = 0;
     return npyio__as_called(reader_read_pickle_body(reader, bytes, len),
                             "npyio_reader_read_pickle");
 }
@@ -945,6 +951,10 @@ npyio_status npyio_load(const char *path, uint32_t flags,
                         const npyio_options *options, npyio_header **header,
                         void **data)
 {
+    if (header != NULL)
+        *header = NULL; /* outputs are cleared whatever is refused */
+    if (data != NULL)
+        *data = NULL;
     return npyio__as_called(load_body(path, flags, options, header, data),
                             "npyio_load");
 }
@@ -1013,6 +1023,10 @@ npyio_status npyio_load_array(const char *path, const npyio_options *options,
                               size_t type_cap, int *ndim, int64_t *shape,
                               int shape_cap)
 {
+    if (data != NULL)
+        *data = NULL; /* outputs are cleared whatever is refused */
+    if (len != NULL)
+        *len = 0;
     return npyio__as_called(load_array_body(path, options, data, len, type,
                                             type_cap, ndim, shape, shape_cap),
                             "npyio_load_array");

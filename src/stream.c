@@ -343,6 +343,8 @@ static npyio_status stream_read_body(npyio_stream *stream, void *buf,
 npyio_status npyio_stream_read(npyio_stream *stream, void *buf, size_t cap,
                                size_t *got)
 {
+    if (got != NULL)
+        *got = 0; /* outputs are cleared whatever is refused */
     return npyio__as_called(stream_read_body(stream, buf, cap, got),
                             "npyio_stream_read");
 }

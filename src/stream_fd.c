@@ -365,10 +365,11 @@ npyio_status npyio_stream_open_file(FILE *file, const npyio_options *options,
     bool seekable;
     npyio_status st;
 
+    if (out != NULL)
+        *out = NULL;
     if (out == NULL || file == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_stream_open_file: %s "
                            "is NULL", out == NULL ? "out" : "file");
-    *out = NULL;
     /* A probe: a FILE on a pipe cannot tell its position, which is no
      * failure of this call (its message is not kept). */
     {

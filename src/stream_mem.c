@@ -191,6 +191,10 @@ static npyio_status stream_take_bytes_body(npyio_stream *stream, void **bytes,
 npyio_status npyio_stream_take_bytes(npyio_stream *stream, void **bytes,
                                      size_t *len)
 {
+    if (bytes != NULL)
+        *bytes = NULL; /* outputs are cleared whatever is refused */
+    if (len != NULL)
+        *len = 0;
     return npyio__as_called(stream_take_bytes_body(stream, bytes, len),
                             "npyio_stream_take_bytes");
 }

@@ -44,6 +44,8 @@ npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
                                     const npyio_options *options,
                                     npyio_stream **out)
 {
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(stream_open_path_body(path, mode, options, out),
                             "npyio_stream_open_path");
 }

@@ -805,6 +805,8 @@ npyio_status npyio_writer_open_in_place(const char *path, uint32_t flags,
                                         const npyio_options *options,
                                         npyio_writer **out)
 {
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(writer_open_in_place_body(path, flags, options,
                                                       out),
                             "npyio_writer_open_in_place");
@@ -860,8 +862,11 @@ static npyio_status writer_close_body(npyio_writer *writer)
 {
     static const char where[] = "npyio_writer_close";
     npyio_writer *w = writer;
-    npyio_status st = check_writer(w, where);
+    npyio_status st;
 
+    if (w == NULL)
+        return NPYIO_OK; /* as every _close: NULL is nothing to do */
+    st = check_writer(w, where);
     if (st != NPYIO_OK)
         return st;
     /* A failure of the sink's finish is this call's own (the I/O error of

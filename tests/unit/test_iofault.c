@@ -6,11 +6,13 @@
  * clean NPYIO_E_IO naming the callback, give back every block it took
  * (the counting allocator of inject.h), and never crash or hang. A second
  * pass hands out at most a few bytes per read and write: everything must
- * then come out exactly as without it.
+ * then come out exactly as without it (the loop: fault.h).
  *
  * The operations: reading an .npy file whole, in chunks and by rows, in C
- * order from Fortran data (seeks); reading every member of an archive and
- * verifying it; writing an .npy file of an unknown row count (its header
+ * order from Fortran data (seeks); a file of the other byte order whole
+ * (swapped), and by rows and whole from a stream that cannot seek; reading
+ * every member of an archive (NumPy's, and a ZIP64 one behind a prefix)
+ * and verifying it; writing an .npy file of an unknown row count (its header
  * rewritten at the end); writing an archive with stored, deflated and
  * unknown-row members.
  */
@@ -21,6 +23,7 @@
 
 #include "testutil.h"
 #include "inject.h"
+#include "fault.h"
 
 /* ---- a file in memory behind callbacks that fail on demand ------------------ */
 
@@ -109,16 +112,18 @@ static int v_close(void *user)
     return faulty(user) ? -1 : 0;
 }
 
-/* A stream over f from its start, for reading (its bytes) or writing
- * (emptied first). */
-static npyio_stream *open_vfile(vfile *f, int writing,
-                                const npyio_options *o)
+enum { READING, WRITING, PIPE };
+
+/* A stream over f from its start, for reading (its bytes), writing
+ * (emptied first), or reading as from a pipe (no seek callback). */
+static npyio_stream *open_vfile(vfile *f, int mode, const npyio_options *o)
 {
-    npyio_stream_ops ops = {sizeof ops, v_read, writing ? v_write : NULL,
-                            v_seek, v_close};
+    npyio_stream_ops ops = {sizeof ops, v_read,
+                            mode == WRITING ? v_write : NULL,
+                            mode == PIPE ? NULL : v_seek, v_close};
     npyio_stream *s = NULL;
 
-    if (writing)
+    if (mode == WRITING)
         f->len = 0;
     f->pos = 0;
     assert_ok(npyio_stream_open_ops(&ops, f, o, &s));
@@ -129,139 +134,175 @@ static void load_file(vfile *f, const char *relative)
 {
     char path[1024];
 
+    memset(f, 0, sizeof *f);
     snprintf(path, sizeof path, "%s/%s", NPYIO_TEST_DATA_DIR, relative);
     f->bytes = snapshot(path, &f->len);
     assert_non_null(f->bytes);
     f->cap = f->len;
 }
 
-/* ---- the operations: each returns its status and what it produced -------------- */
-
-typedef struct result {
-    unsigned char *bytes; /* what was read, or the file written */
-    size_t len;
-} result;
-
-static void keep(result *r, const void *p, size_t n)
+/* The fault source: the vfile's callbacks. */
+static void v_arm(void *ctx, fault_kind kind, long at, size_t most)
 {
-    unsigned char *more = realloc(r->bytes, r->len + n + 1);
+    vfile *f = ctx;
 
-    assert_non_null(more);
-    memcpy(more + r->len, p, n);
-    r->bytes = more;
-    r->len += n;
+    f->calls = 0;
+    f->fail_at = kind == FAULT_FAIL ? at : 0;
+    f->failed = 0;
+    f->most = kind == FAULT_SHORT ? most : 0;
 }
 
-static npyio_status read_npy(vfile *f, const npyio_options *o, result *r)
+static long v_calls(const void *ctx)
 {
-    npyio_stream *s = open_vfile(f, 0, o);
-    npyio_reader *rd = NULL;
+    return ((const vfile *)ctx)->calls;
+}
+
+static const fault_source *callbacks(vfile *f)
+{
+    static fault_source src = {v_arm, NULL, v_calls, NULL, NULL,
+                               "callback failed", 0, 3};
+
+    src.ctx = f;
+    return &src;
+}
+
+/* ---- the operations ------------------------------------------------------------- */
+
+/* Close the reader and stream of a previous step (NULL: none), then open
+ * new ones on f in `mode`, if all went well so far. */
+static npyio_status reopen(vfile *f, int mode, npyio_status st,
+                           const npyio_options *o, npyio_stream **s,
+                           npyio_reader **rd)
+{
+    npyio_reader_close(*rd);
+    *rd = NULL;
+    npyio_stream_close(*s); /* read-only: its close may fail, unseen */
+    *s = open_vfile(f, mode, o);
+    return st == NPYIO_OK ? npyio_reader_open_stream(*s, o, rd) : st;
+}
+
+static size_t data_bytes(const npyio_reader *rd)
+{
+    return (size_t)npyio_header_nbytes(npyio_reader_header(rd));
+}
+
+static npyio_status read_npy(void *ctx, const npyio_options *o,
+                             fault_result *r)
+{
     const uint32_t flags = NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER;
+    npyio_stream *s = NULL;
+    npyio_reader *rd = NULL;
     unsigned char chunk[96], rows[2048];
     void *whole = NULL;
     size_t len = 0, got = 0;
-    npyio_status st = npyio_reader_open_stream(s, o, &rd);
+    npyio_status st = reopen(ctx, READING, NPYIO_OK, o, &s, &rd);
 
     if (st == NPYIO_OK)
         st = npyio_reader_read_alloc(rd, flags, &whole, &len);
     if (st == NPYIO_OK)
-        keep(r, whole, len);
+        result_add(r, whole, len);
     npyio_free(whole);
-    npyio_reader_close(rd);
-    rd = NULL;
-    npyio_stream_close(s); /* read-only: its close may fail, unseen */
-    s = open_vfile(f, 0, o);
-    if (st == NPYIO_OK)
-        st = npyio_reader_open_stream(s, o, &rd);
+    st = reopen(ctx, READING, st, o, &s, &rd);
     while (st == NPYIO_OK &&
            (st = npyio_reader_read_chunk(rd, chunk, sizeof chunk, flags,
                                          &got)) == NPYIO_OK)
-        keep(r, chunk, got);
+        result_add(r, chunk, got);
     if (st == NPYIO_END)
         st = npyio_reader_read_rows(rd, 1, 2, rows, sizeof rows, flags);
     if (st == NPYIO_OK)
-        keep(r, rows, 2 * len / 3);
+        result_add(r, rows, 2 * len / 3);
     npyio_reader_close(rd);
     npyio_stream_close(s);
     return st;
 }
 
-static npyio_status read_npz(vfile *f, const npyio_options *o, result *r)
+/* A C-order file of another byte order: read whole into the caller's
+ * buffer, swapped block by block; then as from a pipe, rows 1 and 2
+ * (row 0 skipped by reading), and whole into a block of its own. */
+static npyio_status read_swapped(void *ctx, const npyio_options *o,
+                                 fault_result *r)
 {
-    npyio_stream *s = open_vfile(f, 0, o);
+    npyio_stream *s = NULL;
+    npyio_reader *rd = NULL;
+    unsigned char whole[4096];
+    void *block = NULL;
+    size_t len = 0;
+    npyio_status st = reopen(ctx, READING, NPYIO_OK, o, &s, &rd);
+
+    if (st == NPYIO_OK)
+        st = npyio_reader_read(rd, whole, sizeof whole, NPYIO_READ_NATIVE);
+    if (st == NPYIO_OK)
+        result_add(r, whole, data_bytes(rd));
+    st = reopen(ctx, PIPE, st, o, &s, &rd);
+    if (st == NPYIO_OK)
+        st = npyio_reader_read_rows(rd, 1, 2, whole, sizeof whole,
+                                    NPYIO_READ_NATIVE);
+    if (st == NPYIO_OK)
+        result_add(r, whole, data_bytes(rd) / 3 * 2);
+    st = reopen(ctx, PIPE, st, o, &s, &rd);
+    if (st == NPYIO_OK)
+        st = npyio_reader_read_alloc(rd, NPYIO_READ_NATIVE, &block, &len);
+    if (st == NPYIO_OK)
+        result_add(r, block, len);
+    npyio_free(block);
+    npyio_reader_close(rd);
+    npyio_stream_close(s);
+    return st;
+}
+
+static npyio_status read_npz(void *ctx, const npyio_options *o,
+                             fault_result *r)
+{
+    npyio_stream *s = open_vfile(ctx, READING, o);
     npyio_npz *npz = NULL;
-    size_t i;
     npyio_status st = npyio_npz_open_stream(s, o, &npz);
 
-    for (i = 0; st == NPYIO_OK && i < npyio_npz_count(npz); i++) {
-        npyio_stream *m = NULL;
-        unsigned char buf[512];
-        size_t got = 0;
-
-        st = npyio_npz_open_member(npz, i, &m);
-        while (st == NPYIO_OK &&
-               (st = npyio_stream_read(m, buf, sizeof buf, &got)) ==
-                   NPYIO_OK &&
-               got > 0)
-            keep(r, buf, got);
-        npyio_stream_close(m);
-        if (st == NPYIO_OK)
-            st = npyio_npz_verify(npz, i);
-    }
-    npyio_npz_close(npz);
+    st = fault_read_members(st, npz, 1, r);
     npyio_stream_close(s);
     return st;
 }
 
 static const double values[40] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1, -2};
 
-static npyio_status write_npy(vfile *f, const npyio_options *o, result *r)
+/* The bytes written, once the stream is closed. */
+static npyio_status written(npyio_status st, npyio_stream *s, vfile *f,
+                            fault_result *r)
 {
-    npyio_stream *s = open_vfile(f, 1, o);
-    npyio_header *h = NULL;
-    npyio_writer *w = NULL;
-    npyio_dtype *dt = NULL;
-    npyio_status st = npyio_dtype_from_descr("<f8", 3, o, &dt);
-
+    st = fault_stream_close(st, s);
     if (st == NPYIO_OK)
-        st = npyio_header_new(dt, 2, (const int64_t[]){4, 10}, 0, &h);
-    npyio_dtype_unref(dt);
-    if (st == NPYIO_OK)
-        st = npyio_writer_open_stream(s, h, NPYIO_WRITE_UNKNOWN_ROWS, o, &w);
-    if (st == NPYIO_OK)
-        st = npyio_writer_write(w, values, sizeof values);
-    if (st == NPYIO_OK)
-        st = npyio_writer_close(w);
-    else
-        npyio_writer_abort(w);
-    if (st == NPYIO_OK)
-        st = npyio_stream_close(s);
-    else
-        npyio_stream_close(s);
-    if (st == NPYIO_OK)
-        keep(r, f->bytes, f->len);
-    npyio_header_free(h);
+        result_add(r, f->bytes, f->len);
     return st;
 }
 
-static npyio_status write_npz(vfile *f, const npyio_options *o, result *r)
+static npyio_status write_npy(void *ctx, const npyio_options *o,
+                              fault_result *r)
 {
-    npyio_stream *s = open_vfile(f, 1, o);
-    npyio_npz_writer *w = NULL;
-    npyio_writer *m = NULL;
-    npyio_dtype *dt = NULL;
+    npyio_stream *s = open_vfile(ctx, WRITING, o);
     npyio_header *h = NULL;
-    npyio_status st = npyio_dtype_from_descr("<f8", 3, o, &dt);
+    npyio_writer *w = NULL;
+    npyio_status st =
+        fault_header(o, "<f8", 2, (const int64_t[]){4, 10}, &h);
 
     if (st == NPYIO_OK)
-        st = npyio_header_new(dt, 1, (const int64_t[]){40}, 0, &h);
-    npyio_dtype_unref(dt);
+        st = npyio_writer_open_stream(s, h, NPYIO_WRITE_UNKNOWN_ROWS, o, &w);
+    st = fault_write_close(st, w, values, sizeof values);
+    npyio_header_free(h);
+    return written(st, s, ctx, r);
+}
+
+static npyio_status write_npz(void *ctx, const npyio_options *o,
+                              fault_result *r)
+{
+    npyio_stream *s = open_vfile(ctx, WRITING, o);
+    npyio_npz_writer *w = NULL;
+    npyio_writer *m = NULL;
+    npyio_header *h = NULL;
+    npyio_status st =
+        fault_header(o, "<f8", 1, (const int64_t[]){40}, &h);
+
     if (st == NPYIO_OK)
         st = npyio_npz_create_stream(s, 0, o, &w);
-    if (st == NPYIO_OK)
-        st = npyio_npz_add_array(w, "stored", h, values, sizeof values, 0);
-    if (st == NPYIO_OK)
-        st = npyio_npz_add_array(w, "deflated", h, values, sizeof values, 6);
+    st = fault_npz_add_both(st, w, h, values, sizeof values);
     if (st == NPYIO_OK)
         st = npyio_npz_add(w, "rows", h, 6, NPYIO_WRITE_UNKNOWN_ROWS, &m);
     if (st == NPYIO_OK)
@@ -272,101 +313,46 @@ static npyio_status write_npz(vfile *f, const npyio_options *o, result *r)
         if (st == NPYIO_OK)
             st = closed;
     }
-    if (st == NPYIO_OK)
-        st = npyio_npz_writer_close(w);
-    else
-        npyio_npz_writer_abort(w);
-    if (st == NPYIO_OK)
-        st = npyio_stream_close(s);
-    else
-        npyio_stream_close(s);
-    if (st == NPYIO_OK)
-        keep(r, f->bytes, f->len);
+    st = fault_npz_close(st, w);
     npyio_header_free(h);
-    return st;
+    return written(st, s, ctx, r);
 }
 
-typedef npyio_status (*operation)(vfile *f, const npyio_options *o,
-                                  result *r);
-
-/* ---- the loops ------------------------------------------------------------------------ */
-
-/* One run with its faults; the status, and the result in *r. */
-static npyio_status run(operation op, vfile *f, long fail_at, size_t most,
-                        const npyio_options *o, result *r)
-{
-    npyio_status st;
-
-    f->calls = 0;
-    f->fail_at = fail_at;
-    f->failed = 0;
-    f->most = most;
-    inj.live = 0;
-    memset(r, 0, sizeof *r);
-    st = op(f, o, r);
-    if (inj.live != 0)
-        fail_msg("call %ld failed: %ld blocks not given back (%s)", fail_at,
-                 inj.live, npyio_status_string(st));
-    return st;
-}
-
-static void every_call_fails(const char *name, operation op, vfile *f)
-{
-    npyio_options *o = failing_options(1);
-    result want, got;
-    long k, calls;
-
-    inj.fail_at = 0; /* the allocator never fails here: it counts */
-    assert_ok(run(op, f, 0, 0, o, &want));
-    calls = f->calls;
-    assert_true(calls > 2);
-    for (k = 1; k <= calls; k++) {
-        npyio_status st = run(op, f, k, 0, o, &got);
-
-        /* A failure the library never sees (the close of a stream it
-         * only read) leaves the result whole. */
-        if (st == NPYIO_OK)
-            assert_true(got.len == want.len &&
-                        memcmp(got.bytes, want.bytes, want.len) == 0);
-        else if (st != NPYIO_E_IO || strstr(npyio_last_error(), "callback "
-                                            "failed") == NULL)
-            fail_msg("%s: call %ld of %ld failed: %s (%s)", name, k, calls,
-                     npyio_status_string(st), npyio_last_error());
-        free(got.bytes);
-    }
-    /* Short reads and writes change nothing. */
-    for (k = 1; k <= 3; k++) {
-        assert_ok(run(op, f, 0, (size_t)k, o, &got));
-        if (got.len != want.len ||
-            memcmp(got.bytes, want.bytes, want.len) != 0)
-            fail_msg("%s: %ld bytes per call gave other bytes", name, k);
-        free(got.bytes);
-    }
-    free(want.bytes);
-    npyio_options_free(o);
-}
+/* ---- the tests ------------------------------------------------------------------ */
 
 static void test_reading(void **state)
 {
-    vfile f = {0};
+    static const struct {
+        fault_op op;
+        const char *file;
+    } reads[] = {
+        {{"read .npy", read_npy, NULL, 0},
+         "arrays/rec_nested_padded_3x4_f.npy"},
+        {{"read swapped .npy", read_swapped, NULL, 0},
+         "arrays/c16be_3x5_c.npy"},
+        {{"read .npz", read_npz, NULL, 0}, "npz/savez_compressed.npz"},
+        {{"read ZIP64 .npz", read_npz, NULL, 0}, "zip64/zip64_prefix.npz"},
+    };
+    vfile f;
+    size_t i;
 
     (void)state;
-    load_file(&f, "arrays/rec_nested_padded_3x4_f.npy");
-    every_call_fails("read .npy", read_npy, &f);
-    free(f.bytes);
-    memset(&f, 0, sizeof f);
-    load_file(&f, "npz/savez_compressed.npz");
-    every_call_fails("read .npz", read_npz, &f);
-    free(f.bytes);
+    for (i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+        load_file(&f, reads[i].file);
+        fault_every_call(&reads[i].op, callbacks(&f));
+        free(f.bytes);
+    }
 }
 
 static void test_writing(void **state)
 {
+    const fault_op npy = {"write .npy", write_npy, NULL, 0};
+    const fault_op npz = {"write .npz", write_npz, NULL, 0};
     vfile f = {0};
 
     (void)state;
-    every_call_fails("write .npy", write_npy, &f);
-    every_call_fails("write .npz", write_npz, &f);
+    fault_every_call(&npy, callbacks(&f));
+    fault_every_call(&npz, callbacks(&f));
     free(f.bytes);
 }
 

@@ -1,0 +1,864 @@
+/*
+ * test_refusals.c - what public functions must refuse: NULL arguments,
+ * pointers that are not (or no longer) their handle, indices and row
+ * ranges out of range, operations in the wrong state or on the wrong kind
+ * of array or stream. Each refusal is checked for its status and its
+ * whole message (the function called, then what is wrong), for the
+ * outputs it must clear, and for what it must leave alone (no file made,
+ * the handle still usable); every block is given back (inject.h's
+ * counting allocator).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "scratch.h"
+#include "inject.h"
+
+/* A refusal: the status, and the message exactly. */
+#define assert_refused(expr, want, text)                                     \
+    do {                                                                     \
+        npyio_status got_ = (expr);                                          \
+        if (got_ != (want) || strcmp(npyio_last_error(), (text)) != 0)       \
+            fail_msg("%s gave %s (\"%s\"), want %s (\"%s\")", #expr,         \
+                     npyio_status_string(got_), npyio_last_error(),          \
+                     npyio_status_string(want), (text));                     \
+    } while (0)
+
+#define assert_invalid(expr, text) \
+    assert_refused((expr), NPYIO_E_INVALID_ARG, (text))
+
+/* An opener refuses a NULL path and a NULL out. */
+#define assert_opener_checked(null_path_call, null_out_call, fn)             \
+    do {                                                                     \
+        assert_invalid(null_path_call, fn ": path is NULL");                 \
+        assert_invalid(null_out_call, fn ": out is NULL");                   \
+    } while (0)
+
+/* A function refuses a NULL handle (the call with NULL) and a pointer
+ * that is no handle of its type (the call with `fake`): named `name` in
+ * its messages, `as` the kind of handle, `gone` how a handle ends. */
+#define assert_handle_checked(null_call, fake_call, fn, name, as, type,     \
+                              gone)                                          \
+    do {                                                                     \
+        assert_invalid(null_call, fn ": " name " is NULL");                  \
+        assert_invalid(fake_call, fn ": the pointer given as " as " is not " \
+                                  "an " type " (or was " gone ")");          \
+    } while (0)
+
+static char sample[1024], zero_d[1024], objects[1024], keys_npz[1024];
+
+static const char *data_path(char *buf, const char *relative)
+{
+    snprintf(buf, 1024, "%s/%s", NPYIO_TEST_DATA_DIR, relative);
+    return buf;
+}
+
+/* A block of zeros where a handle is expected: not one of ours. */
+static _Alignas(max_align_t) unsigned char not_a_handle[1024];
+#define GARBAGE ((void *)not_a_handle)
+
+static int setup(void **state)
+{
+    (void)state;
+    data_path(sample, "sample.npy");
+    data_path(zero_d, "arrays/i4le_0d.npy");
+    data_path(objects, "arrays/object_mixed.npy");
+    data_path(keys_npz, "npz/keys.npz");
+    inj.fail_at = 0;
+    return scratch_make("test_refusals");
+}
+
+/* ---- streams ------------------------------------------------------------------ */
+
+static int write_only(void *user, const void *buf, size_t len, size_t *put)
+{
+    (void)user;
+    (void)buf;
+    *put = len;
+    return 0;
+}
+
+/* Reports more bytes than it was asked for. */
+static int boastful(void *user, void *buf, size_t cap, size_t *got)
+{
+    (void)user;
+    memset(buf, 0, cap);
+    *got = cap + 5;
+    return 0;
+}
+
+static void test_streams(void **state)
+{
+    static const unsigned char bytes[4] = {1, 2, 3, 4};
+    const npyio_stream_ops writing = {sizeof writing, NULL, write_only, NULL,
+                                      NULL};
+    const npyio_stream_ops boasting = {sizeof boasting, boastful, NULL, NULL,
+                                       NULL};
+    npyio_options *o = failing_options(1);
+    npyio_stream *s = NULL, *w = NULL;
+    unsigned char buf[8];
+    size_t got = 99;
+
+    (void)state;
+    inj.live = 0;
+    assert_ok(npyio_stream_open_memory(bytes, sizeof bytes, o, &s));
+    assert_invalid(npyio_stream_read(s, buf, sizeof buf, NULL),
+                   "npyio_stream_read: got is NULL");
+    got = 99;
+    assert_invalid(npyio_stream_read(s, NULL, sizeof buf, &got),
+                   "npyio_stream_read: buf is NULL");
+    assert_handle_checked(npyio_stream_read(NULL, buf, sizeof buf, &got),
+                          npyio_stream_read(GARBAGE, buf, sizeof buf, &got),
+                          "npyio_stream_read", "stream", "a stream",
+                          "npyio_stream", "closed");
+    assert_int_equal(got, 0);
+    /* The stream refused nothing of its own: all four bytes are there. */
+    assert_ok(npyio_stream_read(s, buf, sizeof buf, &got));
+    assert_int_equal(got, 4);
+    assert_memory_equal(buf, bytes, 4);
+    assert_ok(npyio_stream_close(s));
+    assert_invalid(npyio_stream_open_file(NULL, o, &s),
+                   "npyio_stream_open_file: file is NULL");
+    assert_invalid(npyio_stream_open_file(stdout, o, NULL),
+                   "npyio_stream_open_file: out is NULL");
+    assert_invalid(npyio_stream_open_growable(o, NULL),
+                   "npyio_stream_open_growable: out is NULL");
+    {
+        void *taken = GARBAGE;
+        size_t taken_len = 5;
+
+        assert_invalid(npyio_stream_take_bytes((npyio_stream *)not_a_handle,
+                                               &taken, &taken_len),
+                       "npyio_stream_take_bytes: the pointer given as a "
+                       "stream is not an npyio_stream (or was closed)");
+        assert_null(taken);
+        assert_int_equal(taken_len, 0);
+    }
+    /* Callbacks without a read, and one that reports too much. */
+    assert_ok(npyio_stream_open_ops(&writing, NULL, o, &w));
+    assert_invalid(npyio_stream_read(w, buf, sizeof buf, &got),
+                   "npyio_stream_read: reading the stream: the stream is not "
+                   "readable");
+    assert_ok(npyio_stream_close(w));
+    assert_ok(npyio_stream_open_ops(&boasting, NULL, o, &w));
+    assert_refused(npyio_stream_read(w, buf, 4, &got), NPYIO_E_IO,
+                   "npyio_stream_read: reading the stream: the read callback "
+                   "reported 9 bytes for a request of 4");
+    assert_int_equal(got, 0);
+    assert_ok(npyio_stream_close(w));
+    assert_int_equal(inj.live, 0);
+    npyio_options_free(o);
+}
+
+/* ---- readers --------------------------------------------------------------------- */
+
+static void test_readers(void **state)
+{
+    npyio_options *o = failing_options(1);
+    npyio_reader *r = NULL, *z = NULL, *obj = NULL;
+    npyio_header *h = (npyio_header *)not_a_handle;
+    npyio_stream *s = NULL;
+    unsigned char buf[512];
+    void *data = buf, *bytes = buf;
+    size_t len = 99, got = 99;
+    char type[64];
+    int64_t shape[4];
+    int ndim = 9;
+
+    (void)state;
+    inj.live = 0;
+    assert_opener_checked(npyio_reader_open_path(NULL, o, &r),
+                          npyio_reader_open_path(sample, o, NULL),
+                          "npyio_reader_open_path");
+    assert_ok(npyio_stream_open_path(sample, NPYIO_OPEN_READ, o, &s));
+    assert_invalid(npyio_reader_open_stream(s, o, NULL),
+                   "npyio_reader_open_stream: out is NULL");
+    assert_ok(npyio_stream_close(s));
+    assert_null(npyio_reader_header(NULL));
+    assert_null(npyio_reader_header((npyio_reader *)not_a_handle));
+    assert_ok(npyio_reader_open_path(sample, o, &r));
+    assert_handle_checked(npyio_reader_read(NULL, buf, sizeof buf, 0),
+                          npyio_reader_read(GARBAGE, buf, sizeof buf, 0),
+                          "npyio_reader_read", "reader", "a reader",
+                          "npyio_reader", "closed");
+    assert_invalid(npyio_reader_read(r, NULL, 1 << 20, 0),
+                   "npyio_reader_read: dst is NULL");
+    assert_invalid(npyio_reader_read_alloc(r, 0, NULL, &len),
+                   "npyio_reader_read_alloc: data is NULL");
+    assert_int_equal(len, 0);
+    assert_invalid(npyio_reader_read_rows(NULL, 0, 1, buf, sizeof buf, 0),
+                   "npyio_reader_read_rows: reader is NULL");
+    assert_invalid(npyio_reader_read_rows(r, 0, 1, NULL, sizeof buf, 0),
+                   "npyio_reader_read_rows: dst is NULL");
+    assert_invalid(npyio_reader_read_chunk(r, buf, sizeof buf, 0, NULL),
+                   "npyio_reader_read_chunk: got is NULL");
+    assert_invalid(npyio_reader_read_pickle(r, NULL, &len),
+                   "npyio_reader_read_pickle: bytes is NULL");
+    assert_invalid(npyio_reader_read_pickle(r, &bytes, NULL),
+                   "npyio_reader_read_pickle: len is NULL");
+    assert_invalid(npyio_reader_read_pickle(NULL, &bytes, &len),
+                   "npyio_reader_read_pickle: reader is NULL");
+    assert_null(bytes);
+    assert_invalid(npyio_reader_read_pickle(r, &bytes, &len),
+                   "npyio_reader_read_pickle: the array holds no Python "
+                   "objects; its data is not a pickle");
+    /* None of it moved the reader: the data still reads whole. */
+    assert_ok(npyio_reader_read(r, buf, sizeof buf, 0));
+    assert_ok(npyio_reader_close(r));
+    /* A 0-d array has no rows; a pickle is read once. */
+    assert_ok(npyio_reader_open_path(zero_d, o, &z));
+    assert_invalid(npyio_reader_read_rows(z, 0, 1, buf, sizeof buf, 0),
+                   "npyio_reader_read_rows: a 0-d array has no rows");
+    assert_ok(npyio_reader_close(z));
+    assert_ok(npyio_reader_open_path(objects, o, &obj));
+    assert_ok(npyio_reader_read_pickle(obj, &bytes, &len));
+    assert_true(len > 2 && ((unsigned char *)bytes)[0] == 0x80);
+    npyio_free(bytes);
+    assert_refused(npyio_reader_read_pickle(obj, &bytes, &len),
+                   NPYIO_E_STATE,
+                   "npyio_reader_read_pickle: the data was already read");
+    assert_null(bytes);
+    assert_int_equal(len, 0);
+    assert_ok(npyio_reader_close(obj));
+    /* The one-call loaders. */
+    assert_invalid(npyio_load(sample, 0, o, NULL, &data),
+                   "npyio_load: header is NULL");
+    assert_invalid(npyio_load(sample, 0, o, &h, NULL),
+                   "npyio_load: data is NULL");
+    assert_invalid(npyio_load_array(sample, o, &data, &got, type, sizeof type,
+                                    NULL, shape, 4),
+                   "npyio_load_array: ndim is NULL");
+    assert_invalid(npyio_load_array(sample, o, &data, &got, NULL, sizeof type,
+                                    &ndim, shape, 4),
+                   "npyio_load_array: type is NULL");
+    assert_invalid(npyio_load_array(sample, o, &data, &got, type, sizeof type,
+                                    &ndim, NULL, 4),
+                   "npyio_load_array: shape is NULL");
+    assert_int_equal(inj.live, 0);
+    npyio_options_free(o);
+}
+
+/* ---- writers and maps --------------------------------------------------------------- */
+
+static void test_writers_and_maps(void **state)
+{
+    npyio_options *o = failing_options(1);
+    npyio_header *h = make_header("<f8", 2, (const int64_t[]){2, 2}, 0);
+    npyio_header *obj = make_header("O", 1, (const int64_t[]){2}, 0);
+    npyio_writer *w = NULL;
+    npyio_map *m = (npyio_map *)not_a_handle;
+    char path[300], text[1400];
+    double v[4] = {1, 2, 3, 4};
+
+    (void)state;
+    inj.live = 0;
+    path_in_dir(path, sizeof path, "w.npy");
+    assert_invalid(npyio_writer_open_path(path, h, 0, o, NULL),
+                   "npyio_writer_open_path: out is NULL");
+    assert_ok(npyio_writer_open_path(path, h, 0, o, &w));
+    assert_invalid(npyio_writer_write(w, NULL, 8),
+                   "npyio_writer_write: data is NULL");
+    assert_refused(npyio_writer_write_rows(w, 0, 1, v, 16), NPYIO_E_STATE,
+                   "npyio_writer_write_rows: the writer was not opened with "
+                   "npyio_writer_open_in_place");
+    /* Refused without harm: the writer goes on. */
+    assert_ok(npyio_writer_write(w, v, sizeof v));
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_writer_open_in_place(path, 0, o, &w));
+    assert_invalid(npyio_writer_write_rows(w, 1, 2, v, 32),
+                   "npyio_writer_write_rows: rows [1, 3) are not within the "
+                   "file's 2 rows");
+    assert_invalid(npyio_writer_write_rows(w, -1, 1, v, 16),
+                   "npyio_writer_write_rows: rows [-1, 0) are not within the "
+                   "file's 2 rows");
+    assert_ok(npyio_writer_write_rows(w, 1, 1, v, 16));
+    assert_ok(npyio_writer_close(w));
+    assert_invalid(npyio_writer_write_rows(NULL, 1, 1, v, 16),
+                   "npyio_writer_write_rows: writer is NULL");
+    assert_ok(npyio_writer_open_in_place(path, NPYIO_WRITE_NO_SYNC, o, &w));
+    assert_invalid(npyio_writer_write_rows(w, 1, 1, NULL, 16),
+                   "npyio_writer_write_rows: data is NULL");
+    assert_ok(npyio_writer_close(w));
+    assert_invalid(npyio_writer_open_in_place(path, NPYIO_WRITE_UNKNOWN_ROWS,
+                                              o, &w),
+                   "npyio_writer_open_in_place: flag 0x20 is not one this "
+                   "function takes (it takes 0x50)");
+    assert_null(w);
+    assert_invalid(npyio_writer_open_append(NULL, h, 0, o, &w),
+                   "npyio_writer_open_append: path is NULL");
+    assert_null(w);
+    assert_invalid(npyio_save(path, NULL, v, sizeof v, 0, o),
+                   "npyio_save: header is not an npyio_header");
+    assert_invalid(npyio_header_emit(GARBAGE, 0, NULL, 0, NULL),
+                   "npyio_header_emit: the pointer given as a header is not "
+                   "an npyio_header (or was freed)");
+    /* Rows of a 0-d array or of objects. */
+    snprintf(text, sizeof text, "npyio_writer_open_in_place: %s: a 0-d "
+             "array has no rows", zero_d);
+    assert_invalid(npyio_writer_open_in_place(zero_d, 0, o, &w), text);
+    assert_null(w);
+    snprintf(text, sizeof text, "npyio_writer_open_in_place: %s: the array "
+             "holds Python objects (a pickle)", objects);
+    assert_refused(npyio_writer_open_in_place(objects, 0, o, &w),
+                   NPYIO_E_UNSUPPORTED, text);
+    assert_null(w);
+    /* Maps. */
+    assert_opener_checked(npyio_map_open(NULL, 0, o, &m),
+                          npyio_map_open(path, 0, o, NULL),
+                          "npyio_map_open");
+    assert_opener_checked(npyio_map_create(NULL, h, 0, o, &m),
+                          npyio_map_create(path, h, 0, o, NULL),
+                          "npyio_map_create");
+    assert_invalid(npyio_map_create(path, NULL, 0, o, &m),
+                   "npyio_map_create: header is not an npyio_header");
+    assert_null(m);
+    path_in_dir(path, sizeof path, "objects.npy");
+    snprintf(text, sizeof text, "npyio_map_create: %s: the array holds "
+             "Python objects (a pickle): it cannot be mapped", path);
+    assert_refused(npyio_map_create(path, obj, 0, o, &m),
+                   NPYIO_E_UNSUPPORTED, text);
+    assert_int_equal(access(path, F_OK), -1); /* nothing made */
+    assert_null(npyio_map_data(NULL));
+    assert_null(npyio_map_header((npyio_map *)not_a_handle));
+    assert_int_equal(npyio_map_aligned(NULL), 0);
+    assert_int_equal(npyio_map_aligned((npyio_map *)not_a_handle), 0);
+    assert_ok(npyio_map_close(NULL));
+    assert_int_equal(entries(dir), 1); /* w.npy alone */
+    npyio_header_free(h);
+    npyio_header_free(obj);
+    assert_int_equal(inj.live, 0);
+    npyio_options_free(o);
+}
+
+/* ---- archives ------------------------------------------------------------------------- */
+
+static void test_archives(void **state)
+{
+    npyio_options *o = failing_options(1);
+    npyio_npz *npz = NULL, *from_stream = NULL;
+    npyio_npz_writer *w = NULL;
+    npyio_stream *s = NULL, *m = (npyio_stream *)not_a_handle;
+    npyio_map *map = (npyio_map *)not_a_handle;
+    npyio_header *h = (npyio_header *)not_a_handle;
+    void *data = not_a_handle;
+    unsigned char *bytes;
+    size_t i = 7, len = 0;
+    int64_t v = 5;
+    int ambiguous = 3;
+    char path[300];
+
+    (void)state;
+    inj.live = 0;
+    assert_opener_checked(npyio_npz_open_path(NULL, o, &npz),
+                          npyio_npz_open_path(keys_npz, o, NULL),
+                          "npyio_npz_open_path");
+    bytes = snapshot(keys_npz, &len);
+    assert_ok(npyio_stream_open_memory(bytes, len, o, &s));
+    assert_invalid(npyio_npz_open_stream(s, o, NULL),
+                   "npyio_npz_open_stream: out is NULL");
+    assert_ok(npyio_npz_open_path(keys_npz, o, &npz));
+    assert_int_equal(npyio_npz_count(npz), 4);
+    assert_int_equal(npyio_npz_count(NULL), 0);
+    assert_null(npyio_npz_name(npz, 4));
+    assert_null(npyio_npz_key(npz, 4));
+    assert_null(npyio_npz_key(NULL, 0));
+    assert_null(npyio_npz_key((npyio_npz *)not_a_handle, 0));
+    assert_invalid(npyio_npz_find(npz, NULL, &i, &ambiguous),
+                   "npyio_npz_find: key is NULL");
+    assert_invalid(npyio_npz_find(npz, "plain", NULL, &ambiguous),
+                   "npyio_npz_find: index is NULL");
+    assert_handle_checked(npyio_npz_find(NULL, "plain", &i, &ambiguous),
+                          npyio_npz_find(GARBAGE, "plain", &i, NULL),
+                          "npyio_npz_find", "npz", "an archive", "npyio_npz",
+                          "closed");
+    assert_invalid(npyio_npz_stat(npz, 0, NPYIO_NPZ_SIZE, NULL),
+                   "npyio_npz_stat: value is NULL");
+    assert_invalid(npyio_npz_stat(npz, 4, NPYIO_NPZ_SIZE, &v),
+                   "npyio_npz_stat: member 4 of an archive of 4");
+    assert_invalid(npyio_npz_open_member(npz, 0, NULL),
+                   "npyio_npz_open_member: out is NULL");
+    assert_invalid(npyio_npz_open_member(npz, 9, &m),
+                   "npyio_npz_open_member: member 9 of an archive of 4");
+    assert_invalid(npyio_npz_map(npz, 3, NULL),
+                   "npyio_npz_map: out is NULL");
+    /* From a stream: members read, but do not map. */
+    assert_ok(npyio_npz_open_stream(s, o, &from_stream));
+    assert_refused(npyio_npz_map(from_stream, 3, &map), NPYIO_E_UNSUPPORTED,
+                   "npyio_npz_map: member 3 ('plain.npy'): maps need an "
+                   "archive opened from a path");
+    assert_null(map);
+    assert_ok(npyio_npz_verify(from_stream, 3));
+    assert_ok(npyio_npz_close(from_stream));
+    /* Copying a member that is not there. */
+    path_in_dir(path, sizeof path, "copy.npz");
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
+    assert_invalid(npyio_npz_copy(w, npz, 4, NULL),
+                   "npyio_npz_copy: member 4 of an archive of 4");
+    assert_ok(npyio_npz_copy(w, npz, 3, "copied"));
+    assert_ok(npyio_npz_writer_close(w));
+    assert_ok(npyio_npz_load(path, "copied", 0, o, &h, &data));
+    assert_int_equal(npyio_header_nbytes(h), 192); /* 10 complex128 */
+    npyio_header_free(h);
+    npyio_free(data);
+    /* The one-call loader. */
+    assert_invalid(npyio_npz_load(keys_npz, NULL, 0, o, &h, &data),
+                   "npyio_npz_load: key is NULL");
+    assert_invalid(npyio_npz_load(keys_npz, "plain", 0, o, NULL, &data),
+                   "npyio_npz_load: header is NULL");
+    assert_invalid(npyio_npz_load(keys_npz, "plain", 0, o, &h, NULL),
+                   "npyio_npz_load: data is NULL");
+    /* None of it harmed the archive. */
+    assert_ok(npyio_npz_find(npz, "plain", &i, &ambiguous));
+    assert_int_equal(i, 3);
+    assert_int_equal(ambiguous, 0);
+    assert_ok(npyio_npz_verify(npz, 3));
+    assert_ok(npyio_npz_close(npz));
+    assert_ok(npyio_stream_close(s));
+    free(bytes);
+    assert_int_equal(inj.live, 0);
+    npyio_options_free(o);
+}
+
+/* ---- options ------------------------------------------------------------------------- */
+
+static void test_options(void **state)
+{
+    npyio_options *o = NULL;
+    int64_t v = 0;
+    char text[200];
+
+    (void)state;
+    assert_ok(npyio_options_new(&o));
+    snprintf(text, sizeof text, "npyio_options_set_limit: NPYIO_LIMIT_DEPTH "
+             "can be at most %d (%d given)", NPYIO__MAX_DEPTH,
+             NPYIO__MAX_DEPTH + 1);
+    assert_invalid(npyio_options_set_limit(o, NPYIO_LIMIT_DEPTH,
+                                           NPYIO__MAX_DEPTH + 1),
+                   text);
+    /* The limit kept its value; the largest allowed is taken. */
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_DEPTH,
+                                      NPYIO__MAX_DEPTH));
+    assert_ok(npyio_options_get_limit(o, NPYIO_LIMIT_DEPTH, &v));
+    assert_int_equal(v, NPYIO__MAX_DEPTH);
+    npyio_options_free(o);
+}
+
+/* ---- archive writers ----------------------------------------------------------------- */
+
+static void test_archive_writers(void **state)
+{
+    npyio_options *o = failing_options(1);
+    npyio_header *h = make_header("<i4", 1, (const int64_t[]){4}, 0);
+    static const int32_t v[4] = {1, 2, 3, 4};
+    const char *keys[1] = {"a"};
+    npyio_stream *s = NULL, *back = NULL;
+    npyio_npz_writer *w = GARBAGE;
+    npyio_npz *src = NULL, *npz = NULL;
+    npyio_writer *m = GARBAGE;
+    void *bytes = NULL;
+    size_t len = 0;
+    char *long_key = malloc(0x10000), path[300];
+
+    (void)state;
+    inj.live = 0;
+    assert_ok(npyio_npz_open_path(keys_npz, o, &src));
+    assert_ok(npyio_stream_open_growable(o, &s));
+    assert_invalid(npyio_npz_create_stream(s, 0, o, NULL),
+                   "npyio_npz_create_stream: out is NULL");
+    assert_ok(npyio_npz_create_stream(s, 0, o, &w));
+    assert_invalid(npyio_npz_add(w, "a", h, 0, 0, NULL),
+                   "npyio_npz_add: out is NULL");
+    assert_invalid(npyio_npz_add(w, NULL, h, 0, 0, &m),
+                   "npyio_npz_add: key is NULL");
+    assert_null(m);
+    assert_invalid(npyio_npz_add(w, "a", NULL, 0, 0, &m),
+                   "npyio_npz_add: header is NULL");
+    assert_invalid(npyio_npz_add(NULL, "a", h, 0, 0, &m),
+                   "npyio_npz_add: npz is NULL");
+    memset(long_key, 'k', 0xFFF0 - 3);
+    long_key[0xFFF0 - 3] = '\0';
+    assert_invalid(npyio_npz_add(w, long_key, h, 0, 0, &m),
+                   "npyio_npz_add: key of 65517 bytes is too long for a ZIP "
+                   "name");
+    assert_invalid(npyio_npz_add_array(w, "a", h, NULL, 16, 0),
+                   "npyio_npz_add_array: data is NULL");
+    /* A member's writer open: no copy, no other member, no close. */
+    assert_ok(npyio_npz_add(w, "m", h, 6, 0, &m));
+    assert_refused(npyio_npz_copy(w, src, 3, NULL), NPYIO_E_STATE,
+                   "npyio_npz_copy: a member's writer is still open (close "
+                   "it first)");
+    assert_ok(npyio_writer_write(m, v, sizeof v));
+    assert_ok(npyio_writer_close(m));
+    /* Every refusal left the archive going: it holds member m alone. */
+    assert_ok(npyio_npz_writer_close(w));
+    assert_ok(npyio_stream_take_bytes(s, &bytes, &len));
+    assert_ok(npyio_stream_open_memory(bytes, len, o, &back));
+    assert_ok(npyio_npz_open_stream(back, o, &npz));
+    assert_int_equal(npyio_npz_count(npz), 1);
+    assert_string_equal(npyio_npz_name(npz, 0), "m.npy");
+    assert_ok(npyio_npz_verify(npz, 0));
+    assert_ok(npyio_npz_close(npz));
+    assert_ok(npyio_stream_close(back));
+    npyio_free(bytes);
+    /* An archive failed by an abandoned member repeats its failure. */
+    assert_ok(npyio_npz_create_stream(s, 0, o, &w));
+    assert_ok(npyio_npz_add(w, "gone", h, 0, 0, &m));
+    npyio_writer_abort(m);
+    assert_refused(npyio_npz_copy(w, src, 3, NULL), NPYIO_E_STATE,
+                   "npyio_npz_copy: the archive failed earlier (wrong "
+                   "state: member 'gone.npy' was not finished (failed or "
+                   "abandoned))");
+    npyio_npz_writer_abort(w);
+    assert_ok(npyio_stream_close(s));
+    /* The one-call saver. */
+    path_in_dir(path, sizeof path, "saved.npz");
+    assert_invalid(npyio_npz_save(path, 1, NULL,
+                                  (const npyio_header *const[]){h},
+                                  (const void *const[]){v},
+                                  (const size_t[]){sizeof v}, 0, 0, o),
+                   "npyio_npz_save: keys, headers, data and lens must be "
+                   "given for 1 arrays");
+    assert_int_equal(access(path, F_OK), -1);
+    assert_ok(npyio_npz_save(path, 1, keys, (const npyio_header *const[]){h},
+                             (const void *const[]){v},
+                             (const size_t[]){sizeof v}, 0,
+                             NPYIO_WRITE_NO_SYNC, o));
+    assert_int_equal(unlink(path), 0);
+    assert_ok(npyio_npz_close(src));
+    npyio_header_free(h);
+    free(long_key);
+    assert_int_equal(inj.live, 0);
+    npyio_options_free(o);
+}
+
+/* ---- dtypes --------------------------------------------------------------------------- */
+
+static npyio_dtype *dtype_of(const char *descr)
+{
+    npyio_dtype *dt = NULL;
+
+    assert_ok(npyio_dtype_from_descr(descr, strlen(descr), NULL, &dt));
+    return dt;
+}
+
+static void test_dtypes(void **state)
+{
+    npyio_dtype *rec = dtype_of("[('a', '<i4'), ('b', '<i4')]");
+    npyio_dtype *one = dtype_of("[('a', '<i8')]");
+    npyio_dtype *sub23 = dtype_of("('<i4', (2, 3))");
+    npyio_dtype *sub32 = dtype_of("('<i4', (3, 2))");
+    npyio_dtype *sub23b = dtype_of("('<i4', (2, 3))");
+    npyio_dtype *out = (npyio_dtype *)not_a_handle;
+    char buf[64];
+    size_t need = 0, index = 5;
+
+    (void)state;
+    assert_invalid(npyio_dtype_datetime(NPYIO_KIND_DATETIME, "s", 1, '<',
+                                        NULL),
+                   "npyio_dtype_datetime: out is NULL");
+    assert_invalid(npyio_dtype_datetime(NPYIO_KIND_DATETIME, "s", 1, '!',
+                                        &out),
+                   "npyio_dtype_datetime: byte order must be '<', '>', '=' "
+                   "or '|'");
+    assert_null(out);
+    assert_handle_checked(npyio_dtype_str(NULL, buf, sizeof buf, &need),
+                          npyio_dtype_str(GARBAGE, buf, sizeof buf, &need),
+                          "npyio_dtype_str", "dtype", "a dtype",
+                          "npyio_dtype", "freed");
+    assert_invalid(npyio_dtype_field_index(rec, NULL, &index),
+                   "npyio_dtype_field_index: name is NULL");
+    assert_invalid(npyio_dtype_field_index(rec, "b", NULL),
+                   "npyio_dtype_field_index: index is NULL");
+    assert_invalid(npyio_dtype_field_index(NULL, "b", &index),
+                   "npyio_dtype_field_index: dtype is NULL");
+    assert_ok(npyio_dtype_field_index(rec, "b", &index));
+    assert_int_equal(index, 1);
+    assert_int_equal(npyio_dtype_is_native(NULL), 0);
+    assert_int_equal(npyio_dtype_field_count(NULL), 0);
+    assert_int_equal(npyio_dtype_field_count((npyio_dtype *)not_a_handle),
+                     0);
+    assert_invalid(npyio_dtype_subarray(rec, 1, (const int64_t[]){2}, NULL),
+                   "npyio_dtype_subarray: out is NULL");
+    assert_invalid(npyio_dtype_subarray(NULL, 1, (const int64_t[]){2}, &out),
+                   "npyio_dtype_subarray: dtype is NULL");
+    assert_invalid(npyio_dtype_with_byteorder(rec, '>', NULL),
+                   "npyio_dtype_with_byteorder: out is NULL");
+    /* As NumPy compares them: np.dtype('(2,3)i4') != np.dtype('(3,2)i4'),
+     * and records of the same size with other fields differ. */
+    assert_true(npyio_dtype_equal(sub23, sub23b));
+    assert_false(npyio_dtype_equal(sub23, sub32));
+    assert_false(npyio_dtype_equal(rec, one));
+    assert_false(npyio_dtype_equal(one, rec));
+    npyio_dtype_unref(rec);
+    npyio_dtype_unref(one);
+    npyio_dtype_unref(sub23);
+    npyio_dtype_unref(sub32);
+    npyio_dtype_unref(sub23b);
+}
+
+/* Dtypes nest at most 256 levels deep (subarrays of subarrays, or a
+ * record around them), and a record is at most 2**31 - 1 bytes. */
+static void test_dtype_limits(void **state)
+{
+    npyio_dtype *dt = NULL, *next = NULL, *rec = NULL;
+    npyio_record_builder *b = NULL;
+    int levels = 0; /* subarrays around the int32 */
+
+    (void)state;
+    assert_ok(npyio_dtype_from_descr("<i4", 3, NULL, &dt));
+    for (;;) {
+        npyio_status st = npyio_dtype_subarray(dt, 1, (const int64_t[]){1},
+                                               &next);
+
+        if (st != NPYIO_OK) {
+            assert_refused(st, NPYIO_E_LIMIT, "npyio_dtype_subarray: "
+                           "dtypes nested deeper than 256");
+            break;
+        }
+        npyio_dtype_unref(dt);
+        dt = next;
+        levels++;
+    }
+    assert_int_equal(levels, 256);
+    assert_null(next);
+    /* A field at that depth would make a record one deeper. */
+    assert_invalid(npyio_record_builder_new(0, NULL, NULL),
+                   "npyio_record_builder_new: out is NULL");
+    assert_ok(npyio_record_builder_new(0, NULL, &b));
+    assert_refused(npyio_record_builder_add(b, "deep", NULL, -1, dt, 0, NULL),
+                   NPYIO_E_LIMIT, "npyio_record_builder_add: dtypes nested "
+                   "deeper than 256");
+    assert_invalid(npyio_record_builder_finish(b, 0, NULL),
+                   "npyio_record_builder_finish: out is NULL");
+    npyio_record_builder_free(b);
+    /* np.load refuses records over 2**31 - 1 bytes ("integer won't fit
+     * into a C int"). */
+    assert_ok(npyio_record_builder_new(0, NULL, &b));
+    assert_ok(npyio_record_builder_add(b, "a", NULL, -1,
+                                       npyio_dtype_subarray_base(dt), 0,
+                                       NULL));
+    assert_refused(npyio_record_builder_finish(b, (size_t)3000000000u,
+                                               &rec),
+                   NPYIO_E_OVERFLOW, "npyio_record_builder_finish: itemsize "
+                   "3000000000 is above NumPy's limit of 2147483647");
+    assert_null(rec);
+    npyio_record_builder_free(b);
+    npyio_dtype_unref(dt);
+}
+
+/* Descrs NumPy refuses too: a subarray of more than 64 dimensions
+ * (np.dtype(('<i4', (1,)*65)): "invalid shape in fixed-type tuple"), in a
+ * tuple or a type string; a header dict whose last key has no value
+ * (ast.literal_eval: SyntaxError). */
+static void test_descr_limits(void **state)
+{
+    static const char dict[] = "{'descr': '<i4', 'fortran_order': False, "
+                               "'shape'}";
+    char descr[400], text[128];
+    npyio_dtype *dt = GARBAGE;
+    npyio_header *h = GARBAGE;
+    size_t at, need = 0;
+    int i;
+
+    (void)state;
+    at = (size_t)sprintf(descr, "('<i4', (");
+    for (i = 0; i < 65; i++)
+        at += (size_t)sprintf(descr + at, "1, ");
+    sprintf(descr + at, "))");
+    assert_refused(npyio_dtype_from_descr(descr, strlen(descr), NULL, &dt),
+                   NPYIO_E_LIMIT, "header byte 8: a subarray has more "
+                   "than 64 dimensions"); /* byte 8: the shape */
+    assert_null(dt);
+    at = (size_t)sprintf(descr, "(");
+    for (i = 0; i < 65; i++)
+        at += (size_t)sprintf(descr + at, "1,");
+    sprintf(descr + at, ")i4");
+    dt = GARBAGE;
+    assert_status(npyio_dtype_from_descr(descr, strlen(descr), NULL, &dt),
+                  NPYIO_E_LIMIT);
+    assert_error_contains("has more than 64 dimensions");
+    assert_null(dt);
+    /* 10 bytes of preamble, the dict, spaces and '\n' (118 bytes). */
+    memset(text, ' ', sizeof text);
+    memcpy(text, "\x93NUMPY\x01\x00\x76\x00", 10);
+    memcpy(text + 10, dict, strlen(dict));
+    text[127] = '\n';
+    assert_status(npyio_header_parse(text, sizeof text, NULL, &h, &need),
+                  NPYIO_E_FORMAT);
+    assert_error_contains("header byte 58: sets are not supported (a dict "
+                          "key needs ': value')");
+    assert_null(h);
+}
+
+/* ---- outputs on refusal ------------------------------------------------------------ */
+
+/*
+ * npyio.h: "Results come out through trailing pointer parameters, which
+ * are set to NULL or 0 when the call fails." So a refused call clears its
+ * outputs whichever argument it refuses: a caller may then free or close
+ * them unconditionally. Each call below is refused (NPYIO_E_INVALID_ARG,
+ * or not found) with its outputs set to garbage first. FAILS today for
+ * most of them (a bug; see the report): an output is cleared only after
+ * every argument checked before it passed.
+ */
+static int kept;
+
+#define assert_cleared(expr, want, cleared)                                  \
+    do {                                                                     \
+        npyio_status st_ = (expr);                                           \
+        if (st_ != (want))                                                   \
+            fail_msg("%s gave %s (%s)", #expr, npyio_status_string(st_),     \
+                     npyio_last_error());                                    \
+        if (!(cleared)) {                                                    \
+            fprintf(stderr, "refused, but kept an output: %s (%s)\n", #expr, \
+                    #cleared);                                               \
+            kept++;                                                          \
+        }                                                                    \
+    } while (0)
+
+static void test_outputs_cleared_on_refusal(void **state)
+{
+    npyio_header *h = make_header("<f8", 1, (const int64_t[]){2}, 0);
+    npyio_dtype *rec = NULL;
+    npyio_stream *s = GARBAGE, *mem = NULL;
+    npyio_reader *r = GARBAGE, *obj = NULL;
+    npyio_npz *npz = GARBAGE, *keys = NULL;
+    npyio_map *m = GARBAGE;
+    npyio_npz_writer *zw = GARBAGE;
+    npyio_writer *w = GARBAGE;
+    npyio_dtype *dt = GARBAGE;
+    npyio_header *hh = GARBAGE;
+    void *data = GARBAGE, *bytes = GARBAGE;
+    size_t len = 77, got = 77, index = 77;
+    int ndim = 77, ambiguous = 77;
+    char type[64];
+    int64_t shape[4];
+    unsigned char buf[4];
+
+    (void)state;
+    kept = 0;
+    assert_ok(npyio_dtype_from_descr("[('a', '<i4')]", 14, NULL, &rec));
+    assert_ok(npyio_npz_open_path(keys_npz, NULL, &keys));
+    assert_ok(npyio_reader_open_path(objects, NULL, &obj));
+    assert_ok(npyio_stream_open_growable(NULL, &mem));
+    assert_cleared(npyio_stream_open_path(NULL, NPYIO_OPEN_READ, NULL, &s),
+                   NPYIO_E_INVALID_ARG, s == NULL);
+    s = GARBAGE;
+    assert_cleared(npyio_stream_open_file(NULL, NULL, &s),
+                   NPYIO_E_INVALID_ARG, s == NULL);
+    assert_cleared(npyio_reader_open_path(NULL, NULL, &r),
+                   NPYIO_E_INVALID_ARG, r == NULL);
+    assert_cleared(npyio_npz_open_path(NULL, NULL, &npz),
+                   NPYIO_E_INVALID_ARG, npz == NULL);
+    assert_cleared(npyio_map_open(NULL, 0, NULL, &m), NPYIO_E_INVALID_ARG,
+                   m == NULL);
+    m = GARBAGE;
+    assert_cleared(npyio_map_create(NULL, h, 0, NULL, &m),
+                   NPYIO_E_INVALID_ARG, m == NULL);
+    assert_cleared(npyio_npz_create_path(NULL, 0, NULL, &zw),
+                   NPYIO_E_INVALID_ARG, zw == NULL);
+    zw = GARBAGE;
+    assert_cleared(npyio_npz_open_append(NULL, 0, NULL, &zw),
+                   NPYIO_E_INVALID_ARG, zw == NULL);
+    assert_cleared(npyio_writer_open_in_place(NULL, 0, NULL, &w),
+                   NPYIO_E_INVALID_ARG, w == NULL);
+    w = GARBAGE;
+    assert_cleared(npyio_writer_open_path(NULL, h, 0, NULL, &w),
+                   NPYIO_E_INVALID_ARG, w == NULL);
+    assert_cleared(npyio_dtype_from_descr(NULL, 3, NULL, &dt),
+                   NPYIO_E_INVALID_ARG, dt == NULL);
+    assert_cleared(npyio_load(sample, 0, NULL, NULL, &data),
+                   NPYIO_E_INVALID_ARG, data == NULL);
+    data = GARBAGE;
+    assert_cleared(npyio_npz_load(keys_npz, NULL, 0, NULL, &hh, &data),
+                   NPYIO_E_INVALID_ARG, hh == NULL && data == NULL);
+    data = GARBAGE;
+    assert_cleared(npyio_load_array(sample, NULL, &data, &len, type,
+                                    sizeof type, NULL, shape, 4),
+                   NPYIO_E_INVALID_ARG, data == NULL && len == 0);
+    assert_cleared(npyio_reader_read_pickle(obj, NULL, &len),
+                   NPYIO_E_INVALID_ARG, len == 0);
+    len = 77;
+    assert_cleared(npyio_stream_take_bytes(mem, NULL, &len),
+                   NPYIO_E_INVALID_ARG, len == 0);
+    assert_cleared(npyio_stream_read(mem, NULL, sizeof buf, &got),
+                   NPYIO_E_INVALID_ARG, got == 0);
+    assert_cleared(npyio_dtype_field_index(rec, NULL, &index),
+                   NPYIO_E_INVALID_ARG, index == 0);
+    index = 77;
+    assert_cleared(npyio_npz_find(keys, NULL, &index, &ambiguous),
+                   NPYIO_E_INVALID_ARG, index == 0 && ambiguous == 0);
+    index = 77;
+    ambiguous = 77;
+    assert_cleared(npyio_npz_find(keys, "no such key", &index, &ambiguous),
+                   NPYIO_E_NOT_FOUND, index == 0 && ambiguous == 0);
+    (void)bytes;
+    (void)ndim;
+    npyio_reader_close(obj);
+    npyio_npz_close(keys);
+    npyio_stream_close(mem);
+    npyio_dtype_unref(rec);
+    npyio_header_free(h);
+    if (kept > 0)
+        fail_msg("%d refused calls kept an output (listed above)", kept);
+}
+
+/* npyio.h: "Functions whose names end in _free or _close accept NULL and
+ * do nothing" -- so a cleanup path may close what an open that failed
+ * left NULL without losing the open's message. FAILS today for the two
+ * writers' closes (a bug; see the report): they refuse NULL with
+ * NPYIO_E_INVALID_ARG and replace the thread's message. */
+static void test_close_accepts_null(void **state)
+{
+    npyio_stream *s = NULL;
+    int refused = 0;
+
+    (void)state;
+    /* A failure whose message the cleanup must keep. */
+    assert_status(npyio_stream_open_path("/nonexistent-npyio/x.npy",
+                                         NPYIO_OPEN_READ, NULL, &s),
+                  NPYIO_E_NOT_FOUND);
+#define CLOSES_NULL(expr)                                                    \
+    do {                                                                     \
+        npyio_status st_ = (expr);                                           \
+        if (st_ != NPYIO_OK ||                                               \
+            strstr(npyio_last_error(), "/nonexistent-npyio/x.npy") == NULL) {\
+            fprintf(stderr, "%s: %s (\"%s\")\n", #expr,                       \
+                    npyio_status_string(st_), npyio_last_error());           \
+            refused++;                                                       \
+        }                                                                    \
+    } while (0)
+    CLOSES_NULL(npyio_stream_close(NULL));
+    CLOSES_NULL(npyio_reader_close(NULL));
+    CLOSES_NULL(npyio_npz_close(NULL));
+    CLOSES_NULL(npyio_map_close(NULL));
+    CLOSES_NULL(npyio_writer_close(NULL));
+    CLOSES_NULL(npyio_npz_writer_close(NULL));
+#undef CLOSES_NULL
+    if (refused > 0)
+        fail_msg("%d _close functions refused NULL or lost the message "
+                 "(listed above)", refused);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_streams),
+        cmocka_unit_test(test_readers),
+        cmocka_unit_test(test_writers_and_maps),
+        cmocka_unit_test(test_archives),
+        cmocka_unit_test(test_archive_writers),
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_dtypes),
+        cmocka_unit_test(test_dtype_limits),
+        cmocka_unit_test(test_descr_limits),
+        cmocka_unit_test(test_outputs_cleared_on_refusal),
+        cmocka_unit_test(test_close_accepts_null),
+    };
+
+    return cmocka_run_group_tests(tests, setup, scratch_remove);
+}
