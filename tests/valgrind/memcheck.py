@@ -39,6 +39,7 @@ NOT_UNDER_VALGRIND = {}
 # Why a script's programs are not run here.
 SCRIPTS = {
     "cli_npz": ".ci/run runs it with valgrind as its EMULATOR",
+    "cli_errors": ".ci/run runs it with valgrind as its EMULATOR",
     "cli_corpus": "runs the tool about 2,400 times (half an hour under "
                   "valgrind, beyond CI's budget); the ASan+UBSan build runs "
                   "it, and cli_npz runs under valgrind",
