@@ -8,7 +8,10 @@
  *     step failed, be byte for byte what it was;
  *   - npyio_writer_open_in_place() writing row 0: afterwards row 0 is the
  *     new row and every other byte of the data is unchanged, or the file
- *     is as it was.
+ *     is as it was;
+ *   - npyio_writer_open_path() with NPYIO_WRITE_UNKNOWN_ROWS replacing the
+ *     file: the old rows written back in pieces and one more, which then
+ *     load back with the count in the header, or the file as it was.
  * Never a crash, leak or hang, under the untrusted limits.
  *
  * Built two ways: with clang -fsanitize=fuzzer for fuzzing (NPYIO_FUZZ=ON),
@@ -50,46 +53,81 @@ static npyio_header *one_row(const npyio_header *h)
     return row;
 }
 
+/* A row of the file's dtype and trailing shape: its header in *row, its
+ * bytes (all `fill`, *row_len of them) returned; NULL if the file has no
+ * rows to add to, or a row is over 1 MiB. */
+static unsigned char *new_row(const npyio_header *h, int fill,
+                              npyio_header **row, size_t *row_len)
+{
+    unsigned char *bytes;
+
+    *row = one_row(h);
+    if (*row == NULL)
+        return NULL;
+    *row_len = (size_t)npyio_header_nbytes(*row);
+    if (*row_len > (1u << 20)) {
+        npyio_header_free(*row);
+        *row = NULL;
+        return NULL;
+    }
+    bytes = malloc(*row_len + 1);
+    check(bytes != NULL);
+    memset(bytes, fill, *row_len);
+    return bytes;
+}
+
+/* Close w if every step went well, else abort it. */
+static npyio_status finish(npyio_writer *w, npyio_status st)
+{
+    if (st == NPYIO_OK)
+        return npyio_writer_close(w);
+    npyio_writer_abort(w);
+    return st;
+}
+
+/* After an attempt to add one row: the file loads as the old rows plus
+ * it, its header counting them; or, the attempt failed, it is as it was. */
+static void check_grown(npyio_status st, const char *path,
+                        const uint8_t *file, size_t size,
+                        const npyio_header *h, const void *old,
+                        size_t old_len, const unsigned char *row,
+                        size_t row_len)
+{
+    npyio_header *after = NULL;
+    unsigned char *now;
+
+    if (st != NPYIO_OK) {
+        fuzz_check_file(path, file, size);
+        return;
+    }
+    now = load_raw(path, &after);
+    check(now != NULL);
+    check(npyio_header_nbytes(after) == (int64_t)(old_len + row_len));
+    check(row_len == 0 ||
+          npyio_header_shape(after)[0] == npyio_header_shape(h)[0] + 1);
+    check(memcmp(now, old, old_len) == 0);
+    check(memcmp(now + old_len, row, row_len) == 0);
+    npyio_free(now);
+    npyio_header_free(after);
+}
+
 static void try_append(const char *path, const uint8_t *file, size_t size,
                        const npyio_header *h, const void *old, size_t old_len)
 {
-    npyio_header *row = one_row(h), *after = NULL;
+    npyio_header *row = NULL;
     npyio_writer *w = NULL;
-    unsigned char *bytes, *now;
-    size_t len, row_len;
+    size_t row_len = 0;
+    unsigned char *bytes = new_row(h, 0xA5, &row, &row_len);
     npyio_status st;
 
-    if (row == NULL)
+    if (bytes == NULL)
         return;
-    row_len = (size_t)npyio_header_nbytes(row);
-    if (row_len > (1u << 20)) {
-        npyio_header_free(row);
-        return;
-    }
-    bytes = malloc(row_len + 1);
-    check(bytes != NULL);
-    memset(bytes, 0xA5, row_len);
     st = npyio_writer_open_append(path, row, NPYIO_WRITE_NO_SYNC, tight(),
                                   &w);
     if (st == NPYIO_OK)
         st = npyio_writer_write(w, bytes, row_len);
-    if (st == NPYIO_OK)
-        st = npyio_writer_close(w);
-    else if (w != NULL)
-        npyio_writer_abort(w);
-    if (st == NPYIO_OK) {
-        now = load_raw(path, &after);
-        check(now != NULL);
-        check(npyio_header_shape(after)[0] == npyio_header_shape(h)[0] + 1);
-        len = (size_t)npyio_header_nbytes(after);
-        check(len == old_len + row_len);
-        check(memcmp(now, old, old_len) == 0);
-        check(memcmp((unsigned char *)now + old_len, bytes, row_len) == 0);
-        npyio_free(now);
-        npyio_header_free(after);
-    } else {
-        fuzz_check_file(path, file, size);
-    }
+    check_grown(finish(w, st), path, file, size, h, old, old_len, bytes,
+                row_len);
     free(bytes);
     npyio_header_free(row);
 }
@@ -132,6 +170,34 @@ static void try_in_place(const char *path, const uint8_t *file, size_t size,
     free(row);
 }
 
+/* The unknown-row-count writer replacing the file: its old rows written
+ * back in pieces, then one more. */
+static void try_unknown_rows(const char *path, const uint8_t *file,
+                             size_t size, const npyio_header *h,
+                             const void *old, size_t old_len)
+{
+    npyio_header *row = NULL;
+    npyio_writer *w = NULL;
+    size_t row_len = 0, at = 0, piece = 1 + size % 13;
+    unsigned char *bytes = new_row(h, 0x3C, &row, &row_len);
+    npyio_status st;
+
+    if (bytes == NULL)
+        return;
+    st = npyio_writer_open_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS |
+                                             NPYIO_WRITE_NO_SYNC,
+                                tight(), &w);
+    for (; st == NPYIO_OK && at < old_len; at += piece)
+        st = npyio_writer_write(w, (const unsigned char *)old + at,
+                                old_len - at < piece ? old_len - at : piece);
+    if (st == NPYIO_OK)
+        st = npyio_writer_write(w, bytes, row_len);
+    check_grown(finish(w, st), path, file, size, h, old, old_len, bytes,
+                row_len);
+    free(bytes);
+    npyio_header_free(row);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *path = fuzz_scratch("fuzz_append", 0, ".npy");
@@ -147,6 +213,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         try_append(path, data, size, h, old, len);
         fuzz_put_file(path, data, size);
         try_in_place(path, data, size, h, old, len);
+        fuzz_put_file(path, data, size);
+        try_unknown_rows(path, data, size, h, old, len);
     }
     npyio_free(old);
     npyio_header_free(h);
