@@ -21,7 +21,10 @@ through its constant; arrays written with npyio_save (files byte-identical
 to np.save's, NumPy loads them equal) and read back from NumPy's files
 (as stored, and converted to native C order); a caller-defined stream of
 Python callbacks for reading and for writing, and a failing callback; a
-file mapped read-only and read-write. Prints one line per failed check,
+file mapped read-only and read-write; archives: NumPy's (np.savez and
+np.savez_compressed) opened, listed and read member by member and in one
+call, and an archive written member by member that np.load and zipfile
+read. Prints one line per failed check,
 then `N passed, M failed`; exits 0 only if all passed, 77 (ctest: skipped)
 without NumPy or without the chosen binding module.
 """
@@ -188,6 +191,21 @@ class CtypesBinding(Binding):
             "npyio_map_data": (P, [P]),
             "npyio_map_header": (P, [P]),
             "npyio_map_close": (st, [P]),
+            "npyio_npz_open_path": (st, [ctypes.c_char_p, P, PP]),
+            "npyio_npz_close": (st, [P]),
+            "npyio_npz_count": (sz, [P]),
+            "npyio_npz_key": (ctypes.c_char_p, [P, sz]),
+            "npyio_npz_name": (ctypes.c_char_p, [P, sz]),
+            "npyio_npz_find": (st, [P, ctypes.c_char_p, ctypes.POINTER(sz),
+                                    ctypes.POINTER(ctypes.c_int)]),
+            "npyio_npz_open_reader": (st, [P, sz, PP]),
+            "npyio_npz_verify": (st, [P, sz]),
+            "npyio_npz_load": (st, [ctypes.c_char_p, ctypes.c_char_p, u32, P,
+                                    PP, PP]),
+            "npyio_npz_create_path": (st, [ctypes.c_char_p, u32, P, PP]),
+            "npyio_npz_add_array": (st, [P, ctypes.c_char_p, P,
+                                         ctypes.c_char_p, sz, ctypes.c_int]),
+            "npyio_npz_writer_close": (st, [P]),
         }
         for fname, (restype, argtypes) in protos.items():
             fn = getattr(lib, fname)
@@ -258,6 +276,23 @@ class CtypesBinding(Binding):
         status, stream = self.new_handle("npyio_stream_open_ops",
                                          ctypes.byref(ops), None, None)
         return status, stream, ops  # ops keeps the callbacks alive
+
+    def npz_find(self, npz, key):
+        index, ambiguous = ctypes.c_size_t(), ctypes.c_int()
+        status = self.lib.npyio_npz_find(npz, key.encode(),
+                                         ctypes.byref(index),
+                                         ctypes.byref(ambiguous))
+        return status, index.value, ambiguous.value
+
+    def npz_load(self, path, key, flags):
+        header, data = ctypes.c_void_p(), ctypes.c_void_p()
+        status = self.lib.npyio_npz_load(path.encode(), key.encode(), flags,
+                                         None, ctypes.byref(header),
+                                         ctypes.byref(data))
+        if status != self.C["NPYIO_OK"]:
+            return status, None, None
+        nbytes = self.lib.npyio_header_nbytes(header)
+        return status, header.value, (ctypes.string_at(data, nbytes), data)
 
     def map_view(self, amap):
         """The mapped data as a writable ctypes array of bytes."""
@@ -353,6 +388,23 @@ class CffiBinding(Binding):
         status, stream = self.new_handle("npyio_stream_open_ops", ops,
                                          ffi.NULL, ffi.NULL)
         return status, stream, (ops, keep)
+
+    def npz_find(self, npz, key):
+        index = self.ffi.new("size_t *")
+        ambiguous = self.ffi.new("int *")
+        status = self.lib.npyio_npz_find(npz, key.encode(), index, ambiguous)
+        return status, index[0], ambiguous[0]
+
+    def npz_load(self, path, key, flags):
+        header = self.ffi.new("npyio_header **")
+        data = self.ffi.new("void **")
+        status = self.lib.npyio_npz_load(path.encode(), key.encode(), flags,
+                                         self.ffi.NULL, header, data)
+        if status != self.lib.NPYIO_OK:
+            return status, None, None
+        nbytes = self.lib.npyio_header_nbytes(header[0])
+        return status, header[0], (bytes(self.ffi.buffer(data[0], nbytes)),
+                                   data[0])
 
     def map_view(self, amap):
         header = self.lib.npyio_map_header(amap)
@@ -670,6 +722,114 @@ def check_map(t):
                 "reach the file")
 
 
+def npz_arrays():
+    """Keys as np.savez takes them (a non-ASCII one, one ending in .npy)
+    and the sample arrays."""
+    keys = ["plain", "caf\u00e9", "x.npy"]
+    arrays = [array for _, array, _ in sample_arrays()]
+    keys += ["a%d" % i for i in range(len(arrays) - len(keys))]
+    return dict(zip(keys, arrays))
+
+
+def check_npz_read(t):
+    """NumPy's archives, stored and deflated, through the NPZ API: the
+    keys in order, each array by key (reader and one-call load) equal to
+    NumPy's, verify, and a missing key named."""
+    arrays = npz_arrays()
+    for how, save in (("savez", np.savez),
+                      ("savez_compressed", np.savez_compressed)):
+        path = t.path(how + ".npz")
+        save(path, **arrays)
+        status, npz = t.b.new_handle("npyio_npz_open_path", path.encode(),
+                                     t.b.NULL)
+        if not t.expect_status(status, "NPYIO_OK", "%s: open" % how):
+            continue
+        count = t.b.call("npyio_npz_count", npz)
+        keys = [t.b.text("npyio_npz_key", npz, i) for i in range(count)]
+        with np.load(path) as z:
+            t.check(keys == z.files, "%s: keys %r, NumPy %r"
+                    % (how, keys, z.files))
+        names = [t.b.text("npyio_npz_name", npz, i) for i in range(count)]
+        t.check(names == [k + ".npy" for k in arrays], "%s: member names %r"
+                % (how, names))
+        flags = t.C["NPYIO_READ_NATIVE"] | t.C["NPYIO_READ_C_ORDER"]
+        for key, array in arrays.items():
+            status, index, ambiguous = t.b.npz_find(npz, key)
+            if not t.expect_status(status, "NPYIO_OK", "%s: find %r"
+                                   % (how, key)):
+                continue
+            t.check(keys[index] == key and ambiguous == 0,
+                    "%s: find %r gives %d (%d)" % (how, key, index, ambiguous))
+            t.expect_status(t.b.call("npyio_npz_verify", npz, index),
+                            "NPYIO_OK", "%s: verify %r" % (how, key))
+            status, reader = t.b.new_handle("npyio_npz_open_reader", npz,
+                                            index)
+            if t.expect_status(status, "NPYIO_OK", "%s: reader of %r"
+                               % (how, key)):
+                status, got = t.b.reader_read(reader, array.nbytes, flags)
+                t.check(status == t.C["NPYIO_OK"] and
+                        got == native_c_bytes(array),
+                        "%s: member %r read other bytes than NumPy's"
+                        % (how, key))
+                t.b.call("npyio_reader_close", reader)
+            status, header, data = t.b.npz_load(path, key, flags)
+            if t.expect_status(status, "NPYIO_OK", "%s: npz_load %r"
+                               % (how, key)):
+                t.check(t.b.header_shape(header) == array.shape and
+                        data[0] == native_c_bytes(array),
+                        "%s: npz_load %r differs from NumPy" % (how, key))
+                t.b.call("npyio_header_free", header)
+                t.b.free_data(data)
+        status, _, _ = t.b.npz_find(npz, "missing")
+        t.expect_status(status, "NPYIO_E_NOT_FOUND", "%s: a missing key" % how)
+        t.expect_message(["npyio_npz_find", "missing"], "%s: missing key" % how)
+        t.expect_status(t.b.call("npyio_npz_close", npz), "NPYIO_OK",
+                        "%s: close" % how)
+
+
+def check_npz_write(t):
+    """An archive written through the NPZ API, stored and deflated members
+    alternating: np.load reads every array equal under its key, zipfile's
+    testzip finds nothing wrong, and a refused key leaves the archive
+    usable."""
+    import zipfile
+    from numpy.lib import format as npf
+    arrays = npz_arrays()
+    path = t.path("ours.npz")
+    status, npz = t.b.new_handle("npyio_npz_create_path", path.encode(),
+                                 t.C["NPYIO_WRITE_NO_SYNC"], t.b.NULL)
+    if not t.expect_status(status, "NPYIO_OK", "npz_create_path"):
+        return
+    for n, (key, array) in enumerate(arrays.items()):
+        descr = repr(npf.dtype_to_descr(array.dtype)).encode()
+        status, dtype = t.b.new_handle("npyio_dtype_from_descr", descr,
+                                       len(descr), t.b.NULL)
+        fortran = array.flags.f_contiguous and not array.flags.c_contiguous
+        status, header = t.b.header_new(dtype, array.shape, fortran)
+        t.b.call("npyio_dtype_unref", dtype)
+        data = array.tobytes(order="F" if fortran else "C")
+        status = t.b.call("npyio_npz_add_array", npz, key.encode(), header,
+                          data, len(data), 6 if n % 2 else 0)
+        t.expect_status(status, "NPYIO_OK", "npz_add_array %r" % key)
+        if n == 0:
+            status = t.b.call("npyio_npz_add_array", npz, b"../evil", header,
+                              data, len(data), 0)
+            t.expect_status(status, "NPYIO_E_INVALID_ARG", "a key with ..")
+            t.expect_message(["npyio_npz_add_array", "../evil"], "bad key")
+        t.b.call("npyio_header_free", header)
+    t.expect_status(t.b.call("npyio_npz_writer_close", npz), "NPYIO_OK",
+                    "npz_writer_close")
+    with zipfile.ZipFile(path) as z:
+        t.check(z.testzip() is None, "zipfile's testzip finds a bad member")
+    with np.load(path) as z:
+        t.check(z.files == list(arrays), "np.load keys %r" % z.files)
+        for key, array in arrays.items():
+            got = z[key]
+            t.check(got.dtype == array.dtype and got.shape == array.shape and
+                    got.tobytes() == array.tobytes(),
+                    "np.load of our member %r differs" % key)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binding", choices=("ctypes", "cffi"), required=True)
@@ -709,6 +869,8 @@ def main():
         check_read(t, label, array)
     check_callback_streams(t)
     check_map(t)
+    check_npz_read(t)
+    check_npz_write(t)
     return t.summary()
 
 
