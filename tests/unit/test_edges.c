@@ -176,7 +176,7 @@ static void test_descriptor_closed_behind_the_stream(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "closed.npy");
-    assert_ok(npyio_save_array(path, "<i4", 1, (const int64_t[]){2},
+    assert_ok(npyio_save_array(path, "=i4", 1, (const int64_t[]){2},
                                (const int32_t[]){1, 2}, 8,
                                NPYIO_WRITE_NO_SYNC, NULL));
     /* The lowest free descriptor: the one the stream's open() takes. */
@@ -206,7 +206,7 @@ static void test_unwritable_destinations(void **state)
     assert_int_equal(symlink("loop-b", a), 0);
     assert_int_equal(symlink("loop-a", b), 0);
     before = entries(dir);
-    assert_failed(npyio_save_array(a, "<i4", 1, (const int64_t[]){2},
+    assert_failed(npyio_save_array(a, "=i4", 1, (const int64_t[]){2},
                                    (const int32_t[]){1, 2}, 8, 0, o),
                   NPYIO_E_IO, "loop-a: too many levels of symbolic links");
     assert_int_equal(entries(dir), before);
@@ -220,7 +220,7 @@ static void test_unwritable_destinations(void **state)
         (memcpy(addr.sun_path, sock, strlen(sock) + 1),
          bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0)) {
         before = entries(dir);
-        assert_failed(npyio_save_array(sock, "<i4", 1, (const int64_t[]){2},
+        assert_failed(npyio_save_array(sock, "=i4", 1, (const int64_t[]){2},
                                        (const int32_t[]){1, 2}, 8, 0, o),
                       NPYIO_E_IO, "socket: No such device or address");
         assert_int_equal(entries(dir), before);
