@@ -584,13 +584,13 @@ npyio_options *cli_options_for_own_header(const npyio_options *user,
 
     if (npyio_options_new(&o) != NPYIO_OK)
         return NULL;
-    for (which = NPYIO_LIMIT_HEADER_SIZE; which <= NPYIO_LIMIT_THREADS;
-         which++) {
-        if (npyio_options_get_limit(user, which, &v) != NPYIO_OK)
-            v = 0;
+    /* Every limit this library knows (an unknown one ends the walk), a
+     * limit of 0 included. */
+    for (which = NPYIO_LIMIT_HEADER_SIZE;
+         npyio_options_get_limit(user, which, &v) == NPYIO_OK; which++) {
         if (which == NPYIO_LIMIT_HEADER_SIZE && v < len)
             v = len;
-        if (v > 0 && npyio_options_set_limit(o, which, v) != NPYIO_OK) {
+        if (npyio_options_set_limit(o, which, v) != NPYIO_OK) {
             npyio_options_free(o);
             return NULL;
         }
