@@ -26,10 +26,10 @@
 #define CENTRAL_LEN 46
 #define LOCAL_SIG 0x04034b50u
 #define LOCAL_LEN 30
-#define MAX_COMMENT 0xFFFF
 #define SAT16 0xFFFFu
 #define SAT32 0xFFFFFFFFu
 #define ZIP64_EXTRA 0x0001u
+#define MAX_EXTRACT_VERSION 63 /* zipfile's MAX_EXTRACT_VERSION */
 
 /* What the end records say. */
 typedef struct end_records {
@@ -53,18 +53,94 @@ static npyio_status read_exact(npyio_stream *s, void *buf, size_t len,
 
 /* ---- the end records -------------------------------------------------------- */
 
-/* The last end record in the final 64 KiB + 22 bytes (a comment may
- * follow it), as zipfile finds it. */
+/* The end records are looked for where Python's zipfile looks (3.11,
+ * _EndRecData): in the final 64 KiB + 22 bytes. */
+#define END_SEARCH (EOCD_LEN + 0x10000)
+
+/* The last end-record signature in buf, or -1. */
+static int64_t last_signature(const unsigned char *buf, size_t len)
+{
+    size_t p;
+
+    for (p = len - 3; p-- > 0;)
+        if (npyio__le32(buf + p) == EOCD_SIG)
+            return (int64_t)p;
+    return -1;
+}
+
+/*
+ * The end record zipfile takes: the last 22 bytes when they are one with
+ * an empty comment; otherwise the last signature, whatever its comment
+ * length says, and none (zipfile refuses) when fewer than 22 bytes follow
+ * it. -1: none.
+ */
+static int64_t zipfile_end(const unsigned char *buf, size_t len)
+{
+    const unsigned char *last = buf + len - EOCD_LEN;
+    int64_t p;
+
+    if (npyio__le32(last) == EOCD_SIG && npyio__le16(last + 20) == 0)
+        return (int64_t)(len - EOCD_LEN);
+    p = last_signature(buf, len);
+    return p >= 0 && len - (size_t)p >= EOCD_LEN ? p : -1;
+}
+
+/* Ours: the last end record whose comment ends within the file, or -1. */
+static int64_t fitting_end(const unsigned char *buf, size_t len)
+{
+    size_t p;
+
+    for (p = len - EOCD_LEN + 1; p-- > 0;)
+        if (npyio__le32(buf + p) == EOCD_SIG &&
+            p + EOCD_LEN + npyio__le16(buf + p + 20) <= len)
+            return (int64_t)p;
+    return -1;
+}
+
+/*
+ * zipfile and we chose differently (`theirs`, `ours`: offsets in buf, -1
+ * for none): the archive is refused, since the two would read different
+ * members, or zipfile (and so np.load) none at all.
+ */
+static npyio_status ends_disagree(const unsigned char *buf, size_t len,
+                                  int64_t base, int64_t theirs, int64_t ours)
+{
+    int64_t sig = last_signature(buf, len);
+
+    if (theirs < 0 && ours < 0)
+        return npyio__fail(NPYIO_E_FORMAT, "not a ZIP archive: no end of "
+                           "central directory record in its last %zu bytes",
+                           len);
+    if (theirs < 0)
+        return npyio__fail(NPYIO_E_FORMAT, "two end records: the last "
+                           "end-record signature, at offset %lld, lies %zu "
+                           "bytes before the end of the file (a record "
+                           "takes 22), so Python's zipfile refuses the "
+                           "archive; the one at offset %lld would be read "
+                           "here", (long long)(base + sig),
+                           len - (size_t)sig, (long long)(base + ours));
+    if (ours < 0)
+        return npyio__fail(NPYIO_E_FORMAT, "the end record at offset %lld "
+                           "declares a comment of %u bytes, which runs past "
+                           "the end of the file", (long long)(base + theirs),
+                           (unsigned)npyio__le16(buf + theirs + 20));
+    return npyio__fail(NPYIO_E_FORMAT, "two end records: Python's zipfile "
+                       "would take the one at offset %lld, this reader the "
+                       "one at offset %lld (whose comment holds the other); "
+                       "they would read different members",
+                       (long long)(base + theirs), (long long)(base + ours));
+}
+
+/* The end record, found as zipfile finds it, and refused unless our own
+ * rule (the comment must fit) finds the same one. */
 static npyio_status find_end(npyio_stream *s, int64_t length,
                              const npyio__mem *mem, unsigned char *eocd,
                              int64_t *at)
 {
-    size_t tail = length < EOCD_LEN + MAX_COMMENT ? (size_t)length
-                                                  : EOCD_LEN + MAX_COMMENT;
-    int64_t base = length - (int64_t)tail;
+    size_t tail = length < END_SEARCH ? (size_t)length : END_SEARCH;
+    int64_t base = length - (int64_t)tail, theirs, ours;
     unsigned char *buf = NULL;
     npyio_status st;
-    size_t p;
 
     if (tail < EOCD_LEN)
         return npyio__fail(NPYIO_E_FORMAT, "not a ZIP archive: %lld bytes "
@@ -73,21 +149,18 @@ static npyio_status find_end(npyio_stream *s, int64_t length,
     st = npyio__alloc(mem, tail, "the archive's tail", (void **)&buf);
     if (st == NPYIO_OK)
         st = read_exact(s, buf, tail, base, "the archive's tail");
-    for (p = tail - EOCD_LEN + 1; st == NPYIO_OK && p-- > 0;) {
-        if (npyio__le32(buf + p) == EOCD_SIG &&
-            p + EOCD_LEN + npyio__le16(buf + p + 20) <= tail) {
-            memcpy(eocd, buf + p, EOCD_LEN);
-            *at = base + (int64_t)p;
-            npyio__free(buf);
-            return NPYIO_OK;
+    if (st == NPYIO_OK) {
+        theirs = zipfile_end(buf, tail);
+        ours = fitting_end(buf, tail);
+        if (theirs >= 0 && theirs == ours) {
+            memcpy(eocd, buf + ours, EOCD_LEN);
+            *at = base + ours;
+        } else {
+            st = ends_disagree(buf, tail, base, theirs, ours);
         }
     }
     npyio__free(buf);
-    if (st != NPYIO_OK)
-        return st;
-    return npyio__fail(NPYIO_E_FORMAT, "not a ZIP archive: no end of "
-                       "central directory record in its last %zu bytes",
-                       tail);
+    return st;
 }
 
 /* Where a ZIP64 end record's value and the plain record's must agree: a
@@ -498,6 +571,25 @@ static npyio_status check_local(npyio_stream *s, const raw_entry *r,
     return NPYIO_OK;
 }
 
+/* The version needed to extract (its low byte: the high one names a
+ * system): zipfile refuses the whole archive above 6.3, and so np.load. */
+static npyio_status check_version(const raw_entry *r,
+                                  const npyio__zip_entry *e, size_t index)
+{
+    unsigned need = r->fixed[6];
+    char shown[96];
+
+    if (need <= MAX_EXTRACT_VERSION)
+        return NPYIO_OK;
+    return npyio__fail(NPYIO_E_UNSUPPORTED, "member %zu ('%s') needs ZIP "
+                       "version %u.%u to extract (at most %u.%u is read, "
+                       "as by Python's zipfile)", index,
+                       npyio__show(e->name, strlen(e->name), shown,
+                                   sizeof shown),
+                       need / 10, need % 10, MAX_EXTRACT_VERSION / 10,
+                       MAX_EXTRACT_VERSION % 10);
+}
+
 /* ---- overlaps ------------------------------------------------------------------- */
 
 /*
@@ -606,6 +698,8 @@ static npyio_status parse_entries(npyio_stream *s, const unsigned char *cd,
     }
     if (st == NPYIO_OK)
         st = decode_names(dir, raw, mem);
+    for (i = 0; st == NPYIO_OK && i < dir->count; i++)
+        st = check_version(&raw[i], &dir->entries[i], i);
     for (i = 0; st == NPYIO_OK && i < dir->count; i++)
         st = check_local(s, &raw[i], &dir->entries[i], i, dir->cd_offset,
                          length, mem);

@@ -87,6 +87,7 @@ class Member:
         self.descriptor = descriptor    # None, "sig" or "nosig"
         self.source = source
         self.crc = zlib.crc32(data)
+        self.need = 45                  # central "version needed"
         # Damage, set by the cases: raw replacements of computed parts.
         self.local_extra = None
         self.central_extra = None
@@ -138,7 +139,7 @@ def central_entry(m, offset):
         csize, usize = m.central_sizes
     if m.central_extra is not None:
         extra = m.central_extra
-    return struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0x031E, 45,
+    return struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0x031E, m.need,
                        m.flags, m.method, 0, DOS_DATE, m.crc, csize, usize,
                        len(m.name), len(extra), 0, 0, 0, 0o600 << 16,
                        offset) + m.name + extra
@@ -252,7 +253,15 @@ def valid_cases():
     cases["versions.npz"] = Archive(
         [Member("v2.npy", v2, STORED, source="zip64/f8_be_v2.npy"),
          Member("v3.npy", v3, STORED, source="zip64/f8_be_v3.npy")])
-    return cases, {"f8_be_v2.npy": v2, "f8_be_v3.npy": v3}
+    # np.savez's data may hold an end record's signature, even a whole
+    # end record, far from the archive's end: the real one is still found.
+    fake_end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, 46, 0, 0)
+    sig = npy_version(np.frombuffer(fake_end * 8, dtype=np.uint8), (1, 0))
+    cases["end_sig_in_data.npz"] = Archive(
+        [Member("sig.npy", sig, STORED, source="zip64/end_sig.npy"),
+         Member("b.npy", F8, DEFLATED, source="arrays/f8_be.npy")])
+    return cases, {"f8_be_v2.npy": v2, "f8_be_v3.npy": v3,
+                   "end_sig.npy": sig}
 
 
 def check_valid(name, data, archive, extra_sources):
@@ -391,6 +400,49 @@ def refused_cases():
          "archive, 140 declared)",
          "member 0 stored with csize 136 and usize 140 in both headers",
          Archive(ms))
+
+    # Two end records: the real one's comment holds a second directory
+    # (listing only b.npy) and a second end record, whose own comment
+    # length runs past the end of the file. zipfile takes the second one
+    # (the last signature), a reader that checks comment lengths the
+    # first: the two would read different members.
+    a = Archive(pair())
+    raw = a.build()
+    cd_at = len(raw) + 0  # the comment starts after the plain end record
+    second_cd = central_entry(a.members[1], a.offsets[1])
+    second_end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1,
+                             len(second_cd), cd_at + 0, 100)
+    a = Archive(pair(), comment=second_cd + second_end)
+    raw = bytearray(a.build())
+    # The second directory's offset: where its entry lies in the file.
+    struct.pack_into("<I", raw, len(raw) - 6, len(raw) - len(second_cd) -
+                     len(second_end))
+    a.build_bytes = bytes(raw)
+    case("two_ends.npz", "open", -1, "E_FORMAT",
+         "two end records: Python's zipfile would take the one at offset "
+         "%d, this reader the one at offset %d" % (
+             len(raw) - len(second_end), len(raw) - len(second_end) -
+             len(second_cd) - 22),
+         "the end record's comment holds a second directory (b.npy only) "
+         "and a second end record whose comment runs past the file", a)
+
+    # An end-record signature in the last 21 bytes (in the comment):
+    # zipfile takes it, finds fewer than 22 bytes, and refuses the file.
+    a = Archive(pair(), comment=b"note PK\x05\x06 end")
+    raw = a.build()
+    case("end_sig_in_comment.npz", "open", -1, "E_FORMAT",
+         "the last end-record signature, at offset %d, lies 8 bytes "
+         "before the end of the file (a record takes 22), so Python's "
+         "zipfile refuses the archive" % (len(raw) - 8),
+         "the archive comment ends with an end-record signature and 4 "
+         "bytes", a)
+
+    # A version needed to extract above 6.3 (zipfile's limit).
+    ms = pair()
+    ms[1].need = 64
+    case("version_64.npz", "open", -1, "E_UNSUPPORTED",
+         "member 1 ('b.npy') needs ZIP version 6.4 to extract",
+         "entry 1 says version 6.4 is needed to extract it", Archive(ms))
 
     methods = [(1, "shrink", "shrink"), (6, "implode", "implode"),
                (12, "bzip2", "bzip2"), (14, "lzma", "lzma"),
