@@ -163,6 +163,8 @@ int cli_error(const char *name, const char *format, ...);
 /* Report the library's last error for name, as cli_error does; returns
  * EXIT_INVALID. */
 int cli_fail(const char *name);
+/* The same for a library message kept from earlier. */
+int cli_fail_with(const char *name, const char *message);
 
 /* A progress bar on stderr, drawn only when stderr is a terminal. */
 typedef struct cli_progress {

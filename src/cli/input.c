@@ -194,7 +194,9 @@ void cli_put_name(FILE *to, const char *name)
     sbuf b = {0};
 
     text_escape(&b, name, strlen(name), 1);
-    fputs(b.nomem ? "(a name too long to escape)" : b.p, to);
+    /* An empty name leaves the buffer unallocated (NULL, not ""). */
+    fputs(b.nomem ? "(a name too long to escape)" : b.p != NULL ? b.p : "",
+          to);
     free(b.p);
 }
 
@@ -245,7 +247,11 @@ static size_t function_name_length(const char *message)
 
 int cli_fail(const char *name)
 {
-    const char *message = npyio_last_error();
+    return cli_fail_with(name, npyio_last_error());
+}
+
+int cli_fail_with(const char *name, const char *message)
+{
     size_t n = strlen(name);
 
     /* The tool's user called no library function: drop its name. */
@@ -386,7 +392,7 @@ const char *cli_member_label(const cli_input *in, size_t index)
     text_escape(&b, name != NULL ? name : "?", name != NULL ? strlen(name) : 1,
                 1);
     snprintf(label, sizeof label, "member '%s'",
-             b.nomem ? "(a name too long to show)" : b.p);
+             b.nomem ? "(a name too long to show)" : b.p != NULL ? b.p : "");
     free(b.p);
     return label;
 }

@@ -126,7 +126,7 @@ static int refuse_member(const cli_args *a)
     cli_error(NULL, "%s: a second argument is a MEMBER name (of an array "
                     "in an .npz archive), and %s is an .npy file, which has "
                     "no members", a->command,
-              name.nomem ? "FILE" : name.p);
+              name.nomem ? "FILE" : name.p != NULL ? name.p : "");
     free(name.p);
     return EXIT_INVALID;
 }
@@ -489,7 +489,9 @@ static void print_command_help(const command *cmd)
 
 /* ---- the command line ----------------------------------------------------------- */
 
-/* An option's value: "--name=value" or "--name value". */
+/* An option's value: "--name=value" or "--name value"; NULL if argv[*i]
+ * is another option. "--name" as the last word has the value "", which
+ * the option then refuses with its own usage line (it is not unknown). */
 static const char *option_value(int argc, char **argv, int *i,
                                 const char *name)
 {
@@ -499,9 +501,9 @@ static const char *option_value(int argc, char **argv, int *i,
         return NULL;
     if (argv[*i][n] == '=')
         return argv[*i] + n + 1;
-    if (argv[*i][n] == '\0' && *i + 1 < argc)
-        return argv[++*i];
-    return NULL;
+    if (argv[*i][n] != '\0')
+        return NULL;
+    return *i + 1 < argc ? argv[++*i] : "";
 }
 
 static int parse_count(const char *text, int64_t *out)

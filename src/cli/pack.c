@@ -49,22 +49,39 @@ static int parse_item(const char *arg, pack_item *item)
     return 0;
 }
 
-/* The input read through a stream that moves the progress bar. */
+/* The input read through a stream that moves the progress bar. A
+ * failed read keeps the input stream's own message (the library would
+ * only say that the callback failed: EISDIR, EIO would be lost). */
 typedef struct counted {
     npyio_stream *inner;
     cli_progress *bar;
     uint64_t *done;
+    char read_error[512]; /* "" while the reads succeed */
 } counted;
 
 static int counted_read(void *user, void *buf, size_t cap, size_t *got)
 {
     counted *c = user;
 
-    if (npyio_stream_read(c->inner, buf, cap, got) != NPYIO_OK)
+    if (npyio_stream_read(c->inner, buf, cap, got) != NPYIO_OK) {
+        snprintf(c->read_error, sizeof c->read_error, "%s",
+                 npyio_last_error());
         return -1;
+    }
     *c->done += *got;
     cli_progress_update(c->bar, *c->done);
     return 0;
+}
+
+/* Whose fault a failed npyio_npz_add_npy was: the input's (it could not
+ * be read, or it is no .npy file) or the archive's (writing it failed,
+ * the only I/O error left once the input's reads succeeded). */
+static int report_add_failure(const counted *c, npyio_status st,
+                              const char *input, const char *archive)
+{
+    if (c->read_error[0] != '\0')
+        return cli_fail_with(input, c->read_error);
+    return cli_fail(st == NPYIO_E_IO ? archive : input);
 }
 
 /* One member from its file. */
@@ -85,12 +102,15 @@ static int add_item(npyio_npz_writer *w, const pack_item *item,
     c.inner = inner;
     c.bar = bar;
     c.done = done;
+    c.read_error[0] = '\0';
     st = npyio_stream_open_ops(&ops, &c, a->options, &outer);
     if (st == NPYIO_OK)
         st = npyio_npz_add_npy(w, item->key, outer, a->level);
     npyio_stream_close(outer);
     npyio_stream_close(inner);
-    return st == NPYIO_OK ? 0 : cli_fail(item->file);
+    return st == NPYIO_OK ? 0
+                          : report_add_failure(&c, st, item->file,
+                                               a->files[0]);
 }
 
 /* The files' sizes summed, for the progress bar (0: unknown). */
