@@ -1561,13 +1561,27 @@ typedef struct npyio_writer npyio_writer;
  * writes it. The data goes to a temporary file in the destination's
  * directory, which replaces the destination only when npyio_writer_close()
  * succeeds; until then, and if anything fails, an existing file is left as
- * it was and no temporary remains: on Linux the temporary has no name
- * (O_TMPFILE) until just before the rename, so even a process killed
- * mid-write leaves none; elsewhere it is a hidden ".NAME.<pid>-...tmp",
- * and later writes to the directory remove those whose process has died
- * (every write through such a temporary looks for them; a write through
- * an unnamed one looks only in directories of about a thousand entries
- * or fewer, since listing a large directory costs more than the write). A path that is a symbolic link is written through to its target,
+ * it was and no temporary remains. Temporaries are hidden beside the
+ * destination and carry a fixed marker, so that no file of yours is ever
+ * taken for one: NAME below is the destination's name (its first 200
+ * bytes, so that a temporary's name fits wherever the destination's does).
+ * On Linux the temporary has no name (O_TMPFILE) while it is written, so a
+ * process killed mid-write leaves nothing; a file that did not exist is
+ * linked at its name directly, and one that is replaced is named
+ * ".NAME.npyio.tmp" between linkat() and rename() only, locked by the
+ * writer meanwhile. A process killed in those microseconds leaves that
+ * file (the complete new contents); the next save that replaces the same
+ * destination removes it (a file there that no writer holds locked, is
+ * regular and yours) and takes the name; until then it is harmless. If a
+ * live save holds the name at that moment, the file is named as below
+ * instead. These saves list no directory. Elsewhere (no O_TMPFILE, as on
+ * some network file systems) the temporary is
+ * ".NAME.npyio-<pid>-<n>-<hex>.tmp" for the whole write, and every save
+ * of NAME through such a temporary first removes NAME's temporaries of
+ * this form whose process has died (regular files of yours; a pid is
+ * checked on this host only), which costs a listing of the directory.
+ * Temporaries of other destinations are never touched.
+ * A path that is a symbolic link is written through to its target,
  * under the kernel's protected_symlinks rule whatever the system's setting:
  * in a sticky world-writable directory (/tmp) a link is followed only if it
  * belongs to the caller or to the directory's owner (else NPYIO_E_IO, with

@@ -152,11 +152,28 @@ static npyio_status resolve_links(const npyio__mem *mem, const char *path,
 }
 
 /*
- * Temporaries are named ".<base>.<pid>-<attempt>-<clock>.tmp": unique among
- * writers, and recognisable, with the process that made them, so that a
- * later writer can remove those whose process died (SIGKILL, power loss).
+ * Temporaries' names. Each is hidden beside the file it replaces and
+ * carries a fixed marker, so that no file of the user's is ever taken for
+ * one (".thesis.4000000-1-beef.tmp" is not ours):
+ *
+ *   ".<base>.npyio-<pid>-<attempt>-<clock>.tmp"  a named temporary, for
+ *       the whole of its write (systems or file systems without unnamed
+ *       files); unique among writers, and with the process that made it,
+ *       so that a later save of the same file removes it once that
+ *       process has died.
+ *   ".<base>.npyio.tmp"  an unnamed (O_TMPFILE) temporary, for the moment
+ *       between linkat() and rename() at commit only; the writer holds a
+ *       lock on it meanwhile, so that a later save of the same file, which
+ *       meets it when it links its own, can tell a stray of a killed
+ *       process (no lock) from a live save.
+ *
+ * <base> is the destination's name, cut to TEMP_BASE_MAX bytes so that a
+ * temporary's name fits wherever the destination's does (NAME_MAX, 255).
  */
+#define TEMP_MARKER ".npyio"
 #define TEMP_SUFFIX ".tmp"
+#define TEMP_BASE_MAX 200
+#define NAMED_MARKER TEMP_MARKER "-" /* what a named one's pid follows */
 
 /* Append the digits of v in base 10 or 16 at p; returns the end. (By
  * hand: snprintf cost a third of a small file's save.) */
@@ -174,27 +191,31 @@ static char *put_number(char *p, unsigned long v, unsigned base)
     return p;
 }
 
-static npyio_status temp_name(const npyio__mem *mem, const char *target,
-                              unsigned attempt, char **out)
+/* Split target into its directory (the first dir_len bytes, with the
+ * slash) and <base>, the part of its name temporaries' names keep. */
+static void temp_stem(const char *target, size_t *dir_len, const char **base,
+                      size_t *base_len)
 {
     const char *slash = strrchr(target, '/');
-    const char *base = slash ? slash + 1 : target;
-    size_t dir_len = slash ? (size_t)(slash - target) + 1 : 0;
-    size_t base_len = strlen(base);
-    struct timespec now;
-    char suffix[80], *p = suffix;
+
+    *base = slash ? slash + 1 : target;
+    *dir_len = slash ? (size_t)(slash - target) + 1 : 0;
+    *base_len = strlen(*base);
+    if (*base_len > TEMP_BASE_MAX)
+        *base_len = TEMP_BASE_MAX;
+}
+
+/* "<dir>/.<base>" + ending, in a fresh block. */
+static npyio_status stem_plus(const npyio__mem *mem, const char *target,
+                              const char *ending, size_t ending_len,
+                              char **out)
+{
+    size_t dir_len, base_len;
+    const char *base;
     npyio_status st;
 
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    *p++ = '.';
-    p = put_number(p, (unsigned long)getpid(), 10);
-    *p++ = '-';
-    p = put_number(p, attempt, 10);
-    *p++ = '-';
-    p = put_number(p, (unsigned long)now.tv_nsec, 16);
-    memcpy(p, TEMP_SUFFIX, sizeof TEMP_SUFFIX); /* with its NUL */
-    p += sizeof TEMP_SUFFIX - 1;
-    st = npyio__alloc(mem, dir_len + 1 + base_len + (size_t)(p - suffix) + 1,
+    temp_stem(target, &dir_len, &base, &base_len);
+    st = npyio__alloc(mem, dir_len + 1 + base_len + ending_len + 1,
                       "file name", (void **)out);
     if (st == NPYIO_OK) {
         char *o = *out;
@@ -202,89 +223,109 @@ static npyio_status temp_name(const npyio__mem *mem, const char *target,
         memcpy(o, target, dir_len);
         o[dir_len] = '.';
         memcpy(o + dir_len + 1, base, base_len);
-        memcpy(o + dir_len + 1 + base_len, suffix, (size_t)(p - suffix) + 1);
+        memcpy(o + dir_len + 1 + base_len, ending, ending_len);
+        o[dir_len + 1 + base_len + ending_len] = '\0';
     }
     return st;
 }
 
-/* Skip decimal (or hex) digits backwards from end; NULL if none. */
-static const char *digits_before(const char *start, const char *end, bool hex)
+/* A named temporary's name (the first form above). */
+static npyio_status temp_name(const npyio__mem *mem, const char *target,
+                              unsigned attempt, char **out)
 {
-    const char *p = end;
+    struct timespec now;
+    char ending[80], *p = ending;
 
-    while (p > start && (hex ? isxdigit((unsigned char)p[-1])
-                             : isdigit((unsigned char)p[-1])))
-        p--;
-    return p == end ? NULL : p;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    memcpy(p, NAMED_MARKER, sizeof NAMED_MARKER - 1);
+    p += sizeof NAMED_MARKER - 1;
+    p = put_number(p, (unsigned long)getpid(), 10);
+    *p++ = '-';
+    p = put_number(p, attempt, 10);
+    *p++ = '-';
+    p = put_number(p, (unsigned long)now.tv_nsec, 16);
+    memcpy(p, TEMP_SUFFIX, sizeof TEMP_SUFFIX - 1);
+    p += sizeof TEMP_SUFFIX - 1;
+    return stem_plus(mem, target, ending, (size_t)(p - ending), out);
 }
 
-/* The pid in a name of our temporaries' form, or 0 if it is not one. */
-static long temp_pid(const char *name)
+/* An unnamed temporary's name at commit (the second form above). */
+static npyio_status commit_name(const npyio__mem *mem, const char *target,
+                                char **out)
 {
-    size_t len = strlen(name), sl = strlen(TEMP_SUFFIX);
-    const char *end, *p;
+    static const char ending[] = TEMP_MARKER TEMP_SUFFIX;
 
-    if (name[0] != '.' || len <= sl ||
-        strcmp(name + len - sl, TEMP_SUFFIX) != 0)
+    return stem_plus(mem, target, ending, sizeof ending - 1, out);
+}
+
+/* Skip n > 0 decimal (or hex) digits at p; NULL if there are none. */
+static const char *skip_digits(const char *p, bool hex)
+{
+    const char *start = p;
+
+    while (hex ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p))
+        p++;
+    return p == start ? NULL : p;
+}
+
+/* The pid in `rest`, what follows ".<base>.npyio-" in a named
+ * temporary's name ("<pid>-<attempt>-<clock>.tmp"), or 0 if it is not
+ * one. */
+static long temp_pid(const char *rest)
+{
+    const char *p = skip_digits(rest, false);
+
+    if (p == NULL || p - rest > 9 || *p != '-' ||
+        (p = skip_digits(p + 1, false)) == NULL || *p != '-' ||
+        (p = skip_digits(p + 1, true)) == NULL ||
+        strcmp(p, TEMP_SUFFIX) != 0)
         return 0;
-    end = name + len - sl;
-    if ((p = digits_before(name, end, true)) == NULL || *--p != '-' ||
-        (p = digits_before(name, p, false)) == NULL || *--p != '-')
-        return 0;
-    end = p;
-    if ((p = digits_before(name, end, false)) == NULL || p - name < 3 ||
-        p[-1] != '.' || end - p > 9)
-        return 0;
-    return strtol(p, NULL, 10);
+    return strtol(rest, NULL, 10);
 }
 
 /*
- * Remove our temporaries in dir whose process is dead: files of ours
- * (owned by the caller, regular) named as temp_name() names them, whose
- * pid no longer exists on this host. A process killed while writing
- * through a named temporary leaves one; nothing else would remove it.
- * Best effort: failures change nothing. (A directory shared over NFS by
- * several hosts: a pid is only checked on this host.)
+ * Remove the named temporaries of this destination whose process is dead:
+ * files of ours (owned by the caller, regular) named ".<base>.npyio-<pid>-
+ * ...tmp" for this target's <base>, whose pid no longer exists on this
+ * host. A process killed while writing through a named temporary leaves
+ * one; nothing else would remove it. Other files, the temporaries of
+ * other destinations included, are not touched. Best effort: failures
+ * change nothing. (A directory shared over NFS by several hosts: a pid is
+ * only checked on this host.)
  */
-static void remove_stale_temporaries(const char *dir)
+static void remove_stale_temporaries(const npyio__mem *mem, const char *dir,
+                                     const char *target)
 {
-    DIR *d = opendir(dir);
+    char *prefix = NULL;
+    const char *base;
+    size_t dir_len, base_len, prefix_len;
     struct dirent *e;
+    DIR *d;
 
-    if (d == NULL)
+    temp_stem(target, &dir_len, &base, &base_len);
+    /* ".<base>.npyio-", without the directory. */
+    if (stem_plus(mem, target + dir_len, NAMED_MARKER,
+                  sizeof NAMED_MARKER - 1, &prefix) != NPYIO_OK)
         return;
-    while ((e = readdir(d)) != NULL) {
-        long pid = temp_pid(e->d_name);
-        struct stat info;
+    prefix_len = strlen(prefix);
+    if ((d = opendir(dir)) != NULL) {
+        while ((e = readdir(d)) != NULL) {
+            long pid = strncmp(e->d_name, prefix, prefix_len) == 0
+                           ? temp_pid(e->d_name + prefix_len)
+                           : 0;
+            struct stat info;
 
-        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 ||
-            errno != ESRCH)
-            continue;
-        if (fstatat(dirfd(d), e->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISREG(info.st_mode) && info.st_uid == geteuid())
-            (void)unlinkat(dirfd(d), e->d_name, 0);
+            if (pid <= 0 || pid == (long)getpid() ||
+                kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                continue;
+            if (fstatat(dirfd(d), e->d_name, &info, AT_SYMLINK_NOFOLLOW) ==
+                    0 &&
+                S_ISREG(info.st_mode) && info.st_uid == geteuid())
+                (void)unlinkat(dirfd(d), e->d_name, 0);
+        }
+        closedir(d);
     }
-    closedir(d);
-}
-
-/*
- * Listing a directory costs time in proportion to its entries (about
- * 0.1 us each here: 2,000 entries made a small file's save 7 times
- * slower). Unnamed temporaries (O_TMPFILE) leave nothing behind unless a
- * process dies in the microseconds between naming one and renaming it, so
- * writes through them look for strays only in small directories: a
- * listing of at most 4 KiB, one block on ext4 (some hundred entries; on
- * tmpfs about 200), which costs a save at most about 20 us. Writes
- * through named temporaries, which a killed process does leave behind,
- * always look.
- */
-#define SMALL_DIR_BYTES ((off_t)4 << 10)
-
-static bool small_dir(const char *dir)
-{
-    struct stat info;
-
-    return stat(dir, &info) == 0 && info.st_size <= SMALL_DIR_BYTES;
+    npyio__free(prefix);
 }
 
 void npyio__atomic_abandon(npyio__atomic *a)
@@ -426,8 +467,11 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
         st = npyio__fail(NPYIO_E_IO, "%s: is a directory", path);
     if (st == NPYIO_OK)
         st = create_temp(a, mem, path);
-    if (st == NPYIO_OK && (!a->unnamed || small_dir(a->dir)))
-        remove_stale_temporaries(a->dir);
+    /* Only a named temporary's save lists the directory: an unnamed one
+     * cannot leave a stray in the middle of its write, and meets the one
+     * it can leave (at commit) by its fixed name (name_unnamed). */
+    if (st == NPYIO_OK && !a->unnamed)
+        remove_stale_temporaries(mem, a->dir, a->target);
     if (st == NPYIO_OK)
         st = keep_owner_and_mode(a, regular ? &final : NULL);
     if (st != NPYIO_OK)
@@ -455,15 +499,77 @@ static int sync_dir(int dir_fd)
 }
 
 /*
+ * Remove a stray at an unnamed temporary's commit name: the file of a
+ * save killed between linkat() and rename(). A live save holds a lock on
+ * its file there (link_at_commit_name), so a file we can lock as well,
+ * regular, ours and still at that name, is one no process will rename.
+ * Opened without following a link or waiting on a FIFO. Returns whether
+ * it went.
+ */
+static bool remove_stray(const char *name)
+{
+    struct stat by_fd, by_name;
+    bool busy = false, removed = false;
+    int fd = npyio__fd_open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+
+    if (fd < 0)
+        return false;
+    if (fstat(fd, &by_fd) == 0 && S_ISREG(by_fd.st_mode) &&
+        by_fd.st_uid == geteuid() &&
+        npyio__fd_lock(fd, false, false, &busy) == 0 &&
+        lstat(name, &by_name) == 0 && by_name.st_dev == by_fd.st_dev &&
+        by_name.st_ino == by_fd.st_ino)
+        removed = unlink(name) == 0;
+    npyio__fd_close(fd); /* read-only: nothing to lose; the lock goes too */
+    return removed;
+}
+
+/*
+ * Link the unnamed file at its commit name, ".<base>.npyio.tmp", locked so
+ * that no other save takes it for a stray. The lock must outlive the
+ * descriptor, which is closed before the rename (a failed close must
+ * leave the old file): *holder, a duplicate, keeps it until after the
+ * rename. A stray at the name is removed and the name taken. Sets a->temp
+ * on success; NPYIO_E_IO (the name is held by a live save, or the file
+ * system has no locks) leaves the caller to choose another name.
+ */
+static npyio_status link_at_commit_name(npyio__atomic *a,
+                                        const npyio__mem *mem, int *holder)
+{
+    bool busy;
+    npyio_status st = commit_name(mem, a->target, &a->temp);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (npyio__fd_lock(a->fd, true, false, &busy) == 0 &&
+        (*holder = fcntl(a->fd, F_DUPFD_CLOEXEC, 0)) >= 0 &&
+        (npyio__fd_link_unnamed(a->fd, a->temp) == 0 ||
+         (errno == EEXIST && remove_stray(a->temp) &&
+          npyio__fd_link_unnamed(a->fd, a->temp) == 0)))
+        return NPYIO_OK;
+    if (*holder >= 0)
+        (void)close(*holder);
+    *holder = -1;
+    npyio__free(a->temp);
+    a->temp = NULL;
+    return NPYIO_E_IO;
+}
+
+/*
  * Give an unnamed temporary its name. A file that did not exist at open
  * is linked as the destination itself: nothing to replace, so nothing to
  * rename and no moment at which a crash leaves a temporary behind. Else
- * (or if the name was taken since) a temporary's name, just before the
- * rename; a crash in between leaves that one, which the next writer to
- * the directory removes. Sets *placed when the file is in place already.
+ * (or if the name was taken since) the commit name, just before the
+ * rename; a crash in between leaves that one, which the next save that
+ * replaces the same file removes (link_at_commit_name). Only if a live
+ * save holds that name at this very moment (or locks fail) does the file
+ * get a named temporary's unique name, which a crash in between would
+ * leave for a save through named temporaries to remove. Sets *placed
+ * when the file is in place already, *holder to a descriptor to close
+ * after the rename (or -1).
  */
 static npyio_status name_unnamed(npyio__atomic *a, const npyio__mem *mem,
-                                 bool *placed)
+                                 bool *placed, int *holder)
 {
     unsigned attempt;
     npyio_status st;
@@ -477,10 +583,13 @@ static npyio_status name_unnamed(npyio__atomic *a, const npyio__mem *mem,
         if (errno != EEXIST)
             return NPYIO_E_IO;
     }
+    st = link_at_commit_name(a, mem, holder);
+    if (st != NPYIO_E_IO)
+        return st; /* linked, or out of memory: said as such */
     for (attempt = 0; attempt < 100; attempt++) {
         st = temp_name(mem, a->target, attempt, &a->temp);
         if (st != NPYIO_OK)
-            return st; /* out of memory: said as such */
+            return st;
         if (npyio__fd_link_unnamed(a->fd, a->temp) == 0)
             return NPYIO_OK;
         npyio__free(a->temp);
@@ -509,7 +618,7 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
     const char *what = NULL;
     char cause[256];
     bool replace = a->temp != NULL || a->unnamed, placed = false;
-    int fd = a->fd, dir_fd = -1;
+    int fd = a->fd, dir_fd = -1, holder = -1;
     int synced = durable && replace ? npyio__fd_sync(fd) : 0;
     npyio_status named;
     int closed;
@@ -517,7 +626,8 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
     if (synced == 0 && durable && replace &&
         (dir_fd = open_dir(a->dir)) < 0)
         synced = -1; /* before anything is placed: the old file stays */
-    named = synced == 0 && a->unnamed ? name_unnamed(a, mem, &placed)
+    named = synced == 0 && a->unnamed ? name_unnamed(a, mem, &placed,
+                                                     &holder)
                                       : NPYIO_OK;
     a->fd = -1;
     if (synced != 0 || named != NPYIO_OK)
@@ -550,6 +660,10 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
                     "%s: %s: %s", a->target, what, cause);
     }
     npyio__atomic_abandon(a);
+    /* The commit name's lock, held past the rename. A duplicate: its
+     * close has nothing to report (and must not replace the message). */
+    if (holder >= 0)
+        (void)close(holder);
     return what == NULL ? NPYIO_OK
            : named == NPYIO_E_NOMEM ? NPYIO_E_NOMEM
                                     : NPYIO_E_IO;

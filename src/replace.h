@@ -29,8 +29,10 @@ typedef struct npyio__atomic {
  * Symbolic links at the end of the path are followed under the kernel's
  * protected_symlinks rule, applied whatever the sysctl says: in a sticky
  * world-writable directory only a link owned by the caller or by the
- * directory's owner is followed. Stale temporaries of our naming in the
- * directory, left by processes that died, are removed first. A replaced
+ * directory's owner is followed. Through a named temporary (no unnamed
+ * files here), this destination's stale named temporaries, left by
+ * processes that died, are removed first (replace.c says how they are
+ * named; an unnamed temporary's stray is met at commit). A replaced
  * file's mode is kept, and its owner and group where the caller may set
  * them. */
 npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
