@@ -68,6 +68,8 @@ struct npyio_npz_writer {
     bool appending;
     npyio__atomic atomic;
     int original;             /* locked for the whole append; or -1 */
+    npyio__zip_dir old;       /* its directory, as our reader found it */
+    unsigned char *comment;   /* its comment, given back at close */
 };
 
 /* ---- minizip's I/O, over our stream ------------------------------------------------ */
@@ -615,6 +617,8 @@ static void release(npyio_npz_writer *w)
         npyio__atomic_abandon(&w->atomic);
     if (w->original >= 0)
         npyio__fd_close(w->original); /* and its lock */
+    npyio__zip_dir_free(&w->old);
+    npyio__free(w->comment);
     for (i = 0; i < w->count; i++)
         npyio__free(w->names[i]);
     npyio__free(w->names);
@@ -1286,19 +1290,59 @@ npyio_status npyio_npz_copy(npyio_npz_writer *npz, npyio_npz *src,
 
 /* ---- appending ----------------------------------------------------------------- */
 
-/* The names already in the archive (read, and checked whole, by our own
- * reader), so that a new member cannot repeat one. */
-static npyio_status take_names(npyio_npz_writer *w, const char *path)
+/*
+ * Our reader alone decides where anything is in the archive. minizip's
+ * append mode would find the old directory again with its own reader,
+ * which takes the last ZIP64 locator signature in the final 64 KiB
+ * wherever it lies (in a comment, in an array's data), else the last end
+ * record: it would then drop or replace every old member. So the
+ * temporary holds the archive's bytes up to the end of the directory we
+ * found, then end records of ours with no comment, the only ones minizip
+ * can find (MINIZIP-NOTES.md). The comment is given back after minizip's
+ * close, and the result is read back by our reader and compared with the
+ * old directory before it replaces the archive.
+ */
+
+#define EOCD64_LEN 56
+#define LOC64_LEN 20
+#define EOCD_LEN 22
+#define LOC64_SIG 0x07064b50u
+
+/* len bytes at `offset` of a file we hold (and have checked is long
+ * enough): a short read means it changed under us. */
+static npyio_status pread_exact(int fd, void *buf, size_t len, int64_t offset)
+{
+    size_t got = 0;
+
+    if (npyio__fd_pread_all(fd, buf, len, offset, &got) != 0)
+        return NPYIO_E_IO;
+    if (got < len)
+        return npyio__fail(NPYIO_E_TRUNCATED, "the file ends at offset "
+                           "%lld, before the %zu bytes expected there",
+                           (long long)(offset + (int64_t)got), len);
+    return NPYIO_OK;
+}
+
+/* The directory of the archive (read, and checked whole, by our own
+ * reader), its comment, and its names, so that a new member cannot repeat
+ * one. */
+static npyio_status read_old_archive(npyio_npz_writer *w, const char *path)
 {
     npyio_stream *s = NULL;
-    npyio_npz *old = NULL;
     size_t i, n;
     npyio_status st = npyio__stream_open_fd(w->original, false, w->options,
                                             &s);
 
     if (st == NPYIO_OK)
-        st = npyio_npz_open_stream(s, w->options, &old);
-    n = npyio_npz_count(old);
+        st = npyio__zip_dir_read(s, &w->mem, w->options, &w->old);
+    npyio_stream_close(s);
+    n = w->old.count;
+    if (st == NPYIO_OK && w->old.comment_len > 0)
+        st = npyio__alloc(&w->mem, w->old.comment_len, "the archive comment",
+                          (void **)&w->comment);
+    if (st == NPYIO_OK && w->old.comment_len > 0)
+        st = pread_exact(w->original, w->comment, w->old.comment_len,
+                         w->old.comment_at);
     if (st == NPYIO_OK && n > 0) {
         st = npyio__alloc_array(&w->mem, n, sizeof *w->names, "member names",
                                 (void **)&w->names);
@@ -1306,7 +1350,7 @@ static npyio_status take_names(npyio_npz_writer *w, const char *path)
             w->cap = n;
     }
     for (i = 0; st == NPYIO_OK && i < n; i++) {
-        const char *name = npyio_npz_name(old, i);
+        const char *name = w->old.entries[i].name;
         size_t len = strlen(name) + 1;
 
         st = npyio__alloc(&w->mem, len, "a member name",
@@ -1316,49 +1360,104 @@ static npyio_status take_names(npyio_npz_writer *w, const char *path)
             w->count++;
         }
     }
-    npyio_npz_close(old);
-    npyio_stream_close(s);
     return npyio__with_context(st, path);
 }
 
-/* The archive's bytes into the temporary: cloned or copied in the kernel
- * where the system can, else through a buffer of the caller's allocator. */
-static npyio_status copy_original(npyio_npz_writer *w, int64_t *size,
-                                  const char **how)
+/* The archive's bytes up to the end of its directory into the temporary:
+ * cloned or copied in the kernel where the system can, else through a
+ * buffer of the caller's allocator; whatever a clone brought beyond that
+ * end is cut off. */
+static npyio_status copy_original(npyio_npz_writer *w, const char **how)
 {
     static const size_t block = (size_t)1 << 16;
+    int64_t len = w->old.cd_end;
     void *buf = NULL;
     npyio_status st;
-    int rc;
+    int rc = npyio__fd_copy_file(w->atomic.fd, w->original, len, how);
 
-    if (npyio__fd_size(w->original, size) != 0)
-        return NPYIO_E_IO;
-    rc = npyio__fd_copy_file(w->atomic.fd, w->original, *size, how);
-    if (rc != NPYIO__COPY_BUFFERED)
-        return rc == 0 ? NPYIO_OK : NPYIO_E_IO;
-    st = npyio__alloc(&w->mem, block, "a copy buffer", &buf);
-    if (st != NPYIO_OK)
-        return st;
-    rc = npyio__fd_copy_buffered(w->atomic.fd, w->original, *size, buf, block);
-    npyio__free(buf);
+    if (rc == NPYIO__COPY_BUFFERED) {
+        st = npyio__alloc(&w->mem, block, "a copy buffer", &buf);
+        if (st != NPYIO_OK)
+            return st;
+        rc = npyio__fd_copy_buffered(w->atomic.fd, w->original, len, buf,
+                                     block);
+        npyio__free(buf);
+    }
+    if (rc == 0)
+        rc = npyio__fd_truncate(w->atomic.fd, len);
     return rc == 0 ? NPYIO_OK : NPYIO_E_IO;
 }
 
-/* The temporary: a copy of the archive, then minizip opened on it to add
- * members where its directory was. */
+/* True if a ZIP64 locator signature starts anywhere in p[0, len). */
+static bool holds_locator(const unsigned char *p, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i + 4 <= len; i++)
+        if (npyio__le32(p + i) == LOC64_SIG)
+            return true;
+    return false;
+}
+
+/*
+ * After the directory: a ZIP64 end record with the directory our reader
+ * found, its locator, and a plain end record with every field saturated
+ * and no comment. minizip takes the last locator signature in the file
+ * (ours) and the ZIP64 record it points at; the locator holds the
+ * record's position in the file (minizip seeks there; it works out the
+ * bytes before the archive from it).
+ */
+static npyio_status write_end_records(npyio_npz_writer *w, const char *where)
+{
+    unsigned char rec[EOCD64_LEN + LOC64_LEN + EOCD_LEN] = {0};
+    unsigned char *loc = rec + EOCD64_LEN, *end = loc + LOC64_LEN;
+    const npyio__zip_dir *d = &w->old;
+
+    npyio__put_le32(rec, 0x06064b50u);
+    npyio__put_le64(rec + 4, EOCD64_LEN - 12);
+    npyio__put_le16(rec + 12, 45);
+    npyio__put_le16(rec + 14, 45);
+    npyio__put_le64(rec + 24, d->count);
+    npyio__put_le64(rec + 32, d->count);
+    npyio__put_le64(rec + 40, (uint64_t)(d->cd_end - d->cd_offset));
+    npyio__put_le64(rec + 48, (uint64_t)(d->cd_offset - d->shift));
+    npyio__put_le32(loc, LOC64_SIG);
+    npyio__put_le64(loc + 8, (uint64_t)d->cd_end);
+    npyio__put_le32(loc + 16, 1);
+    npyio__put_le32(end, 0x06054b50u);
+    memset(end + 8, 0xFF, 12);
+    /* minizip looks for the last signature: none may follow ours. */
+    if (holds_locator(loc + 1, sizeof rec - EOCD64_LEN - 1))
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the archive's "
+                           "directory ends at offset %lld, whose bytes "
+                           "minizip would take for a ZIP64 locator; it "
+                           "cannot be appended to", where,
+                           (long long)d->cd_end);
+    if (npyio__fd_pwrite_all(w->atomic.fd, rec, sizeof rec, d->cd_end) != 0)
+        return NPYIO_E_IO;
+    return NPYIO_OK;
+}
+
+/* The temporary: the archive with end records of ours, then minizip
+ * opened on it to add members where its directory was. */
 static npyio_status copy_archive(npyio_npz_writer *w, const char *path,
                                  const char *where)
 {
     zlib_filefunc64_def io = {io_open, io_read, io_write, io_tell, io_seek,
                               io_close, io_error, NULL};
     const char *how = "";
-    int64_t size = 0;
+    int64_t at = -1;
+    /* Nothing before the end records: no members to keep, and a ZIP64
+     * record at offset 0 that minizip would take for none. */
+    bool empty = w->old.cd_end == 0;
     npyio_status st = npyio__atomic_open(path, &w->mem, &w->atomic);
 
     if (st != NPYIO_OK)
         return npyio__with_context(st, path);
     w->appending = true;
-    st = copy_original(w, &size, &how);
+    st = copy_original(w, &how);
+    if (st == NPYIO_OK && !empty)
+        st = write_end_records(w, where);
     if (st != NPYIO_OK)
         return npyio__fail(st, "%s: %s: copying the archive: %s", where,
                            path, npyio_last_error());
@@ -1367,21 +1466,113 @@ static npyio_status copy_archive(npyio_npz_writer *w, const char *path,
         return st;
     w->owns_stream = true;
     io.opaque = w;
-    w->zip = zipOpen2_64(w->stream, APPEND_STATUS_ADDINZIP, NULL, &io);
+    w->zip = zipOpen2_64(w->stream, empty ? APPEND_STATUS_CREATE
+                                          : APPEND_STATUS_ADDINZIP,
+                         NULL, &io);
     if (w->zip == NULL || w->io_failed != NPYIO_OK)
         return zip_failure(w, where, 0);
+    /* minizip is left where the new members go: where the directory was. */
+    st = npyio__stream_tell(w->stream, &at);
+    if (st == NPYIO_OK && at != w->old.cd_offset)
+        st = npyio__fail(NPYIO_E_FORMAT, "%s: %s: minizip found the "
+                         "directory at offset %lld, not at %lld", where,
+                         path, (long long)at, (long long)w->old.cd_offset);
+    return st;
+}
+
+/* minizip's end record, the last 22 bytes before `end`, gets the old
+ * comment back (minizip would cut it at a NUL byte). */
+static npyio_status give_comment_back(npyio_npz_writer *w, int64_t *end)
+{
+    unsigned char eocd[EOCD_LEN], len[2];
+    size_t n = w->old.comment_len;
+    int fd = w->atomic.fd;
+
+    npyio_status st;
+
+    if (n == 0)
+        return NPYIO_OK;
+    st = pread_exact(fd, eocd, sizeof eocd, *end - EOCD_LEN);
+    if (st != NPYIO_OK)
+        return st;
+    if (npyio__le32(eocd) != 0x06054b50u || npyio__le16(eocd + 20) != 0)
+        return npyio__fail(NPYIO_E_FORMAT, "minizip's end record is not "
+                           "where it closed the archive");
+    npyio__put_le16(len, (uint16_t)n);
+    if (npyio__fd_pwrite_all(fd, len, 2, *end - 2) != 0 ||
+        npyio__fd_pwrite_all(fd, w->comment, n, *end) != 0)
+        return NPYIO_E_IO;
+    *end += (int64_t)n;
     return NPYIO_OK;
 }
 
-/* minizip wrote the directory; cut off what the old one left beyond it,
- * then the temporary replaces the archive. */
+/* Two directory entries that must be the same member, unmoved. */
+static bool same_entry(const npyio__zip_entry *a, const npyio__zip_entry *b)
+{
+    return strcmp(a->name, b->name) == 0 &&
+           a->header_offset == b->header_offset &&
+           a->data_offset == b->data_offset && a->csize == b->csize &&
+           a->usize == b->usize && a->crc == b->crc &&
+           a->method == b->method && a->flags == b->flags;
+}
+
+/* The first entry of `now` that is not what the append should have left:
+ * every old entry unchanged, then exactly the new names; -1 if none. */
+static int64_t first_difference(const npyio_npz_writer *w,
+                                const npyio__zip_dir *now)
+{
+    size_t i;
+
+    for (i = 0; i < now->count && i < w->count; i++) {
+        if (i < w->old.count ? !same_entry(&now->entries[i],
+                                           &w->old.entries[i])
+                             : strcmp(now->entries[i].name, w->names[i]) != 0)
+            return (int64_t)i;
+    }
+    return now->count == w->count ? -1 : (int64_t)i;
+}
+
+/* The archive written, read back by our reader: the old members as they
+ * were, then the new ones, and the old comment. */
+static npyio_status check_appended(npyio_npz_writer *w, const char *where)
+{
+    npyio__zip_dir now;
+    int64_t bad;
+    npyio_status st = npyio__zip_dir_read(w->stream, &w->mem, w->options,
+                                          &now);
+
+    if (st != NPYIO_OK)
+        return npyio__fail(st, "%s: the archive written does not read back "
+                           "(the old one is kept): %s", where,
+                           npyio_last_error());
+    bad = first_difference(w, &now);
+    if (bad < 0 && now.comment_len != w->old.comment_len)
+        bad = (int64_t)now.count;
+    npyio__zip_dir_free(&now);
+    if (bad >= 0)
+        return npyio__fail(NPYIO_E_FORMAT, "%s: the archive written differs "
+                           "from the old one plus the new members at entry "
+                           "%lld (the old one is kept)", where,
+                           (long long)bad);
+    return NPYIO_OK;
+}
+
+/* minizip wrote the directory: the comment back, whatever the old
+ * directory left beyond the new end cut off, the result checked, then the
+ * temporary replaces the archive. */
 static npyio_status finish_append(npyio_npz_writer *w, const char *where)
 {
     int64_t end = 0;
     npyio_status st = npyio__stream_tell(w->stream, &end);
 
+    if (st == NPYIO_OK)
+        st = give_comment_back(w, &end);
     if (st == NPYIO_OK && npyio__fd_truncate(w->atomic.fd, end) != 0)
-        st = npyio__fail(NPYIO_E_IO, "%s: %s", where, npyio_last_error());
+        st = NPYIO_E_IO;
+    if (st != NPYIO_OK)
+        st = npyio__fail(st, "%s: %s", where, npyio_last_error());
+    if (st == NPYIO_OK)
+        st = check_appended(w, where);
     npyio_stream_close(w->stream);
     w->owns_stream = false;
     w->appending = false; /* committed or removed, either way */
@@ -1415,7 +1606,7 @@ static npyio_status npz_open_append_body(const char *path, uint32_t flags,
                                 (flags & NPYIO_WRITE_WAIT_FOR_LOCK) != 0,
                                 where, &w->original);
     if (st == NPYIO_OK)
-        st = take_names(w, path);
+        st = read_old_archive(w, path);
     if (st == NPYIO_OK)
         st = copy_archive(w, path, where);
     if (st != NPYIO_OK) {

@@ -36,6 +36,8 @@ typedef struct end_records {
     uint64_t count;      /* entries promised: a hint */
     uint64_t cd_size, cd_offset;
     int64_t records_at;  /* the first end record: the directory ends here */
+    int64_t comment_at;  /* the archive comment, after the end record */
+    size_t comment_len;
 } end_records;
 
 static npyio_status read_exact(npyio_stream *s, void *buf, size_t len,
@@ -234,6 +236,8 @@ static npyio_status read_end(npyio_stream *s, int64_t length,
     end->cd_size = npyio__le32(eocd + 12);
     end->cd_offset = npyio__le32(eocd + 16);
     end->records_at = at;
+    end->comment_at = at + EOCD_LEN;
+    end->comment_len = npyio__le16(eocd + 20);
     if (at >= LOC64_LEN) {
         st = read_exact(s, loc, sizeof loc, at - LOC64_LEN,
                         "the ZIP64 locator");
@@ -737,7 +741,7 @@ npyio_status npyio__zip_dir_read(npyio_stream *s, const npyio__mem *mem,
                                  const npyio_options *options,
                                  npyio__zip_dir *dir)
 {
-    end_records end = {0, 0, 0, 0};
+    end_records end = {0, 0, 0, 0, 0, 0};
     unsigned char *cd = NULL;
     int64_t length = 0, shift = 0;
     npyio_status st;
@@ -754,6 +758,10 @@ npyio_status npyio__zip_dir_read(npyio_stream *s, const npyio__mem *mem,
                          (unsigned long long)end.cd_size);
     if (st == NPYIO_OK) {
         dir->cd_offset = (int64_t)end.cd_offset + shift;
+        dir->cd_end = end.records_at;
+        dir->shift = shift;
+        dir->comment_at = end.comment_at;
+        dir->comment_len = end.comment_len;
         st = npyio__alloc(mem, (size_t)end.cd_size, "the central directory",
                           (void **)&cd);
     }

@@ -43,6 +43,10 @@ typedef struct npyio__zip_dir {
     size_t count;
     char *names;               /* every name and key */
     int64_t cd_offset;         /* where the directory lies in the stream */
+    int64_t cd_end;            /* where it ends: the end records begin */
+    int64_t shift;             /* bytes before the archive (a stub) */
+    int64_t comment_at;        /* the archive comment, in the stream */
+    size_t comment_len;
     uint64_t total_usize;      /* the members' declared sizes, summed */
 } npyio__zip_dir;
 
@@ -76,6 +80,24 @@ static inline uint32_t npyio__le32(const unsigned char *p)
 static inline uint64_t npyio__le64(const unsigned char *p)
 {
     return (uint64_t)npyio__le32(p) | (uint64_t)npyio__le32(p + 4) << 32;
+}
+
+static inline void npyio__put_le16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+static inline void npyio__put_le32(unsigned char *p, uint32_t v)
+{
+    npyio__put_le16(p, (uint16_t)v);
+    npyio__put_le16(p + 2, (uint16_t)(v >> 16));
+}
+
+static inline void npyio__put_le64(unsigned char *p, uint64_t v)
+{
+    npyio__put_le32(p, (uint32_t)v);
+    npyio__put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
 #endif /* NPYIO_ZIP_DIR_H */

@@ -814,6 +814,111 @@ static void test_append(void **state)
     npyio_header_free(h);
 }
 
+/* The archives of npz/append/ (gen_npz_hostile.py) hold, in a comment or
+ * in an array's data, end records that minizip's append mode took for the
+ * archive's own: appending to each keeps every old member where it was,
+ * with its bytes, adds the new one, and gives the comment back. */
+static void test_append_hostile(void **state)
+{
+    static const int64_t shape[1] = {5};
+    npyio_header *h = make_header("<i8", 1, shape, 0);
+    int64_t v[5] = {1, 2, 3, 4, 5};
+    tsv_table t;
+    size_t k;
+
+    (void)state;
+    tsv_load("npz/append/manifest.tsv", &t);
+    assert_int_equal(t.count, 3);
+    for (k = 0; k < t.count; k++) {
+        npyio_npz_writer *w = NULL;
+        npyio_npz *before = NULL, *after = NULL;
+        unsigned char *old_bytes, *now;
+        size_t old_len, now_len, n, i;
+        char path[256], rel[256];
+
+        snprintf(rel, sizeof rel, "append/%s", t.rows[k].field[0]);
+        path_in_dir(path, sizeof path, "hostile_append.npz");
+        copy_corpus_file(rel, path);
+        old_bytes = read_file(path, &old_len);
+        before = open_archive(rel, NULL);
+        assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL,
+                                        &w));
+        assert_ok(npyio_npz_add_array(w, "new", h, v, sizeof v, 0));
+        assert_ok(npyio_npz_writer_close(w));
+        assert_ok(npyio_npz_open_path(path, NULL, &after));
+        n = npyio_npz_count(before);
+        assert_int_equal(n, 2);
+        assert_int_equal(npyio_npz_count(after), n + 1);
+        for (i = 0; i < n; i++) {
+            assert_string_equal(npyio_npz_name(after, i),
+                                npyio_npz_name(before, i));
+            assert_int_equal(stat_of(after, i, NPYIO_NPZ_DATA_OFFSET),
+                             stat_of(before, i, NPYIO_NPZ_DATA_OFFSET));
+            assert_int_equal(stat_of(after, i, NPYIO_NPZ_CRC32),
+                             stat_of(before, i, NPYIO_NPZ_CRC32));
+            assert_ok(npyio_npz_verify(after, i));
+        }
+        assert_string_equal(npyio_npz_name(after, n), "new.npy");
+        /* The old bytes up to the first new one are untouched, and a
+         * comment comes back as it was (the last 76 bytes). */
+        now = read_file(path, &now_len);
+        assert_true(now_len > old_len);
+        i = (size_t)stat_of(before, n - 1, NPYIO_NPZ_DATA_OFFSET) +
+            (size_t)stat_of(before, n - 1, NPYIO_NPZ_COMPRESSED_SIZE);
+        assert_memory_equal(now, old_bytes, i);
+        if (strcmp(t.rows[k].field[0], "comment_zip64.npz") == 0)
+            assert_memory_equal(now + now_len - 76,
+                                old_bytes + old_len - 76, 76);
+        assert_ok(npyio_npz_close(after));
+        assert_ok(npyio_npz_close(before));
+        free(now);
+        free(old_bytes);
+    }
+    tsv_free(&t);
+    npyio_header_free(h);
+}
+
+/* An archive whose directory ends where the end records we write for
+ * minizip would hold a second ZIP64 locator signature (their offset field
+ * is 0x07064b50: a stub of zeros, a sparse hole, before np.savez's
+ * archive) is refused at once, and kept as it was. */
+static void test_append_locator_in_offset(void **state)
+{
+    npyio_npz_writer *w = NULL;
+    unsigned char *zip, *now;
+    size_t len, now_len;
+    int64_t stub;
+    char path[256];
+    FILE *f;
+
+    (void)state;
+    zip = read_data_file("npz/savez.npz", &len);
+    stub = (int64_t)0x07064b50 - (int64_t)(len - 22); /* no comment */
+    path_in_dir(path, sizeof path, "locator_in_offset.npz");
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fseeko(f, (off_t)stub, SEEK_SET), 0);
+    assert_int_equal(fwrite(zip, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    assert_status(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL,
+                                        &w),
+                  NPYIO_E_UNSUPPORTED);
+    assert_null(w);
+    assert_error_contains("whose bytes minizip would take for a ZIP64 "
+                          "locator");
+    now = malloc(len + 1);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseeko(f, (off_t)stub, SEEK_SET), 0);
+    now_len = fread(now, 1, len + 1, f);
+    fclose(f);
+    assert_int_equal(now_len, len);
+    assert_memory_equal(now, zip, len);
+    free(now);
+    free(zip);
+    assert_int_equal(unlink(path), 0);
+}
+
 /* Deflate on several threads: sizes below, at and across the batch and
  * block boundaries, written in uneven pieces, read back equal with their
  * CRC; one thread gives NumPy's bytes, several a different but valid
@@ -1291,6 +1396,8 @@ int main(void)
         cmocka_unit_test(test_streams),
         cmocka_unit_test(test_cut_and_damaged),
         cmocka_unit_test(test_append),
+        cmocka_unit_test(test_append_hostile),
+        cmocka_unit_test(test_append_locator_in_offset),
         cmocka_unit_test(test_parallel_deflate),
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_threads_read_members),
