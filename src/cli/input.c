@@ -271,38 +271,97 @@ static int looks_like_npy(const unsigned char *magic, size_t n)
     return n >= 4 && magic[0] == 0x93 && memcmp(magic + 1, "NUM", 3) == 0;
 }
 
-static int copy_rest(FILE *from, FILE *to);
+#define COPY_TOO_LONG 1
+static int copy_rest(FILE *from, FILE *to, uint64_t max);
+
+/* A regular file read from its start: an archive there is read in place. */
+static int reads_in_place(const cli_input *in)
+{
+    struct stat info;
+
+    return fstat(fileno(in->file), &info) == 0 && S_ISREG(info.st_mode) &&
+           in->start == 0;
+}
+
+/* a + b, or UINT64_MAX where that overflows. */
+static uint64_t add_saturating(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The longest archive the limits let through, as copied from a pipe:
+ * what the members may declare in all, 128 KiB a member for its
+ * headers, name, ZIP64 extras, descriptor and what deflate adds to
+ * incompressible data, and 64 KiB for the end records and the comment.
+ * The defaults (no limits) give UINT64_MAX: no bound. A copy is spent
+ * disk, so it is bounded before the library sees a byte of it. */
+#define SPOOL_PER_MEMBER ((uint64_t)128 << 10)
+#define SPOOL_END ((uint64_t)64 << 10)
+static uint64_t spool_limit(const npyio_options *options)
+{
+    int64_t total = INT64_MAX, members = INT64_MAX;
+
+    npyio_options_get_limit(options, NPYIO_LIMIT_NPZ_TOTAL_BYTES, &total);
+    npyio_options_get_limit(options, NPYIO_LIMIT_NPZ_MEMBERS, &members);
+    if ((uint64_t)members > UINT64_MAX / SPOOL_PER_MEMBER)
+        return UINT64_MAX;
+    return add_saturating(add_saturating((uint64_t)total,
+                                         (uint64_t)members *
+                                             SPOOL_PER_MEMBER),
+                          SPOOL_END);
+}
+
+/* Copy the archive in in->file, whose first n bytes (magic) were read,
+ * to an unlinked temporary file, which becomes in->file. Returns 0, or
+ * -1 after a message. */
+static int spool_archive(cli_input *in, const unsigned char *magic, size_t n)
+{
+    uint64_t max = spool_limit(in->options);
+    FILE *tmp = cli_temporary_file();
+    int rc = -1, e;
+
+    if (tmp != NULL && fwrite(magic, 1, n, tmp) == n)
+        rc = copy_rest(in->file, tmp, max > n ? max - n : 0);
+    if (rc == 0 && fflush(tmp) != 0)
+        rc = -1;
+    e = errno;
+    if (rc == COPY_TOO_LONG)
+        cli_error(in->name, "the archive is longer than %" PRIu64 " bytes, "
+                            "over the most its limits allow "
+                            "(NPYIO_LIMIT_NPZ_TOTAL_BYTES + "
+                            "NPYIO_LIMIT_NPZ_MEMBERS x 128 KiB + 64 KiB): "
+                            "not copied further",
+                  max);
+    else if (rc != 0)
+        cli_error(in->name, "copying the archive to a temporary file: %s",
+                  strerror(e));
+    if (rc != 0) {
+        if (tmp != NULL)
+            fclose(tmp);
+        return -1;
+    }
+    if (in->file != stdin)
+        fclose(in->file);
+    in->file = tmp;
+    in->start = 0;
+    return 0;
+}
 
 /* The archive in in->file (whose first n bytes, magic, were read). A
  * regular file read from its start is read in place; anything else (a
- * pipe, a FIFO, standard input opened at some offset) is copied to an
- * unlinked temporary file first, which becomes in->file: the directory
- * is at the end. Returns 1 if the library failed, 0 on success, or -1
- * after a message of our own. */
+ * pipe, a FIFO, standard input opened at some offset) is copied to a
+ * temporary file first (spool_archive): the directory is at the end.
+ * Returns 1 if the library failed, 0 on success, or -1 after a message
+ * of our own. */
 static int open_archive(cli_input *in, const unsigned char *magic, size_t n)
 {
-    struct stat info;
-    int fd = fileno(in->file);
+    int fd;
 
-    if (!(fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && in->start == 0)) {
-        FILE *tmp = cli_temporary_file();
-
-        if (tmp == NULL || fwrite(magic, 1, n, tmp) != n ||
-            copy_rest(in->file, tmp) != 0 || fflush(tmp) != 0) {
-            int e = errno;
-
-            if (tmp != NULL)
-                fclose(tmp);
-            cli_error(in->name, "copying the archive to a temporary file: %s",
-                      strerror(e));
+    if (!reads_in_place(in)) {
+        if (spool_archive(in, magic, n) != 0)
             return -1;
-        }
-        if (in->file != stdin)
-            fclose(in->file);
-        in->file = tmp;
-        in->start = 0;
-        fd = fileno(tmp);
     }
+    fd = fileno(in->file);
     /* The stream reads with pread() from offset 0: the FILE's buffer and
      * position no longer matter. */
     if (lseek(fd, 0, SEEK_SET) != 0) {
@@ -356,9 +415,11 @@ int cli_open_input(const char *name, const npyio_options *options,
     n = fread(magic, 1, sizeof magic, in->file);
     /* A file that is neither: perhaps an archive with bytes in front (a
      * self-extractor's stub), which zipfile opens too. If not, it is
-     * reported as what it is not: an .npy file (from the temporary copy
-     * of a pipe, if one was made). */
-    if (!looks_like_zip(magic, n) && !looks_like_npy(magic, n)) {
+     * reported as what it is not: an .npy file. Only a file read in
+     * place is tried: a pipe that starts neither way is never copied
+     * (np.load, too, takes only what starts as a ZIP file for one). */
+    if (!looks_like_zip(magic, n) && !looks_like_npy(magic, n) &&
+        reads_in_place(in)) {
         if (open_archive(in, magic, n) == 0)
             return 0;
         close_archive(in);
@@ -528,8 +589,9 @@ static int emit_header(const npyio_header *h, FILE *to)
     return rc;
 }
 
-/* The rest of from, to to, through a bounded buffer. */
-static int copy_rest(FILE *from, FILE *to)
+/* The rest of from, to to, through a bounded buffer: 0, -1 with errno,
+ * or COPY_TOO_LONG if from holds more than max bytes (max are copied). */
+static int copy_rest(FILE *from, FILE *to, uint64_t max)
 {
 #ifdef F_SETPIPE_SZ
     /* A pipe of 1 MiB, not 64 KiB: 16 times fewer wake-ups of the writer
@@ -543,10 +605,17 @@ static int copy_rest(FILE *from, FILE *to)
 
     if (buf == NULL)
         return -1;
-    while (rc == 0 && (n = fread(buf, 1, STEP, from)) > 0)
-        if (fwrite(buf, 1, n, to) != n)
+    /* One byte past max is asked for: it tells a longer input. */
+    while (rc == 0 &&
+           (n = fread(buf, 1, max < STEP ? (size_t)max + 1 : STEP, from)) > 0) {
+        if (n > max)
+            rc = COPY_TOO_LONG;
+        else if (fwrite(buf, 1, n, to) != n)
             rc = -1;
-    if (ferror(from))
+        else
+            max -= n;
+    }
+    if (rc == 0 && ferror(from))
         rc = -1;
     free(buf);
     return rc;
@@ -614,7 +683,8 @@ int cli_input_make_seekable(cli_input *in)
         return 0; /* members can seek */
     tmp = cli_temporary_file();
     if (tmp == NULL || emit_header(npyio_reader_header(in->reader), tmp) != 0 ||
-        (header_len = ftell(tmp)) < 0 || copy_rest(in->file, tmp) != 0 ||
+        (header_len = ftell(tmp)) < 0 ||
+        copy_rest(in->file, tmp, UINT64_MAX) != 0 ||
         fflush(tmp) != 0) {
         int e = errno;
 

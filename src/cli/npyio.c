@@ -324,8 +324,9 @@ static int cmd_print(const cli_args *a)
     "  --untrusted           the library's limits for files from strangers:\n" \
     "                        headers up to 10000 bytes, 32 dimensions, 4096\n" \
     "                        members, 256 MiB a member, 1 GiB in all (see\n"  \
-    "                        npyio_options_set_untrusted); without it, every\n"\
-    "                        archive NumPy writes is read\n"
+    "                        npyio_options_set_untrusted), and an archive\n"  \
+    "                        on a pipe copied up to 1 GiB + 512 MiB + 64 KiB;\n"\
+    "                        without it, every archive NumPy writes is read\n"
 
 #define SYNC_HELP                                                             \
     "  --no-sync             do not wait for the output to reach the disk\n"   \
