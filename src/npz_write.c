@@ -783,6 +783,28 @@ static npyio_status new_name(npyio_npz_writer *w, const char *key,
     return new_file_name(w, key, ".npy", where, out);
 }
 
+/* The length of NumPy's key for a member name: without ".npy". */
+static size_t key_length(const char *name)
+{
+    size_t len = strlen(name);
+
+    return len >= 4 && strcmp(name + len - 4, ".npy") == 0 ? len - 4 : len;
+}
+
+/* Whether np.load could take one member for the other: it looks a key up
+ * as a member name first, then among the names without ".npy" ("x" and
+ * "x.npy" both answer to key "x"; "x.npy" shadows key "x.npy" of
+ * "x.npy.npy"). */
+static bool names_clash(const char *a, const char *b)
+{
+    size_t ka = key_length(a), kb = key_length(b);
+
+    return strcmp(a, b) == 0 ||
+           (ka == kb && strncmp(a, b, ka) == 0) ||
+           (ka == strlen(b) && strncmp(a, b, ka) == 0) ||
+           (kb == strlen(a) && strncmp(a, b, kb) == 0);
+}
+
 /* The member file name key + suffix, checked, new in this archive. */
 static npyio_status new_file_name(npyio_npz_writer *w, const char *key,
                                   const char *suffix, const char *where,
@@ -800,11 +822,14 @@ static npyio_status new_file_name(npyio_npz_writer *w, const char *key,
     memcpy(name, key, len);
     memcpy(name + len, suffix, more);
     for (i = 0; i < w->count; i++) {
-        if (strcmp(w->names[i], name) == 0) {
+        if (names_clash(w->names[i], name)) {
             npyio__free(name);
-            return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the archive already "
-                               "has a member '%s'", where,
-                               npyio__show(key, len, shown, sizeof shown));
+            return npyio__fail(NPYIO_E_INVALID_ARG, "%s: key '%s': the "
+                               "archive already has a member '%s', which "
+                               "np.load would find under the same key",
+                               where,
+                               npyio__show(key, len, shown, sizeof shown),
+                               w->names[i]);
         }
     }
     if (w->count == w->cap) {

@@ -814,6 +814,46 @@ static void test_append(void **state)
     npyio_header_free(h);
 }
 
+/* Keys np.load would confuse: "x" and "x.npy" (its name x.npy.npy) both
+ * answer to "x.npy"; a member named "notes.txt" and key "notes.txt" (its
+ * name notes.txt.npy) to "notes.txt". The second is refused, naming the
+ * first, in a new archive and in an append; the archive goes on. */
+static void test_keys_clash(void **state)
+{
+    static const int64_t shape[1] = {2};
+    npyio_header *h = make_header("<i8", 1, shape, 0);
+    int64_t v[2] = {1, 2};
+    npyio_npz_writer *w = NULL;
+    npyio_npz *npz = NULL;
+    char path[256];
+
+    (void)state;
+    path_in_dir(path, sizeof path, "clash.npz");
+    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_add_array(w, "x", h, v, sizeof v, 0));
+    assert_status(npyio_npz_add_array(w, "x.npy", h, v, sizeof v, 0),
+                  NPYIO_E_INVALID_ARG);
+    assert_error_contains("key 'x.npy': the archive already has a member "
+                          "'x.npy'");
+    assert_ok(npyio_npz_add_array(w, "y.npy", h, v, sizeof v, 0));
+    assert_status(npyio_npz_add_array(w, "y", h, v, sizeof v, 6),
+                  NPYIO_E_INVALID_ARG);
+    assert_error_contains("already has a member 'y.npy.npy'");
+    assert_ok(npyio_npz_writer_close(w));
+    copy_corpus_file("odd.npz", path);
+    assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_status(npyio_npz_add_array(w, "notes.txt", h, v, sizeof v, 0),
+                  NPYIO_E_INVALID_ARG);
+    assert_error_contains("already has a member 'notes.txt'");
+    assert_ok(npyio_npz_add_array(w, "notes", h, v, sizeof v, 0));
+    assert_ok(npyio_npz_writer_close(w));
+    assert_ok(npyio_npz_open_path(path, NULL, &npz));
+    assert_int_equal(npyio_npz_count(npz), 6);
+    assert_string_equal(npyio_npz_name(npz, 5), "notes.npy");
+    assert_ok(npyio_npz_close(npz));
+    npyio_header_free(h);
+}
+
 /* The archives of npz/append/ (gen_npz_hostile.py) hold, in a comment or
  * in an array's data, end records that minizip's append mode took for the
  * archive's own: appending to each keeps every old member where it was,
@@ -1397,6 +1437,7 @@ int main(void)
         cmocka_unit_test(test_cut_and_damaged),
         cmocka_unit_test(test_append),
         cmocka_unit_test(test_append_hostile),
+        cmocka_unit_test(test_keys_clash),
         cmocka_unit_test(test_append_locator_in_offset),
         cmocka_unit_test(test_parallel_deflate),
         cmocka_unit_test(test_copy),
