@@ -2068,6 +2068,18 @@ NPYIO_API npyio_status npyio_npz_open_member(npyio_npz *npz, size_t index,
  * npyio_map_aligned() as for a .npy file (see NPYIO_NPZ_ALIGNED). The CRC
  * is not checked (that would read every page); call npyio_npz_verify()
  * for that. The map outlives the archive.
+ *
+ * The pages are the archive file's own, as for npyio_map: if another
+ * process truncates the archive while it is mapped, touching a page past
+ * the new end raises SIGBUS, which kills the process unless it handles
+ * the signal; no library can turn that into an error. libnpyio's own
+ * writers never shrink an archive in place (a save replaces the file
+ * through a rename, which leaves the mapped one as it was). Where another
+ * program may cut the archive, read the member instead
+ * (npyio_npz_open_reader(), npyio_npz_load()): reads use pread() and a
+ * cut archive is NPYIO_E_TRUNCATED, naming the member ("the archive ends
+ * inside it"), never a signal; or map a copy the other program cannot
+ * reach.
  * @return NPYIO_OK; NPYIO_E_UNSUPPORTED (a deflated member, an archive
  *         opened from a stream, object dtypes); the statuses of
  *         npyio_map_open().
