@@ -2166,7 +2166,20 @@ NPYIO_API npyio_status npyio_npz_create_stream(npyio_stream *stream,
  * archive), the new members go where its directory was, and
  * npyio_npz_writer_close() renames the copy over the archive. A process
  * killed at any moment leaves the old archive or the new one; a failed or
- * aborted append leaves the old one. New keys may not repeat old ones.
+ * aborted append leaves the old one. New keys may not repeat old ones,
+ * nor be taken by np.load for them: key K is refused when a member is
+ * named K or K.npy (NPYIO_E_INVALID_ARG from the add, naming it).
+ *
+ * Only this library's reader decides where the old members and directory
+ * are (minizip, which writes the new members, is given end records of
+ * ours, so that bytes in a comment or in an array that look like end
+ * records cannot mislead it), and before the rename the result is read
+ * back: every old member unchanged (name, offsets, sizes, CRC-32), then
+ * exactly the new ones, the comment kept; otherwise
+ * npyio_npz_writer_close() fails with NPYIO_E_FORMAT and the old archive
+ * stays. An archive whose directory ends at an offset whose bytes spell a
+ * ZIP64 locator's signature (0x07064b50 modulo 4 GiB, and a few offsets
+ * past 30 GB) cannot be given such records: NPYIO_E_UNSUPPORTED.
  *
  * Locking: as npyio_writer_open_append(), an exclusive lock on the archive
  * from open to close excludes other appenders (NPYIO_E_LOCKED, or wait
@@ -2174,8 +2187,8 @@ NPYIO_API npyio_status npyio_npz_create_stream(npyio_stream *stream,
  * archive the previous one left.
  * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_NO_ALIGN,
  *            NPYIO_WRITE_WAIT_FOR_LOCK.
- * @return NPYIO_OK; NPYIO_E_LOCKED; the statuses of npyio_npz_open_path()
- *         and npyio_npz_create_path().
+ * @return NPYIO_OK; NPYIO_E_LOCKED; NPYIO_E_UNSUPPORTED (above); the
+ *         statuses of npyio_npz_open_path() and npyio_npz_create_path().
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
