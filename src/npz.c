@@ -33,6 +33,7 @@ struct npyio_npz {
     npyio_stream *stream;
     bool owns_stream;
     int fd;                 /* opened from a path: for maps; else -1 */
+    char *path;             /* that path, for messages; else NULL */
     npyio__zip_dir dir;
     member_kind *kinds;
 };
@@ -257,6 +258,7 @@ static npyio_status npz_close_body(npyio_npz *npz)
         st = NPYIO_E_IO;
     npyio__zip_dir_free(&npz->dir);
     npyio__free(npz->kinds);
+    npyio__free(npz->path);
     npyio_options_free(npz->options);
     npz->magic = NPYIO__MAGIC_DEAD;
     npyio__free(npz);
@@ -283,7 +285,12 @@ static npyio_status npz_open_path_body(const char *path,
     st = new_npz(options, &npz);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__open_path(path, O_RDONLY, 0, where, &npz->fd);
+    st = npyio__alloc(&npz->mem, strlen(path) + 1, "the archive's path",
+                      (void **)&npz->path);
+    if (st == NPYIO_OK) {
+        memcpy(npz->path, path, strlen(path) + 1);
+        st = npyio__open_path(path, O_RDONLY, 0, where, &npz->fd);
+    }
     if (st == NPYIO_OK)
         st = npyio__stream_open_fd(npz->fd, false, npz->options,
                                    &npz->stream);
@@ -529,6 +536,71 @@ static npyio_status open_member(npyio_npz *npz, size_t index,
     return st;
 }
 
+/* Read member index whole to learn whether its bytes are damaged: a
+ * CRC-32 that does not match, deflate data that does not inflate, or a
+ * deflate stream that ends early. Damage is the failure, said once:
+ * "member 'b.npy' of ARCHIVE is damaged (its CRC-32 is ...)" (the
+ * archive named when it was opened from a path). NPYIO_OK if the
+ * member is whole; other failures (refused members, I/O, memory) as
+ * they come. */
+static npyio_status check_damage(npyio_npz *npz, size_t index)
+{
+    const npyio__zip_entry *e = &npz->dir.entries[index];
+    npyio_stream *s = NULL;
+    char why[160], shown[96];
+    npyio_status st = check_member(npz, index);
+
+    if (st == NPYIO_OK)
+        st = npyio__member_open(npz->stream, e, false, npz->options, &s);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__member_verify(s, why, sizeof why);
+    npyio_stream_close(s);
+    if (st == NPYIO_OK || why[0] == '\0')
+        return st;
+    return npyio__fail(st, "member '%s'%s%s is damaged (%s)",
+                       npyio__show(e->name, strlen(e->name), shown,
+                                   sizeof shown),
+                       npz->path != NULL ? " of " : "",
+                       npz->path != NULL ? npz->path : "", why);
+}
+
+static bool may_be_damage(npyio_status st)
+{
+    /* What garbled bytes can make a reader say: not an .npy file, a bad
+     * header, a version or a length out of bounds, data cut short, and
+     * the member stream's own findings. */
+    return st == NPYIO_E_FORMAT || st == NPYIO_E_TRUNCATED ||
+           st == NPYIO_E_CHECKSUM || st == NPYIO_E_UNSUPPORTED ||
+           st == NPYIO_E_LIMIT;
+}
+
+/* A member's reader failed with st. If the member's bytes are damaged,
+ * that is the failure to report: the reader's complaint ("not an .npy
+ * file: it starts with 93 4e 55 ...", "it inflates to only 3355 bytes")
+ * was its symptom, as NumPy reports the CRC (zipfile checks it before
+ * np.load parses). Else st, with its message as it was, and *named
+ * false. */
+static npyio_status damage_instead(npyio_npz *npz, size_t index,
+                                   npyio_status st, bool *named)
+{
+    npyio__saved_message saved;
+    npyio_status damage;
+
+    *named = false;
+    if (!may_be_damage(st))
+        return st;
+    npyio__message_save(&saved);
+    damage = check_damage(npz, index);
+    if (damage == NPYIO_E_CHECKSUM || damage == NPYIO_E_FORMAT ||
+        damage == NPYIO_E_TRUNCATED) {
+        *named = true;
+        return damage;
+    }
+    npyio__message_restore(&saved);
+    return st;
+}
+
 static npyio_status npz_open_member_body(npyio_npz *npz, size_t index,
                                          npyio_stream **out)
 {
@@ -542,20 +614,45 @@ npyio_status npyio_npz_open_member(npyio_npz *npz, size_t index,
                             "npyio_npz_open_member");
 }
 
-static npyio_status npz_open_reader_body(npyio_npz *npz, size_t index,
-                                         npyio_reader **out)
+/* How a member's reader failed, for naming it once in messages. */
+typedef enum reader_failure {
+    READER_OPENED,   /* no failure */
+    REFUSED,         /* the member was refused: the message names it */
+    DAMAGED,         /* damage: the message names it, and its archive */
+    READER_FAILED    /* the reader's own failure: the caller names it */
+} reader_failure;
+
+/* A reader of member index. */
+static npyio_status open_reader(npyio_npz *npz, size_t index,
+                                const char *where, npyio_reader **out,
+                                reader_failure *how)
 {
-    static const char where[] = "npyio_npz_open_reader";
     npyio_stream *s = NULL;
-    char label[128];
+    bool damaged = false;
     npyio_status st;
 
+    *how = REFUSED;
     if (out != NULL)
         *out = NULL;
     st = open_member(npz, index, where, out != NULL ? &s : NULL);
-    if (st == NPYIO_OK)
-        st = npyio__reader_adopt(s, npz->options, where, out);
-    if (st != NPYIO_OK && index < npyio_npz_count(npz))
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__reader_adopt(s, npz->options, where, out);
+    if (st != NPYIO_OK)
+        st = damage_instead(npz, index, st, &damaged);
+    *how = st == NPYIO_OK ? READER_OPENED : damaged ? DAMAGED : READER_FAILED;
+    return st;
+}
+
+static npyio_status npz_open_reader_body(npyio_npz *npz, size_t index,
+                                         npyio_reader **out)
+{
+    char label[128];
+    reader_failure how;
+    npyio_status st = open_reader(npz, index, "npyio_npz_open_reader", out,
+                                  &how);
+
+    if (how == READER_FAILED)
         st = npyio__with_context(st, member_label(&npz->dir.entries[index],
                                                   index, label,
                                                   sizeof label));
@@ -606,24 +703,41 @@ npyio_status npyio_npz_map(npyio_npz *npz, size_t index, npyio_map **out)
 
 static npyio_status npz_verify_body(npyio_npz *npz, size_t index)
 {
-    const size_t block = (size_t)1 << 20;
-    npyio_stream *s = NULL;
-    void *buf = NULL;
-    size_t got = block;
-    npyio_status st = open_member(npz, index, "npyio_npz_verify", &s);
+    npyio_status st = check_index(npz, index, "npyio_npz_verify");
 
-    if (st == NPYIO_OK)
-        st = npyio__alloc(&npz->mem, block, "a verify buffer", &buf);
-    while (st == NPYIO_OK && got == block)
-        st = npyio__stream_read(s, buf, block, &got, "member data");
-    npyio__free(buf);
-    npyio_stream_close(s);
-    return st;
+    return st == NPYIO_OK ? check_damage(npz, index) : st;
 }
 
 npyio_status npyio_npz_verify(npyio_npz *npz, size_t index)
 {
     return npyio__as_called(npz_verify_body(npz, index), "npyio_npz_verify");
+}
+
+/* Member index of the archive at path, read whole. Failures name the
+ * archive and the member once: the damage message names both ("member
+ * 'b.npy' of PATH is damaged"); else the path goes in front. */
+static npyio_status load_member(npyio_npz *npz, size_t index,
+                                const char *path, uint32_t flags,
+                                npyio_header **header, void **data)
+{
+    npyio_reader *r = NULL;
+    char label[128];
+    reader_failure how;
+    bool damaged = false;
+    npyio_status st = open_reader(npz, index, "npyio_npz_load", &r, &how);
+
+    member_label(&npz->dir.entries[index], index, label, sizeof label);
+    if (how == READER_OPENED) {
+        /* Its failures name the member (label). */
+        st = npyio__reader_load(r, flags, label, header, data);
+        if (st != NPYIO_OK)
+            st = damage_instead(npz, index, st, &damaged);
+    } else if (how == READER_FAILED) {
+        st = npyio__with_context(st, label);
+    }
+    if (how == DAMAGED || damaged)
+        return st;
+    return npyio__with_context(st, path);
 }
 
 static npyio_status npz_load_body(const char *path, const char *key,
@@ -633,9 +747,7 @@ static npyio_status npz_load_body(const char *path, const char *key,
 {
     static const char where[] = "npyio_npz_load";
     npyio_npz *npz = NULL;
-    npyio_reader *r = NULL;
     size_t index = 0;
-    char label[128];
     npyio_status st, closed;
 
     if (header == NULL || data == NULL || key == NULL)
@@ -650,11 +762,7 @@ static npyio_status npz_load_body(const char *path, const char *key,
         return st;
     st = npyio__with_context(find_member(npz, key, &index, NULL), path);
     if (st == NPYIO_OK)
-        st = npyio_npz_open_reader(npz, index, &r);
-    if (st == NPYIO_OK) {
-        member_label(&npz->dir.entries[index], index, label, sizeof label);
-        st = npyio__reader_load(r, flags, label, header, data);
-    }
+        st = load_member(npz, index, path, flags, header, data);
     closed = npyio_npz_close(npz);
     if (st == NPYIO_OK && closed != NPYIO_OK) {
         npyio_header_free(*header);

@@ -32,6 +32,7 @@ typedef struct member_state {
     uint64_t crc_pos;      /* the CRC covers [0, crc_pos) */
     uint32_t crc;
     npyio_status failed;   /* a checksum or format failure, repeated */
+    char why[160];         /* its reason, without the member's name */
     /* deflated members */
     z_stream z;
     bool z_ready, ended;
@@ -51,6 +52,8 @@ static npyio_status member_fail(member_state *m, npyio_status st,
 {
     char shown[96];
 
+    if (m->failed == NPYIO_OK)
+        snprintf(m->why, sizeof m->why, "%s", what);
     m->failed = st;
     return npyio__fail(st, "member '%s': %s", member_name(m, shown,
                                                           sizeof shown),
@@ -236,7 +239,7 @@ static npyio_status inflate_some(member_state *m, unsigned char *out,
                                "memory");
         else if (ret != Z_OK && ret != Z_BUF_ERROR) {
             snprintf(what, sizeof what, "its deflate data is corrupt after "
-                     "%llu compressed bytes (%s)",
+                     "%llu compressed bytes: %s",
                      (unsigned long long)(m->in_pos - m->z.avail_in),
                      m->z.msg != NULL ? m->z.msg : "zlib error");
             return member_fail(m, NPYIO_E_FORMAT, what);
@@ -262,6 +265,29 @@ static npyio_status check_stream_end(member_state *m)
     return st;
 }
 
+/* The deflate stream ended before the declared size. Its CRC decides
+ * what that is, as zipfile decides at the same point: when the bytes it
+ * gave (all of them seen in order) do not match the directory's CRC-32,
+ * the data is damaged (a flipped bit that ended a block early); when
+ * they match, the directory declares too many bytes. */
+static npyio_status ended_early(member_state *m)
+{
+    char what[160];
+
+    if (m->crc_pos == m->pos && m->crc != m->entry.crc) {
+        snprintf(what, sizeof what, "its deflate stream ends after %llu of "
+                 "the %llu bytes declared, and their CRC-32 is %08lx; the "
+                 "directory says %08lx", (unsigned long long)m->pos,
+                 (unsigned long long)m->entry.usize, (unsigned long)m->crc,
+                 (unsigned long)m->entry.crc);
+        return member_fail(m, NPYIO_E_CHECKSUM, what);
+    }
+    snprintf(what, sizeof what, "it inflates to only %llu bytes; the "
+             "directory declares %llu", (unsigned long long)m->pos,
+             (unsigned long long)m->entry.usize);
+    return member_fail(m, NPYIO_E_TRUNCATED, what);
+}
+
 static npyio_status deflated_read(void *state, void *buf, size_t cap,
                                   size_t *got)
 {
@@ -269,7 +295,6 @@ static npyio_status deflated_read(void *state, void *buf, size_t cap,
     uint64_t left = m->entry.usize - m->pos;
     size_t want = (uint64_t)cap < left ? cap : (size_t)left, made = 0;
     npyio_status st = NPYIO_OK;
-    char what[128];
 
     *got = 0;
     if (m->failed != NPYIO_OK)
@@ -278,12 +303,8 @@ static npyio_status deflated_read(void *state, void *buf, size_t cap,
         want = UINT_MAX;
     if (want > 0)
         st = inflate_some(m, buf, want, &made);
-    if (st == NPYIO_OK && want > 0 && made == 0) {
-        snprintf(what, sizeof what, "it inflates to only %llu bytes; the "
-                 "directory declares %llu", (unsigned long long)m->pos,
-                 (unsigned long long)m->entry.usize);
-        st = member_fail(m, NPYIO_E_TRUNCATED, what);
-    }
+    if (st == NPYIO_OK && want > 0 && made == 0)
+        st = ended_early(m);
     if (st == NPYIO_OK)
         st = crc_over(m, buf, made, m->pos);
     if (st != NPYIO_OK)
@@ -410,5 +431,17 @@ npyio_status npyio__member_open(npyio_stream *archive,
         npyio_stream_close(*out);
         *out = NULL;
     }
+    return st;
+}
+
+npyio_status npyio__member_verify(npyio_stream *member, char *why,
+                                  size_t cap)
+{
+    member_state *m = member->state;
+    npyio_status st = member->backend->finish(m);
+
+    why[0] = '\0';
+    if (st != NPYIO_OK && m->failed == st)
+        snprintf(why, cap, "%s", m->why);
     return st;
 }

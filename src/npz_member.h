@@ -25,4 +25,16 @@ npyio_status npyio__member_open(npyio_stream *archive,
                                 const npyio_options *options,
                                 npyio_stream **out);
 
+/*
+ * Read a member stream just opened with npyio__member_open to its end,
+ * checking its CRC-32 and that its deflate stream ends where declared.
+ * NPYIO_OK if the member is whole. Otherwise the failure; when it is one
+ * of the member's bytes (NPYIO_E_CHECKSUM, NPYIO_E_FORMAT,
+ * NPYIO_E_TRUNCATED), why receives its reason without the member's name
+ * ("its CRC-32 is 1a2b3c4d; the directory says ..."), else "" (the
+ * archive's I/O, memory).
+ */
+npyio_status npyio__member_verify(npyio_stream *member, char *why,
+                                  size_t cap);
+
 #endif /* NPYIO_NPZ_MEMBER_H */
