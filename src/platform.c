@@ -739,12 +739,75 @@ int npyio__fd_copy_buffered(int to, int from, int64_t len, void *buf,
     return rc;
 }
 
+#if defined(__linux__)
+/*
+ * Where the next data of fd lies in [at, len): [*start, *end), by
+ * SEEK_DATA and SEEK_HOLE, so that a copy skips holes and stays as sparse
+ * as its source (a kernel copy would write their zeros: appending to a
+ * sparse 4.5 GiB archive wrote 4.5 GiB). *start is len when only a hole
+ * is left; where the system cannot tell, the rest is data. Moves fd's
+ * offset.
+ */
+static void next_data(int fd, loff_t at, loff_t len, loff_t *start,
+                      loff_t *end)
+{
+    off_t data = lseek(fd, (off_t)at, SEEK_DATA), hole;
+
+    if (data < 0) {
+        *start = errno == ENXIO ? len : at; /* ENXIO: a hole to the end */
+        *end = len;
+        return;
+    }
+    hole = lseek(fd, data, SEEK_HOLE);
+    *start = data < len ? data : len;
+    *end = hole > data && hole < len ? hole : len;
+}
+
+/* Copy [0, len) of from into the empty file `to` in the kernel, its data
+ * only (holes stay holes). 0; NPYIO__COPY_BUFFERED if no byte could be
+ * copied between these files; or -1 with the message set. */
+static int kernel_copy(int to, int from, loff_t len)
+{
+    loff_t in = 0, end = 0;
+    bool copied = false;
+
+    while (in < len) {
+        loff_t out;
+        ssize_t n;
+
+        if (in == end)
+            next_data(from, in, len, &in, &end);
+        if (in == len)
+            break;
+        out = in;
+        n = npyio__faulted("copy_file_range", NULL)
+                ? -1
+                : copy_file_range(from, &in, to, &out, (size_t)(end - in), 0);
+        if (n > 0) {
+            copied = true;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && !copied && (errno == EXDEV || errno == EINVAL ||
+                                 errno == ENOSYS || errno == EOPNOTSUPP ||
+                                 errno == EBADF))
+            return NPYIO__COPY_BUFFERED; /* not between these files */
+        return npyio__os_fail(n == 0 ? "copying a file: it got shorter"
+                                     : "copy_file_range",
+                              n < 0 ? errno : EIO);
+    }
+    /* A hole at the end is the file's length still to set. */
+    return npyio__fd_truncate(to, (int64_t)len);
+}
+#endif
+
 int npyio__fd_copy_file(int to, int from, int64_t len, const char **how)
 {
 #if defined(__linux__)
-    loff_t in = 0;
+    off_t kept = lseek(from, 0, SEEK_CUR); /* next_data moves it */
     int64_t at;
-    int err;
+    int rc;
 
     *how = "clone";
     if (npyio__faulted("copy", NULL))
@@ -752,26 +815,13 @@ int npyio__fd_copy_file(int to, int from, int64_t len, const char **how)
     if (ioctl(to, FICLONE, from) == 0)
         return npyio__fd_seek(to, len, NPYIO_SEEK_SET, &at);
     *how = "kernel copy";
-    while (in < len) {
-        ssize_t n = npyio__faulted("copy_file_range", NULL)
-                        ? -1
-                        : copy_file_range(from, &in, to, NULL,
-                                          (size_t)(len - in), 0);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n > 0)
-            continue;
-        err = n < 0 ? errno : EIO;
-        if (n < 0 && in == 0 && (err == EXDEV || err == EINVAL ||
-                                 err == ENOSYS || err == EOPNOTSUPP ||
-                                 err == EBADF))
-            break; /* not between these files: through a buffer */
-        return npyio__os_fail(n == 0 ? "copying a file: it got shorter"
-                                     : "copy_file_range", err);
-    }
-    if (in == len)
-        return 0;
+    rc = kernel_copy(to, from, (loff_t)len);
+    if (kept >= 0)
+        (void)lseek(from, kept, SEEK_SET);
+    if (rc == 0)
+        return npyio__fd_seek(to, len, NPYIO_SEEK_SET, &at);
+    if (rc != NPYIO__COPY_BUFFERED)
+        return rc;
 #else
     (void)to;
     (void)from;
