@@ -62,8 +62,9 @@ static const char *unreadable_reason(const cli_input *in, size_t i,
 }
 
 /* An .npy member's data must be as long as its header says (object
- * arrays excepted: a pickle has no declared length). */
-static int check_member_size(cli_input *in, size_t i)
+ * arrays excepted: a pickle has no declared length). 0, or 1 with the
+ * problem in why. */
+static int member_too_short(cli_input *in, size_t i, char *why, size_t cap)
 {
     const npyio_header *h = npyio_reader_header(in->reader);
     uint64_t need = (uint64_t)npyio_header_data_offset(h) +
@@ -72,16 +73,89 @@ static int check_member_size(cli_input *in, size_t i)
 
     if (npyio_dtype_contains_objects(npyio_header_dtype(h)) || size >= need)
         return 0;
-    return cli_error(in->name, "%s is %" PRIu64 " bytes; its .npy header "
-                               "describes %" PRIu64,
-                     cli_member_label(in, i), size, need);
+    snprintf(why, cap, "%s is %" PRIu64 " bytes; its .npy header describes %"
+             PRIu64, cli_member_label(in, i), size, need);
+    return 1;
+}
+
+static int check_member_size(cli_input *in, size_t i)
+{
+    char why[512];
+
+    return member_too_short(in, i, why, sizeof why)
+               ? cli_error(in->name, "%s", why)
+               : 0;
 }
 
 /* ---- info ------------------------------------------------------------------------ */
 
-static void member_json(FILE *out, cli_input *in, size_t i)
+/* What info says of one member. */
+typedef struct listing {
+    int64_t array;  /* 1: an .npy file; 0: not one; -1: npyio cannot tell */
+    int failed;     /* why is an error: the member is bad (exit 1) */
+    char why[1024]; /* the error, or why npyio cannot tell; "" if neither */
+} listing;
+
+static void listing_fail(listing *l, const char *why)
 {
-    int64_t is_array = stat_of(in, i, NPYIO_NPZ_IS_ARRAY);
+    l->failed = 1;
+    snprintf(l->why, sizeof l->why, "%s", why);
+}
+
+/* An .npy member: its reader opened (in->reader) and its length checked,
+ * or the error. */
+static void list_array(cli_input *in, size_t i, listing *l)
+{
+    npyio_reader_close(in->reader);
+    in->reader = NULL;
+    in->member = i;
+    if (npyio_npz_open_reader(in->npz, i, &in->reader) != NPYIO_OK)
+        listing_fail(l, cli_library_message());
+    else if (member_too_short(in, i, l->why, sizeof l->why))
+        l->failed = 1;
+}
+
+/* A member the library found no .npy file in (from its first bytes):
+ * so it is, unless the library declines to read it (stored with sizes
+ * that differ, over a limit: npyio cannot tell, and says why) or it is
+ * damaged. Its bytes are checked whole (CRC-32, deflate stream), as
+ * np.load reads such a member whole: a flipped bit can garble an .npy
+ * file's magic, and then npyio cannot tell either, and says so. */
+static void list_other(cli_input *in, size_t i, listing *l)
+{
+    npyio_stream *s = NULL;
+
+    if (npyio_npz_open_member(in->npz, i, &s) != NPYIO_OK) {
+        l->array = -1;
+        snprintf(l->why, sizeof l->why, "%s", cli_library_message());
+        return;
+    }
+    npyio_stream_close(s);
+    if (npyio_npz_verify(in->npz, i) != NPYIO_OK) {
+        l->array = -1;
+        listing_fail(l, cli_library_message()); /* "... is damaged (...)" */
+    }
+}
+
+static void list_member(cli_input *in, size_t i, listing *l)
+{
+    l->array = stat_of(in, i, NPYIO_NPZ_IS_ARRAY);
+    l->failed = 0;
+    l->why[0] = '\0';
+    if (stat_of(in, i, NPYIO_NPZ_READABLE) != 1) {
+        char buf[96];
+
+        l->array = -1;
+        snprintf(l->why, sizeof l->why, "%s", unreadable_reason(in, i, buf));
+    } else if (l->array == 1) {
+        list_array(in, i, l);
+    } else {
+        list_other(in, i, l);
+    }
+}
+
+static void member_json(FILE *out, cli_input *in, size_t i, const listing *l)
+{
     char buf[32];
 
     fputs("{\"name\": ", out);
@@ -90,8 +164,14 @@ static void member_json(FILE *out, cli_input *in, size_t i)
     cli_json_string(out, npyio_npz_name(in->npz, i));
     fputs(", \"compression\": ", out);
     cli_json_string(out, method_name(stat_of(in, i, NPYIO_NPZ_METHOD), buf));
-    if (is_array != 1) {
-        fprintf(out, ", \"array\": %s}", is_array == 0 ? "false" : "null");
+    if (l->array != 1 || l->failed) {
+        fprintf(out, ", \"array\": %s",
+                l->array == 1 ? "true" : l->array == 0 ? "false" : "null");
+        if (l->why[0] != '\0') {
+            fputs(l->failed ? ", \"error\": " : ", \"reason\": ", out);
+            cli_json_string(out, l->why);
+        }
+        fputc('}', out);
         return;
     }
     cli_put_header_json(out, npyio_reader_header(in->reader));
@@ -104,9 +184,20 @@ static void member_json(FILE *out, cli_input *in, size_t i)
             stat_of(in, i, NPYIO_NPZ_ALIGNED) == 1 ? "true" : "false");
 }
 
-static void member_text(FILE *out, cli_input *in, size_t i)
+/* A message in text: escaped as messages are (its backslashes may be
+ * escapes already, and stay single). */
+static void put_message(FILE *out, const char *message)
 {
-    int64_t is_array = stat_of(in, i, NPYIO_NPZ_IS_ARRAY);
+    sbuf b = {0};
+
+    text_escape(&b, message, strlen(message), 0);
+    fputs(b.nomem ? "(a message too long to show)" : b.p != NULL ? b.p : "",
+          out);
+    free(b.p);
+}
+
+static void member_text(FILE *out, cli_input *in, size_t i, const listing *l)
+{
     char buf[96];
 
     fprintf(out, "  member %zu: ", i);
@@ -121,24 +212,34 @@ static void member_text(FILE *out, cli_input *in, size_t i)
             stat_of(in, i, NPYIO_NPZ_SIZE),
             stat_of(in, i, NPYIO_NPZ_COMPRESSED_SIZE),
             stat_of(in, i, NPYIO_NPZ_CRC32));
-    if (is_array == 1) {
+    if (l->failed) {
+        fprintf(out, "    %s\n    error           ",
+                l->array == 1 ? "an .npy file" : "unknown content");
+        put_message(out, l->why);
+        fputc('\n', out);
+    } else if (l->array == 1) {
         fprintf(out, "    aligned         %s\n",
                 stat_of(in, i, NPYIO_NPZ_ALIGNED) == 1 ? "True" : "False");
         cli_put_header_text(out, npyio_reader_header(in->reader), 4);
-    } else if (is_array == 0) {
+    } else if (l->array == 0) {
         fputs("    not an .npy file\n", out);
     } else {
-        fprintf(out, "    unknown content: %s\n",
-                unreadable_reason(in, i, buf));
+        fputs("    unknown content: ", out);
+        put_message(out, l->why);
+        fputc('\n', out);
     }
 }
 
-/* Everything goes to a buffer first: a file that fails has no output. */
+/* Every member is listed, as np.load lists them all: one that cannot be
+ * read carries its error in its entry (and on standard error) and makes
+ * the exit status 1. Everything goes to a buffer first, so that a failed
+ * write is seen. */
 int cli_archive_info(const cli_args *a, cli_input *in)
 {
     size_t i, n = npyio_npz_count(in->npz), len = 0;
     char *text = NULL;
     FILE *out = open_memstream(&text, &len);
+    listing l;
     int rc = 0;
 
     if (out == NULL)
@@ -152,23 +253,22 @@ int cli_archive_info(const cli_args *a, cli_input *in)
         fprintf(out, ": an .npz archive of %zu member%s\n", n,
                 n == 1 ? "" : "s");
     }
-    for (i = 0; i < n && rc == 0; i++) {
-        if (stat_of(in, i, NPYIO_NPZ_IS_ARRAY) == 1 &&
-            ((rc = cli_open_member(in, i)) != 0 ||
-             (rc = check_member_size(in, i)) != 0))
-            break;
+    for (i = 0; i < n; i++) {
+        list_member(in, i, &l);
+        if (l.failed)
+            rc = cli_error(in->name, "%s", l.why);
         if (a->json) {
             fputs(i ? ", " : "", out);
-            member_json(out, in, i);
+            member_json(out, in, i, &l);
         } else {
-            member_text(out, in, i);
+            member_text(out, in, i, &l);
         }
     }
     if (a->json)
         fputs("]}\n", out);
-    if (fclose(out) != 0 && rc == 0)
+    if (fclose(out) != 0)
         rc = cli_error(in->name, "out of memory");
-    if (rc == 0 && fwrite(text, 1, len, stdout) != len)
+    else if (fwrite(text, 1, len, stdout) != len)
         rc = cli_error(NULL, "writing: %s", strerror(errno));
     free(text);
     return rc;

@@ -165,6 +165,13 @@ int cli_error(const char *name, const char *format, ...);
 int cli_fail(const char *name);
 /* The same for a library message kept from earlier. */
 int cli_fail_with(const char *name, const char *message);
+/* A failed read of the input's array: as cli_fail, but a member whose
+ * bytes are damaged is reported as the library's check of the whole
+ * member reports it. */
+int cli_fail_reading(cli_input *in);
+/* The library's last message as cli_fail shows it (without the name of
+ * the library function, which the tool's user did not call). */
+const char *cli_library_message(void);
 
 /* A progress bar on stderr, drawn only when stderr is a terminal. */
 typedef struct cli_progress {

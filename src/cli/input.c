@@ -250,6 +250,32 @@ int cli_fail(const char *name)
     return cli_fail_with(name, npyio_last_error());
 }
 
+int cli_fail_reading(cli_input *in)
+{
+    char first[1024];
+    npyio_status st;
+
+    if (in->npz == NULL)
+        return cli_fail(in->name);
+    /* A member's bytes that failed (a CRC at the end, zlib's error): the
+     * library's check of the whole member says it once, "member 'b.npy'
+     * is damaged (...)", where the read's message wraps it in where the
+     * reader was. */
+    snprintf(first, sizeof first, "%s", npyio_last_error());
+    st = npyio_npz_verify(in->npz, in->member);
+    if (st == NPYIO_E_CHECKSUM || st == NPYIO_E_FORMAT ||
+        st == NPYIO_E_TRUNCATED)
+        return cli_fail(in->name);
+    return cli_fail_with(in->name, first);
+}
+
+const char *cli_library_message(void)
+{
+    const char *message = npyio_last_error();
+
+    return message + function_name_length(message);
+}
+
 int cli_fail_with(const char *name, const char *message)
 {
     size_t n = strlen(name);

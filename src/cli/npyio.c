@@ -109,7 +109,7 @@ int cli_read_through(cli_input *in, uint32_t flags, FILE *sink)
             cli_progress_update(in->progress, in->progress_done += got);
     }
     if (rc == 0 && st != NPYIO_END)
-        rc = cli_fail(in->name);
+        rc = cli_fail_reading(in);
     free(buf);
     return rc;
 }
