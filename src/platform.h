@@ -56,7 +56,9 @@ int npyio__fd_seek(int fd, int64_t offset, int whence, int64_t *pos);
 /* Make the file `to` (empty, open for writing) a copy of the first `len`
  * bytes of `from`: shared blocks where the file system can clone them
  * (Linux FICLONE: no data moves), else a copy in the kernel
- * (copy_file_range). Ends with `to`'s offset at len. Where neither works
+ * (copy_file_range) of its data only, holes left holes (SEEK_DATA,
+ * SEEK_HOLE), so a sparse file's copy is as sparse. Ends with `to`'s
+ * offset at len; `from`'s is kept. Where neither works
  * between these files, nothing is copied and NPYIO__COPY_BUFFERED comes
  * back: copy with npyio__fd_copy_buffered() through a buffer the caller
  * allocates (this module has no allocator, and the library allocates

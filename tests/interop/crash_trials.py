@@ -12,13 +12,15 @@ import time
 from tally import Tally
 
 
-def setup(description):
-    """Parse --tool, --workdir and --trials; empty the work directory.
-    Returns (args, rng, tally)."""
+def setup(description, more_options=None):
+    """Parse --tool, --workdir and --trials (and what more_options(parser)
+    adds); empty the work directory. Returns (args, rng, tally)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--tool", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--trials", type=int, default=100)
+    if more_options is not None:
+        more_options(ap)
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
