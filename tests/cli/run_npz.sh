@@ -15,6 +15,11 @@
 #   members collide); a second unpack needs --force;
 # - every malformed archive (npz/bad) fails validate (but the ratio case,
 #   valid without a ratio limit), and no command dies of a signal on it;
+# - members npyio cannot read are listed by info all the same: declined
+#   (sizes that differ: array null and the reason, exit 0), a bad header
+#   or damage (the error in the entry, exit 1); damaged members (npz/
+#   damage) are reported as damaged by dump and validate, never by their
+#   symptom;
 # - every hostile archive (npz/hostile) makes unpack exit 1 having written
 #   nothing, and so does a symbolic link planted in DIR;
 # - pack of corpus arrays (stored, deflated, with threads, appended, from
@@ -147,6 +152,59 @@ check $? "unpack refuses a symbolic link in DIR"
 npyio convert "$npz/savez.npz" "$tmp/c.npy"
 [ "$status" -eq 1 ] && grep -q unpack "$tmp/err" && [ ! -e "$tmp/c.npy" ]
 check $? "convert refuses an archive"
+
+# ---- members that cannot be read: listed all the same (issue 27) ---------------------
+# A stored member whose sizes differ is an .npy file npyio declines to
+# read: array null with the reason, exit 0 (as for encrypted members).
+sizes=$data/zip64/stored_sizes_differ.npz
+npyio info --json "$sizes"
+[ "$status" -eq 0 ] &&
+    grep -qF '{"name": "a", "file": "a.npy", "compression": "stored", "array": null, "reason": "member 0 (' "$tmp/out" &&
+    grep -q 'is stored, yet its sizes differ' "$tmp/out" &&
+    grep -qF '"file": "b.npy", "compression": "deflate", "version": "1.0"' "$tmp/out"
+check $? "info --json: a stored member whose sizes differ is array null, with the reason"
+npyio info "$sizes"
+[ "$status" -eq 0 ] && grep -q "^    unknown content: member 0 ('a.npy') is stored, yet its sizes differ" "$tmp/out" &&
+    ! grep -q "not an .npy file" "$tmp/out"
+check $? "info: a stored member whose sizes differ is of unknown content, with the reason"
+# An .npy member with a bad header: every member listed, its error in its
+# entry and on standard error, exit 1.
+noshape=$npz/bad/npy_header_no_shape.npz
+npyio info --json "$noshape"
+[ "$status" -eq 1 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] &&
+    grep -qF '{"name": "a", "file": "a.npy", "compression": "deflate", "version": ' "$tmp/out" &&
+    grep -qF '{"name": "b", "file": "b.npy", "compression": "stored", "array": true, "error": "member 1 ('"'"'b.npy'"'"'): header: key '"'"'shape'"'"' is missing' "$tmp/out" &&
+    grep -q "^npyio: $noshape: member 1 ('b.npy'): header: key 'shape' is missing" "$tmp/err"
+check $? "info --json lists every member, a bad one with its error"
+npyio info "$noshape"
+[ "$status" -eq 1 ] && grep -q "^  member 0: a.npy$" "$tmp/out" &&
+    grep -q "^  member 1: b.npy$" "$tmp/out" &&
+    grep -q "^    error           member 1 ('b.npy'): header: key 'shape' is missing" "$tmp/out"
+check $? "info lists every member, a bad one with its error"
+# Damaged members (np.savez_compressed, one bit flipped: tests/data/npz/
+# damage, zipfile's verdict in its manifest): the damage, said once,
+# never its symptom.
+while IFS=$'\t' read -r archive member want symptom rest; do
+    case $archive in '#'*) continue ;; esac
+    path=$npz/damage/$archive
+    case $want in E_CHECKSUM) says='its CRC-32 is\|its deflate stream ends after' ;;
+                  *) says='its deflate data is corrupt' ;; esac
+    for command in dump validate; do
+        if [ "$command" = dump ]; then npyio dump "$path" b; else npyio validate "$path"; fi
+        [ "$status" -eq 1 ] &&
+            grep -q "^npyio: $path: member 'b.npy' is damaged (\($says\)" "$tmp/err" &&
+            [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+            ! grep -q "not an .npy file\|inflates to only\|header byte\|member 1 (" "$tmp/err"
+        check $? "$command $archive: damaged ($symptom)"
+    done
+    npyio dump "$path" c
+    [ "$status" -eq 0 ]
+    check $? "dump $archive c: the other members read"
+    [ "$archive" = data_changed.npz ] && continue # info reads no data
+    npyio info --json "$path"
+    [ "$status" -eq 1 ] && grep -q '"name": "a", .*"name": "b", .*"error": "member '"'"'b.npy'"'"' is damaged (.*"name": "c", ' "$tmp/out"
+    check $? "info --json $archive lists every member, b damaged"
+done <"$npz/damage/manifest.tsv"
 
 # ---- pack -------------------------------------------------------------------------
 names=(bool i2_be f8_be c32_be u3_str_be datetime_ns_le i2be_3x5_f
