@@ -504,7 +504,10 @@ static int sync_dir(int dir_fd)
  * its file there (link_at_commit_name), so a file we can lock as well,
  * regular, ours and still at that name, is one no process will rename.
  * Opened without following a link or waiting on a FIFO. Returns whether
- * it went.
+ * it went. (Between the check of the name and the unlink, another save
+ * could remove the stray too and a third link its file there; that third
+ * save then fails at its rename, NPYIO_E_IO, leaving the old file: a
+ * window of two system calls, and nothing committed is lost.)
  */
 static bool remove_stray(const char *name)
 {
