@@ -42,7 +42,15 @@ never with numbers taken from the tool:
    standard input (file and pipe);
 7. `--untrusted`: a member header over 10000 bytes is refused, a normal
    archive still validates;
-8. usage errors exit 2 with a usage line; pack --help and unpack --help.
+8. usage errors exit 2 with a usage line; pack --help and unpack --help;
+9. a member named "" or ".npy" (np.load's key ''): info, print and dump
+   of key ''; `npyio ''` (issue 27 item 1);
+10. info lists every member (issue 27 items 3-5): a stored member whose
+   sizes differ (declined) as array null with its reason,
+   exit 0; a member whose header np.load refuses with its error, exit 1;
+   dump of members with a bit flipped in their deflate data reports the
+   damage as zipfile does (Bad CRC-32: the CRC; zlib.error: corrupt
+   deflate data), once, never as "not an .npy file".
 Prints "N passed, M failed"; exits 77 without NumPy.
 """
 import argparse
@@ -57,6 +65,7 @@ import sys
 import tempfile
 import time
 import zipfile
+import zlib
 
 try:
     import numpy as np
@@ -1059,6 +1068,198 @@ def check_untrusted(c, npz, tmp):
     os.remove(path)
 
 
+# ---- 9. names that escape to nothing (issue 27 item 1) ---------------------
+
+def stored_zip(members):
+    """A ZIP file of stored members, written byte by byte: zipfile will
+    not write a member whose name is empty."""
+    out, cd = bytearray(), bytearray()
+    for name, data in members:
+        raw = name.encode()
+        crc = zlib.crc32(data)
+        at = len(out)
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 0, 0, 0x21,
+                           crc, len(data), len(data), len(raw), 0) + raw + data
+        cd += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 0, 0,
+                          0x21, crc, len(data), len(data), len(raw), 0, 0, 0,
+                          0, 0, at) + raw
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members),
+                      len(members), len(cd), len(out), 0)
+    return bytes(out + cd + end)
+
+
+def check_empty_names(c, tmp):
+    """A member named "" or ".npy" is np.load's key '': info lists it
+    (the name shown as nothing), print and dump of key '' give the array;
+    `npyio ''` is an unknown command. None ends by a signal (the empty
+    name was escaped to a NULL pointer, which fputs was given)."""
+    a = np.arange(6, dtype="<i2").reshape(2, 3)
+    buf = io.BytesIO()
+    np.save(buf, a)
+    npy = buf.getvalue()
+    for what, names in (("'.npy'", [".npy", "b.npy"]),
+                        ("''", ["", "b.npy"])):
+        path = os.path.join(tmp, "empty_name.npz")
+        with open(path, "wb") as f:
+            f.write(stored_zip([(n, npy) for n in names]))
+        with np.load(path) as z:
+            keys = list(z.files)
+            loaded = z[""]
+        want, _ = zip_view(path)
+        r = c.run("info", "--json", path)
+        try:
+            got = json.loads(r.stdout)["members"]
+        except (ValueError, KeyError):
+            got = None
+        diff = member_diff(got, want)
+        c.check(r.returncode == 0 and not diff and keys[0] == "" and
+                [m["name"] for m in got or []] == keys,
+                "info --json of a member named %s: exit %d %s %r" % (
+                    what, r.returncode, diff, r.stderr[:200]))
+        r = c.run("info", path)
+        c.check(r.returncode == 0 and
+                ("  member 0: %s\n    key             \n" % names[0]).encode()
+                in r.stdout,
+                "info of a member named %s: exit %d %r %r" % (
+                    what, r.returncode, r.stdout[:200], r.stderr[:200]))
+        r = c.run("dump", path, "")
+        c.check(r.returncode == 0 and dump_expectation(loaded, r.stdout),
+                "dump of key '' (member %s): exit %d %r" % (
+                    what, r.returncode, r.stderr[:200]))
+        r = c.run("print", path, "")
+        c.check(r.returncode == 0 and r.stdout.startswith(b"array([[0, 1, 2]"),
+                "print of key '' (member %s): exit %d %r %r" % (
+                    what, r.returncode, r.stdout[:200], r.stderr[:200]))
+        os.remove(path)
+    r = c.run("")
+    c.check(r.returncode == 2 and b"unknown command" in r.stderr,
+            "npyio '': exit %d %r" % (r.returncode, r.stderr[:200]))
+
+
+# ---- 10. members npyio cannot read, listed all the same (issue 27) ----------
+
+def check_unreadable_members(c, tmp):
+    """np.load lists every member of an archive whatever one of them
+    holds; so does info. A stored member whose sizes differ (zipfile reads
+    the stored bytes, and checks their CRC-32) is an .npy file npyio
+    declines to read: "array": null with the library's reason, exit 0. A member whose .npy header np.load refuses carries "error",
+    exit 1. Damaged members (one bit flipped in the deflate data) are
+    reported by dump as damaged, with zipfile's verdict: Bad CRC-32 is
+    NPYIO_E_CHECKSUM's "CRC-32", zlib.error the corrupt deflate data."""
+    path = os.path.join(tmp, "sizes.npz")
+    np.savez(path, a=np.arange(4, dtype="<i4"), b=np.arange(3.0))
+    raw = bytearray(read(path))
+    with zipfile.ZipFile(path) as z:
+        info = z.infolist()[0]
+    at = info.header_offset
+    cd = raw.rfind(b"PK\x01\x02", 0, raw.rfind(b"PK\x01\x02"))
+    for field in (at + 22, cd + 24):   # usize, local and central
+        usize, = struct.unpack("<I", raw[field:field + 4])
+        raw[field:field + 4] = struct.pack("<I", usize + 4)
+    # np.savez writes ZIP64 extras with the sizes too: patch them alike.
+    n, e = struct.unpack("<HH", raw[at + 26:at + 30])
+    extra = at + 30 + n
+    if raw[extra:extra + 2] == b"\x01\x00":
+        usize, = struct.unpack("<Q", raw[extra + 4:extra + 12])
+        raw[extra + 4:extra + 12] = struct.pack("<Q", usize + 4)
+    with open(path, "wb") as f:
+        f.write(raw)
+    with zipfile.ZipFile(path) as z:
+        try:
+            z.read("a.npy")
+            zip_says = "read"
+        except zipfile.BadZipFile as e:
+            zip_says = str(e)
+        keys = z.namelist()
+    r = c.run("info", "--json", path)
+    try:
+        got = json.loads(r.stdout)["members"]
+    except (ValueError, KeyError):
+        got = []
+    first = got[0] if got else {}
+    c.check(r.returncode == 0 and [m.get("file") for m in got] == keys and
+            first.get("array", False) is None and
+            "sizes differ" in first.get("reason", "") and
+            "error" not in first and got[1].get("array") is True,
+            "info --json of a stored member whose sizes differ: exit %d %r "
+            "%r (zipfile: %s)" % (r.returncode, got, r.stderr[:200],
+                                  zip_says))
+    os.remove(path)
+
+    # A bad header np.load refuses: listed, with the error; exit 1.
+    path = os.path.join(tmp, "badheader.npz")
+    buf = io.BytesIO()
+    np.save(buf, np.arange(3.0))
+    bad = buf.getvalue().replace(b"'shape'", b"'shap_'")
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("a.npy", bad)
+        buf = io.BytesIO()
+        np.save(buf, np.arange(2, dtype="<u1"))
+        z.writestr("b.npy", buf.getvalue())
+    with np.load(path) as z:
+        files = list(z.files)
+        try:
+            z["a"]
+            np_says = "loads"
+        except ValueError as e:
+            np_says = str(e)
+    r = c.run("info", "--json", path)
+    try:
+        got = json.loads(r.stdout)["members"]
+    except (ValueError, KeyError):
+        got = []
+    c.check(r.returncode == 1 and [m.get("name") for m in got] == files and
+            np_says != "loads" and "error" in got[0] and
+            got[0].get("array") is True and "version" not in got[0] and
+            got[1].get("shape") == [2] and
+            got[0].get("error", "?").encode() in r.stderr,
+            "info --json with a bad .npy member: exit %d %r %r (np.load: %s)"
+            % (r.returncode, got, r.stderr[:200], np_says))
+    r = c.run("info", path)
+    c.check(r.returncode == 1 and b"  member 1: b.npy\n" in r.stdout and
+            b"    error           " in r.stdout,
+            "info with a bad .npy member: exit %d %r" % (r.returncode,
+                                                         r.stdout[:300]))
+    os.remove(path)
+
+    # Damage: savez_compressed, one bit flipped in b's deflate data.
+    src = os.path.join(tmp, "whole.npz")
+    np.savez_compressed(src, a=np.arange(10.0), b=np.arange(1000.0) * 1.5)
+    raw = read(src)
+    with zipfile.ZipFile(src) as z:
+        binfo = z.getinfo("b.npy")
+    start = local_data_start(raw, binfo)
+    seen = set()
+    for offset in range(0, binfo.compress_size, 5):
+        damaged = bytearray(raw)
+        damaged[start + offset] ^= 0x10
+        path = os.path.join(tmp, "damaged.npz")
+        with open(path, "wb") as f:
+            f.write(damaged)
+        with zipfile.ZipFile(path) as z:
+            try:
+                z.read("b.npy")
+                continue   # a flip zipfile does not notice
+            except zipfile.BadZipFile as e:
+                zip_says, want = str(e), "CRC-32"
+            except zlib.error as e:
+                zip_says, want = str(e), "its deflate data is corrupt"
+        r = c.run("dump", path, "b")
+        err = r.stderr.decode(errors="replace")
+        ok = (r.returncode == 1 and
+              err.startswith("npyio: %s: member 'b.npy' is damaged (" % path)
+              and want in err and err.count("\n") == 1 and
+              "not an .npy" not in err and "inflates to only" not in err)
+        kind = (want, ok)
+        if kind not in seen or not ok:
+            seen.add(kind)
+            c.check(ok, "dump of a damaged member (bit 4 of byte %d; "
+                    "zipfile: %s): exit %d %r" % (offset, zip_says,
+                                                  r.returncode, err[:300]))
+        os.remove(path)
+    os.remove(src)
+
+
 # ---- 8. usage ---------------------------------------------------------------
 
 def check_usage(c, data_dir, tmp):
@@ -1117,6 +1318,8 @@ def main():
         check_unpack(c, npz, valid, hostile_dir, tmp)
         check_untrusted(c, npz, tmp)
         check_usage(c, args.data, tmp)
+        check_empty_names(c, tmp)
+        check_unreadable_members(c, tmp)
         c.check(not c.signals, "commands ended by a signal: %r" % c.signals)
         left = os.listdir(tmp)
         c.check(not left, "files left in the scratch folder: %r" % left)
