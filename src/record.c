@@ -179,19 +179,43 @@ static uint64_t hash_text(const char *s, size_t n)
     return h;
 }
 
-/* Insert; false if already present. Open addressing, half full at most. */
-static bool name_set_add(name_set *set, const char *s, size_t n)
+/* The slot holding s, or the empty one where it would go. Open
+ * addressing, half full at most. */
+static size_t name_set_slot(const name_set *set, const char *s, size_t n)
 {
     size_t i = (size_t)(hash_text(s, n) & (set->slots - 1));
 
-    while (set->text[i] != NULL) {
-        if (set->len[i] == n && memcmp(set->text[i], s, n) == 0)
-            return false;
+    while (set->text[i] != NULL &&
+           !(set->len[i] == n && memcmp(set->text[i], s, n) == 0))
         i = (i + 1) & (set->slots - 1);
-    }
+    return i;
+}
+
+static bool name_set_has(const name_set *set, const char *s, size_t n)
+{
+    return set->text[name_set_slot(set, s, n)] != NULL;
+}
+
+/* Insert; false if already present. */
+static bool name_set_add(name_set *set, const char *s, size_t n)
+{
+    size_t i = name_set_slot(set, s, n);
+
+    if (set->text[i] != NULL)
+        return false;
     set->text[i] = s;
     set->len[i] = n;
     return true;
+}
+
+/* A table for `count` texts at most a quarter full (a power of two). */
+static size_t name_set_slots(size_t count)
+{
+    size_t slots = 16;
+
+    while (slots < 4 * count)
+        slots *= 2;
+    return slots;
 }
 
 /* NumPy refuses a record in which a name or title is used twice ("name
@@ -204,11 +228,9 @@ static npyio_status check_unique(const npyio__pending *p, const char *where,
     size_t small_len[SMALL_SLOTS];
     name_set set;
     void *block = NULL;
-    size_t i, slots = 16;
+    size_t i, slots = name_set_slots(p->count);
     npyio_status st = NPYIO_OK;
 
-    while (slots < 4 * p->count)
-        slots *= 2;
     if (slots <= SMALL_SLOTS) { /* most records: no allocation */
         memset(small_text, 0, slots * sizeof *small_text);
         set.text = small_text;
@@ -363,6 +385,11 @@ struct npyio_record_builder {
     uint64_t end;     /* end of the last field added: where -1 places */
     uint64_t max_end; /* end of the field that ends last */
     size_t alignment;
+    /* Every name and title so far (the texts are the fields'), kept from
+     * add to add so that a record of n fields is built in O(n). */
+    name_set names;
+    void *names_block;
+    size_t names_count;
 };
 
 static npyio_status check_builder(const npyio_record_builder *b,
@@ -419,6 +446,7 @@ void npyio_record_builder_free(npyio_record_builder *builder)
         return;
     free_builder_texts(builder);
     npyio__pending_release(&builder->fields);
+    npyio__free(builder->names_block);
     builder->magic = NPYIO__MAGIC_DEAD;
     npyio__free(builder);
 }
@@ -435,6 +463,63 @@ static npyio_status dup_text(const npyio__mem *mem, const char *s,
         memcpy(copy, s, *len + 1);
     *out = copy;
     return st;
+}
+
+/* Room in the builder's name set for `more` texts: a table twice as
+ * large, refilled from the fields, when it would be over a quarter full
+ * (amortised O(1) an add). */
+static npyio_status reserve_names(npyio_record_builder *b, size_t more)
+{
+    size_t slots = name_set_slots(b->names_count + more), i;
+    name_set set;
+    void *block = NULL;
+    npyio_status st;
+
+    if (slots <= b->names.slots)
+        return NPYIO_OK;
+    st = npyio__alloc_zero(&b->fields.mem,
+                           slots * (sizeof(char *) + sizeof(size_t)),
+                           "record name check", &block);
+    if (st != NPYIO_OK)
+        return st;
+    set.text = block;
+    set.len = (size_t *)(set.text + slots);
+    set.slots = slots;
+    for (i = 0; i < b->fields.count; i++) {
+        const npyio__pending_field *f = &b->fields.fields[i];
+
+        name_set_add(&set, f->name, f->name_len);
+        if (f->title != NULL)
+            name_set_add(&set, f->title, f->title_len);
+    }
+    npyio__free(b->names_block);
+    b->names_block = block;
+    b->names = set;
+    return NPYIO_OK;
+}
+
+/* NumPy refuses a name or title used twice ("name already used as a name
+ * or title"): the new field's against the builder's and each other. */
+static npyio_status check_new_names(const npyio_record_builder *b,
+                                    const npyio__pending_field *f,
+                                    const char *where)
+{
+    char shown[64];
+
+    if (name_set_has(&b->names, f->name, f->name_len))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: field name '%s' is "
+                           "already used as a name or title", where,
+                           npyio__show(f->name, f->name_len, shown,
+                                       sizeof shown));
+    if (f->title != NULL &&
+        (name_set_has(&b->names, f->title, f->title_len) ||
+         (f->title_len == f->name_len &&
+          memcmp(f->title, f->name, f->name_len) == 0)))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: title '%s' is already "
+                           "used as a name or title", where,
+                           npyio__show(f->title, f->title_len, shown,
+                                       sizeof shown));
+    return NPYIO_OK;
 }
 
 static uint64_t align_up(uint64_t v, size_t alignment)
@@ -484,8 +569,14 @@ npyio_status npyio_record_builder_add(npyio_record_builder *builder,
     st = dup_text(&builder->fields.mem, name, &f.name, &f.name_len);
     if (st == NPYIO_OK && title != NULL)
         st = dup_text(&builder->fields.mem, title, &f.title, &f.title_len);
+    /* Duplicates refused, and room made, before the field goes in: a
+     * failed add leaves the builder as it was. */
     if (st == NPYIO_OK)
-        st = npyio__pending_push(&builder->fields, &f);
+        st = reserve_names(builder, 2);
+    if (st == NPYIO_OK)
+        st = check_new_names(builder, &f, where);
+    if (st == NPYIO_OK)
+        st = npyio__pending_push(&builder->fields, &f); /* or unrefs */
     else
         npyio_dtype_unref(f.dtype);
     if (st != NPYIO_OK) {
@@ -493,16 +584,11 @@ npyio_status npyio_record_builder_add(npyio_record_builder *builder,
         npyio__free((void *)f.title);
         return st;
     }
-    /* Refuse duplicates now, so a failed add leaves the builder as it was. */
-    st = check_unique(&builder->fields, where, NPYIO_E_INVALID_ARG);
-    if (st != NPYIO_OK) {
-        builder->fields.count--;
-        builder->fields.text_bytes -= f.name_len + 1 +
-                                      (f.title ? f.title_len + 1 : 0);
-        npyio_dtype_unref(f.dtype);
-        npyio__free((void *)f.name);
-        npyio__free((void *)f.title);
-        return st;
+    name_set_add(&builder->names, f.name, f.name_len);
+    builder->names_count++;
+    if (f.title != NULL) {
+        name_set_add(&builder->names, f.title, f.title_len);
+        builder->names_count++;
     }
     builder->end = end;
     if (end > builder->max_end)
