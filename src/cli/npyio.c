@@ -351,13 +351,16 @@ static const command commands[] = {
      "                        with name (NumPy's key), file, compression\n"
      "                        (stored, deflate, bzip2, lzma, ... or \"method\n"
      "                        N\"), array (true for .npy members, false for\n"
-     "                        others, null when npyio cannot decompress the\n"
-     "                        member to tell), and for .npy members the nine\n"
+     "                        others, null when npyio cannot tell: with reason\n"
+     "                        when it cannot decompress or declines to read\n"
+     "                        the member), and for .npy members the nine\n"
      "                        keys above (data_offset from the member's\n"
      "                        start), member_offset (the member's first byte\n"
      "                        in the archive), compressed_size, crc32 and\n"
      "                        aligned (the array data's offset in the\n"
-     "                        archive is a multiple of 64)\n"
+     "                        archive is a multiple of 64). Every member is\n"
+     "                        listed: one that cannot be read (a bad header,\n"
+     "                        damage) has error instead, and exit is 1\n"
      UNTRUSTED_HELP,
      OPT_JSON | OPT_UNTRUSTED, 1, -1, cmd_info},
     {"print", "usage: npyio print [--max N] FILE [MEMBER]",
