@@ -1017,96 +1017,6 @@ static void test_replaced_file_keeps_owner(void **state)
     npyio_header_free(h);
 }
 
-/* The pid of a process that has exited and been reaped. */
-static pid_t dead_pid(void)
-{
-    pid_t pid = fork();
-    int status = 0;
-
-    assert_true(pid >= 0);
-    if (pid == 0)
-        _exit(0);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_int_equal(kill(pid, 0), -1);
-    assert_int_equal(errno, ESRCH);
-    return pid;
-}
-
-/*
- * A writer killed while it wrote through a named temporary leaves it; the
- * next write to the directory removes the temporaries of dead processes,
- * whatever file they were for, and nothing else: not those of live
- * processes (its own included), not other names, not directories or
- * links, not other users' files.
- */
-static void test_stale_temporaries_removed(void **state)
-{
-    enum { N = 13 };
-    int64_t shape[1] = {3};
-    npyio_header *h = make_header("<i4", 1, shape, 0);
-    long dead = (long)dead_pid();
-    /* Which of them a write removes, by index below. */
-    int removed[N] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    char path[N][160], target[128], keep[128];
-    int i;
-
-    (void)state;
-    snprintf(path[0], sizeof path[0], "%s/.x.npy.%ld-0-1a2b.tmp", dir, dead);
-    snprintf(path[1], sizeof path[1], "%s/.other.npy.%ld-3-ff.tmp", dir,
-             dead);
-    snprintf(path[2], sizeof path[2], "%s/.x.npy.%ld-0-1a2b.tmp", dir,
-             (long)getppid());
-    snprintf(path[3], sizeof path[3], "%s/.x.npy.1-0-1a2b.tmp", dir);
-    snprintf(path[4], sizeof path[4], "%s/.x.npy.%ld-0-1a2b.tmp", dir,
-             (long)getpid());
-    snprintf(path[5], sizeof path[5], "%s/.x.npy.tmp", dir);
-    snprintf(path[6], sizeof path[6], "%s/.x.npy.abc-0-1.tmp", dir);
-    snprintf(path[7], sizeof path[7], "%s/.x.npy.%ld-0-1a2b.tmp.bak", dir,
-             dead);
-    snprintf(path[8], sizeof path[8], "%s/x.npy.%ld-0-1a2b.tmp", dir, dead);
-    snprintf(path[9], sizeof path[9], "%s/.x.npy.%ld-1-1a2b.tmp", dir, dead);
-    snprintf(path[10], sizeof path[10], "%s/.x.npy.%ld-2-1a2b.tmp", dir,
-             dead);
-    snprintf(path[11], sizeof path[11], "%s/.x.npy.%ld-0-xyz.tmp", dir, dead);
-    snprintf(path[12], sizeof path[12], "%s/.x.npy.%ld-4-1a2b.tmp", dir,
-             dead);
-    path_in_dir(keep, sizeof keep, "keep-me");
-    write_file(keep, "kept", 4);
-    for (i = 0; i < N; i++)
-        if (i == 9)
-            assert_int_equal(mkdir(path[i], 0700), 0); /* a directory */
-        else if (i == 10)
-            assert_int_equal(symlink("keep-me", path[i]), 0); /* a link */
-        else
-            write_file(path[i], "stale", 5);
-    /* Another user's file (root only: otherwise it is ours, and goes). */
-    if (geteuid() == 0)
-        assert_int_equal(chown(path[12], NOBODY, NOBODY), 0);
-    else
-        removed[12] = 1;
-
-    path_in_dir(target, sizeof target, "x.npy");
-    assert_ok(npyio_save(target, h, le123, (size_t)npyio_header_nbytes(h), 0,
-                         NULL));
-    assert_npy_is(target, 1, 2, 3);
-    for (i = 0; i < N; i++)
-        if (exists(path[i]) != !removed[i])
-            fail_msg("%s: %s, expected %s", path[i],
-                     exists(path[i]) ? "still there" : "removed",
-                     removed[i] ? "removed" : "kept");
-    assert_file_is(keep, "kept", 4);
-    assert_file_is(path[2], "stale", 5);
-
-    for (i = 0; i < N; i++)
-        if (i == 9)
-            assert_int_equal(rmdir(path[i]), 0);
-        else if (exists(path[i]))
-            assert_int_equal(unlink(path[i]), 0);
-    unlink(keep);
-    unlink(target);
-    npyio_header_free(h);
-}
-
 /* A writer killed (SIGKILL) in the middle of its data leaves no temporary
  * (on Linux none has a name until it is renamed into place; elsewhere the
  * next write removes it) and the old file as it was. (Whether Linux uses
@@ -1244,7 +1154,6 @@ int main(void)
         cmocka_unit_test(test_chunks_from_a_pipe),
         cmocka_unit_test(test_protected_symlinks),
         cmocka_unit_test(test_replaced_file_keeps_owner),
-        cmocka_unit_test(test_stale_temporaries_removed),
         cmocka_unit_test(test_killed_writer_leaves_no_temporary),
         cmocka_unit_test(test_new_file_appears_whole),
         cmocka_unit_test(test_fifo_is_read_as_a_pipe),
