@@ -218,6 +218,56 @@ static size_t name_set_slots(size_t count)
     return slots;
 }
 
+/* NumPy's words for a name or title used twice. */
+static npyio_status used_twice(npyio_status status, const char *where,
+                               const char *what, const char *s, size_t n)
+{
+    char shown[64];
+
+    return npyio__fail(status, "%s: %s '%s' is already used as a name or "
+                       "title", where, what,
+                       npyio__show(s, n, shown, sizeof shown));
+}
+
+/* The names and titles of fields[0, count) into the set; `status` naming
+ * the first one already there. */
+static npyio_status name_set_fill(name_set *set,
+                                  const npyio__pending_field *fields,
+                                  size_t count, const char *where,
+                                  npyio_status status)
+{
+    size_t i;
+
+    for (i = 0; i < count; i++) {
+        const npyio__pending_field *f = &fields[i];
+
+        if (!name_set_add(set, f->name, f->name_len))
+            return used_twice(status, where, "field name", f->name,
+                              f->name_len);
+        if (f->title != NULL && !name_set_add(set, f->title, f->title_len))
+            return used_twice(status, where, "title", f->title,
+                              f->title_len);
+    }
+    return NPYIO_OK;
+}
+
+/* An empty table of `slots` entries in one block of mem's. */
+static npyio_status name_set_new(const npyio__mem *mem, size_t slots,
+                                 name_set *set, void **block)
+{
+    npyio_status st = npyio__alloc_zero(mem,
+                                        slots * (sizeof(char *) +
+                                                 sizeof(size_t)),
+                                        "record name check", block);
+
+    if (st == NPYIO_OK) {
+        set->text = *block;
+        set->len = (size_t *)(set->text + slots);
+        set->slots = slots;
+    }
+    return st;
+}
+
 /* NumPy refuses a record in which a name or title is used twice ("name
  * already used as a name or title"). Linear time, whatever the count. */
 static npyio_status check_unique(const npyio__pending *p, const char *where,
@@ -228,39 +278,20 @@ static npyio_status check_unique(const npyio__pending *p, const char *where,
     size_t small_len[SMALL_SLOTS];
     name_set set;
     void *block = NULL;
-    size_t i, slots = name_set_slots(p->count);
-    npyio_status st = NPYIO_OK;
+    size_t slots = name_set_slots(p->count);
+    npyio_status st;
 
     if (slots <= SMALL_SLOTS) { /* most records: no allocation */
         memset(small_text, 0, slots * sizeof *small_text);
         set.text = small_text;
         set.len = small_len;
+        set.slots = slots;
     } else {
-        st = npyio__alloc_zero(&p->mem,
-                               slots * (sizeof(char *) + sizeof(size_t)),
-                               "record name check", &block);
+        st = name_set_new(&p->mem, slots, &set, &block);
         if (st != NPYIO_OK)
             return st;
-        set.text = block;
-        set.len = (size_t *)(set.text + slots);
     }
-    set.slots = slots;
-    for (i = 0; i < p->count && st == NPYIO_OK; i++) {
-        const npyio__pending_field *f = &p->fields[i];
-        char shown[64];
-
-        if (!name_set_add(&set, f->name, f->name_len))
-            st = npyio__fail(status, "%s: field name '%s' is already "
-                             "used as a name or title", where,
-                             npyio__show(f->name, f->name_len, shown,
-                                         sizeof shown));
-        else if (f->title != NULL &&
-                 !name_set_add(&set, f->title, f->title_len))
-            st = npyio__fail(status, "%s: title '%s' is already used "
-                             "as a name or title", where,
-                             npyio__show(f->title, f->title_len, shown,
-                                         sizeof shown));
-    }
+    st = name_set_fill(&set, p->fields, p->count, where, status);
     npyio__free(block);
     return st;
 }
@@ -468,29 +499,23 @@ static npyio_status dup_text(const npyio__mem *mem, const char *s,
 /* Room in the builder's name set for `more` texts: a table twice as
  * large, refilled from the fields, when it would be over a quarter full
  * (amortised O(1) an add). */
-static npyio_status reserve_names(npyio_record_builder *b, size_t more)
+static npyio_status reserve_names(npyio_record_builder *b, size_t more,
+                                  const char *where)
 {
-    size_t slots = name_set_slots(b->names_count + more), i;
+    size_t slots = name_set_slots(b->names_count + more);
     name_set set;
     void *block = NULL;
     npyio_status st;
 
     if (slots <= b->names.slots)
         return NPYIO_OK;
-    st = npyio__alloc_zero(&b->fields.mem,
-                           slots * (sizeof(char *) + sizeof(size_t)),
-                           "record name check", &block);
-    if (st != NPYIO_OK)
+    st = name_set_new(&b->fields.mem, slots, &set, &block);
+    if (st == NPYIO_OK) /* the fields' names are known to be unique */
+        st = name_set_fill(&set, b->fields.fields, b->fields.count, where,
+                           NPYIO_E_INVALID_ARG);
+    if (st != NPYIO_OK) {
+        npyio__free(block);
         return st;
-    set.text = block;
-    set.len = (size_t *)(set.text + slots);
-    set.slots = slots;
-    for (i = 0; i < b->fields.count; i++) {
-        const npyio__pending_field *f = &b->fields.fields[i];
-
-        name_set_add(&set, f->name, f->name_len);
-        if (f->title != NULL)
-            name_set_add(&set, f->title, f->title_len);
     }
     npyio__free(b->names_block);
     b->names_block = block;
@@ -498,27 +523,20 @@ static npyio_status reserve_names(npyio_record_builder *b, size_t more)
     return NPYIO_OK;
 }
 
-/* NumPy refuses a name or title used twice ("name already used as a name
- * or title"): the new field's against the builder's and each other. */
+/* The new field's name and title against the builder's and each other. */
 static npyio_status check_new_names(const npyio_record_builder *b,
                                     const npyio__pending_field *f,
                                     const char *where)
 {
-    char shown[64];
-
     if (name_set_has(&b->names, f->name, f->name_len))
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: field name '%s' is "
-                           "already used as a name or title", where,
-                           npyio__show(f->name, f->name_len, shown,
-                                       sizeof shown));
+        return used_twice(NPYIO_E_INVALID_ARG, where, "field name", f->name,
+                          f->name_len);
     if (f->title != NULL &&
         (name_set_has(&b->names, f->title, f->title_len) ||
          (f->title_len == f->name_len &&
           memcmp(f->title, f->name, f->name_len) == 0)))
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: title '%s' is already "
-                           "used as a name or title", where,
-                           npyio__show(f->title, f->title_len, shown,
-                                       sizeof shown));
+        return used_twice(NPYIO_E_INVALID_ARG, where, "title", f->title,
+                          f->title_len);
     return NPYIO_OK;
 }
 
@@ -572,7 +590,7 @@ npyio_status npyio_record_builder_add(npyio_record_builder *builder,
     /* Duplicates refused, and room made, before the field goes in: a
      * failed add leaves the builder as it was. */
     if (st == NPYIO_OK)
-        st = reserve_names(builder, 2);
+        st = reserve_names(builder, 2, where);
     if (st == NPYIO_OK)
         st = check_new_names(builder, &f, where);
     if (st == NPYIO_OK)
