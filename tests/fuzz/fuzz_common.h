@@ -48,16 +48,32 @@ static inline npyio_options *fuzz_options(int64_t alloc_bytes,
     return o;
 }
 
+/* A path in directory dir for this process: which = 0, 1, 2, 3 for
+ * several (each keeps its own buffer). */
+static inline const char *fuzz_scratch_in(const char *dir, const char *target,
+                                          int which, const char *suffix)
+{
+    static char paths[4][160];
+    char *p = paths[which & 3];
+
+    snprintf(p, sizeof paths[0], "%s/%s-%ld-%d%s", dir, target,
+             (long)getpid(), which, suffix);
+    return p;
+}
+
 /* A path in /tmp for this process: which = 0, 1, ... for several. */
 static inline const char *fuzz_scratch(const char *target, int which,
                                 const char *suffix)
 {
-    static char paths[4][96];
-    char *p = paths[which & 3];
+    return fuzz_scratch_in("/tmp", target, which, suffix);
+}
 
-    snprintf(p, sizeof paths[0], "/tmp/%s-%ld-%d%s", target, (long)getpid(),
-             which, suffix);
-    return p;
+/* A directory in memory for scratch files that are written, renamed and
+ * removed on every input: /dev/shm (tmpfs) where it can be written, else
+ * /tmp. */
+static inline const char *fuzz_memory_dir(void)
+{
+    return access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
 }
 
 static inline void fuzz_put_file(const char *path, const uint8_t *p, size_t n)
