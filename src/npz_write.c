@@ -811,7 +811,7 @@ static npyio_status new_file_name(npyio_npz_writer *w, const char *key,
                                   char **out)
 {
     size_t len = strlen(key), more = strlen(suffix) + 1, i;
-    char *name = NULL, shown[96];
+    char *name = NULL, shown[96], other[96];
     npyio_status st = check_key(key, where);
 
     if (st == NPYIO_OK)
@@ -829,7 +829,8 @@ static npyio_status new_file_name(npyio_npz_writer *w, const char *key,
                                "np.load would find under the same key",
                                where,
                                npyio__show(key, len, shown, sizeof shown),
-                               w->names[i]);
+                               npyio__show(w->names[i], strlen(w->names[i]),
+                                           other, sizeof other));
         }
     }
     if (w->count == w->cap) {
