@@ -1997,7 +1997,10 @@ typedef int32_t npyio_npz_field;
 #define NPYIO_NPZ_DATA_OFFSET 7
 /** 1 if the member is an .npy file (it starts with NumPy's magic
  * "\x93NUMPY", whatever its name), else 0; -1 if this library cannot
- * tell, because it cannot decompress the member (see NPYIO_NPZ_READABLE). */
+ * tell, because it cannot decompress the member (see NPYIO_NPZ_READABLE).
+ * Also 0 for a member it can decompress but declines to read (a stored
+ * member whose two sizes differ, one over a limit) and for one whose first
+ * bytes cannot be read (damage): npyio_npz_open_reader() says why. */
 #define NPYIO_NPZ_IS_ARRAY 8
 /** For a stored .npy member: the absolute offset of its array data (after
  * its .npy header); -1 for other members. */
@@ -2047,6 +2050,16 @@ NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
  *         reads may also fail with NPYIO_E_CHECKSUM, NPYIO_E_FORMAT (more
  *         data than declared) and NPYIO_E_TRUNCATED (less), naming the
  *         member.
+ *
+ * Damage is reported as damage, not as its symptom: when a failure could
+ * come from garbled bytes (no .npy magic, a malformed header, short data),
+ * the member is read whole and checked, and if its bytes are damaged that
+ * is the failure: NPYIO_E_CHECKSUM (a CRC-32 that does not match),
+ * NPYIO_E_FORMAT (deflate data that does not inflate) or
+ * NPYIO_E_TRUNCATED (a deflate stream that ends early), with the message
+ * "member 'b.npy' of PATH is damaged (...)" ("of PATH" for archives
+ * opened from a path), as np.load reports zipfile's CRC check. The same
+ * holds for npyio_npz_load() and npyio_npz_verify().
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_npz_open_reader(npyio_npz *npz, size_t index,
