@@ -50,4 +50,20 @@ static inline char host_order(void)
     return first == 1 ? '<' : '>';
 }
 
+/* Open member index of an archive as an array and read it whole: the
+ * first failure, or NPYIO_OK. */
+static inline npyio_status read_member_whole(npyio_npz *npz, size_t index)
+{
+    npyio_reader *r = NULL;
+    void *data = NULL;
+    npyio_status st = npyio_npz_open_reader(npz, index, &r);
+
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio_reader_read_alloc(r, 0, &data, NULL);
+    npyio_free(data);
+    npyio_reader_close(r);
+    return st;
+}
+
 #endif /* NPYIO_TESTUTIL_H */
