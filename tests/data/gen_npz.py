@@ -846,6 +846,20 @@ def bad_cases():
         patch_both(buf, x, CD_CRC, LH_CRC, "<I", x.crc ^ 0xFF)
         return bytes(buf)
 
+    # An empty member has no data to check, but its CRC-32 must still be
+    # that of no bytes (0): zipfile says Bad CRC-32 reading it. (Found by
+    # fuzz_npz: verify passed the deflated one, whose read failed.)
+    for label, method in (("stored", STORED), ("deflated", DEFLATED)):
+        @case("%s_empty_crc_mismatch.npz" % label, "member", 1, "E_CHECKSUM",
+              "member 1 %s, 0 bytes: CRC 0010456e in both headers, not 0"
+              % label)
+        def _(method=method):
+            buf, e, eocd, entries = patched(two(method, b""))
+            x = entries[1]
+            assert x.usize == 0 and x.crc == 0
+            patch_both(buf, x, CD_CRC, LH_CRC, "<I", 0x0010456E)
+            return bytes(buf)
+
     # --- member / E_FORMAT / E_TRUNCATED (deflate) -----------------------
     @case("deflated_usize_small.npz", "member", 1, "E_FORMAT",
           "member 1 deflated: the stream inflates to the .npy plus 64 "
@@ -855,6 +869,13 @@ def bad_cases():
         stream = deflate(B_NPY + bytes(range(64)))
         return replace_data(two(DEFLATED), 1, stream, len(B_NPY),
                             zlib.crc32(B_NPY))
+
+    @case("deflated_usize_zero.npz", "member", 1, "E_FORMAT",
+          "member 1 deflated: usize 0 and CRC 0 (both headers), the stream "
+          "inflates to the .npy (zipfile stops at the declared 0 bytes)",
+          rejects=False)
+    def _():
+        return replace_data(two(DEFLATED), 1, deflate(B_NPY), 0, 0)
 
     @case("deflated_usize_large.npz", "member", 1, "E_TRUNCATED",
           "member 1 deflated: usize (both headers) 64 more than the stream "
@@ -990,9 +1011,14 @@ def main():
     corpus, by_bytes = read_arrays_corpus()
     assert set(CASES) <= set(corpus)
 
-    if os.path.isdir(OUT_DIR):
-        shutil.rmtree(OUT_DIR)
-    os.makedirs(OUT_DIR)
+    # Only this script's own output goes: npz/append, npz/damage,
+    # npz/hostile, ... are other generators'.
+    if os.path.isdir(BAD_DIR):
+        shutil.rmtree(BAD_DIR)
+    os.makedirs(OUT_DIR, exist_ok=True)
+    for name in os.listdir(OUT_DIR):
+        if os.path.isfile(os.path.join(OUT_DIR, name)):
+            os.remove(os.path.join(OUT_DIR, name))
 
     order = make_valid(corpus)
     facts = {name: describe_archive(name, by_bytes) for name in order}
