@@ -1001,7 +1001,14 @@ npyio_status npyio__header_emit_into(const npyio__mem *mem,
 
     if (st != NPYIO_OK)
         return st;
-    st = choose_layout(&t, version, &l);
+    /* A 1.0 or 2.0 header can name characters past latin-1 with \u
+     * escapes, which np.load accepts; written again they need 3.0. */
+    if (version != 3 && t.max_code > 0xFF)
+        st = npyio__fail(NPYIO_E_UNSUPPORTED, "the header has characters "
+                         "outside latin-1, which its format %d.0 cannot "
+                         "hold", version);
+    if (st == NPYIO_OK)
+        st = choose_layout(&t, version, &l);
     if (st == NPYIO_OK &&
         (total < l.prefix + l.text_bytes + 1 || total - l.prefix > UINT32_MAX ||
          (l.version == 1 && total - l.prefix > V1_MAX_HLEN)))

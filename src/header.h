@@ -55,7 +55,9 @@ bool npyio__header_fortran_data(const npyio_header *h);
 /*
  * Emit the header for `version` (1, 2 or 3) into exactly `total` bytes
  * (preamble included), padding with spaces: how a header is rewritten in
- * place when the shape grows. NPYIO_E_UNSUPPORTED if it does not fit.
+ * place when the shape grows. NPYIO_E_UNSUPPORTED if it does not fit, or
+ * if its characters need a later format (a file of format 1.0 whose names
+ * have \u escapes past latin-1).
  * Temporaries are allocated through mem (the emitting handle's).
  */
 npyio_status npyio__header_emit_into(const npyio__mem *mem,

@@ -62,6 +62,9 @@ struct npyio_writer {
                               append fails or is aborted */
     unsigned char *old_header; /* the header's bytes as read at open */
     bool undo_append;      /* until the new header is in place */
+    unsigned char *tail;   /* the bytes the rows overwrote (those the file
+                              had after its data), to put back on failure */
+    size_t tail_len, tail_cap;
 };
 
 static npyio_status write_data(npyio_writer *w, const void *data,
@@ -122,8 +125,50 @@ static void undo_append(npyio_writer *w)
         return;
     w->undo_append = false;
     npyio__message_save(&saved);
+    if (w->tail_len > 0)
+        (void)npyio__fd_pwrite_all(w->fd, w->tail, w->tail_len,
+                                   w->layout->data_offset +
+                                       w->layout->nbytes);
     (void)npyio__fd_truncate(w->fd, w->old_size);
     npyio__message_restore(&saved);
+}
+
+/* Appended rows start where the data the header describes ends, over any
+ * bytes the file has after it (a crashed append's rows, or whatever else
+ * was there: np.load ignores them). Before the next `len` bytes overwrite
+ * some of those, they are kept, so that a failed append can put the file
+ * back byte for byte (found by fuzz_append). Bounded by the allocation
+ * limit: past it the write fails before it overwrites anything. */
+static npyio_status keep_overwritten(npyio_writer *w, size_t len)
+{
+    int64_t at = w->layout->data_offset + w->layout->nbytes +
+                 (int64_t)w->written;
+    size_t n, got = 0;
+    npyio_status st = NPYIO_OK;
+
+    if (len == 0 || at >= w->old_size)
+        return NPYIO_OK;
+    n = (uint64_t)(w->old_size - at) < len ? (size_t)(w->old_size - at)
+                                            : len;
+    if (n > w->tail_cap - w->tail_len) {
+        size_t cap = w->tail_cap > n ? 2 * w->tail_cap : w->tail_len + n;
+
+        if (cap > (uint64_t)(w->old_size - (w->layout->data_offset +
+                                            w->layout->nbytes)))
+            cap = w->tail_len + n;
+        st = npyio__realloc(&w->mem, (void **)&w->tail, cap,
+                            "the bytes after the data");
+        if (st != NPYIO_OK)
+            return st;
+        w->tail_cap = cap;
+    }
+    if (npyio__fd_pread_all(w->fd, w->tail + w->tail_len, n, at, &got) != 0)
+        return npyio__with_context(NPYIO_E_IO, w->path);
+    if (got < n)
+        return npyio__fail(NPYIO_E_TRUNCATED, "%s: the file shrank while "
+                           "rows were appended", w->path);
+    w->tail_len += n;
+    return NPYIO_OK;
 }
 
 /* Release the writer: what the sink left unfinished is undone, a stream
@@ -139,6 +184,7 @@ static void release(npyio_writer *w)
     npyio_header_free(w->layout);
     npyio__free(w->path);
     npyio__free(w->old_header);
+    npyio__free(w->tail);
     w->magic = NPYIO__MAGIC_DEAD;
     npyio__free(w);
 }
@@ -182,7 +228,10 @@ static npyio_status writer_write_body(npyio_writer *writer, const void *data,
                                           (unsigned long long)(w->written +
                                                                len),
                                           (unsigned long long)w->expected));
-    st = write_data(w, data, len);
+    if (w->undo_append)
+        st = keep_overwritten(w, len);
+    if (st == NPYIO_OK)
+        st = write_data(w, data, len);
     if (st != NPYIO_OK)
         return fail_writer(w, st);
     w->written += len;

@@ -18,6 +18,8 @@
   killed with SIGKILL at a random moment; at the end one NumPy process
   checks that every file loads and its rows are a prefix of what was
   appended. Row i of every file is (i, i, i).
+- a format 1.0 header with a \\u escape past latin-1 grows to 3.0;
+  rows appended over bytes after the data.
 Prints "N passed, M failed"; exits 77 without NumPy.
 """
 import argparse
@@ -96,6 +98,37 @@ def main():
     a = np.load(f)
     check(a.shape == (8, 0) and a.dtype == np.float64,
           "NumPy loads (3, 0) plus 5 empty rows as (8, 0): %r" % (a.shape,))
+
+    # A format 1.0 header naming a field past latin-1 with a \u escape
+    # (np.load takes it): the grown header needs format 3.0, so the
+    # append rewrites the file (found by fuzz_append: the close failed
+    # and the file was left changed).
+    f = os.path.join(args.workdir, "escaped_name.npy")
+    d = "{'descr': [('\\u0100', '<i4')], 'fortran_order': False, " \
+        "'shape': (2,), }"
+    d = d + " " * (63 - 10 - len(d)) + "\n"
+    with open(f, "wb") as out:
+        out.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) +
+                  d.encode("latin-1") + np.array([7, 8], "<i4").tobytes())
+    old = np.load(f)
+    check(old.dtype.names == ("\u0100",), "NumPy reads the escaped name")
+    check(tool("append-filled", f, 1) == 0, "io_tool append-filled escaped")
+    a = np.load(f)
+    with open(f, "rb") as fp:
+        version = npf.read_magic(fp)
+    check(version == (3, 0) and a.dtype == old.dtype and
+          a["\u0100"].tolist() == [7, 8, -1515870811],
+          "NumPy loads the escaped-name file grown to 3.0: %r %r"
+          % (version, a))
+
+    # Bytes after the data (np.load ignores them): rows go over them.
+    f = os.path.join(args.workdir, "tail.npy")
+    np.save(f, rows(2))
+    with open(f, "ab") as out:
+        out.write(b"\x5a" * 40)
+    check(tool("append", f, 5) == 0, "io_tool append over a tail")
+    check(np.array_equal(np.load(f), rows(7)),
+          "NumPy loads rows appended over bytes after the data")
 
     f = os.path.join(args.workdir, "fill.npy")
     np.save(f, np.zeros((1000, 3), "<i4"))

@@ -18,6 +18,8 @@
  *                                 P, P + 4, P + 8, ... in place
  *   io_tool append-empty FILE N   append N rows of the file's row shape
  *                                 when a row has 0 bytes (shape (k, 0))
+ *   io_tool append-filled FILE N  append N rows of the file's dtype and
+ *                                 row shape, every byte 0xA5
  *   io_tool loadsave IN FLAGS OUT npyio_load IN with FLAGS, npyio_save the
  *                                 header and data it hands back as OUT
  *   io_tool arrays IN OUT         npyio_load_array IN, print its type and
@@ -28,6 +30,7 @@
  *                                 npyio_save (synced) or by create-and-map
  * Exit 0 on success, 1 with a message on stderr.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,13 +183,17 @@ static int append_cmd(const char *path, long n)
     return 0;
 }
 
-static int append_empty_cmd(const char *path, long n)
+/* Append n rows of the file's dtype and row shape, every byte 0xA5;
+ * `empty`: the rows must have 0 bytes. */
+static int append_like_cmd(const char *path, long n, bool empty)
 {
     npyio_reader *r = NULL;
     npyio_header *rows = NULL;
     npyio_writer *w = NULL;
     const npyio_header *h;
     int64_t shape[64];
+    unsigned char *bytes;
+    size_t len;
     int i, ndim;
 
     if (npyio_reader_open_path(path, NULL, &r) != NPYIO_OK)
@@ -197,13 +204,21 @@ static int append_empty_cmd(const char *path, long n)
         shape[i] = npyio_header_shape(h)[i];
     shape[0] = n;
     if (npyio_header_new(npyio_header_dtype(h), ndim, shape, 0, &rows) !=
-            NPYIO_OK ||
-        npyio_header_nbytes(rows) != 0)
-        return fail("a row of more than 0 bytes");
+        NPYIO_OK)
+        return fail("npyio_header_new");
     npyio_reader_close(r);
+    len = (size_t)npyio_header_nbytes(rows);
+    if (empty && len != 0)
+        return fail("a row of more than 0 bytes");
+    bytes = malloc(len + 1);
+    if (bytes == NULL)
+        return fail("malloc");
+    memset(bytes, 0xA5, len);
     if (npyio_writer_open_append(path, rows, 0, NULL, &w) != NPYIO_OK ||
+        npyio_writer_write(w, bytes, len) != NPYIO_OK ||
         npyio_writer_close(w) != NPYIO_OK)
         return fail(path);
+    free(bytes);
     npyio_header_free(rows);
     return 0;
 }
@@ -332,7 +347,9 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "append-loop") == 0)
         return append_cmd(argv[2], -1);
     if (argc == 4 && strcmp(argv[1], "append-empty") == 0)
-        return append_empty_cmd(argv[2], atol(argv[3]));
+        return append_like_cmd(argv[2], atol(argv[3]), true);
+    if (argc == 4 && strcmp(argv[1], "append-filled") == 0)
+        return append_like_cmd(argv[2], atol(argv[3]), false);
     if (argc == 4 && strcmp(argv[1], "unknown") == 0)
         return unknown_cmd(argv[2], atol(argv[3]));
     if (argc == 4 && strcmp(argv[1], "fill") == 0)

@@ -397,6 +397,65 @@ static void test_failed_append_cuts_back(void **state)
     npyio_header_free(rows);
 }
 
+/* A file with bytes after its data (np.load ignores them): the rows go
+ * over them, and an append that fails or is aborted puts them back, the
+ * file byte for byte as it was (found by fuzz_append: they were lost). */
+static void test_failed_append_keeps_bytes_after_data(void **state)
+{
+    npyio_header *h = header_of("=i4", 2, 3), *rows = header_of("=i4", 5, 3);
+    static const int32_t first[6] = {0, 0, 0, 1, 1, 1};
+    int32_t data[15];
+    unsigned char tail[40], *before, *after;
+    size_t len_before, len_after, i;
+    npyio_writer *w = NULL;
+    FILE *f;
+
+    (void)state;
+    for (i = 0; i < 15; i++)
+        data[i] = (int32_t)(2 + i / 3);
+    for (i = 0; i < sizeof tail; i++)
+        tail[i] = (unsigned char)(0x30 + i);
+    assert_ok(npyio_save(path, h, first, (size_t)npyio_header_nbytes(h), 0,
+                         NULL));
+    f = fopen(path, "ab");
+    assert_non_null(f);
+    assert_int_equal(fwrite(tail, 1, sizeof tail, f), sizeof tail);
+    assert_int_equal(fclose(f), 0);
+    before = read_data_file_abs(path, &len_before);
+    /* Aborted inside the tail, aborted past it, closed short of the rows
+     * announced (past it, in two writes). */
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, 24));
+    npyio_writer_abort(w);
+    after = read_data_file_abs(path, &len_after);
+    assert_int_equal(len_after, len_before);
+    assert_memory_equal(after, before, len_before);
+    free(after);
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, 48));
+    npyio_writer_abort(w);
+    after = read_data_file_abs(path, &len_after);
+    assert_int_equal(len_after, len_before);
+    assert_memory_equal(after, before, len_before);
+    free(after);
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, 12));
+    assert_ok(npyio_writer_write(w, data + 3, 36));
+    assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
+    after = read_data_file_abs(path, &len_after);
+    assert_int_equal(len_after, len_before);
+    assert_memory_equal(after, before, len_before);
+    free(after);
+    /* A whole append: the rows over the tail, NumPy's view 7 rows. */
+    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_write(w, data, sizeof data));
+    assert_ok(npyio_writer_close(w));
+    assert_int_equal(check_rows(path), 7);
+    free(before);
+    npyio_header_free(h);
+    npyio_header_free(rows);
+}
+
 /* The in-place header rewrite writes only the bytes that change: a byte
  * changed on disk before it (one NumPy reads the same: "descr" in double
  * quotes) survives the append, which a rewrite of the whole header would
@@ -682,6 +741,7 @@ int main(void)
         cmocka_unit_test(test_append_locks),
         cmocka_unit_test(test_append_waits_for_the_lock),
         cmocka_unit_test(test_two_appenders),
+        cmocka_unit_test(test_failed_append_keeps_bytes_after_data),
         cmocka_unit_test(test_unknown_rows_close_reports_io_errors),
     };
 
