@@ -1678,7 +1678,10 @@ NPYIO_API void npyio_writer_abort(npyio_writer *writer);
  * exited), so fork before opening writers that must exclude each other.
  *
  * A failed or aborted append (a full disk, too few bytes, an error at
- * close, npyio_writer_abort()) cuts the file back to its length at open.
+ * close, npyio_writer_abort()) leaves the file byte for byte as it was:
+ * cut back to its length at open, and any bytes it had after its data
+ * (which the rows go over) put back; those are kept in memory as they
+ * are overwritten, within NPYIO_LIMIT_ALLOC_BYTES.
  *
  * Crash safety: the rows are written after the data, then (unless
  * NPYIO_WRITE_NO_SYNC, fdatasync'd, and only then) the header's shape is
@@ -1693,7 +1696,9 @@ NPYIO_API void npyio_writer_abort(npyio_writer *writer);
  * changed bytes straddle a sector boundary, can leave a torn header. When the new header does not fit (files
  * from NumPy <= 1.23 have no growth room), the file is rewritten through a
  * temporary file and a rename: time in proportion to the file's size, and
- * twice its disk space meanwhile; still never a half-written file.
+ * twice its disk space meanwhile; still never a half-written file. So is a
+ * format 1.0 or 2.0 file whose header names characters past latin-1 with
+ * \u escapes: its new header is written in format 3.0, as np.save would.
  * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_WAIT_FOR_LOCK.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND; NPYIO_E_IO; NPYIO_E_LOCKED; the
  *         header statuses of the file; NPYIO_E_TRUNCATED (the file is
