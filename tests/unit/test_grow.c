@@ -397,6 +397,18 @@ static void test_failed_append_cuts_back(void **state)
     npyio_header_free(rows);
 }
 
+/* The file holds exactly these bytes. */
+static void assert_file_is(const char *file_path, const unsigned char *bytes,
+                           size_t len)
+{
+    size_t now_len = 0;
+    unsigned char *now = read_data_file_abs(file_path, &now_len);
+
+    assert_int_equal(now_len, len);
+    assert_memory_equal(now, bytes, len);
+    free(now);
+}
+
 /* A file with bytes after its data (np.load ignores them): the rows go
  * over them, and an append that fails or is aborted puts them back, the
  * file byte for byte as it was (found by fuzz_append: they were lost). */
@@ -405,8 +417,8 @@ static void test_failed_append_keeps_bytes_after_data(void **state)
     npyio_header *h = header_of("=i4", 2, 3), *rows = header_of("=i4", 5, 3);
     static const int32_t first[6] = {0, 0, 0, 1, 1, 1};
     int32_t data[15];
-    unsigned char tail[40], *before, *after;
-    size_t len_before, len_after, i;
+    unsigned char tail[40], *before;
+    size_t len_before, i;
     npyio_writer *w = NULL;
     FILE *f;
 
@@ -427,25 +439,16 @@ static void test_failed_append_keeps_bytes_after_data(void **state)
     assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 24));
     npyio_writer_abort(w);
-    after = read_data_file_abs(path, &len_after);
-    assert_int_equal(len_after, len_before);
-    assert_memory_equal(after, before, len_before);
-    free(after);
+    assert_file_is(path, before, len_before);
     assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 48));
     npyio_writer_abort(w);
-    after = read_data_file_abs(path, &len_after);
-    assert_int_equal(len_after, len_before);
-    assert_memory_equal(after, before, len_before);
-    free(after);
+    assert_file_is(path, before, len_before);
     assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 12));
     assert_ok(npyio_writer_write(w, data + 3, 36));
     assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
-    after = read_data_file_abs(path, &len_after);
-    assert_int_equal(len_after, len_before);
-    assert_memory_equal(after, before, len_before);
-    free(after);
+    assert_file_is(path, before, len_before);
     /* A whole append: the rows over the tail, NumPy's view 7 rows. */
     assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, sizeof data));
