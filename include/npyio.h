@@ -1065,7 +1065,8 @@ NPYIO_API npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
  * field before anything is read or allocated), NPYIO_LIMIT_NDIM,
  * NPYIO_LIMIT_DEPTH.
  *
- * @param[in] bytes the beginning of the file.
+ * @param[in] bytes the beginning of the file (may be NULL when len is 0:
+ *            NPYIO_E_TRUNCATED, 8 bytes needed).
  * @param[in] len how many bytes are available; bytes after the header
  *            (the data) are ignored.
  * @param[in] options limits and allocator, or NULL.

@@ -36,7 +36,8 @@ static npyio_status check_magic(const unsigned char *b, size_t len,
     size_t n = len < NPYIO__NPY_MAGIC_LEN ? len : NPYIO__NPY_MAGIC_LEN;
     char shown[32];
 
-    if (memcmp(b, NPYIO__NPY_MAGIC, n) != 0) {
+    /* (b may be NULL when len is 0: nothing to compare, 8 bytes needed) */
+    if (n > 0 && memcmp(b, NPYIO__NPY_MAGIC, n) != 0) {
         describe_bytes(b, n, shown, sizeof shown);
         if (n >= 4 && memcmp(b, "PK\x03\x04", 4) == 0)
             return npyio__fail(NPYIO_E_FORMAT,
@@ -1048,16 +1049,17 @@ npyio_status npyio__header_new(const npyio__mem *mem,
         return npyio__fail(NPYIO_E_INVALID_ARG,
                            "%s: ndim is %d%s", where, ndim,
                            ndim < 0 ? "" : " but shape is NULL");
+    /* What reading would refuse with the default limits, construction
+     * refuses too: no header the library writes fails to read back. The
+     * limit first: ndim says how far shape may be read. */
+    st = check_total_ndim(ndim, folded_ndim(dtype), NULL, where, "dtype's");
+    if (st != NPYIO_OK)
+        return st;
     for (i = 0; i < ndim; i++)
         if (shape[i] < 0)
             return npyio__fail(NPYIO_E_INVALID_ARG,
                                "%s: shape[%d] is negative (%lld)", where, i,
                                (long long)shape[i]);
-    /* What reading would refuse with the default limits, construction
-     * refuses too: no header the library writes fails to read back. */
-    st = check_total_ndim(ndim, folded_ndim(dtype), NULL, where, "dtype's");
-    if (st != NPYIO_OK)
-        return st;
     st = alloc_header(mem, ndim + folded_ndim(dtype), &h);
     if (st != NPYIO_OK)
         return st;

@@ -858,6 +858,8 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
     st = check_numbers(reader, flags, where);
     if (st != NPYIO_OK)
         return st;
+    if (dst == NULL && cap > 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dst is NULL", where);
     h = reader->header;
     itemsize = h->dtype->itemsize;
     if (reorders(reader, flags))

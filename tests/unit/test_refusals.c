@@ -9,6 +9,7 @@
  * counting allocator).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,8 @@
                                   "an " type " (or was " gone ")");          \
     } while (0)
 
-static char sample[1024], zero_d[1024], objects[1024], keys_npz[1024];
+static char sample[1024], zero_d[1024], objects[1024], keys_npz[1024],
+    fortran[1024];
 
 static const char *data_path(char *buf, const char *relative)
 {
@@ -68,6 +70,7 @@ static int setup(void **state)
     data_path(zero_d, "arrays/i4le_0d.npy");
     data_path(objects, "arrays/object_mixed.npy");
     data_path(keys_npz, "npz/keys.npz");
+    data_path(fortran, "arrays/big_f8_fortran.npy");
     inj.fail_at = 0;
     return scratch_make("test_refusals");
 }
@@ -196,6 +199,20 @@ static void test_readers(void **state)
                    "npyio_reader_read_rows: dst is NULL");
     assert_invalid(npyio_reader_read_chunk(r, buf, sizeof buf, 0, NULL),
                    "npyio_reader_read_chunk: got is NULL");
+    /* A NULL buffer with a capacity, as read and read_rows refuse it (the
+     * chunk was copied into NULL); with no capacity, too small. */
+    assert_invalid(npyio_reader_read_chunk(r, NULL, 100, 0, &got),
+                   "npyio_reader_read_chunk: dst is NULL");
+    assert_int_equal(got, 0);
+    assert_refused(npyio_reader_read_chunk(r, NULL, 0, 0, &got),
+                   NPYIO_E_BUFFER_TOO_SMALL,
+                   "npyio_reader_read_chunk: one element is 8 bytes, the "
+                   "buffer 0");
+    assert_ok(npyio_reader_open_path(fortran, o, &z));
+    assert_invalid(npyio_reader_read_chunk(z, NULL, 100, NPYIO_READ_C_ORDER,
+                                           &got),
+                   "npyio_reader_read_chunk: dst is NULL");
+    assert_ok(npyio_reader_close(z));
     assert_invalid(npyio_reader_read_pickle(r, NULL, &len),
                    "npyio_reader_read_pickle: bytes is NULL");
     assert_invalid(npyio_reader_read_pickle(r, &bytes, NULL),
@@ -593,6 +610,25 @@ static void test_dtypes(void **state)
     assert_false(npyio_dtype_equal(sub23, sub32));
     assert_false(npyio_dtype_equal(rec, one));
     assert_false(npyio_dtype_equal(one, rec));
+    /* ndim is checked against the limit before shape is read: a shape of
+     * one entry with ndim INT_MAX (it was read past its end). */
+    {
+        static const int64_t one_dim[1] = {2};
+        npyio_header *h = (npyio_header *)not_a_handle;
+
+        assert_refused(npyio_header_new(one, INT_MAX, one_dim, 0, &h),
+                       NPYIO_E_LIMIT,
+                       "npyio_header_new: the shape has 2147483647 "
+                       "dimensions, more than the limit of 64 "
+                       "(NPYIO_LIMIT_NDIM)");
+        assert_null(h);
+        /* No bytes at all: 8 are needed (NULL was given to memcmp). */
+        need = 5;
+        assert_status(npyio_header_parse(NULL, 0, NULL, &h, &need),
+                      NPYIO_E_TRUNCATED);
+        assert_int_equal(need, 8);
+        assert_null(h);
+    }
     npyio_dtype_unref(rec);
     npyio_dtype_unref(one);
     npyio_dtype_unref(sub23);
