@@ -30,6 +30,15 @@
  * otherwise:
  *
  *  - Functions whose names end in _free or _close accept NULL and do nothing.
+ *  - A handle that was closed or freed must not be passed to any call
+ *    again (as with zlib's and libarchive's handles): its memory is gone.
+ *    A pointer that is not a handle of the right type is refused with
+ *    NPYIO_E_INVALID_ARG where the library can tell (a NULL pointer, a
+ *    live handle of another type, most stray pointers), but a freed one
+ *    cannot be told apart reliably; set yours to NULL after closing.
+ *  - Paths are NUL-terminated, in the OS's encoding. A NULL or empty path
+ *    is refused at once with NPYIO_E_INVALID_ARG ("path is empty"), before
+ *    any work (an empty path names no file).
  *  - Pointers returned by getters are borrowed: valid while the object that
  *    returned them lives, never to be freed by the caller.
  *  - Calls that can be tuned take `const npyio_options *` as their last input

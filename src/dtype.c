@@ -429,8 +429,8 @@ npyio_status npyio__check_dtype(const npyio_dtype *dtype, const char *where)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dtype is NULL", where);
     if (dtype->magic != NPYIO__MAGIC_DTYPE)
         return npyio__fail(NPYIO_E_INVALID_ARG,
-                           "%s: the pointer given as a dtype is not an "
-                           "npyio_dtype (or was freed)", where);
+                           "%s: the pointer given as a dtype is not a "
+                           "live npyio_dtype", where);
     return NPYIO_OK;
 }
 

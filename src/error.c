@@ -172,6 +172,14 @@ npyio_status npyio__check_flags(uint32_t flags, uint32_t accepted,
                        (unsigned)accepted);
 }
 
+npyio_status npyio__check_path(const char *path, const char *where)
+{
+    if (path == NULL || path[0] == '\0')
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: path is %s", where,
+                           path == NULL ? "NULL" : "empty");
+    return NPYIO_OK;
+}
+
 npyio_status npyio__sticky_fail(npyio__sticky *s, npyio_status st)
 {
     if (st != NPYIO_OK && s->failed == NPYIO_OK) {

@@ -940,8 +940,8 @@ static npyio_status check_header(const npyio_header *h, const char *where)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is NULL", where);
     if (h->magic != NPYIO__MAGIC_HEADER)
         return npyio__fail(NPYIO_E_INVALID_ARG,
-                           "%s: the pointer given as a header is not an "
-                           "npyio_header (or was freed)", where);
+                           "%s: the pointer given as a header is not a "
+                           "live npyio_header", where);
     return NPYIO_OK;
 }
 

@@ -211,6 +211,12 @@ int64_t npyio__limit(const npyio_options *options, npyio_limit which);
 npyio_status npyio__check_flags(uint32_t flags, uint32_t accepted,
                                 const char *where);
 
+/* NPYIO_E_INVALID_ARG for a path that is NULL ("path is NULL") or empty
+ * ("path is empty": "" names no file; refused before any work, where the
+ * kernel's ENOENT came only after it, when a save linked its temporary);
+ * NPYIO_OK otherwise. */
+npyio_status npyio__check_path(const char *path, const char *where);
+
 /* The header's name of a known limit ("NPYIO_LIMIT_NDIM"), for messages. */
 const char *npyio__limit_name(npyio_limit which);
 

@@ -174,10 +174,12 @@ static npyio_status map_open_body(const char *path, uint32_t flags,
     npyio_status st;
     int fd;
 
-    if (out == NULL || path == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           out == NULL ? "out" : "path");
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
+    st = npyio__check_path(path, where);
+    if (st != NPYIO_OK)
+        return st;
     st = npyio__check_flags(flags, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC,
                             where);
     if (st != NPYIO_OK)
@@ -261,10 +263,12 @@ static npyio_status map_create_body(const char *path,
     bool durable = !(flags & NPYIO_WRITE_NO_SYNC);
     npyio_status st;
 
-    if (out == NULL || path == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           out == NULL ? "out" : "path");
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
+    st = npyio__check_path(path, where);
+    if (st != NPYIO_OK)
+        return st;
     if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is not an "
                            "npyio_header", where);

@@ -44,7 +44,7 @@ static npyio_status check_npz(const npyio_npz *npz, const char *where)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s", where,
                            npz == NULL ? "npz is NULL"
                                        : "the pointer given as an archive is "
-                                         "not an npyio_npz (or was closed)");
+                                         "not a live npyio_npz");
     return NPYIO_OK;
 }
 
@@ -278,10 +278,12 @@ static npyio_status npz_open_path_body(const char *path,
     npyio_npz *npz = NULL;
     npyio_status st;
 
-    if (out == NULL || path == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           out == NULL ? "out" : "path");
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
+    st = npyio__check_path(path, where);
+    if (st != NPYIO_OK)
+        return st;
     st = new_npz(options, &npz);
     if (st != NPYIO_OK)
         return st;

@@ -596,8 +596,8 @@ static npyio_status check_writer(const npyio_npz_writer *w, const char *where)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s", where,
                            w == NULL ? "npz is NULL"
                                      : "the pointer given as an archive "
-                                       "writer is not an npyio_npz_writer "
-                                       "(or was closed)");
+                                       "writer is not a live "
+                                       "npyio_npz_writer");
     return NPYIO_OK;
 }
 
@@ -691,10 +691,12 @@ static npyio_status npz_create_path_body(const char *path, uint32_t flags,
     static const char where[] = "npyio_npz_create_path";
     npyio_status st;
 
-    if (out == NULL || path == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           out == NULL ? "out" : "path");
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
+    st = npyio__check_path(path, where);
+    if (st != NPYIO_OK)
+        return st;
     st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_NO_ALIGN,
                             where);
     return st != NPYIO_OK ? st
@@ -1617,10 +1619,12 @@ static npyio_status npz_open_append_body(const char *path, uint32_t flags,
     npyio_npz_writer *w = NULL;
     npyio_status st;
 
-    if (out == NULL || path == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           out == NULL ? "out" : "path");
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
+    st = npyio__check_path(path, where);
+    if (st != NPYIO_OK)
+        return st;
     st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_NO_ALIGN |
                                        NPYIO_WRITE_WAIT_FOR_LOCK,
                             where);

@@ -75,8 +75,8 @@ static npyio_status check_options(const npyio_options *options,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: options is NULL", where);
     if (options->magic != NPYIO__MAGIC_OPTIONS)
         return npyio__fail(NPYIO_E_INVALID_ARG,
-                           "%s: the pointer given as options is not an "
-                           "npyio_options handle (or was freed)", where);
+                           "%s: the pointer given as options is not a "
+                           "live npyio_options handle", where);
     return NPYIO_OK;
 }
 

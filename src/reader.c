@@ -86,7 +86,7 @@ static npyio_status check_reader(const npyio_reader *r, const char *where)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s", where,
                            r == NULL ? "reader is NULL"
                                      : "the pointer given as a reader is not "
-                                       "an npyio_reader (or was closed)");
+                                       "a live npyio_reader");
     return NPYIO_OK;
 }
 
@@ -192,11 +192,14 @@ static npyio_status reader_open_path_body(const char *path,
                                           npyio_reader **out)
 {
     static const char where[] = "npyio_reader_open_path";
+    npyio_status st;
 
-    if (out == NULL || path == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           out == NULL ? "out" : "path");
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
+    st = npyio__check_path(path, where);
+    if (st != NPYIO_OK)
+        return st;
     return open_reader(path, NULL, options, where, out);
 }
 

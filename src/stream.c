@@ -21,8 +21,8 @@ npyio_status npyio__check_stream(const npyio_stream *s, const char *where)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: stream is NULL", where);
     if (s->magic != NPYIO__MAGIC_STREAM)
         return npyio__fail(NPYIO_E_INVALID_ARG,
-                           "%s: the pointer given as a stream is not an "
-                           "npyio_stream (or was closed)", where);
+                           "%s: the pointer given as a stream is not a "
+                           "live npyio_stream", where);
     return NPYIO_OK;
 }
 

@@ -19,10 +19,12 @@ static npyio_status stream_open_path_body(const char *path, uint32_t mode,
     int fd;
     npyio_status st;
 
-    if (out == NULL || path == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           out == NULL ? "out" : "path");
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
+    st = npyio__check_path(path, where);
+    if (st != NPYIO_OK)
+        return st;
     if (mode != NPYIO_OPEN_READ && mode != NPYIO_OPEN_WRITE)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: mode must be "
                            "NPYIO_OPEN_READ or NPYIO_OPEN_WRITE", where);

@@ -76,7 +76,7 @@ static npyio_status check_writer(const npyio_writer *w, const char *where)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s", where,
                            w == NULL ? "writer is NULL"
                                      : "the pointer given as a writer is not "
-                                       "an npyio_writer (or was closed)");
+                                       "a live npyio_writer");
     return NPYIO_OK;
 }
 
@@ -521,8 +521,8 @@ static npyio_status writer_open_path_body(const char *path,
     static const char where[] = "npyio_writer_open_path";
     npyio_status st = check_open_args(header, out, where);
 
-    if (st == NPYIO_OK && path == NULL)
-        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: path is NULL", where);
+    if (st == NPYIO_OK)
+        st = npyio__check_path(path, where);
     if (st != NPYIO_OK)
         return st;
     return open_new(path, NULL, header, flags, options, where, out);
@@ -622,8 +622,8 @@ static npyio_status writer_open_append_body(const char *path,
     npyio_writer *w;
     npyio_status st = check_open_args(rows, out, where);
 
-    if (st == NPYIO_OK && path == NULL)
-        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: path is NULL", where);
+    if (st == NPYIO_OK)
+        st = npyio__check_path(path, where);
     if (st == NPYIO_OK)
         st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
                                            NPYIO_WRITE_WAIT_FOR_LOCK,
@@ -823,10 +823,12 @@ static npyio_status writer_open_in_place_body(const char *path,
     npyio__mem mem;
     npyio_status st;
 
-    if (out == NULL || path == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           out == NULL ? "out" : "path");
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
+    st = npyio__check_path(path, where);
+    if (st != NPYIO_OK)
+        return st;
     st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
                                        NPYIO_WRITE_WAIT_FOR_LOCK,
                             where);

@@ -203,7 +203,7 @@ static void test_wrong_handle_is_refused(void **state)
     assert_status(npyio_options_set_limit((npyio_options *)not_options,
                                           NPYIO_LIMIT_NDIM, 1),
                   NPYIO_E_INVALID_ARG);
-    assert_error_contains("is not an npyio_options handle");
+    assert_error_contains("is not a live npyio_options handle");
     assert_status(npyio_options_get_limit((npyio_options *)not_options,
                                           NPYIO_LIMIT_NDIM, &value),
                   NPYIO_E_INVALID_ARG);
