@@ -943,7 +943,7 @@ NPYIO_API npyio_status npyio_record_builder_new(uint32_t flags,
  *
  * @param[in,out] builder the builder.
  * @param[in] name the name, NUL-terminated UTF-8 (may be empty).
- * @param[in] title a title, or NULL for none.
+ * @param[in] title a title (UTF-8), or NULL for none.
  * @param[in] offset the byte offset, or -1 for the end of the previous
  *            field (aligned with NPYIO_RECORD_ALIGNED). Fields may
  *            overlap or be out of order, as in NumPy; such a record cannot
@@ -952,7 +952,10 @@ NPYIO_API npyio_status npyio_record_builder_new(uint32_t flags,
  * @param[in] ndim 0 for a plain field, else the subarray's dimensions.
  * @param[in] shape ndim sizes >= 0 (NULL when ndim is 0).
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG for a name or title already used
- *         as a name or title, a negative offset other than -1, bad shape;
+ *         as a name or title, one that is not strict UTF-8 (overlong forms
+ *         and surrogates included; the message names the byte: a header
+ *         holding it could not be read back), a negative offset other than
+ *         -1, bad shape;
  *         NPYIO_E_OVERFLOW for sizes beyond NumPy's limit;
  *         NPYIO_E_LIMIT for nesting deeper than 256 levels; NPYIO_E_NOMEM.
  *         A failed add leaves the builder as it was.

@@ -545,6 +545,22 @@ static uint64_t align_up(uint64_t v, size_t alignment)
     return (v + alignment - 1) / alignment * alignment;
 }
 
+/* Names and titles go into headers as they are given: they must be
+ * strict UTF-8 (format 3.0 writes them so, and the header parser refuses
+ * anything else), or a record would be saved that cannot be read back. */
+static npyio_status check_utf8_text(const char *text, const char *what,
+                                    const char *where)
+{
+    size_t len = strlen(text);
+    size_t bad = npyio__utf8_invalid_at((const unsigned char *)text, len);
+
+    if (bad == len)
+        return NPYIO_OK;
+    return npyio__fail(NPYIO_E_INVALID_ARG, "%s: byte %zu of the %s (0x%02x) "
+                       "is not valid UTF-8", where, bad, what,
+                       (unsigned char)text[bad]);
+}
+
 npyio_status npyio_record_builder_add(npyio_record_builder *builder,
                                       const char *name, const char *title,
                                       int64_t offset, const npyio_dtype *dtype,
@@ -563,6 +579,11 @@ npyio_status npyio_record_builder_add(npyio_record_builder *builder,
         return st;
     if (name == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: name is NULL", where);
+    st = check_utf8_text(name, "name", where);
+    if (st == NPYIO_OK && title != NULL)
+        st = check_utf8_text(title, "title", where);
+    if (st != NPYIO_OK)
+        return st;
     if (offset < -1)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: offset %lld is negative "
                            "(-1 places the field after the previous one)",

@@ -599,6 +599,57 @@ static void test_builder_errors(void **state)
     npyio_dtype_unref(f8);
 }
 
+/* Names and titles must be strict UTF-8: otherwise the format 3.0 header
+ * npyio_save writes is one npyio_header_parse refuses ("invalid UTF-8").
+ * They were accepted; a valid non-ASCII name saves and reads back. */
+static void test_builder_refuses_invalid_utf8(void **state)
+{
+    static const struct {
+        const char *name, *title, *message;
+    } bad[] = {
+        {"\xff\xfe", NULL, "byte 0 of the name (0xff) is not valid UTF-8"},
+        {"\xc0\x80", NULL, "byte 0 of the name (0xc0) is not valid UTF-8"},
+        {"ok\xe2\x82", NULL, "byte 2 of the name (0xe2) is not valid UTF-8"},
+        {"\xed\xa0\x80", NULL,
+         "byte 0 of the name (0xed) is not valid UTF-8"},
+        {"t", "\xf5\x80\x80\x80",
+         "byte 0 of the title (0xf5) is not valid UTF-8"},
+    };
+    static const int64_t shape[1] = {2};
+    npyio_record_builder *b = builder(0);
+    npyio_dtype *i4 = scalar("<i4"), *rec = NULL;
+    npyio_header *h = NULL, *back = NULL;
+    unsigned char *bytes = NULL;
+    size_t i, len = 0, used = 0;
+
+    (void)state;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_status(npyio_record_builder_add(b, bad[i].name, bad[i].title,
+                                               -1, i4, 0, NULL),
+                      NPYIO_E_INVALID_ARG);
+        assert_error_contains(bad[i].message);
+    }
+    assert_ok(npyio_record_builder_add(b, "\xc3\xa9t\xc3\xa9",
+                                       "\xe2\x82\xac", -1, i4, 0, NULL));
+    assert_ok(npyio_record_builder_finish(b, 0, &rec));
+    assert_int_equal(npyio_dtype_field_count(rec), 1);
+    assert_ok(npyio_header_new(rec, 1, shape, 0, &h));
+    assert_status(npyio_header_emit(h, 0, NULL, 0, &len),
+                  NPYIO_E_BUFFER_TOO_SMALL);
+    bytes = malloc(len);
+    assert_non_null(bytes);
+    assert_ok(npyio_header_emit(h, 0, bytes, len, &len));
+    assert_int_equal(bytes[6], 3); /* format 3.0: UTF-8 */
+    assert_ok(npyio_header_parse(bytes, len, NULL, &back, &used));
+    assert_true(npyio_dtype_equal(npyio_header_dtype(back), rec));
+    free(bytes);
+    npyio_header_free(back);
+    npyio_header_free(h);
+    npyio_dtype_unref(rec);
+    npyio_dtype_unref(i4);
+    npyio_record_builder_free(b);
+}
+
 /* Allocations counted, for the cost of many adds. */
 static long builder_allocs;
 
@@ -962,6 +1013,7 @@ int main(void)
         cmocka_unit_test(test_builder_matches_numpy),
         cmocka_unit_test(test_builder_errors),
         cmocka_unit_test(test_builder_many_fields),
+        cmocka_unit_test(test_builder_refuses_invalid_utf8),
         cmocka_unit_test(test_out_of_order_fields_cannot_be_saved),
         cmocka_unit_test(test_swap_refuses_overlapping_fields),
         cmocka_unit_test(test_field_queries),
