@@ -1416,8 +1416,9 @@ NPYIO_API const npyio_header *npyio_reader_header(const npyio_reader *reader);
  * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER, or 0.
  * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL; NPYIO_E_UNSUPPORTED (object
  *         arrays: their data is a pickle, see npyio_reader_read_pickle());
- *         NPYIO_E_TRUNCATED; NPYIO_E_IO; NPYIO_E_STATE (already read);
- *         NPYIO_E_INVALID_ARG (unknown flags).
+ *         NPYIO_E_TRUNCATED; NPYIO_E_IO; NPYIO_E_STATE (already read,
+ *         or a chunked pass has begun); NPYIO_E_INVALID_ARG (unknown
+ *         flags, NULL dst).
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_reader_read(npyio_reader *reader, void *dst,
@@ -1458,7 +1459,14 @@ NPYIO_API npyio_status npyio_reader_read_pickle(npyio_reader *reader,
  * Fortran-order data, C order: a chunk may start and end inside a row
  * along axis 0), converted as flags ask. Memory stays bounded by the
  * caller's buffer whatever the array's size. Call repeatedly; the flags
- * must be the same for every chunk of one pass.
+ * must be the same for every chunk of one pass (other flags are
+ * NPYIO_E_STATE). A reader reads its data once, whole (npyio_reader_read,
+ * _read_alloc, _read_pickle) or in one chunked pass: once either has
+ * begun the other is NPYIO_E_STATE, and a pass that ended keeps giving
+ * NPYIO_END. npyio_reader_read_rows() reads by position at any time. A
+ * call refused before it reads (a buffer too small, a NULL buffer)
+ * begins nothing; a failed read fails every later one (NPYIO_E_STATE,
+ * "the reader failed earlier (...)").
  *
  * Fortran-order data in C order needs a seekable stream: the rows a chunk
  * touches are read in large contiguous spans (short columns) or one
@@ -1472,8 +1480,9 @@ NPYIO_API npyio_status npyio_reader_read_pickle(npyio_reader *reader,
  * @return NPYIO_OK; NPYIO_END when no data is left (got 0);
  *         NPYIO_E_BUFFER_TOO_SMALL (cap below one element);
  *         NPYIO_E_UNSUPPORTED (objects; reordering without seek);
- *         NPYIO_E_TRUNCATED; NPYIO_E_IO; NPYIO_E_STATE (after a whole read);
- *         NPYIO_E_INVALID_ARG.
+ *         NPYIO_E_TRUNCATED; NPYIO_E_IO; NPYIO_E_STATE (after a whole read;
+ *         flags other than the pass's); NPYIO_E_INVALID_ARG (NULL got, a
+ *         NULL dst with cap > 0, unknown flags).
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_reader_read_chunk(npyio_reader *reader,
@@ -1487,13 +1496,15 @@ NPYIO_API npyio_status npyio_reader_read_chunk(npyio_reader *reader,
  * Fortran-order files in Fortran order, or in C order with
  * NPYIO_READ_C_ORDER. Seeks where it can; on a stream that cannot seek,
  * reads forward and skips (rows before the current position are then
- * refused). Independent of npyio_reader_read_chunk()'s position.
+ * refused). Independent of npyio_reader_read_chunk()'s position, and
+ * allowed before, during and after a whole read or a chunked pass.
  *
  * @param[in] cap the size of dst: at least count rows.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (rows out of range, a 0-d array,
  *         unknown flags); NPYIO_E_BUFFER_TOO_SMALL; NPYIO_E_UNSUPPORTED
  *         (objects; going back on a stream that cannot seek);
- *         NPYIO_E_TRUNCATED; NPYIO_E_IO; NPYIO_E_OVERFLOW.
+ *         NPYIO_E_TRUNCATED; NPYIO_E_IO; NPYIO_E_OVERFLOW; NPYIO_E_STATE
+ *         (the reader failed earlier).
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_reader_read_rows(npyio_reader *reader,

@@ -22,11 +22,29 @@
  * calls, small enough to stay in cache while it is converted. */
 #define BLOCK_BYTES ((size_t)1 << 20)
 
+/*
+ * Where a reader is in reading its data. The whole read (or the pickle)
+ * and the chunked pass are two ways to read the data once: each excludes
+ * the other once begun. Rows are read by position, at any time. Every
+ * read call consults check_state() before it starts and moves the state
+ * when it does; a failure (the sticky error) overrides every state:
+ * later reads repeat it.
+ */
+typedef enum reader_state {
+    READER_FRESH,  /* nothing read yet */
+    READER_ROWS,   /* rows read by position: the data is still to read */
+    READER_CHUNKS, /* a chunked pass begun (with its flags), or ended */
+    READER_DONE    /* the data read whole, or its pickle */
+} reader_state;
+
+typedef enum read_call { CALL_WHOLE, CALL_CHUNK, CALL_ROWS } read_call;
+
 struct npyio_reader {
     uint32_t magic;
     npyio_stream *stream;
     bool owns_stream; /* opened from a path */
-    bool done;        /* the data was read */
+    reader_state state;
+    uint32_t pass_flags; /* the chunked pass's flags, in READER_CHUNKS */
     npyio_header *header;
     npyio__mem mem;
     int64_t data_start; /* stream position of the data (seekable) */
@@ -351,16 +369,55 @@ static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
     return NPYIO_OK;
 }
 
-/* A whole read happens once. */
+/* Why `call` is refused in each state; NULL where it may go on. */
+static const char *const refusals[4][3] = {
+    [READER_FRESH] = {NULL, NULL, NULL},
+    [READER_ROWS] = {NULL, NULL, NULL},
+    [READER_CHUNKS] = {"a chunked pass has begun (npyio_reader_read_chunk)",
+                       NULL, NULL},
+    [READER_DONE] = {"the data was already read",
+                     "the data was already read whole", NULL},
+};
+
+/* May `call` go on in the reader's state (a chunk: with the pass's
+ * flags)? NPYIO_E_STATE, saying why, if not. */
+static npyio_status check_state(const npyio_reader *r, read_call call,
+                                uint32_t flags, const char *where)
+{
+    const char *why = refusals[r->state][call];
+
+    if (why != NULL)
+        return npyio__fail(NPYIO_E_STATE, "%s: %s", where, why);
+    if (call == CALL_CHUNK && r->state == READER_CHUNKS &&
+        flags != r->pass_flags)
+        return npyio__fail(NPYIO_E_STATE, "%s: flags 0x%x differ from the "
+                           "chunked pass's 0x%x (they must stay the same "
+                           "for every chunk of one pass)", where,
+                           (unsigned)flags, (unsigned)r->pass_flags);
+    return NPYIO_OK;
+}
+
+/* The state a call moves the reader to (whatever its outcome: the stream
+ * has moved on). */
+static void enter_state(npyio_reader *r, read_call call, uint32_t flags)
+{
+    if (call == CALL_WHOLE) {
+        r->state = READER_DONE;
+    } else if (call == CALL_CHUNK) {
+        r->state = READER_CHUNKS;
+        r->pass_flags = flags;
+    } else if (r->state == READER_FRESH) {
+        r->state = READER_ROWS;
+    }
+}
+
+/* A whole read happens once, and not during a chunked pass. */
 static npyio_status check_read(npyio_reader *r, uint32_t flags,
                                const char *where)
 {
     npyio_status st = check_numbers(r, flags, where);
 
-    if (st == NPYIO_OK && r->done)
-        st = npyio__fail(NPYIO_E_STATE, "%s: the data was already read",
-                         where);
-    return st;
+    return st == NPYIO_OK ? check_state(r, CALL_WHOLE, flags, where) : st;
 }
 
 /* The converter for one pass with these flags: the swap plan, and for
@@ -518,7 +575,8 @@ static npyio_status read_converted(npyio_reader *r, uint32_t flags, void *dst)
         st = make_converter(r, flags, reorder, 0, &c);
     if (st != NPYIO_OK)
         return st;
-    r->done = true; /* whatever happens, the stream moves on */
+    enter_state(r, CALL_WHOLE, flags); /* whatever happens, the stream
+                                          moves on */
     if (reorder)
         st = read_band(r, &c, 0, (uint64_t)h->shape[0], dst);
     else
@@ -568,7 +626,7 @@ static npyio_status read_alloc_unseekable(npyio_reader *r, uint32_t flags,
         st = make_converter(r, flags, false, 0, &c);
     if (st != NPYIO_OK)
         return st;
-    r->done = true;
+    enter_state(r, CALL_WHOLE, flags);
     st = fail_reader(r, read_growing(r, nbytes, true, "array data", &raw,
                                      &got));
     r->data_pos += got;
@@ -652,10 +710,10 @@ static npyio_status reader_read_pickle_body(npyio_reader *reader, void **bytes,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the array holds no "
                            "Python objects; its data is not a pickle",
                            where);
-    if (reader->done)
-        return npyio__fail(NPYIO_E_STATE, "%s: the data was already read",
-                           where);
-    reader->done = true;
+    st = check_state(reader, CALL_WHOLE, 0, where);
+    if (st != NPYIO_OK)
+        return st;
+    enter_state(reader, CALL_WHOLE, 0);
     st = fail_reader(reader, read_growing(reader, 0, false, "pickle", bytes,
                                           &got));
     if (st == NPYIO_OK)
@@ -760,8 +818,10 @@ static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
                            (long long)count, (unsigned long long)need, cap);
     if (dst == NULL && need > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dst is NULL", where);
-    if (need == 0)
-        return NPYIO_OK;
+    st = check_state(reader, CALL_ROWS, flags, where);
+    if (st != NPYIO_OK || need == 0)
+        return st;
+    enter_state(reader, CALL_ROWS, flags);
     st = make_converter(reader, flags, true, (uint64_t)count, &c);
     if (st == NPYIO_OK)
         st = read_row_range(reader, &c, (uint64_t)first, (uint64_t)count,
@@ -819,6 +879,7 @@ static npyio_status read_chunk_reordered(npyio_reader *r, void *dst,
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: Fortran-order data in "
                            "C order needs a stream that can seek", where);
     if (left == 0 || itemsize == 0) {
+        enter_state(r, CALL_CHUNK, flags);
         end_chunks(r);
         st = fail_reader(r, npyio__stream_finish(r->stream));
         return st != NPYIO_OK ? st : NPYIO_END; /* (elements of 0 bytes:
@@ -831,6 +892,7 @@ static npyio_status read_chunk_reordered(npyio_reader *r, void *dst,
     end = r->chunk_pos + n;
     first = r->chunk_pos / row;
     last = (end - 1) / row;
+    enter_state(r, CALL_CHUNK, flags);
     st = chunk_converter(r, flags, cap / itemsize / row + 2);
     if (st == NPYIO_OK)
         st = check_forward(r, first * itemsize);
@@ -863,12 +925,16 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
         return st;
     if (dst == NULL && cap > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dst is NULL", where);
+    st = check_state(reader, CALL_CHUNK, flags, where);
+    if (st != NPYIO_OK)
+        return st;
     h = reader->header;
     itemsize = h->dtype->itemsize;
     if (reorders(reader, flags))
         return read_chunk_reordered(reader, dst, cap, flags, got);
     left = (uint64_t)h->nbytes - reader->chunk_pos;
     if (left == 0) {
+        enter_state(reader, CALL_CHUNK, flags);
         end_chunks(reader);
         st = fail_reader(reader, npyio__stream_finish(reader->stream));
         return st != NPYIO_OK ? st : NPYIO_END;
@@ -877,6 +943,7 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
         return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is %zu "
                            "bytes, the buffer %zu", where, itemsize, cap);
     n = cap / itemsize * itemsize < left ? cap / itemsize * itemsize : left;
+    enter_state(reader, CALL_CHUNK, flags);
     st = check_forward(reader, reader->chunk_pos);
     if (st == NPYIO_OK)
         st = chunk_converter(reader, flags & NPYIO_READ_NATIVE, 0);

@@ -845,6 +845,114 @@ static void test_outputs_cleared_on_refusal(void **state)
         fail_msg("%d refused calls kept an output (listed above)", kept);
 }
 
+/* The reader's states (fresh, rows, chunks, done; failed overrides all)
+ * and every transition between them, on sample.npy ((3, 4) '>f8', 96
+ * bytes): the whole read and the chunked pass each read the data once and
+ * exclude each other; rows are read by position at any time; a chunked
+ * pass keeps its flags. (A chunk after a whole read returned data, and
+ * flags changed within a pass were taken.) */
+static void test_reader_states(void **state)
+{
+    unsigned char whole[96], buf[96], part[32];
+    npyio_reader *r = NULL;
+    size_t got = 0, at = 0;
+    /* (sample.npy is in Fortran order: everything read in C order.) */
+    const uint32_t C = NPYIO_READ_C_ORDER;
+
+    (void)state;
+    /* fresh -> done (read): read, chunk and pickle refused; rows go on. */
+    assert_ok(npyio_reader_open_path(sample, NULL, &r));
+    assert_ok(npyio_reader_read(r, whole, sizeof whole, C));
+    assert_refused(npyio_reader_read(r, buf, sizeof buf, C), NPYIO_E_STATE,
+                   "npyio_reader_read: the data was already read");
+    assert_refused(npyio_reader_read_chunk(r, buf, sizeof buf, C, &got),
+                   NPYIO_E_STATE,
+                   "npyio_reader_read_chunk: the data was already read "
+                   "whole");
+    assert_int_equal(got, 0);
+    assert_ok(npyio_reader_read_rows(r, 1, 1, buf, sizeof buf, C));
+    assert_memory_equal(buf, whole + 32, 32);
+    assert_refused(npyio_reader_read(r, buf, sizeof buf, C), NPYIO_E_STATE,
+                   "npyio_reader_read: the data was already read");
+    assert_ok(npyio_reader_close(r));
+    /* fresh -> done (read_alloc) likewise. */
+    {
+        void *data = NULL;
+
+        assert_ok(npyio_reader_open_path(sample, NULL, &r));
+        assert_ok(npyio_reader_read_alloc(r, C, &data, NULL));
+        npyio_free(data);
+        assert_refused(npyio_reader_read_alloc(r, C, &data, NULL),
+                       NPYIO_E_STATE,
+                       "npyio_reader_read_alloc: the data was already read");
+        assert_ok(npyio_reader_close(r));
+    }
+    /* fresh -> chunks: other flags refused, the whole read refused, rows
+     * between chunks; the pass goes on where it was, ends, and stays
+     * ended. */
+    assert_ok(npyio_reader_open_path(sample, NULL, &r));
+    assert_ok(npyio_reader_read_chunk(r, part, sizeof part, C, &got));
+    memcpy(buf, part, got);
+    at = got;
+    assert_refused(npyio_reader_read_chunk(r, part, sizeof part,
+                                           C | NPYIO_READ_NATIVE, &got),
+                   NPYIO_E_STATE,
+                   "npyio_reader_read_chunk: flags 0x3 differ from the "
+                   "chunked pass's 0x2 (they must stay the same for every "
+                   "chunk of one pass)");
+    assert_refused(npyio_reader_read(r, whole, sizeof whole, C),
+                   NPYIO_E_STATE,
+                   "npyio_reader_read: a chunked pass has begun "
+                   "(npyio_reader_read_chunk)");
+    assert_ok(npyio_reader_read_rows(r, 2, 1, part, sizeof part, C));
+    assert_memory_equal(part, whole + 64, 32);
+    while (npyio_reader_read_chunk(r, part, sizeof part, C, &got) ==
+           NPYIO_OK) {
+        assert_true(at + got <= sizeof buf);
+        memcpy(buf + at, part, got);
+        at += got;
+    }
+    assert_int_equal(at, 96);
+    assert_memory_equal(buf, whole, 96);
+    assert_int_equal(npyio_reader_read_chunk(r, part, sizeof part, C, &got),
+                     NPYIO_END);
+    assert_refused(npyio_reader_read(r, buf, sizeof buf, C), NPYIO_E_STATE,
+                   "npyio_reader_read: a chunked pass has begun "
+                   "(npyio_reader_read_chunk)");
+    assert_ok(npyio_reader_close(r));
+    /* fresh -> rows -> done: rows leave the whole read possible; then
+     * rows -> chunks. */
+    assert_ok(npyio_reader_open_path(sample, NULL, &r));
+    assert_ok(npyio_reader_read_rows(r, 0, 2, buf, sizeof buf, C));
+    assert_memory_equal(buf, whole, 64);
+    assert_ok(npyio_reader_read(r, buf, sizeof buf, C));
+    assert_memory_equal(buf, whole, 96);
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_reader_open_path(sample, NULL, &r));
+    assert_ok(npyio_reader_read_rows(r, 2, 1, buf, sizeof buf, C));
+    assert_ok(npyio_reader_read_chunk(r, buf, sizeof buf,
+                                      C | NPYIO_READ_NATIVE, &got));
+    assert_int_equal(got, 96);
+    assert_refused(npyio_reader_read_chunk(r, buf, sizeof buf, C, &got),
+                   NPYIO_E_STATE,
+                   "npyio_reader_read_chunk: flags 0x2 differ from the "
+                   "chunked pass's 0x3 (they must stay the same for every "
+                   "chunk of one pass)");
+    assert_int_equal(npyio_reader_read_chunk(r, buf, sizeof buf,
+                                             C | NPYIO_READ_NATIVE, &got),
+                     NPYIO_END);
+    assert_ok(npyio_reader_close(r));
+    /* A refused call moves nothing: a chunk too small for an element, or
+     * with a NULL buffer, begins no pass. */
+    assert_ok(npyio_reader_open_path(sample, NULL, &r));
+    assert_status(npyio_reader_read_chunk(r, buf, 4, NPYIO_READ_NATIVE,
+                                          &got),
+                  NPYIO_E_BUFFER_TOO_SMALL);
+    assert_ok(npyio_reader_read(r, buf, sizeof buf, C));
+    assert_memory_equal(buf, whole, 96);
+    assert_ok(npyio_reader_close(r));
+}
+
 /* Every call that takes a path refuses an empty one at once (npyio_save
  * wrote the whole array to an unnamed temporary, then failed to link it:
  * "finishing the stream: : ... linkat"), and makes nothing: run in an
@@ -977,6 +1085,7 @@ int main(void)
         cmocka_unit_test(test_outputs_cleared_on_refusal),
         cmocka_unit_test(test_close_accepts_null),
         cmocka_unit_test(test_empty_paths),
+        cmocka_unit_test(test_reader_states),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);
