@@ -172,6 +172,22 @@ npyio_status npyio__check_flags(uint32_t flags, uint32_t accepted,
                        (unsigned)accepted);
 }
 
+npyio_status npyio__fail_rows(const char *where, int64_t first,
+                              int64_t count, int64_t total,
+                              const char *whose)
+{
+    if ((count >= 0 && first <= INT64_MAX - count) ||
+        (count < 0 && first >= INT64_MIN - count))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: rows [%lld, %lld) are "
+                           "not within %s %lld rows", where, (long long)first,
+                           (long long)(first + count), whose,
+                           (long long)total);
+    return npyio__fail(NPYIO_E_INVALID_ARG, "%s: rows [%lld, %lld + %lld) "
+                       "are not within %s %lld rows", where, (long long)first,
+                       (long long)first, (long long)count, whose,
+                       (long long)total);
+}
+
 npyio_status npyio__check_path(const char *path, const char *where)
 {
     if (path == NULL || path[0] == '\0')

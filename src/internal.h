@@ -217,6 +217,14 @@ npyio_status npyio__check_flags(uint32_t flags, uint32_t accepted,
  * NPYIO_OK otherwise. */
 npyio_status npyio__check_path(const char *path, const char *where);
 
+/* NPYIO_E_INVALID_ARG for rows [first, first + count) outside `total`
+ * rows: "WHERE: rows [1, 3) are not within WHOSE 2 rows". The end is
+ * computed only where it fits in int64_t (the caller's numbers may be
+ * anything): "rows [1, 1 + 9223372036854775807)" otherwise. */
+npyio_status npyio__fail_rows(const char *where, int64_t first,
+                              int64_t count, int64_t total,
+                              const char *whose);
+
 /* The header's name of a known limit ("NPYIO_LIMIT_NDIM"), for messages. */
 const char *npyio__limit_name(npyio_limit which);
 

@@ -807,10 +807,7 @@ static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
                            "rows", where);
     if (first < 0 || count < 0 || first > h->shape[0] ||
         count > h->shape[0] - first)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: rows [%lld, %lld) are "
-                           "not within the %lld rows", where,
-                           (long long)first, (long long)first + count,
-                           (long long)h->shape[0]);
+        return npyio__fail_rows(where, first, count, h->shape[0], "the");
     need = (uint64_t)count * row_elements(h) * h->dtype->itemsize;
     if (need > cap)
         return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: %lld rows are "

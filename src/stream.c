@@ -74,11 +74,27 @@ bool npyio__stream_is(const npyio_stream *s,
            s->backend == backend;
 }
 
+/* The position after `done` more bytes. A seek callback may report any
+ * position, INT64_MAX included: one that a read or write cannot pass is
+ * NPYIO_E_IO rather than an overflow. */
+static npyio_status advance(npyio_stream *s, size_t done, const char *verb,
+                            const char *what)
+{
+    if ((uint64_t)done > (uint64_t)(INT64_MAX - s->position))
+        return npyio__fail(NPYIO_E_IO, "%s %s: the stream's position %lld "
+                           "plus %zu bytes passes the largest offset, "
+                           "2^63 - 1 (a position its seek reported)", verb,
+                           what, (long long)s->position, done);
+    s->position += (int64_t)done;
+    return NPYIO_OK;
+}
+
 npyio_status npyio__stream_read(npyio_stream *s, void *buf, size_t len,
                                 size_t *got, const char *what)
 {
     unsigned char *p = buf;
     size_t done = 0;
+    npyio_status st;
 
     *got = 0;
     if (s->backend->read == NULL)
@@ -86,11 +102,14 @@ npyio_status npyio__stream_read(npyio_stream *s, void *buf, size_t len,
                            "not readable", what);
     while (done < len) {
         size_t n = 0;
-        npyio_status st = s->backend->read(s->state, p + done, len - done, &n);
+
+        st = s->backend->read(s->state, p + done, len - done, &n);
 
         if (st != NPYIO_OK)
-            return npyio__fail(st, "reading %s at stream offset %lld: %s",
-                               what, (long long)s->position + (long long)done,
+            return npyio__fail(st, "reading %s at stream offset %llu: %s",
+                               what,
+                               (unsigned long long)s->position +
+                                   (unsigned long long)done,
                                npyio_last_error());
         if (n == 0)
             break; /* the end of the data */
@@ -100,9 +119,10 @@ npyio_status npyio__stream_read(npyio_stream *s, void *buf, size_t len,
                                what, n, len - done);
         done += n;
     }
-    s->position += (int64_t)done;
-    *got = done;
-    return NPYIO_OK;
+    st = advance(s, done, "reading", what);
+    if (st == NPYIO_OK)
+        *got = done;
+    return st;
 }
 
 npyio_status npyio__stream_write(npyio_stream *s, const void *buf, size_t len,
@@ -123,15 +143,18 @@ npyio_status npyio__stream_write(npyio_stream *s, const void *buf, size_t len,
             st = npyio__fail(NPYIO_E_IO, "the write %s",
                              n == 0 ? "made no progress" : "reported too much");
         if (st != NPYIO_OK) {
-            s->position += (int64_t)done;
+            npyio__saved_message saved;
+
+            npyio__message_save(&saved);
+            (void)advance(s, done, "writing", what);
+            npyio__message_restore(&saved);
             return npyio__fail(st, "writing %s at stream offset %lld: %s",
                                what, (long long)s->position,
                                npyio_last_error());
         }
         done += n;
     }
-    s->position += (int64_t)done;
-    return NPYIO_OK;
+    return advance(s, done, "writing", what);
 }
 
 bool npyio__stream_seekable(npyio_stream *s)
@@ -158,6 +181,10 @@ npyio_status npyio__stream_seek(npyio_stream *s, int64_t offset, int whence,
         return npyio__fail(NPYIO_E_UNSUPPORTED, "the stream cannot seek (a "
                            "pipe or a socket?)");
     st = s->backend->seek(s->state, offset, whence, &at);
+    if (st == NPYIO_OK && at < 0)
+        st = npyio__fail(NPYIO_E_IO, "the %s stream's seek reported position "
+                         "%lld, before the start", s->backend->name,
+                         (long long)at);
     if (st != NPYIO_OK)
         return npyio__fail(st, "seeking to %lld (from %s): %s",
                            (long long)offset,

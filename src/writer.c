@@ -880,10 +880,8 @@ static npyio_status writer_write_rows_body(npyio_writer *writer, int64_t first,
     h = w->layout;
     if (first < 0 || count < 0 || first > h->shape[0] ||
         count > h->shape[0] - first)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: rows [%lld, %lld) are "
-                           "not within the file's %lld rows", where,
-                           (long long)first, (long long)first + count,
-                           (long long)h->shape[0]);
+        return npyio__fail_rows(where, first, count, h->shape[0],
+                                "the file's");
     if ((uint64_t)len != (uint64_t)count * w->row_bytes)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %lld rows are %llu "
                            "bytes, not %zu", where, (long long)count,

@@ -18,6 +18,8 @@
 
 #include "testutil.h"
 #include "scratch.h"
+#include "testdata.h"
+#include "stream.h"
 #include "inject.h"
 
 /* A refusal: the status, and the message exactly. */
@@ -845,6 +847,225 @@ static void test_outputs_cleared_on_refusal(void **state)
         fail_msg("%d refused calls kept an output (listed above)", kept);
 }
 
+/* ---- callers' numbers at their extremes ------------------------------------------ */
+
+static const int64_t extremes[4] = {INT64_MAX, INT64_MIN, -1, 0};
+
+/* A stream over sample.npy's bytes whose seek reports `lie` as the
+ * position it reached (or the truth when lie is 0). */
+typedef struct lying {
+    const unsigned char *bytes;
+    size_t len, pos;
+    int64_t lie;
+} lying;
+
+static int lying_read(void *user, void *buf, size_t cap, size_t *got)
+{
+    lying *l = user;
+    size_t n = l->len - l->pos < cap ? l->len - l->pos : cap;
+
+    memcpy(buf, l->bytes + l->pos, n);
+    l->pos += n;
+    *got = n;
+    return 0;
+}
+
+static int lying_seek(void *user, int64_t offset, int whence, int64_t *pos)
+{
+    lying *l = user;
+    int64_t base = whence == NPYIO_SEEK_SET   ? 0
+                   : whence == NPYIO_SEEK_CUR ? (int64_t)l->pos
+                                              : (int64_t)l->len;
+
+    if (offset < -base || offset > (int64_t)l->len - base)
+        return -1;
+    l->pos = (size_t)(base + offset);
+    *pos = l->lie != 0 ? l->lie : (int64_t)l->pos;
+    return 0;
+}
+
+/* A refusal of rows [first, first + count) shows the true end, or the
+ * sum unevaluated where it does not fit: never a wrapped number. */
+static void assert_rows_shown(int64_t first, int64_t count)
+{
+    char want[96];
+    int64_t end;
+
+    if (__builtin_add_overflow(first, count, &end))
+        snprintf(want, sizeof want, "rows [%lld, %lld + %lld)",
+                 (long long)first, (long long)first, (long long)count);
+    else
+        snprintf(want, sizeof want, "rows [%lld, %lld)", (long long)first,
+                 (long long)end);
+    if (strstr(npyio_last_error(), want) == NULL)
+        fail_msg("'%s' does not show %s", npyio_last_error(), want);
+}
+
+/*
+ * Every int64_t a caller passes, at INT64_MAX, INT64_MIN, -1 and 0 (run
+ * under UBSan in CI: any overflow in the library's arithmetic on them
+ * fails it), and positions a seek callback reports (-7, INT64_MAX): a
+ * clear status each, never a wrapped number. Row ranges near INT64_MAX
+ * said "rows [1, -9223372036854775808)"; a callback's -7 or INT64_MAX
+ * overflowed the stream's position arithmetic.
+ */
+static void test_extreme_numbers(void **state)
+{
+    npyio_dtype *f8 = NULL, *out = NULL;
+    npyio_header *h = NULL;
+    npyio_options *o = NULL;
+    npyio_record_builder *b = NULL;
+    npyio_reader *r = NULL;
+    npyio_writer *w = NULL;
+    unsigned char buf[96];
+    char copy[1024];
+    size_t i, j, len = 0;
+    int64_t got = 0;
+    npyio_status st;
+
+    (void)state;
+    assert_ok(npyio_dtype_from_descr("'<f8'", 5, NULL, &f8));
+    assert_ok(npyio_options_new(&o));
+    for (i = 0; i < 4; i++) {
+        int64_t v = extremes[i];
+
+        /* Limits: negative ones refused, others kept as given. */
+        st = npyio_options_set_limit(o, NPYIO_LIMIT_ALLOC_BYTES, v);
+        if (v < 0) {
+            assert_int_equal(st, NPYIO_E_INVALID_ARG);
+        } else {
+            assert_ok(st);
+            assert_ok(npyio_options_get_limit(o, NPYIO_LIMIT_ALLOC_BYTES,
+                                              &got));
+            assert_int_equal(got, v);
+        }
+        /* Datetime multipliers: only 1 .. INT32_MAX, as NumPy. */
+        st = npyio_dtype_datetime(NPYIO_KIND_DATETIME, "s", v, '<', &out);
+        assert_true(st == NPYIO_E_INVALID_ARG || st == NPYIO_E_OVERFLOW);
+        assert_null(out);
+        /* Shapes of subarrays, headers, fields and saved arrays. */
+        st = npyio_dtype_subarray(f8, 1, &v, &out);
+        assert_int_equal(st, v < 0   ? NPYIO_E_INVALID_ARG
+                             : v > 0 ? NPYIO_E_OVERFLOW
+                                     : NPYIO_OK);
+        npyio_dtype_unref(out);
+        out = NULL;
+        st = npyio_header_new(f8, 1, &v, 0, &h);
+        assert_int_equal(st, v < 0   ? NPYIO_E_INVALID_ARG
+                             : v > 0 ? NPYIO_E_OVERFLOW
+                                     : NPYIO_OK);
+        npyio_header_free(h);
+        h = NULL;
+        path_in_dir(copy, sizeof copy, "extreme.npy");
+        st = npyio_save_array(copy, "<f8", 1, &v, buf, 0, 0, NULL);
+        assert_int_equal(st, v == 0 ? NPYIO_OK : v < 0 ? NPYIO_E_INVALID_ARG
+                                                       : NPYIO_E_OVERFLOW);
+        /* A field's offset and shape. */
+        assert_ok(npyio_record_builder_new(0, NULL, &b));
+        st = npyio_record_builder_add(b, "x", NULL, v, f8, 0, NULL);
+        assert_int_equal(st, v == INT64_MIN  ? NPYIO_E_INVALID_ARG
+                             : v == INT64_MAX ? NPYIO_E_OVERFLOW
+                                              : NPYIO_OK);
+        st = npyio_record_builder_add(b, "y", NULL, -1, f8, 1, &v);
+        assert_int_equal(st, v < 0   ? NPYIO_E_INVALID_ARG
+                             : v > 0 ? NPYIO_E_OVERFLOW
+                                     : NPYIO_OK);
+        npyio_record_builder_free(b);
+        b = NULL;
+    }
+    /* Row ranges: every pair, reading and writing in place. */
+    snprintf(copy, sizeof copy, "%s/extreme_rows.npy", dir);
+    {
+        static const int64_t shape[2] = {3, 4};
+        static const double zeros[12];
+
+        assert_ok(npyio_save_array(copy, "<f8", 2, shape, zeros,
+                                   sizeof zeros, NPYIO_WRITE_NO_SYNC, NULL));
+    }
+    assert_ok(npyio_reader_open_path(copy, NULL, &r));
+    assert_ok(npyio_writer_open_in_place(copy, NPYIO_WRITE_NO_SYNC, NULL,
+                                         &w));
+    for (i = 0; i < 4; i++)
+        for (j = 0; j < 4; j++) {
+            int64_t first = extremes[i], count = extremes[j];
+            npyio_status want = first == 0 && count == 0
+                                    ? NPYIO_OK
+                                    : NPYIO_E_INVALID_ARG;
+
+            assert_int_equal(npyio_reader_read_rows(r, first, count, buf,
+                                                    sizeof buf, 0),
+                             want);
+            if (want != NPYIO_OK)
+                assert_rows_shown(first, count);
+            assert_int_equal(npyio_writer_write_rows(w, first, count, buf,
+                                                     0),
+                             want);
+            if (want != NPYIO_OK)
+                assert_rows_shown(first, count);
+        }
+    assert_refused(npyio_reader_read_rows(r, 1, INT64_MAX, buf, sizeof buf,
+                                          0),
+                   NPYIO_E_INVALID_ARG,
+                   "npyio_reader_read_rows: rows [1, 1 + 9223372036854775807) "
+                   "are not within the 3 rows");
+    assert_ok(npyio_writer_close(w));
+    assert_ok(npyio_reader_close(r));
+    /* Positions a seek callback reports. */
+    {
+        static const int64_t lies[2] = {-7, INT64_MAX};
+        size_t file_len = 0;
+        unsigned char *file = read_data_file_abs(copy, &file_len);
+        const npyio_stream_ops ops = {sizeof ops, lying_read, NULL,
+                                      lying_seek, NULL};
+        npyio_stream *s = NULL;
+        void *data = NULL;
+
+        for (i = 0; i < 2; i++) {
+            lying l = {file, file_len, 0, lies[i]};
+
+            assert_ok(npyio_stream_open_ops(&ops, &l, NULL, &s));
+            st = npyio_reader_open_stream(s, NULL, &r);
+            if (st == NPYIO_OK) {
+                st = npyio_reader_read_alloc(r, 0, &data, &len);
+                npyio_reader_close(r);
+            }
+            /* (INT64_MAX: the seek back to it fails in the callback, or
+             * a read from it would pass the largest offset.) */
+            if (st != NPYIO_E_IO ||
+                (i == 0 && strstr(npyio_last_error(),
+                                  "the callbacks stream's seek reported "
+                                  "position -7") == NULL) ||
+                (i == 1 && strstr(npyio_last_error(), "seek callback") ==
+                               NULL &&
+                 strstr(npyio_last_error(), "largest offset") == NULL))
+                fail_msg("lie %lld: %s (%s)", (long long)lies[i],
+                         npyio_status_string(st), npyio_last_error());
+            assert_null(data);
+            assert_ok(npyio_stream_close(s));
+        }
+        free(file);
+    }
+    /* A stream whose position is near the largest offset (as a seek
+     * callback may leave it): a read or write past it is NPYIO_E_IO. */
+    {
+        static const unsigned char bytes[16];
+        npyio_stream *s = NULL;
+        size_t n = 0;
+
+        assert_ok(npyio_stream_open_memory(bytes, sizeof bytes, NULL, &s));
+        s->position = INT64_MAX - 4;
+        assert_refused(npyio_stream_read(s, buf, 8, &n), NPYIO_E_IO,
+                       "npyio_stream_read: reading the stream: the "
+                       "stream's position 9223372036854775803 plus 8 bytes "
+                       "passes the largest offset, 2^63 - 1 (a position its "
+                       "seek reported)");
+        assert_int_equal(n, 0);
+        assert_ok(npyio_stream_close(s));
+    }
+    npyio_options_free(o);
+    npyio_dtype_unref(f8);
+}
+
 /* The reader's states (fresh, rows, chunks, done; failed overrides all)
  * and every transition between them, on sample.npy ((3, 4) '>f8', 96
  * bytes): the whole read and the chunked pass each read the data once and
@@ -1086,6 +1307,7 @@ int main(void)
         cmocka_unit_test(test_close_accepts_null),
         cmocka_unit_test(test_empty_paths),
         cmocka_unit_test(test_reader_states),
+        cmocka_unit_test(test_extreme_numbers),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);
