@@ -255,12 +255,15 @@ NPYIO_API const char *npyio_last_error(void);
  * alloc   (required) Return `size` bytes (size > 0) aligned to `alignment`
  *         (a power of two: 16 for small blocks, 64 from 64 KiB, 2 MiB from
  *         4 MiB, where huge pages pay off), or NULL on failure.
- *         posix_memalign() and aligned_alloc() qualify.
+ *         posix_memalign() and aligned_alloc() qualify. A block without
+ *         that alignment is given back and the call fails with
+ *         NPYIO_E_INVALID_ARG (the message names the allocator).
  * realloc (optional, may be NULL) Resize a block from this allocator from
  *         `old_size` to `new_size` bytes, keeping its contents up to the
  *         smaller size, with the new block aligned to `alignment`; return
- *         NULL on failure and leave the old block intact. When NULL the
- *         library allocates, copies and frees instead.
+ *         NULL on failure and leave the old block intact (its result's
+ *         alignment is trusted, not checked). When NULL the library
+ *         allocates, copies and frees instead.
  * free    (required) Release a block returned by alloc or realloc. `size` is
  *         the size it was allocated with, for sized allocators.
  *

@@ -117,6 +117,22 @@ static void *init_block(void *base, const npyio__mem *mem, size_t total,
     return block;
 }
 
+/* The prefix and the data behind it rely on the alignment the allocator
+ * was asked for (npyio_allocator promises it); a block without it is a
+ * broken allocator, refused rather than used. */
+static bool aligned_to(const void *base, size_t alignment)
+{
+    return ((uintptr_t)base & (alignment - 1)) == 0;
+}
+
+static npyio_status misaligned(const char *what, size_t alignment)
+{
+    return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the caller's allocator "
+                       "returned a block that is not aligned to %zu bytes, "
+                       "as it was asked (see npyio_allocator)", what,
+                       alignment);
+}
+
 npyio_status npyio__alloc(const npyio__mem *mem, size_t size,
                           const char *what, void **out)
 {
@@ -133,6 +149,10 @@ npyio_status npyio__alloc(const npyio__mem *mem, size_t size,
     if (base == NULL)
         return npyio__fail(NPYIO_E_NOMEM, "%s: allocating %zu bytes failed",
                            what, size);
+    if (!aligned_to(base, alignment)) {
+        mem->ops.free(mem->user, base, total);
+        return misaligned(what, alignment);
+    }
     *out = init_block(base, mem, total, size, offset_for(alignment));
     if (alignment >= NPYIO__HUGE_ALIGN)
         npyio__advise_huge_pages(*out, size);
