@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "scratch.h"
@@ -282,6 +284,129 @@ static void test_many_threads(void **state)
     npyio_options_free(o);
 }
 
+/* ---- readers while another process appends ------------------------------------------ */
+
+#define READERS 4
+#define APPENDS 300 /* one row each, by the other process */
+#define LOADS 60    /* whole loads by each reader thread */
+
+typedef struct reader_job {
+    const char *path;
+    int loaded, torn, wrong;
+    int64_t most_rows;
+    char first[256];
+} reader_job;
+
+/* Load the growing file again and again on a handle of its own: every
+ * load that succeeds is a prefix of the rows (i, i, i); the header may be
+ * caught mid-rewrite (a count past the file's end: NPYIO_E_TRUNCATED, or
+ * a garbled header), which is counted, not a failure. */
+static void *load_growing(void *arg)
+{
+    reader_job *j = arg;
+    int n;
+
+    for (n = 0; n < LOADS; n++) {
+        npyio_header *h = NULL;
+        int32_t *d = NULL;
+        npyio_status st = npyio_load(j->path, NPYIO_READ_NATIVE, NULL, &h,
+                                     (void **)&d);
+        int64_t rows, i;
+
+        if (st == NPYIO_E_TRUNCATED || st == NPYIO_E_FORMAT) {
+            j->torn++;
+            continue;
+        }
+        if (st != NPYIO_OK) {
+            if (j->wrong++ == 0)
+                snprintf(j->first, sizeof j->first, "%s",
+                         npyio_last_error());
+            continue;
+        }
+        rows = npyio_header_shape(h)[0];
+        for (i = 0; i < 3 * rows; i++)
+            if (d[i] != (int32_t)(i / 3) && j->wrong++ == 0)
+                snprintf(j->first, sizeof j->first, "element %lld is %d",
+                         (long long)i, d[i]);
+        if (rows > j->most_rows)
+            j->most_rows = rows;
+        j->loaded++;
+        npyio_free(d);
+        npyio_header_free(h);
+    }
+    return NULL;
+}
+
+/* Four threads, each with handles of its own, load one file while another
+ * process appends rows to it (issue 28): every load they complete is whole
+ * and right; ThreadSanitizer (CI) watches the threads. */
+static void test_readers_while_another_process_appends(void **state)
+{
+    static const int64_t two[2] = {2, 3};
+    static const int32_t first[6] = {0, 0, 0, 1, 1, 1};
+    char path[256];
+    pthread_t t[READERS];
+    reader_job j[READERS];
+    pid_t child;
+    int i, status = 0;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "growing.npy");
+    assert_ok(npyio_save_array(path, "=i4", 2, two, first, sizeof first,
+                               NPYIO_WRITE_NO_SYNC, NULL));
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) { /* the appender: no cmocka here */
+        static const int64_t one[2] = {1, 3};
+        npyio_dtype *dt = NULL;
+        npyio_header *row = NULL;
+        int k;
+
+        if (npyio_dtype_from_descr("'=i4'", 5, NULL, &dt) != NPYIO_OK ||
+            npyio_header_new(dt, 2, one, 0, &row) != NPYIO_OK)
+            _exit(2);
+        for (k = 2; k < 2 + APPENDS; k++) {
+            int32_t v[3] = {k, k, k};
+            npyio_writer *w = NULL;
+
+            if (npyio_writer_open_append(path, row, NPYIO_WRITE_NO_SYNC |
+                                                        NPYIO_WRITE_WAIT_FOR_LOCK,
+                                         NULL, &w) != NPYIO_OK ||
+                npyio_writer_write(w, v, sizeof v) != NPYIO_OK ||
+                npyio_writer_close(w) != NPYIO_OK)
+                _exit(1);
+        }
+        _exit(0);
+    }
+    for (i = 0; i < READERS; i++) {
+        j[i] = (reader_job){path, 0, 0, 0, 0, ""};
+        assert_int_equal(pthread_create(&t[i], NULL, load_growing, &j[i]),
+                         0);
+    }
+    for (i = 0; i < READERS; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (i = 0; i < READERS; i++) {
+        if (j[i].wrong > 0)
+            fail_msg("reader %d: %d wrong loads; first: %s", i, j[i].wrong,
+                     j[i].first);
+        assert_true(j[i].loaded > 0);
+        print_message("reader %d: %d loads (at most %lld rows), %d caught "
+                      "mid-rewrite\n", i, j[i].loaded,
+                      (long long)j[i].most_rows, j[i].torn);
+    }
+    {
+        npyio_header *h = NULL;
+        void *d = NULL;
+
+        assert_ok(npyio_load(path, 0, NULL, &h, &d));
+        assert_int_equal(npyio_header_shape(h)[0], 2 + APPENDS);
+        npyio_free(d);
+        npyio_header_free(h);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -292,6 +417,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_threads),
+        cmocka_unit_test(test_readers_while_another_process_appends),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);
