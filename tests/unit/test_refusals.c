@@ -957,7 +957,7 @@ static void test_extreme_numbers(void **state)
         npyio_header_free(h);
         h = NULL;
         path_in_dir(copy, sizeof copy, "extreme.npy");
-        st = npyio_save_array(copy, "<f8", 1, &v, buf, 0, 0, NULL);
+        st = npyio_save_array(copy, "=f8", 1, &v, buf, 0, 0, NULL);
         assert_int_equal(st, v == 0 ? NPYIO_OK : v < 0 ? NPYIO_E_INVALID_ARG
                                                        : NPYIO_E_OVERFLOW);
         /* A field's offset and shape. */
@@ -979,7 +979,7 @@ static void test_extreme_numbers(void **state)
         static const int64_t shape[2] = {3, 4};
         static const double zeros[12];
 
-        assert_ok(npyio_save_array(copy, "<f8", 2, shape, zeros,
+        assert_ok(npyio_save_array(copy, "=f8", 2, shape, zeros,
                                    sizeof zeros, NPYIO_WRITE_NO_SYNC, NULL));
     }
     assert_ok(npyio_reader_open_path(copy, NULL, &r));
@@ -1224,7 +1224,7 @@ static void test_empty_paths(void **state)
     EMPTY(npyio_writer_open_in_place("", 0, NULL, &w),
           "npyio_writer_open_in_place");
     EMPTY(npyio_save("", h, v, sizeof v, 0, NULL), "npyio_save");
-    EMPTY(npyio_save_array("", "<f8", 1, shape, v, sizeof v, 0, NULL),
+    EMPTY(npyio_save_array("", "=f8", 1, shape, v, sizeof v, 0, NULL),
           "npyio_save_array");
     EMPTY(npyio_map_open("", 0, NULL, &m), "npyio_map_open");
     EMPTY(npyio_map_create("", h, 0, NULL, &m), "npyio_map_create");
