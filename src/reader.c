@@ -54,7 +54,6 @@ struct npyio_reader {
                            reordered */
     /* The chunked pass's converter, made once per pass. */
     bool chunking;
-    uint32_t chunk_flags;
     npyio__converter chunks;
     /* A failed read: the first failure, repeated by later reads. */
     npyio__sticky sticky;
@@ -835,22 +834,20 @@ npyio_status npyio_reader_read_rows(npyio_reader *reader, int64_t first,
                             "npyio_reader_read_rows");
 }
 
-/* The converter of a chunked pass: made at its first chunk (again if the
- * flags change), released at its end, on failure and at close. Chunks of
- * rows hold at most `rows` rows. */
+/* The converter of a chunked pass: made at its first chunk (the state
+ * table keeps the flags the same for the whole pass), released at its
+ * end, on failure and at close. Chunks of rows hold at most `rows` rows. */
 static npyio_status chunk_converter(npyio_reader *r, uint32_t flags,
                                     uint64_t rows)
 {
     npyio_status st;
 
-    if (r->chunking && r->chunk_flags == flags)
+    if (r->chunking)
         return NPYIO_OK;
-    end_chunks(r);
     st = make_converter(r, flags, reorders(r, flags), rows, &r->chunks);
     if (st != NPYIO_OK)
         return st;
     r->chunking = true;
-    r->chunk_flags = flags;
     return NPYIO_OK;
 }
 
