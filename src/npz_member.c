@@ -422,8 +422,8 @@ npyio_status npyio__member_open(npyio_stream *archive,
     bool deflated = e->method == NPYIO__ZIP_DEFLATED;
     const npyio__stream_backend *backend =
         deflated                          ? &deflated_backend
-        : archive->backend->pread != NULL ? &stored_backend
-                                          : &stored_seeking_backend;
+        : npyio__stream_has_pread(archive) ? &stored_backend
+                                           : &stored_seeking_backend;
     member_state *m;
     npyio_status st = npyio__stream_new(backend, sizeof *m, options, out,
                                         (void **)&m);
@@ -433,7 +433,7 @@ npyio_status npyio__member_open(npyio_stream *archive,
     m->archive = archive;
     m->entry = *e;
     npyio__mem_init(&m->mem, options);
-    (*out)->position_known = true;
+    npyio__stream_set_position(*out, 0, true);
     if (deflated)
         st = start_inflating(m, small);
     if (st != NPYIO_OK) {
@@ -446,8 +446,8 @@ npyio_status npyio__member_open(npyio_stream *archive,
 npyio_status npyio__member_verify(npyio_stream *member, char *why,
                                   size_t cap)
 {
-    member_state *m = member->state;
-    npyio_status st = member->backend->finish(m);
+    member_state *m = npyio__stream_state(member);
+    npyio_status st = npyio__stream_finish(member);
 
     why[0] = '\0';
     if (st != NPYIO_OK && m->failed == st)

@@ -980,7 +980,7 @@ static npyio_status open_member_stream(npyio_npz_writer *w, char *name,
     e->head_len = head_len;
     e->zip_crc = level == 0 && head_len == 0 && !raw;
     e->committed = true; /* nothing to undo until the entry is open */
-    (*out)->position_known = true;
+    npyio__stream_set_position(*out, 0, true);
     w->names[w->count++] = name; /* the archive owns it from now on */
     /* Several threads for a deflated member of known length. */
     e->threads = 1;
@@ -1195,7 +1195,7 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
     else
         st = open_member_stream(npz, name, NULL, level, 0, false, where, &s);
     if (st == NPYIO_OK)
-        st = copy_npy_bytes(s->state, from, buf, have, cap, &total);
+        st = copy_npy_bytes(npyio__stream_state(s), from, buf, have, cap, &total);
     need = h != NULL ? (uint64_t)npyio_header_data_offset(h) +
                            (uint64_t)npyio_header_nbytes(h)
                      : 0;
@@ -1205,7 +1205,7 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
                          "bytes; its header describes %llu", where,
                          (unsigned long long)total, (unsigned long long)need);
     if (st == NPYIO_OK)
-        st = entry_commit(s->state, false);
+        st = entry_commit(npyio__stream_state(s), false);
     if (s != NULL)
         npyio_stream_close(s); /* unfinished: the archive fails */
     npyio_header_free(h);
@@ -1293,7 +1293,7 @@ static npyio_status npz_copy_body(npyio_npz_writer *npz, npyio_npz *src,
                                 true, where, &s);
     if (st != NPYIO_OK)
         return st;
-    e = s->state;
+    e = npyio__stream_state(s);
     st = copy_bytes(e, from, se, label);
     if (st == NPYIO_OK) {
         rc = zipCloseFileInZipRaw64(npz->zip, se->usize, se->crc);

@@ -72,7 +72,7 @@ static bool reader_seekable(npyio_reader *r)
 /* Seekable, with positioned reads (pread). */
 static bool reader_positioned(npyio_reader *r)
 {
-    return reader_seekable(r) && r->stream->backend->pread != NULL;
+    return reader_seekable(r) && npyio__stream_has_pread(r->stream);
 }
 
 /* Where the data starts in the stream: known without a call where the
@@ -80,10 +80,8 @@ static bool reader_positioned(npyio_reader *r)
  * a seekable stream (a pipe needs none). */
 static npyio_status note_data_start(npyio_reader *r)
 {
-    if (r->stream->position_known) {
-        r->data_start = r->stream->position;
+    if (npyio__stream_known_position(r->stream, &r->data_start))
         return NPYIO_OK;
-    }
     if (!reader_seekable(r))
         return NPYIO_OK;
     return npyio__stream_tell(r->stream, &r->data_start);

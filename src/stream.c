@@ -10,6 +10,20 @@
 
 #include <string.h>
 
+struct npyio_stream {
+    uint32_t magic;
+    const npyio__stream_backend *backend;
+    void *state;       /* the back end's, allocated with the stream */
+    bool seekable;     /* backend->seek exists and works on this object
+                          (once probed: use npyio__stream_seekable()) */
+    bool probe_pending; /* backend->probe has not been asked yet */
+    npyio__mem mem;
+    int64_t position;  /* bytes from where the stream was opened, or the
+                          absolute offset once known (position_known) */
+    bool position_known; /* position is the absolute offset: set by back
+                            ends that know it at open, and by any seek */
+};
+
 /* The state follows the stream in one block, at this alignment. */
 #define STATE_ALIGN _Alignof(max_align_t)
 #define STATE_OFFSET \
@@ -437,4 +451,197 @@ npyio_status npyio__stream_length(npyio_stream *s, int64_t *length)
     if (st == NPYIO_OK)
         st = npyio__stream_seek(s, here, NPYIO_SEEK_SET, NULL);
     return st;
+}
+
+/* ---- positioned writes, sizes, locks, copies, maps --------------------------------- */
+
+npyio_status npyio__stream_pwrite(npyio_stream *s, const void *buf,
+                                  size_t len, int64_t offset,
+                                  const char *what)
+{
+    const unsigned char *p = buf;
+    size_t done = 0;
+
+    if (s->backend->pwrite == NULL)
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "writing %s: the stream "
+                           "cannot write at an offset", what);
+    if (offset < 0 || (uint64_t)len > (uint64_t)(INT64_MAX - offset))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "writing %s: %zu bytes at "
+                           "offset %lld are out of range", what, len,
+                           (long long)offset);
+    while (done < len) {
+        size_t n = 0;
+        npyio_status st = s->backend->pwrite(s->state, p + done, len - done,
+                                             offset + (int64_t)done, &n);
+
+        if (st == NPYIO_OK && (n == 0 || n > len - done))
+            st = npyio__fail(NPYIO_E_IO, "the write %s",
+                             n == 0 ? "made no progress" : "reported too much");
+        if (st != NPYIO_OK)
+            return npyio__fail(st, "writing %s at offset %lld: %s", what,
+                               (long long)offset + (long long)done,
+                               npyio_last_error());
+        done += n;
+    }
+    return NPYIO_OK;
+}
+
+npyio_status npyio__stream_resize(npyio_stream *s, int64_t size, bool reserve)
+{
+    npyio_status st;
+
+    if (s->backend->resize == NULL)
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "the %s stream cannot "
+                           "change its length", s->backend->name);
+    st = s->backend->resize(s->state, size, reserve);
+    if (st != NPYIO_OK)
+        return npyio__fail(st, "%s the stream to %lld bytes: %s",
+                           reserve ? "reserving" : "resizing",
+                           (long long)size, npyio_last_error());
+    return NPYIO_OK;
+}
+
+npyio_status npyio__stream_lock(npyio_stream *s, bool exclusive, bool wait)
+{
+    return s->backend->lock != NULL ? s->backend->lock(s->state, exclusive,
+                                                       wait)
+                                    : NPYIO_OK;
+}
+
+/* The copy when the back end cannot: through a buffer, at offsets. */
+static npyio_status copy_buffered(npyio_stream *to, npyio_stream *from,
+                                  int64_t len)
+{
+    const size_t block = (size_t)1 << 16;
+    unsigned char *buf = NULL;
+    int64_t done = 0;
+    npyio_status st = npyio__alloc(&to->mem, block, "a copy buffer",
+                                   (void **)&buf);
+
+    while (st == NPYIO_OK && done < len) {
+        size_t want = len - done < (int64_t)block ? (size_t)(len - done)
+                                                  : block;
+        size_t got = 0;
+
+        st = npyio__stream_read_at(from, buf, want, done, &got, "a copy");
+        if (st == NPYIO_OK && got < want)
+            st = npyio__fail(NPYIO_E_TRUNCATED, "the file ends at offset "
+                             "%lld, before the %lld bytes to copy",
+                             (long long)(done + (int64_t)got),
+                             (long long)len);
+        if (st == NPYIO_OK)
+            st = npyio__stream_pwrite(to, buf, want, done, "a copy");
+        done += (int64_t)want;
+    }
+    npyio__free(buf);
+    return st;
+}
+
+npyio_status npyio__stream_copy(npyio_stream *to, npyio_stream *from,
+                                int64_t len, const char **how)
+{
+    npyio_status st = NPYIO_E_UNSUPPORTED;
+
+    if (to->backend->copy_from != NULL) {
+        npyio__saved_message saved;
+
+        npyio__message_save(&saved);
+        st = to->backend->copy_from(to->state, from, len, how);
+        if (st == NPYIO_E_UNSUPPORTED)
+            npyio__message_restore(&saved);
+    }
+    if (st == NPYIO_E_UNSUPPORTED) {
+        *how = "buffered copy";
+        st = copy_buffered(to, from, len);
+    }
+    if (st == NPYIO_OK)
+        st = npyio__stream_seek(to, len, NPYIO_SEEK_SET, NULL);
+    return st;
+}
+
+npyio_status npyio__stream_map(npyio_stream *s, int64_t offset, size_t len,
+                               bool writable, npyio__region *region)
+{
+    memset(region, 0, sizeof *region);
+    if (s->backend->map == NULL)
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "the %s stream cannot be "
+                           "mapped into memory", s->backend->name);
+    if (offset < 0)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "mapping at offset %lld",
+                           (long long)offset);
+    return s->backend->map(s->state, offset, len > 0 ? len : 1, writable,
+                           region);
+}
+
+npyio_status npyio__region_release(npyio__region *region, bool sync)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (region->base != NULL && region->release != NULL)
+        st = region->release(region->base, region->len, sync);
+    memset(region, 0, sizeof *region);
+    return st;
+}
+
+int npyio__stream_descriptor(npyio_stream *s)
+{
+    return s->backend->descriptor != NULL ? s->backend->descriptor(s->state)
+                                          : -1;
+}
+
+/* ---- the stream's own fields ------------------------------------------------------- */
+
+void *npyio__stream_state(npyio_stream *s)
+{
+    return s->state;
+}
+
+npyio_status npyio__stream_pread_some(npyio_stream *s, void *buf, size_t cap,
+                                      int64_t offset, size_t *got)
+{
+    return s->backend->pread(s->state, buf, cap, offset, got);
+}
+
+void *npyio__stream_state_of(npyio_stream *s,
+                             const npyio__stream_backend *backend)
+{
+    return npyio__stream_is(s, backend) ? s->state : NULL;
+}
+
+const npyio__mem *npyio__stream_mem(npyio_stream *s)
+{
+    return &s->mem;
+}
+
+void npyio__stream_set_seekable(npyio_stream *s, bool seekable)
+{
+    s->seekable = seekable;
+}
+
+void npyio__stream_set_position(npyio_stream *s, int64_t pos, bool known)
+{
+    s->position = pos;
+    s->position_known = known;
+}
+
+void npyio__stream_defer_probe(npyio_stream *s)
+{
+    s->probe_pending = true;
+}
+
+bool npyio__stream_known_position(const npyio_stream *s, int64_t *pos)
+{
+    if (s->position_known)
+        *pos = s->position;
+    return s->position_known;
+}
+
+const char *npyio__stream_kind(const npyio_stream *s)
+{
+    return s->backend->name;
+}
+
+bool npyio__stream_has_pread(const npyio_stream *s)
+{
+    return s->backend->pread != NULL;
 }

@@ -52,7 +52,32 @@
  *        serves it from now on), the first time that matters: a back end
  *        that opened its object itself may put the question off, so that
  *        a small file read whole never asks (one fstat fewer).
+ *
+ * What appenders, in-place writers, maps and archive appends need (the
+ * public callback table is to be a subset of this one):
+ * pwrite up to len bytes (len > 0) at offset, without moving the
+ *        position; *put > 0 on success.
+ * resize make the stream's data exactly `size` bytes long (cut, or
+ *        extended with zeros); reserve: extend it to `size` with its
+ *        storage reserved (a full disk fails here, not later when a map is
+ *        written), a longer stream left as it is.
+ * lock   an advisory lock on the whole object, shared or exclusive,
+ *        waiting for it or not: NPYIO_E_LOCKED if another holds it. NULL:
+ *        nothing else can reach the object (memory), nothing to lock.
+ * copy_from  make this stream (empty, at offset 0) hold the first len
+ *        bytes of `from`, without the bytes passing through the process
+ *        (a clone, a kernel copy); NPYIO_E_UNSUPPORTED, with nothing
+ *        written, where it cannot between these two: the core then copies
+ *        through a buffer.
+ * map    a region of len bytes (len > 0) at offset mapped into memory,
+ *        shared with the object (writes through it reach the object);
+ *        region->release undoes it.
+ * descriptor  the file descriptor under the stream, or -1: only for one
+ *        descriptor back end's copy_from to find another's (never outside
+ *        the back ends).
  */
+typedef struct npyio__region npyio__region;
+
 typedef struct npyio__stream_backend {
     const char *name; /* for messages and tests: "descriptor", "memory" */
     npyio_status (*read)(void *state, void *buf, size_t cap, size_t *got);
@@ -71,21 +96,27 @@ typedef struct npyio__stream_backend {
     npyio_status (*finish)(void *state);
     void (*probe)(void *state, bool *seekable,
                   const struct npyio__stream_backend **backend);
+    npyio_status (*pwrite)(void *state, const void *buf, size_t len,
+                           int64_t offset, size_t *put);
+    npyio_status (*resize)(void *state, int64_t size, bool reserve);
+    npyio_status (*lock)(void *state, bool exclusive, bool wait);
+    npyio_status (*copy_from)(void *state, npyio_stream *from, int64_t len,
+                              const char **how);
+    npyio_status (*map)(void *state, int64_t offset, size_t len,
+                        bool writable, npyio__region *region);
+    int (*descriptor)(void *state);
 } npyio__stream_backend;
 
-struct npyio_stream {
-    uint32_t magic;
-    const npyio__stream_backend *backend;
-    void *state;       /* the back end's, allocated with the stream */
-    bool seekable;     /* backend->seek exists and works on this object
-                          (once probed: use npyio__stream_seekable()) */
-    bool probe_pending; /* backend->probe has not been asked yet */
-    npyio__mem mem;
-    int64_t position;  /* bytes from where the stream was opened, or the
-                          absolute offset once known (position_known) */
-    bool position_known; /* position is the absolute offset: set by back
-                            ends that know it at open, and by any seek */
+/* A mapped region: `data` is the byte at the offset asked for; base and
+ * len the whole mapping (page aligned), for release(base, len, sync),
+ * which syncs writes to storage first when `sync` is set. */
+struct npyio__region {
+    void *data;
+    void *base;
+    size_t len;
+    npyio_status (*release)(void *base, size_t len, bool sync);
 };
+
 
 /*
  * A new stream over `backend`, with state_size zeroed bytes of state
@@ -137,6 +168,11 @@ npyio_status npyio__stream_pread(npyio_stream *s, void *buf, size_t len,
                                  int64_t offset, size_t *got,
                                  const char *what);
 
+/* One pread of the back end, as it answers (no loop, nothing added to its
+ * message): for back ends that read through another stream. */
+npyio_status npyio__stream_pread_some(npyio_stream *s, void *buf, size_t cap,
+                                      int64_t offset, size_t *got);
+
 /* Read up to len bytes at offset, looping on short reads: with pread
  * where the back end has it (the position does not move), else by seeking
  * there and reading (the position moves; one thread at a time). */
@@ -172,6 +208,65 @@ npyio_status npyio__stream_finish(npyio_stream *s);
 /* Abort (see the table above); nothing where the back end cannot. */
 void npyio__stream_abort(npyio_stream *s);
 
+/* Write all len bytes at offset without moving the position, looping on
+ * short writes (streams whose back end has pwrite). */
+npyio_status npyio__stream_pwrite(npyio_stream *s, const void *buf,
+                                  size_t len, int64_t offset,
+                                  const char *what);
+
+/* Resize (see the table above): NPYIO_E_UNSUPPORTED where the back end
+ * cannot. */
+npyio_status npyio__stream_resize(npyio_stream *s, int64_t size,
+                                  bool reserve);
+
+/* Lock (see the table above); NPYIO_OK where the back end has no lock. */
+npyio_status npyio__stream_lock(npyio_stream *s, bool exclusive, bool wait);
+
+/* Make `to` (empty, at offset 0) hold the first len bytes of `from` (read
+ * at offsets: its position does not move), then leave `to` at offset len:
+ * by the back end's copy_from where it can, else through a 64 KiB buffer
+ * from to's allocator. *how says which ("clone", "kernel copy",
+ * "buffered copy"). */
+npyio_status npyio__stream_copy(npyio_stream *to, npyio_stream *from,
+                                int64_t len, const char **how);
+
+/* Map len bytes at offset (len 0 maps one byte: a valid pointer);
+ * NPYIO_E_UNSUPPORTED where the back end cannot. */
+npyio_status npyio__stream_map(npyio_stream *s, int64_t offset, size_t len,
+                               bool writable, npyio__region *region);
+/* Release a region from npyio__stream_map (after syncing its writes to
+ * storage when `sync`); a region never mapped (base NULL) is nothing. */
+npyio_status npyio__region_release(npyio__region *region, bool sync);
+
+/* The descriptor under a stream, or -1 (see the table above). */
+int npyio__stream_descriptor(npyio_stream *s);
+
+/* ---- what the stream's owner sets and asks --------------------------------
+ * The stream's own fields are stream.c's; back ends and consumers reach
+ * them through these. */
+
+/* The back end's state, for a back end's own calls on its streams. */
+void *npyio__stream_state(npyio_stream *s);
+/* The back end's state if s is a stream of that back end, else NULL. */
+void *npyio__stream_state_of(npyio_stream *s,
+                             const npyio__stream_backend *backend);
+/* The allocator the stream was made with (its options'). */
+const npyio__mem *npyio__stream_mem(npyio_stream *s);
+/* A back end found its object cannot seek (a pipe), or can. */
+void npyio__stream_set_seekable(npyio_stream *s, bool seekable);
+/* The stream is at absolute offset pos (known), or at a position counted
+ * from where it was opened (not known). */
+void npyio__stream_set_position(npyio_stream *s, int64_t pos, bool known);
+/* Ask the back end's probe what the object is the first time that
+ * matters, not at open. */
+void npyio__stream_defer_probe(npyio_stream *s);
+/* The absolute position, if known without a call: true and *pos. */
+bool npyio__stream_known_position(const npyio_stream *s, int64_t *pos);
+/* The back end's name, for messages ("descriptor", "memory"). */
+const char *npyio__stream_kind(const npyio_stream *s);
+/* Does the back end read at offsets (pread)? */
+bool npyio__stream_has_pread(const npyio_stream *s);
+
 /* Check that a pointer is a live stream. */
 npyio_status npyio__check_stream(const npyio_stream *s, const char *where);
 
@@ -192,6 +287,12 @@ npyio_status npyio__stream_open_fd(int fd, bool owned,
                                    const npyio_options *options,
                                    npyio_stream **out);
 
+/* A stream that owns a descriptor of a regular file opened here
+ * read-write, to append to or write in place: a durable sync is fdatasync
+ * (the data and the length, not the times). */
+npyio_status npyio__stream_open_fd_file(int fd, const npyio_options *options,
+                                        npyio_stream **out);
+
 /* A stream that owns a descriptor opened here for reading: a regular file
  * is read ahead in 4 KiB blocks (a small file's header and data in one
  * read), which no other stream does. */
@@ -208,6 +309,21 @@ npyio_status npyio__stream_open_fd_reading(int fd,
 npyio_status npyio__stream_open_replacing(const char *path,
                                           const npyio_options *options,
                                           npyio_stream **out);
+
+/* An existing file read-write (npyio__stream_open_fd_file), locked
+ * exclusive or shared, waiting for the lock or not: NPYIO_E_LOCKED if
+ * another holds one that conflicts. A file replaced at the path while we
+ * waited is let go and the new one locked instead. */
+npyio_status npyio__stream_open_locked(const char *path, bool exclusive,
+                                       bool wait, const npyio_options *options,
+                                       const char *where, npyio_stream **out);
+
+/* An existing file: read-write (not locked), or for reading as
+ * npyio_stream_open_path does; messages name `where` and the path. */
+npyio_status npyio__stream_open_existing(const char *path, bool writable,
+                                         const npyio_options *options,
+                                         const char *where,
+                                         npyio_stream **out);
 
 /*
  * The one opener of what a reader or writer works on: the caller's stream

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "stream.h"
 #include "platform.h"
+#include "replace.h"
 
 #include <errno.h>
 #include <string.h>
@@ -29,11 +30,14 @@ typedef struct fd_state {
                          tells a file from a pipe (see fd_read) */
     bool positional;  /* read with pread at pos (the system's offset is
                          not used: seeks cost no call) */
+    bool data_sync;   /* a durable sync is fdatasync (rows appended or
+                         written in place: their data and the length) */
     int64_t pos;      /* the logical position (readahead) */
     int64_t known_end; /* the file's end, seen by the last short read of a
                           block (readahead), or -1 */
     size_t ahead_pos, ahead_len; /* unread bytes: ahead[ahead_pos..len) */
-    unsigned char ahead[];       /* AHEAD bytes with readahead */
+    unsigned char *ahead;        /* AHEAD bytes with readahead (the
+                                    stream's scratch space) */
 } fd_state;
 
 static npyio_status os_status(int result)
@@ -189,8 +193,100 @@ static npyio_status fd_size(void *state, int64_t *size)
 
 static npyio_status fd_sync(void *state, bool durable)
 {
-    return durable ? os_status(npyio__fd_sync(((fd_state *)state)->fd))
-                   : NPYIO_OK;
+    fd_state *f = state;
+
+    if (!durable)
+        return NPYIO_OK;
+    return os_status(f->data_sync ? npyio__fd_datasync(f->fd)
+                                  : npyio__fd_sync(f->fd));
+}
+
+/* What was read ahead may be stale once bytes are written at offsets or
+ * the length changes: it is read again. */
+static void forget_ahead(fd_state *f)
+{
+    f->ahead_pos = f->ahead_len = 0;
+    f->known_end = -1;
+}
+
+static npyio_status fd_pwrite(void *state, const void *buf, size_t len,
+                              int64_t offset, size_t *put)
+{
+    fd_state *f = state;
+
+    forget_ahead(f);
+    if (npyio__fd_pwrite_all(f->fd, buf, len, offset) != 0)
+        return NPYIO_E_IO;
+    *put = len;
+    return NPYIO_OK;
+}
+
+static npyio_status fd_resize(void *state, int64_t size, bool reserve)
+{
+    fd_state *f = state;
+
+    forget_ahead(f);
+    return os_status(reserve ? npyio__fd_reserve(f->fd, size)
+                             : npyio__fd_truncate(f->fd, size));
+}
+
+static npyio_status fd_lock(void *state, bool exclusive, bool wait)
+{
+    bool busy = false;
+
+    if (npyio__fd_lock(((fd_state *)state)->fd, exclusive, wait, &busy) == 0)
+        return NPYIO_OK;
+    return busy ? NPYIO_E_LOCKED : NPYIO_E_IO;
+}
+
+static int fd_descriptor(void *state)
+{
+    return ((fd_state *)state)->fd;
+}
+
+/* Between two descriptors: a clone or a kernel copy, holes kept (see
+ * npyio__fd_copy_file); whatever a clone brought beyond len cut off. */
+static npyio_status fd_copy_from(void *state, npyio_stream *from,
+                                 int64_t len, const char **how)
+{
+    fd_state *f = state;
+    int source = npyio__stream_descriptor(from);
+    int rc;
+
+    if (source < 0)
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "no descriptor to copy "
+                           "from");
+    forget_ahead(f);
+    rc = npyio__fd_copy_file(f->fd, source, len, how);
+    if (rc == NPYIO__COPY_BUFFERED)
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "no copy in the kernel "
+                           "between these files");
+    if (rc == 0)
+        rc = npyio__fd_truncate(f->fd, len);
+    return os_status(rc);
+}
+
+/* mmap's offsets are whole pages: the region starts at the page holding
+ * the byte asked for. */
+static npyio_status fd_map(void *state, int64_t offset, size_t len,
+                           bool writable, npyio__region *region)
+{
+    size_t skip = (size_t)((uint64_t)offset % npyio__page_size());
+    void *base = NULL;
+    npyio_status st;
+
+    if (len > SIZE_MAX - skip)
+        return npyio__fail(NPYIO_E_OVERFLOW, "%zu bytes do not fit this "
+                           "host's address space", len);
+    st = npyio__map_fd(((fd_state *)state)->fd, offset - (int64_t)skip,
+                       skip + len, writable, &base);
+    if (st != NPYIO_OK)
+        return st;
+    region->base = base;
+    region->len = skip + len;
+    region->data = (unsigned char *)base + skip;
+    region->release = npyio__unmap;
+    return NPYIO_OK;
 }
 
 static npyio_status fd_close(void *state)
@@ -208,13 +304,15 @@ static size_t fd_buffered(void *state)
 }
 
 /* Regular files know their size (fstat); devices and pipes do not. */
+#define FD_OPS                                                             \
+    .read = fd_read, .write = fd_write, .seek = fd_seek, .pread = fd_pread, \
+    .pwrite = fd_pwrite, .resize = fd_resize, .lock = fd_lock,             \
+    .copy_from = fd_copy_from, .map = fd_map, .descriptor = fd_descriptor
 static const npyio__stream_backend fd_backend = {
-    .name = "descriptor", .read = fd_read, .write = fd_write,
-    .seek = fd_seek, .pread = fd_pread, .sync = fd_sync, .close = fd_close,
+    .name = "descriptor", FD_OPS, .sync = fd_sync, .close = fd_close,
     .buffered = fd_buffered};
 static const npyio__stream_backend regular_fd_backend = {
-    .name = "descriptor", .read = fd_read, .write = fd_write,
-    .seek = fd_seek, .pread = fd_pread, .size = fd_size, .sync = fd_sync,
+    .name = "descriptor", FD_OPS, .size = fd_size, .sync = fd_sync,
     .close = fd_close, .buffered = fd_buffered};
 
 /*
@@ -242,7 +340,8 @@ static void fd_probe(void *state, bool *seekable,
 static const npyio__stream_backend unprobed_fd_backend = {
     .name = "descriptor", .read = fd_read, .seek = fd_seek, .pread = fd_pread,
     .size = fd_size, .sync = fd_sync, .close = fd_close,
-    .buffered = fd_buffered, .probe = fd_probe};
+    .buffered = fd_buffered, .probe = fd_probe, .map = fd_map,
+    .descriptor = fd_descriptor};
 
 /* A descriptor opened here for reading, not probed yet (see fd_probe). */
 static npyio_status open_unprobed(int fd, const npyio_options *options,
@@ -260,13 +359,14 @@ static npyio_status open_unprobed(int fd, const npyio_options *options,
     f->readahead = true;
     f->untried = true;
     f->known_end = -1;
-    (*out)->probe_pending = true;
-    (*out)->position_known = true; /* at 0: opened a moment ago */
+    f->ahead = (unsigned char *)(f + 1);
+    npyio__stream_defer_probe(*out);
+    npyio__stream_set_position(*out, 0, true); /* opened a moment ago */
     return NPYIO_OK;
 }
 
 static npyio_status open_fd(int fd, bool owned, const npyio_options *options,
-                            npyio_stream **out)
+                            npyio_stream **out, fd_state **state)
 {
     bool seekable = false, regular = false;
     int64_t pos = 0;
@@ -285,9 +385,10 @@ static npyio_status open_fd(int fd, bool owned, const npyio_options *options,
     f->regular = regular;
     f->known_end = -1;
     f->pos = pos;
-    (*out)->seekable = seekable;
-    (*out)->position = pos;
-    (*out)->position_known = seekable;
+    npyio__stream_set_seekable(*out, seekable);
+    npyio__stream_set_position(*out, pos, seekable);
+    if (state != NULL)
+        *state = f;
     return NPYIO_OK;
 }
 
@@ -295,7 +396,18 @@ npyio_status npyio__stream_open_fd(int fd, bool owned,
                                    const npyio_options *options,
                                    npyio_stream **out)
 {
-    return open_fd(fd, owned, options, out);
+    return open_fd(fd, owned, options, out, NULL);
+}
+
+npyio_status npyio__stream_open_fd_file(int fd, const npyio_options *options,
+                                        npyio_stream **out)
+{
+    fd_state *f = NULL;
+    npyio_status st = open_fd(fd, true, options, out, &f);
+
+    if (st == NPYIO_OK)
+        f->data_sync = true;
+    return st;
 }
 
 npyio_status npyio__stream_open_fd_reading(int fd,
@@ -314,6 +426,74 @@ npyio_status npyio_stream_open_fd(int fd, const npyio_options *options,
                                        : "the descriptor is negative");
     *out = NULL;
     return npyio__stream_open_fd(fd, false, options, out);
+}
+
+/* ---- a file replaced atomically -------------------------------------------------- */
+
+/* A descriptor stream (the temporary, or a device written directly) whose
+ * commit renames the temporary over its destination (replace.h). */
+typedef struct replacing_state {
+    fd_state f; /* first: the descriptor's operations work on it */
+    npyio__atomic file;
+    const npyio__mem *mem; /* the stream's allocator */
+} replacing_state;
+
+static npyio_status replacing_commit(void *state, bool durable)
+{
+    replacing_state *r = state;
+
+    r->f.fd = -1; /* the commit closes it */
+    return npyio__atomic_commit(&r->file, r->mem, durable);
+}
+
+static void replacing_abort(void *state)
+{
+    replacing_state *r = state;
+
+    r->f.fd = -1;
+    npyio__atomic_abandon(&r->file);
+}
+
+static npyio_status replacing_close(void *state)
+{
+    replacing_abort(state); /* nothing left after a commit */
+    return NPYIO_OK;
+}
+
+static const npyio__stream_backend replacing_backend = {
+    .name = "replacing file", FD_OPS, .size = fd_size,
+    .commit = replacing_commit, .abort = replacing_abort,
+    .close = replacing_close};
+
+npyio_status npyio__stream_open_replacing(const char *path,
+                                          const npyio_options *options,
+                                          npyio_stream **out)
+{
+    replacing_state *r;
+    bool seekable;
+    npyio_status st;
+
+    st = npyio__stream_new(&replacing_backend, sizeof *r, options, out,
+                           (void **)&r);
+    if (st != NPYIO_OK)
+        return st;
+    r->mem = npyio__stream_mem(*out);
+    r->file.fd = r->f.fd = -1;
+    r->f.known_end = -1;
+    st = npyio__atomic_open(path, r->mem, &r->file);
+    if (st != NPYIO_OK) {
+        npyio_stream_close(*out);
+        *out = NULL;
+        return st;
+    }
+    r->f.fd = r->file.fd;
+    /* The temporary is a regular file at its start; a device or FIFO is
+     * written directly, in order (and may raise SIGPIPE). */
+    r->f.regular = r->file.temp != NULL || r->file.unnamed;
+    seekable = r->f.regular || npyio__fd_seekable(r->file.fd);
+    npyio__stream_set_seekable(*out, seekable);
+    npyio__stream_set_position(*out, 0, seekable);
+    return NPYIO_OK;
 }
 
 /* ---- stdio ------------------------------------------------------------------------- */
@@ -383,9 +563,8 @@ npyio_status npyio_stream_open_file(FILE *file, const npyio_options *options,
                            (void **)&state);
     if (st == NPYIO_OK) {
         *state = file;
-        (*out)->seekable = seekable;
-        (*out)->position = pos;
-        (*out)->position_known = seekable;
+        npyio__stream_set_seekable(*out, seekable);
+        npyio__stream_set_position(*out, pos, seekable);
     }
     return st;
 }

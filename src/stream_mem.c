@@ -11,7 +11,7 @@
 typedef struct mem_state {
     unsigned char *bytes; /* growable: an npyio__alloc block, or NULL */
     size_t len, pos;
-    npyio__mem *mem;      /* growable: the stream's allocator */
+    const npyio__mem *mem;     /* growable: the stream's allocator */
 } mem_state;
 
 /* A seek within [0, len]. */
@@ -84,7 +84,7 @@ npyio_status npyio_stream_open_memory(const void *bytes, size_t len,
     st = npyio__stream_new(&memory_backend, sizeof *m, options, out,
                            (void **)&m);
     if (st == NPYIO_OK) {
-        (*out)->position_known = true;
+        npyio__stream_set_position(*out, 0, true);
         /* Never written through: the memory backend has no write. */
         m->bytes = (unsigned char *)(uintptr_t)bytes;
         m->len = len;
@@ -153,8 +153,8 @@ npyio_status npyio_stream_open_growable(const npyio_options *options,
     st = npyio__stream_new(&growable_backend, sizeof *m, options, out,
                            (void **)&m);
     if (st == NPYIO_OK) {
-        m->mem = &(*out)->mem;
-        (*out)->position_known = true;
+        m->mem = npyio__stream_mem(*out);
+        npyio__stream_set_position(*out, 0, true);
     }
     return st;
 }
@@ -177,14 +177,15 @@ static npyio_status stream_take_bytes_body(npyio_stream *stream, void **bytes,
     if (!npyio__stream_is(stream, &growable_backend))
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: not a growable stream",
                            where);
-    m = stream->state;
+    m = npyio__stream_state(stream);
     if (m->bytes == NULL)
-        return npyio__alloc(&stream->mem, 0, "growable stream", bytes);
+        return npyio__alloc(npyio__stream_mem(stream), 0, "growable stream",
+                            bytes);
     *bytes = m->bytes;
     *len = m->len;
     m->bytes = NULL;
     m->len = m->pos = 0;
-    stream->position = 0;
+    npyio__stream_set_position(stream, 0, true);
     return NPYIO_OK;
 }
 

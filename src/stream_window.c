@@ -21,8 +21,8 @@ static npyio_status window_pread(void *state, void *buf, size_t cap,
     *got = 0;
     if (want == 0)
         return NPYIO_OK;
-    return w->parent->backend->pread(w->parent->state, buf, want,
-                                     w->offset + offset, got);
+    return npyio__stream_pread_some(w->parent, buf, want, w->offset + offset,
+                                    got);
 }
 
 static npyio_status window_read(void *state, void *buf, size_t cap,
@@ -70,9 +70,9 @@ npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
     npyio_status st;
 
     *out = NULL;
-    if (!npyio__stream_seekable(parent) || parent->backend->pread == NULL)
+    if (!npyio__stream_seekable(parent) || !npyio__stream_has_pread(parent))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "a %s stream cannot be read "
-                           "at an offset", parent->backend->name);
+                           "at an offset", npyio__stream_kind(parent));
     if (offset < 0 || length < 0 || length > INT64_MAX - offset)
         return npyio__fail(NPYIO_E_INVALID_ARG, "a window of %lld bytes at "
                            "offset %lld is out of range", (long long)length,
@@ -84,6 +84,6 @@ npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
     w->parent = parent;
     w->offset = offset;
     w->length = length;
-    (*out)->position_known = true;
+    npyio__stream_set_position(*out, 0, true);
     return NPYIO_OK;
 }

@@ -25,6 +25,22 @@ npyio_status npyio__writer_adopt(npyio_stream *stream,
  * header that cannot be written), checked before an archive starts the
  * member: a refusal after that would fail the whole archive.
  */
+/* npyio_writer_open_append and npyio_writer_open_in_place on a stream
+ * instead of a path (borrowed: closed by the caller after the writer):
+ * one that reads and writes at offsets and can be resized (pread, pwrite,
+ * resize), locked here where its back end can. An append whose header
+ * has no room for the new row count fails at close (NPYIO_E_UNSUPPORTED):
+ * only a path can be rewritten through a temporary. */
+npyio_status npyio__writer_open_append_stream(npyio_stream *stream,
+                                              const npyio_header *rows,
+                                              uint32_t flags,
+                                              const npyio_options *options,
+                                              npyio_writer **out);
+npyio_status npyio__writer_open_in_place_stream(npyio_stream *stream,
+                                                uint32_t flags,
+                                                const npyio_options *options,
+                                                npyio_writer **out);
+
 npyio_status npyio__writer_check(const npyio_header *header, uint32_t flags,
                                  const char *where);
 

@@ -1053,7 +1053,7 @@ static void test_extreme_numbers(void **state)
         size_t n = 0;
 
         assert_ok(npyio_stream_open_memory(bytes, sizeof bytes, NULL, &s));
-        s->position = INT64_MAX - 4;
+        npyio__stream_set_position(s, INT64_MAX - 4, true);
         assert_refused(npyio_stream_read(s, buf, 8, &n), NPYIO_E_IO,
                        "npyio_stream_read: reading the stream: the "
                        "stream's position 9223372036854775803 plus 8 bytes "
