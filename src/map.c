@@ -1,18 +1,14 @@
 /*
  * map.c - memory-mapped .npy files: the header is read through a stream
- * on the file, the data is used in place through mmap(2). An array may
- * start anywhere in its file (an archive's stored member): only the pages
- * of its data are mapped. Part of the array I/O core.
+ * on the file, the data is used in place through the stream's map (mmap(2)
+ * for a file). An array may start anywhere in its file (an archive's
+ * stored member): only the pages of its data are mapped. Part of the
+ * array I/O core.
  */
-#define _POSIX_C_SOURCE 200809L
 #include "map.h"
 #include "header_io.h"
-#include "platform.h"
-#include "replace.h"
 
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
 #define NPYIO__MAGIC_MAP 0x4d415050u /* "MAPP" */
 
@@ -20,10 +16,8 @@ struct npyio_map {
     uint32_t magic;
     bool writable;
     bool durable;
-    void *base;     /* the mapping: from the page holding the data's
-                       first byte */
-    size_t length;
-    void *data;     /* the data's first byte, within the mapping */
+    npyio__region region; /* the mapping: its data is the data's first
+                             byte */
     npyio_header *header;
     npyio__mem mem;
 };
@@ -35,7 +29,7 @@ static const npyio_map *live(const npyio_map *m)
 
 void *npyio_map_data(const npyio_map *map)
 {
-    return live(map) ? map->data : NULL;
+    return live(map) ? map->region.data : NULL;
 }
 
 const npyio_header *npyio_map_header(const npyio_map *map)
@@ -60,8 +54,7 @@ static npyio_status map_close_body(npyio_map *map)
 
     if (!live(map))
         return NPYIO_OK;
-    st = npyio__unmap(map->base, map->length,
-                      map->writable && map->durable);
+    st = npyio__region_release(&map->region, map->writable && map->durable);
     npyio_header_free(map->header);
     map->magic = NPYIO__MAGIC_DEAD;
     npyio__free(map);
@@ -90,34 +83,25 @@ static npyio_status map_length(const npyio_header *h, size_t *len)
     return NPYIO_OK;
 }
 
-/* Map the data of the array whose header h was read at file offset start
- * of fd, and fill the handle; the header moves into it. The mapping
- * starts at the page holding the data's first byte (mmap's offsets are
- * whole pages). */
-static npyio_status map_at(int fd, int64_t start, npyio_header *h,
+/* Map the data of the array whose header h was read at offset start of
+ * the stream, and fill the handle; the header moves into it. An empty
+ * array still gets a (one-byte) mapping: a valid pointer. */
+static npyio_status map_at(npyio_stream *file, int64_t start, npyio_header *h,
                            uint32_t flags, const npyio_options *options,
                            npyio_map **out)
 {
     bool writable = (flags & NPYIO_MAP_WRITE) != 0;
     npyio__mem mem;
     npyio_map *m = NULL;
-    uint64_t data_at = (uint64_t)start + (uint64_t)h->data_offset;
-    uint64_t page = npyio__page_size();
-    uint64_t skip = data_at % page, span = skip + (uint64_t)h->nbytes;
     size_t file_len = 0;
-    void *base;
     npyio_status st = map_length(h, &file_len);
 
-    if (st == NPYIO_OK && span > SIZE_MAX)
-        st = npyio__fail(NPYIO_E_OVERFLOW, "%llu bytes do not fit this "
-                         "host's address space", (unsigned long long)span);
     npyio__mem_init(&mem, options);
     if (st == NPYIO_OK)
         st = npyio__alloc_zero(&mem, sizeof *m, "map", (void **)&m);
-    /* An empty array still gets a (one-byte) mapping: a valid pointer. */
     if (st == NPYIO_OK)
-        st = npyio__map_fd(fd, (int64_t)(data_at - skip),
-                           span > 0 ? (size_t)span : 1, writable, &base);
+        st = npyio__stream_map(file, start + h->data_offset,
+                               (size_t)h->nbytes, writable, &m->region);
     if (st != NPYIO_OK) {
         npyio__free(m);
         npyio_header_free(h);
@@ -126,20 +110,18 @@ static npyio_status map_at(int fd, int64_t start, npyio_header *h,
     m->magic = NPYIO__MAGIC_MAP;
     m->writable = writable;
     m->durable = !(flags & NPYIO_WRITE_NO_SYNC);
-    m->base = base;
-    m->length = span > 0 ? (size_t)span : 1;
-    m->data = (unsigned char *)base + skip;
     m->header = h;
     m->mem = mem;
     *out = m;
     return NPYIO_OK;
 }
 
-npyio_status npyio__map_array_at(int fd, int64_t start, int64_t length,
-                                 uint32_t flags, const npyio_options *options,
+npyio_status npyio__map_array_at(npyio_stream *file, int64_t start,
+                                 int64_t length, uint32_t flags,
+                                 const npyio_options *options,
                                  npyio_map **out)
 {
-    npyio_stream *file = NULL, *s = NULL;
+    npyio_stream *s = NULL;
     npyio_header *h = NULL;
     npyio__mem mem;
     bool checked = false;
@@ -149,20 +131,17 @@ npyio_status npyio__map_array_at(int fd, int64_t start, int64_t length,
     npyio__mem_init(&mem, options);
     /* The header, and a check that the range holds the data: a mapping
      * past the end of a file faults (SIGBUS) when read. */
-    st = npyio__stream_open_fd(fd, false, options, &file);
-    if (st == NPYIO_OK)
-        st = npyio__stream_open_window(file, start, length, options, &s);
+    st = npyio__stream_open_window(file, start, length, options, &s);
     if (st == NPYIO_OK)
         st = npyio__header_read(s, options, &mem, &h);
     if (st == NPYIO_OK)
         st = npyio__header_check_data(s, h, &checked);
     npyio_stream_close(s);
-    npyio_stream_close(file);
     if (st != NPYIO_OK) {
         npyio_header_free(h);
         return st;
     }
-    return map_at(fd, start, h, flags, options, out);
+    return map_at(file, start, h, flags, options, out);
 }
 
 static npyio_status map_open_body(const char *path, uint32_t flags,
@@ -170,9 +149,9 @@ static npyio_status map_open_body(const char *path, uint32_t flags,
                                   npyio_map **out)
 {
     static const char where[] = "npyio_map_open";
+    npyio_stream *file = NULL;
     int64_t size = 0;
     npyio_status st;
-    int fd;
 
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
@@ -184,15 +163,14 @@ static npyio_status map_open_body(const char *path, uint32_t flags,
                             where);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__open_path(path, flags & NPYIO_MAP_WRITE ? O_RDWR : O_RDONLY,
-                          0, where, &fd);
+    st = npyio__stream_open_existing(path, (flags & NPYIO_MAP_WRITE) != 0,
+                                     options, where, &file);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__fd_size(fd, &size) == 0 ? NPYIO_OK : NPYIO_E_IO;
+    st = npyio__stream_length(file, &size);
     if (st == NPYIO_OK)
-        st = npyio__map_array_at(fd, 0, size, flags,
-                                 options, out);
-    npyio__fd_close(fd); /* the mapping keeps the file */
+        st = npyio__map_array_at(file, 0, size, flags, options, out);
+    npyio_stream_close(file); /* the mapping keeps the file */
     return npyio__with_context(st, path);
 }
 
@@ -218,11 +196,11 @@ static npyio_status fresh_header(const npyio_header *h, const npyio__mem *mem,
 /* Write the header, then size the file for its data: blocks reserved, so
  * that a full disk fails here and not as SIGBUS in the caller's hands, or
  * with NPYIO_WRITE_SPARSE a hole that reads as zeros. */
-static npyio_status lay_out(int fd, const npyio_header *h, size_t total,
-                            const npyio__mem *mem, bool sparse)
+static npyio_status lay_out(npyio_stream *file, const npyio_header *h,
+                            size_t total, const npyio__mem *mem, bool sparse)
 {
     unsigned char small[512], *bytes = small;
-    size_t hlen = 0, done = 0, put = 0;
+    size_t hlen = 0;
     npyio_status st = npyio__header_emit(mem, h, 0, small, sizeof small,
                                          &hlen);
 
@@ -231,21 +209,16 @@ static npyio_status lay_out(int fd, const npyio_header *h, size_t total,
         if (st == NPYIO_OK)
             st = npyio__header_emit(mem, h, 0, bytes, hlen, &hlen);
     }
-    while (st == NPYIO_OK && done < hlen)
-        if (npyio__fd_write(fd, bytes + done, hlen - done, &put) != 0)
-            st = NPYIO_E_IO;
-        else
-            done += put;
+    if (st == NPYIO_OK)
+        st = npyio__stream_write(file, bytes, hlen, "the header");
     if (bytes != small)
         npyio__free(bytes);
     if (st == NPYIO_OK && (int64_t)hlen != h->data_offset)
         st = npyio__fail(NPYIO_E_STATE, "the emitted header is %zu bytes, "
                          "its layout says %lld", hlen,
                          (long long)h->data_offset);
-    if (st == NPYIO_OK &&
-        (sparse ? npyio__fd_truncate(fd, (int64_t)total)
-                : npyio__fd_reserve(fd, (int64_t)total)) != 0)
-        st = NPYIO_E_IO;
+    if (st == NPYIO_OK)
+        st = npyio__stream_resize(file, (int64_t)total, !sparse);
     return st;
 }
 
@@ -256,7 +229,7 @@ static npyio_status map_create_body(const char *path,
                                     npyio_map **out)
 {
     static const char where[] = "npyio_map_create";
-    npyio__atomic file;
+    npyio_stream *file = NULL;
     npyio__mem mem;
     npyio_header *h = NULL;
     size_t total = 0;
@@ -290,16 +263,16 @@ static npyio_status map_create_body(const char *path,
      * and the path gets the same symbolic-link, mode and owner treatment
      * as every writer's.
      */
-    st = npyio__atomic_open(path, &mem, &file); /* (names the path) */
-    if (st != NPYIO_OK) {
+    st = npyio__stream_open_replacing(path, options, &file);
+    if (st != NPYIO_OK) { /* (names the path) */
         npyio_header_free(h);
         return st;
     }
-    st = npyio__with_context(lay_out(file.fd, h, total, &mem,
+    st = npyio__with_context(lay_out(file, h, total, &mem,
                                      (flags & NPYIO_WRITE_SPARSE) != 0),
                              path);
     if (st == NPYIO_OK)
-        st = npyio__with_context(map_at(file.fd, 0, h,
+        st = npyio__with_context(map_at(file, 0, h,
                                         NPYIO_MAP_WRITE |
                                             (flags & NPYIO_WRITE_NO_SYNC),
                                         options, out),
@@ -307,14 +280,13 @@ static npyio_status map_create_body(const char *path,
     else
         npyio_header_free(h);
     if (st == NPYIO_OK) {
-        st = npyio__atomic_commit(&file, &mem, durable);
+        st = npyio__stream_commit(file, durable);
         if (st != NPYIO_OK) {
             npyio_map_close(*out);
             *out = NULL;
         }
-    } else {
-        npyio__atomic_abandon(&file);
     }
+    npyio_stream_close(file); /* (uncommitted: removed) */
     return st; /* (a failed commit names the path) */
 }
 

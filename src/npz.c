@@ -7,11 +7,9 @@
 #include "map.h"
 #include "npz.h"
 #include "npz_member.h"
-#include "platform.h"
 #include "reader.h"
 #include "zip_dir.h"
 
-#include <fcntl.h>
 #include <string.h>
 
 #define NPYIO__MAGIC_NPZ 0x4e50495au /* "NPIZ" */
@@ -32,7 +30,6 @@ struct npyio_npz {
     npyio_options *options; /* a copy: members are opened later */
     npyio_stream *stream;
     bool owns_stream;
-    int fd;                 /* opened from a path: for maps; else -1 */
     char *path;             /* that path, for messages; else NULL */
     npyio__zip_dir dir;
     member_kind *kinds;
@@ -236,7 +233,6 @@ static npyio_status new_npz(const npyio_options *options, npyio_npz **out)
         return st;
     npz->magic = NPYIO__MAGIC_NPZ;
     npz->mem = mem;
-    npz->fd = -1;
     st = npyio__options_copy_in(&mem, options, &npz->options);
     if (st != NPYIO_OK) {
         npyio__free(npz);
@@ -254,8 +250,6 @@ static npyio_status npz_close_body(npyio_npz *npz)
         return NPYIO_OK;
     if (npz->owns_stream)
         st = npyio_stream_close(npz->stream);
-    if (npz->fd >= 0 && npyio__fd_close(npz->fd) != 0 && st == NPYIO_OK)
-        st = NPYIO_E_IO;
     npyio__zip_dir_free(&npz->dir);
     npyio__free(npz->kinds);
     npyio__free(npz->path);
@@ -291,11 +285,9 @@ static npyio_status npz_open_path_body(const char *path,
                       (void **)&npz->path);
     if (st == NPYIO_OK) {
         memcpy(npz->path, path, strlen(path) + 1);
-        st = npyio__open_path(path, O_RDONLY, 0, where, &npz->fd);
+        st = npyio__stream_open_existing(path, false, npz->options, where,
+                                         &npz->stream);
     }
-    if (st == NPYIO_OK)
-        st = npyio__stream_open_fd(npz->fd, false, npz->options,
-                                   &npz->stream);
     if (st == NPYIO_OK) {
         npz->owns_stream = true;
         st = npyio__with_context(read_archive(npz), path);
@@ -687,12 +679,12 @@ static npyio_status npz_map_body(npyio_npz *npz, size_t index,
     if (st == NPYIO_OK && e->method != NPYIO__ZIP_STORED)
         st = npyio__fail(NPYIO_E_UNSUPPORTED, "%s is deflated: only stored "
                          "members can be mapped (read it instead)", label);
-    if (st == NPYIO_OK && npz->fd < 0)
+    if (st == NPYIO_OK && npz->path == NULL)
         st = npyio__fail(NPYIO_E_UNSUPPORTED, "%s: maps need an archive "
                          "opened from a path", label);
     if (st != NPYIO_OK)
         return st;
-    return npyio__with_context(npyio__map_array_at(npz->fd, e->data_offset,
+    return npyio__with_context(npyio__map_array_at(npz->stream, e->data_offset,
                                                    (int64_t)e->csize, 0,
                                                    npz->options, out),
                                label);

@@ -340,6 +340,20 @@ static int embed_sample(const char *name, int64_t at, unsigned char **file,
     return fd;
 }
 
+/* npyio__map_array_at over a stream on the descriptor (borrowed). */
+static npyio_status map_at_fd(int fd, int64_t start, int64_t length,
+                              uint32_t flags, const npyio_options *options,
+                              npyio_map **out)
+{
+    npyio_stream *s = NULL;
+    npyio_status st = npyio_stream_open_fd(fd, options, &s);
+
+    if (st == NPYIO_OK)
+        st = npyio__map_array_at(s, start, length, flags, options, out);
+    npyio_stream_close(s);
+    return st;
+}
+
 static void test_map_an_array_inside_a_file(void **state)
 {
     static const int64_t offsets[] = {0, 3, 4093, 4096, 6001};
@@ -355,7 +369,7 @@ static void test_map_an_array_inside_a_file(void **state)
         int64_t offset;
         int fd = embed_sample("inside.bin", at, &file, &len);
 
-        assert_ok(npyio__map_array_at(fd, at, (int64_t)len, 0, NULL, &m));
+        assert_ok(map_at_fd(fd, at, (int64_t)len, 0, NULL, &m));
         h = npyio_map_header(m);
         assert_int_equal(npyio_header_ndim(h), 2);
         assert_int_equal(npyio_header_nbytes(h), 96);
@@ -364,7 +378,7 @@ static void test_map_an_array_inside_a_file(void **state)
         assert_memory_equal(data, file + offset, 96);
         assert_ok(npyio_map_close(m));
         /* Read-write: a change lands at the array's bytes in the file. */
-        assert_ok(npyio__map_array_at(fd, at, (int64_t)len, NPYIO_MAP_WRITE,
+        assert_ok(map_at_fd(fd, at, (int64_t)len, NPYIO_MAP_WRITE,
                                       NULL,
                                       &m));
         data = npyio_map_data(m);
@@ -390,12 +404,12 @@ static void test_map_an_array_needs_its_range(void **state)
 
     (void)state;
     /* A range that ends before the data does: truncated, nothing mapped. */
-    assert_status(npyio__map_array_at(fd, 1000, (int64_t)len - 1, 0, NULL,
+    assert_status(map_at_fd(fd, 1000, (int64_t)len - 1, 0, NULL,
                                       &m),
                   NPYIO_E_TRUNCATED);
     assert_null(m);
     /* Junk where the header should be. */
-    assert_status(npyio__map_array_at(fd, 999, (int64_t)len, 0, NULL, &m),
+    assert_status(map_at_fd(fd, 999, (int64_t)len, 0, NULL, &m),
                   NPYIO_E_FORMAT);
     assert_null(m);
     close(fd);
