@@ -87,14 +87,6 @@ int npyio__file_write(FILE *f, const void *buf, size_t len, size_t *put);
 int npyio__file_seek(FILE *f, int64_t offset, int whence, int64_t *pos);
 int npyio__file_flush(FILE *f);
 
-/* ---- threads ------------------------------------------------------------------
- * Run fn(ctx, i) for every i in [0, jobs) on up to `threads` threads (the
- * caller's among them), each job once; returns when all are done. If a
- * thread cannot be started, the threads that could (at least the caller)
- * do the remaining jobs: never a failure. */
-void npyio__run_parallel(size_t jobs, unsigned threads,
-                         void (*fn)(void *ctx, size_t job), void *ctx);
-
 /* Set the thread's message to "<what>: <strerror(err)>"; returns -1. */
 int npyio__os_fail(const char *what, int err);
 

@@ -1,0 +1,24 @@
+/*
+ * npz_append.h - members added to an existing archive, private side.
+ */
+#ifndef NPYIO_NPZ_APPEND_H
+#define NPYIO_NPZ_APPEND_H
+
+#include "stream.h"
+
+/*
+ * npyio_npz_open_append over streams instead of a path: the archive read
+ * from `original` (read at offsets; locked exclusively here where its
+ * back end can), and written whole into `out` (empty, at offset 0; the
+ * back end needs pwrite and resize), whose commit at close makes the
+ * result final. Both are borrowed: closed by the caller after the
+ * writer. flags as for npyio_npz_open_append (durability is the
+ * streams' own: a commit without it).
+ */
+npyio_status npyio__npz_open_append_streams(npyio_stream *original,
+                                            npyio_stream *out,
+                                            uint32_t flags,
+                                            const npyio_options *options,
+                                            npyio_npz_writer **writer);
+
+#endif /* NPYIO_NPZ_APPEND_H */
