@@ -14,7 +14,8 @@
  * page holding the prefix is all of it that is ever touched (huge pages are
  * advised for the caller's part alone).
  */
-#include "internal.h"
+#include "alloc.h"
+#include "error.h"
 #include "platform.h"
 
 #include <string.h>
@@ -50,20 +51,25 @@ static size_t alignment_for(size_t total)
                                               : NPYIO__SMALL_ALIGN;
 }
 
-void npyio__mem_init(npyio__mem *mem, const npyio_options *options)
-{
-    int64_t limit;
+const npyio_allocator npyio__default_allocator = {
+    sizeof(npyio_allocator),
+    npyio__sys_alloc,
+    NULL, /* realloc of posix_memalign blocks would lose their alignment */
+    npyio__sys_free,
+};
 
-    npyio__options_allocator(options, &mem->ops, &mem->user);
-    limit = npyio__limit(options, NPYIO_LIMIT_ALLOC_BYTES);
-    mem->max_alloc = (uint64_t)limit;
+void npyio__mem_default(npyio__mem *mem)
+{
+    mem->ops = npyio__default_allocator;
+    mem->user = NULL;
+    mem->max_alloc = INT64_MAX; /* NPYIO_LIMIT_ALLOC_BYTES' default */
 }
 
 void npyio__mem_like(const void *block, npyio__mem *mem)
 {
     const block_prefix *p;
 
-    npyio__mem_init(mem, NULL);
+    npyio__mem_default(mem);
     if (block == NULL)
         return;
     p = prefix_of(block);

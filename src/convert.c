@@ -6,7 +6,9 @@
  * functions over memory: the I/O core reads what a fill asks for and
  * calls them on it while the data is in cache.
  */
+#include "alloc.h"
 #include "convert.h"
+#include "error.h"
 
 #include <string.h>
 

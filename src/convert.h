@@ -7,6 +7,7 @@
 #ifndef NPYIO_CONVERT_H
 #define NPYIO_CONVERT_H
 
+#include "alloc.h"
 #include "dtype.h"
 
 enum npyio__swap_op_kind {

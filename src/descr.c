@@ -9,6 +9,8 @@
  * the rest of the header dict.
  */
 #include "descr.h"
+#include "error.h"
+#include "options.h"
 #include "record.h"
 
 #include <stdio.h>

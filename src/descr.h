@@ -8,6 +8,7 @@
 #ifndef NPYIO_DESCR_H
 #define NPYIO_DESCR_H
 
+#include "alloc.h"
 #include "dtype.h"
 #include "literal.h"
 

@@ -12,7 +12,9 @@
  * allocates nothing for its dtype.
  */
 #include "dtype.h"
+#include "error.h"
 #include "literal.h" /* Python's repr() of field names, for descrs */
+#include "options.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 #ifndef NPYIO_DTYPE_H
 #define NPYIO_DTYPE_H
 
-#include "internal.h"
+#include "alloc.h"
 
 #include <stdatomic.h>
 

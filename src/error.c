@@ -5,7 +5,7 @@
  * recording an error never allocates and cannot itself fail; this is the
  * only per-thread state of the library.
  */
-#include "internal.h"
+#include "error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -4,8 +4,10 @@
  * NumPy >= 1.24. Knows nothing of streams: it parses and writes bytes in
  * memory. The literal syntax is literal.c's, the descr descr.c's.
  */
-#include "header.h"
 #include "descr.h"
+#include "error.h"
+#include "header.h"
+#include "options.h"
 
 #include <stdio.h>
 #include <string.h>

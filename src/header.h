@@ -5,6 +5,7 @@
 #ifndef NPYIO_HEADER_H
 #define NPYIO_HEADER_H
 
+#include "alloc.h"
 #include "dtype.h"
 
 #define NPYIO__MAGIC_HEADER 0x48454144u /* "HEAD" */

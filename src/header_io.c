@@ -2,6 +2,8 @@
  * header_io.c - .npy headers read from and written to streams (see
  * header_io.h). The parsing and emitting themselves are header.c's.
  */
+#include "alloc.h"
+#include "error.h"
 #include "header_io.h"
 
 #include <string.h>

@@ -6,6 +6,7 @@
 #ifndef NPYIO_HEADER_IO_H
 #define NPYIO_HEADER_IO_H
 
+#include "alloc.h"
 #include "header.h"
 #include "stream.h"
 

@@ -8,6 +8,8 @@
  * in document order. It reads only text[0..len) and uses no locale-dependent
  * function: character classes are spelled out.
  */
+#include "alloc.h"
+#include "error.h"
 #include "literal.h"
 
 #include <string.h>

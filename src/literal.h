@@ -30,7 +30,7 @@
 #ifndef NPYIO_LITERAL_H
 #define NPYIO_LITERAL_H
 
-#include "internal.h"
+#include "alloc.h"
 
 enum npyio__lit_kind {
     NPYIO__LIT_DICT = 1, /* children alternate key, value */

@@ -5,8 +5,10 @@
  * stored member): only the pages of its data are mapped. Part of the
  * array I/O core.
  */
-#include "map.h"
+#include "error.h"
 #include "header_io.h"
+#include "map.h"
+#include "options.h"
 
 #include <string.h>
 

@@ -4,9 +4,11 @@
  * afterwards and threads can share it), and members handed out as
  * readers, streams and maps over the archive's stream.
  */
+#include "error.h"
 #include "map.h"
 #include "npz.h"
 #include "npz_member.h"
+#include "options.h"
 #include "reader.h"
 #include "zip_dir.h"
 

@@ -12,6 +12,8 @@
  * close, and the result is read back by our reader and compared with the
  * old directory before it replaces the archive.
  */
+#include "alloc.h"
+#include "error.h"
 #include "npz_append.h"
 #include "npz_write_core.h"
 

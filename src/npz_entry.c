@@ -12,7 +12,9 @@
 #define _LARGEFILE64_SOURCE 1
 #endif
 #include "crc.h"
+#include "error.h"
 #include "npz_write_core.h"
+#include "options.h"
 #include "threads.h"
 
 #include <limits.h>

@@ -11,7 +11,9 @@
  * npyio_npz_verify() exists for it.
  */
 #include "crc.h"
+#include "error.h"
 #include "npz_member.h"
+#include "options.h"
 
 #include <limits.h>
 #include <string.h>

@@ -2,6 +2,8 @@
  * npz_names.c - the member names of an archive being written (see
  * npz_names.h).
  */
+#include "alloc.h"
+#include "error.h"
 #include "npz_names.h"
 
 #include <string.h>

@@ -7,7 +7,7 @@
 #ifndef NPYIO_NPZ_NAMES_H
 #define NPYIO_NPZ_NAMES_H
 
-#include "internal.h"
+#include "alloc.h"
 
 /* The names so far, in the order of the members; each an npyio__alloc
  * block owned by the set. */

@@ -13,8 +13,10 @@
  * writes), unless NPYIO_NPZ_NO_ALIGN.
  */
 #include "crc.h"
+#include "error.h"
 #include "npz.h"
 #include "npz_write_core.h"
+#include "options.h"
 #include "writer.h"
 
 #include <string.h>

@@ -9,6 +9,8 @@
 #ifndef NPYIO_NPZ_WRITE_CORE_H
 #define NPYIO_NPZ_WRITE_CORE_H
 
+#include "alloc.h"
+#include "error.h"
 #include "npz_names.h"
 #include "stream.h"
 #include "zip_dir.h"

@@ -4,6 +4,7 @@
  * the stream's; the first failure of one is kept for the archive
  * (minizip's own codes say less).
  */
+#include "error.h"
 #include "npz_write_core.h"
 
 static void io_failure(npyio_npz_writer *w, npyio_status st)

@@ -4,8 +4,9 @@
  * the formats; the modules that enforce a limit read it through
  * npyio__limit().
  */
-#include "internal.h"
-#include "platform.h"
+#include "error.h"
+#include "options.h"
+#include "table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,19 +48,12 @@ static const char *const limit_names[LIMIT_END] = {
     [NPYIO_LIMIT_THREADS] = "NPYIO_LIMIT_THREADS",
 };
 
-static const npyio_allocator default_allocator = {
-    sizeof(npyio_allocator),
-    npyio__sys_alloc,
-    NULL, /* realloc of posix_memalign blocks would lose their alignment */
-    npyio__sys_free,
-};
-
 static void set_defaults(npyio_options *options, bool in_block)
 {
     options->magic = NPYIO__MAGIC_OPTIONS;
     options->in_block = in_block;
     memcpy(options->limits, default_limits, sizeof options->limits);
-    options->allocator = default_allocator;
+    options->allocator = npyio__default_allocator;
     options->allocator_user = NULL;
 }
 
@@ -200,7 +194,7 @@ npyio_status npyio_options_set_allocator(npyio_options *options,
     if (st != NPYIO_OK)
         return st;
     if (allocator == NULL) {
-        options->allocator = default_allocator;
+        options->allocator = npyio__default_allocator;
         options->allocator_user = NULL;
         return NPYIO_OK;
     }
@@ -219,21 +213,15 @@ npyio_status npyio_options_set_allocator(npyio_options *options,
     return NPYIO_OK;
 }
 
-void npyio__options_allocator(const npyio_options *options,
-                              npyio_allocator *ops, void **user)
+void npyio__mem_init(npyio__mem *mem, const npyio_options *options)
 {
     if (options == NULL) {
-        *ops = default_allocator;
-        *user = NULL;
+        npyio__mem_default(mem);
         return;
     }
-    *ops = options->allocator;
-    *user = options->allocator_user;
-}
-
-const char *npyio__limit_name(npyio_limit which)
-{
-    return limit_names[which];
+    mem->ops = options->allocator;
+    mem->user = options->allocator_user;
+    mem->max_alloc = (uint64_t)options->limits[NPYIO_LIMIT_ALLOC_BYTES];
 }
 
 int64_t npyio__limit(const npyio_options *options, npyio_limit which)

@@ -10,8 +10,8 @@
 #define _DEFAULT_SOURCE /* flock(), fchown() on the BSDs */
 #endif
 
+#include "error.h"
 #include "platform.h"
-#include "internal.h"
 
 #include <ctype.h>
 #include <stddef.h>

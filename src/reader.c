@@ -9,7 +9,9 @@
  * archives.
  */
 #include "convert.h"
+#include "error.h"
 #include "header_io.h"
+#include "options.h"
 #include "reader.h"
 #include "stream.h"
 

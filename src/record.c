@@ -13,6 +13,8 @@
  * most NPYIO__MAX_DEPTH deep: every dtype records its depth and none deeper
  * is built.
  */
+#include "error.h"
+#include "options.h"
 #include "record.h"
 
 #include <stdio.h>

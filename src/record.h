@@ -7,6 +7,7 @@
 #ifndef NPYIO_RECORD_H
 #define NPYIO_RECORD_H
 
+#include "alloc.h"
 #include "dtype.h"
 
 /* A subarray of base (ndim > 0), with the checks of npyio_dtype_subarray,

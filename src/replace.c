@@ -7,9 +7,10 @@
  */
 #define _XOPEN_SOURCE 700 /* S_ISVTX */
 
-#include "replace.h"
-#include "internal.h"
+#include "alloc.h"
+#include "error.h"
 #include "platform.h"
+#include "replace.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -9,7 +9,7 @@
 #ifndef NPYIO_REPLACE_H
 #define NPYIO_REPLACE_H
 
-#include "internal.h"
+#include "alloc.h"
 
 #include <stdbool.h>
 

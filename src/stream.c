@@ -6,6 +6,8 @@
  * FILE*) and stream_window.c (windows of another stream). Knows nothing
  * of NPY, and nothing of any back end's state.
  */
+#include "error.h"
+#include "options.h"
 #include "stream.h"
 
 #include <string.h>

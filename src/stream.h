@@ -12,7 +12,7 @@
 #ifndef NPYIO_STREAM_H
 #define NPYIO_STREAM_H
 
-#include "internal.h"
+#include "alloc.h"
 
 #include <stdio.h>
 

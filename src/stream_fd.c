@@ -5,9 +5,11 @@
  * platform.c; each leaves the OS's reason as the thread's message.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "stream.h"
+#include "alloc.h"
+#include "error.h"
 #include "platform.h"
 #include "replace.h"
+#include "stream.h"
 
 #include <errno.h>
 #include <string.h>

@@ -4,6 +4,8 @@
  * (npyio_stream_open_growable, npyio_stream_take_bytes). Both read at an
  * offset too (pread), so windows can be opened over them.
  */
+#include "alloc.h"
+#include "error.h"
 #include "stream.h"
 
 #include <string.h>

@@ -3,7 +3,9 @@
  * (npyio_stream_open_ops). Their failures say nothing of why, so each is
  * named: "the read callback failed", as NPYIO_E_IO.
  */
+#include "error.h"
 #include "stream.h"
+#include "table.h"
 
 #include <stddef.h>
 

@@ -5,8 +5,9 @@
  * writer owns its stream.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "stream.h"
+#include "error.h"
 #include "platform.h"
+#include "stream.h"
 
 #include <fcntl.h>
 

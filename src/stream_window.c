@@ -4,6 +4,7 @@
  * position never moves, so windows of one file (the members of an
  * archive) can be read from several threads at once.
  */
+#include "error.h"
 #include "stream.h"
 
 typedef struct window_state {

@@ -4,7 +4,8 @@
  * later versions; this is the one place that reads such a table, so the
  * rules for shorter and longer tables are the same everywhere.
  */
-#include "internal.h"
+#include "error.h"
+#include "table.h"
 
 #include <string.h>
 

@@ -6,7 +6,9 @@
  * knows nothing of zip archives. Appending rows and writing them in place
  * are in writer_rows.c, over this core (writer_core.h).
  */
+#include "error.h"
 #include "header_io.h"
+#include "options.h"
 #include "writer.h"
 #include "writer_core.h"
 

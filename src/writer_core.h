@@ -8,6 +8,8 @@
 #ifndef NPYIO_WRITER_CORE_H
 #define NPYIO_WRITER_CORE_H
 
+#include "alloc.h"
+#include "error.h"
 #include "header.h"
 #include "stream.h"
 

@@ -5,7 +5,9 @@
  * offsets (a locked file opened from a path, or any back end with pread,
  * pwrite and resize); built on the writer's core (writer_core.h).
  */
+#include "error.h"
 #include "header_io.h"
+#include "options.h"
 #include "writer.h"
 #include "writer_core.h"
 

@@ -10,6 +10,8 @@
  * we find the shift from where the directory must end: right before the
  * end records.
  */
+#include "error.h"
+#include "options.h"
 #include "zip_dir.h"
 
 #include <stdio.h>

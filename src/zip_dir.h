@@ -11,7 +11,7 @@
 #ifndef NPYIO_ZIP_DIR_H
 #define NPYIO_ZIP_DIR_H
 
-#include "internal.h"
+#include "alloc.h"
 #include <stdbool.h>
 
 #include "stream.h"

@@ -14,7 +14,9 @@
 #include <cmocka.h>
 
 #include "npyio.h"
-#include "internal.h"
+#include "error.h"
+#include "options.h"
+#include "table.h"
 
 /* A call must return `expected`; on failure, show both statuses by number
  * and name, the expression, and the thread's last error message. */

@@ -1,0 +1,91 @@
+/*
+ * error.h - the thread-local error message (error.c): failing with a status and a
+ * message, adding context, quoting untrusted text, the first failure
+ * kept by a handle, and the argument checks every public call shares.
+ */
+#ifndef NPYIO_ERROR_H
+#define NPYIO_ERROR_H
+
+#include "internal.h"
+
+/* Size of the thread-local message buffer, terminator included. */
+#define NPYIO__MESSAGE_CAP 1024
+
+/*
+ * Record a failure for the calling thread and return `status`, so a failing
+ * path reads `return npyio__fail(NPYIO_E_FORMAT, "header byte %zu: ...", i)`.
+ * Messages are "<where>: <what>"; the text is cut to fit, never overrun.
+ */
+npyio_status npyio__fail(npyio_status status, const char *fmt, ...)
+    NPYIO__PRINTF(2, 3);
+
+/* Prefix the thread's current message with `context` ("<context>: ..."),
+ * dropping a leading public function's name (the caller's goes first, by
+ * npyio__as_called), keeping `status`; NPYIO_OK passes through untouched. */
+npyio_status npyio__with_context(npyio_status status, const char *context);
+
+/* At the return of a public function: the message starts with the name of
+ * the function the caller called ("npyio_load: ..."), not with one used
+ * inside it (a leading "npyio_<other>: " is replaced), nor with none.
+ * Returns status. */
+npyio_status npyio__as_called(npyio_status status, const char *function);
+
+/*
+ * Quote untrusted text for a message: printable ASCII as is, every other
+ * byte as \xNN, cut to fit with "..." (messages stay valid UTF-8 whatever
+ * the input holds). Returns buf.
+ */
+const char *npyio__show(const void *text, size_t len, char *buf, size_t cap);
+
+/* Length of the UTF-8 sequence at s[0..avail) if it is one that Python's
+ * strict decoder accepts (no overlong forms, surrogates or values beyond
+ * U+10FFFF), else 0. avail > 0. */
+size_t npyio__utf8_sequence(const unsigned char *s, size_t avail);
+
+/* The offset of the first byte of s[0..len) that is NUL or not part of
+ * strict UTF-8 (npyio__utf8_sequence), or len if there is none. */
+size_t npyio__utf8_invalid_at(const unsigned char *s, size_t len);
+
+/* The message saved around an internal step that may fail and be
+ * recovered from, so that a call that succeeds leaves the thread's last
+ * failure's message as it was . */
+typedef struct npyio__saved_message {
+    char text[NPYIO__MESSAGE_CAP];
+} npyio__saved_message;
+void npyio__message_save(npyio__saved_message *saved);
+void npyio__message_restore(const npyio__saved_message *saved);
+
+/* A reader or writer that failed once its bytes began to move stays
+ * failed: its first error is kept, and every later call repeats it. */
+typedef struct npyio__sticky {
+    npyio_status failed; /* NPYIO_OK until the first failure */
+    char first_error[NPYIO__MESSAGE_CAP];
+} npyio__sticky;
+/* Remember st (with the thread's message) if it is the first failure;
+ * returns st. */
+npyio_status npyio__sticky_fail(npyio__sticky *s, npyio_status st);
+/* NPYIO_E_STATE: "<where>: the <handle> failed earlier (<status>:
+ * <first message>)". */
+npyio_status npyio__sticky_repeat(const npyio__sticky *s, const char *where,
+                                  const char *handle);
+
+/* NPYIO_E_INVALID_ARG, naming the first bit of flags that is not in
+ * `accepted` and the function `where` refusing it; NPYIO_OK if none. */
+npyio_status npyio__check_flags(uint32_t flags, uint32_t accepted,
+                                const char *where);
+
+/* NPYIO_E_INVALID_ARG for a path that is NULL ("path is NULL") or empty
+ * ("path is empty": "" names no file; refused before any work, where the
+ * kernel's ENOENT came only after it, when a save linked its temporary);
+ * NPYIO_OK otherwise. */
+npyio_status npyio__check_path(const char *path, const char *where);
+
+/* NPYIO_E_INVALID_ARG for rows [first, first + count) outside `total`
+ * rows: "WHERE: rows [1, 3) are not within WHOSE 2 rows". The end is
+ * computed only where it fits in int64_t (the caller's numbers may be
+ * anything): "rows [1, 1 + 9223372036854775807)" otherwise. */
+npyio_status npyio__fail_rows(const char *where, int64_t first,
+                              int64_t count, int64_t total,
+                              const char *whose);
+
+#endif /* NPYIO_ERROR_H */

@@ -1,0 +1,33 @@
+/*
+ * options.h - the npyio_options handle, private side (options.c): the allocator
+ * and limits a handle copies when it is made.
+ */
+#ifndef NPYIO_OPTIONS_H
+#define NPYIO_OPTIONS_H
+
+#include "alloc.h"
+
+/* Fill `mem` from options (NULL: defaults): its allocator and its
+ * NPYIO_LIMIT_ALLOC_BYTES. Cannot fail. */
+void npyio__mem_init(npyio__mem *mem, const npyio_options *options);
+
+/*
+ * npyio_options_new() with the handle allocated through mem instead of
+ * malloc(): for options the library makes for a handle it opens itself,
+ * which must carry the opening handle's allocator and not bypass it.
+ * Released with npyio_options_free(), as any other.
+ */
+npyio_status npyio__options_new_in(const npyio__mem *mem,
+                                   npyio_options **out);
+
+/* A copy of `from` (NULL: the defaults) allocated through mem: options
+ * a handle keeps for work it does after it was opened. */
+npyio_status npyio__options_copy_in(const npyio__mem *mem,
+                                    const npyio_options *from,
+                                    npyio_options **out);
+
+/* Fetch a limit without the public call's argument checks; `options` may be
+ * NULL (defaults). `which` must be a known limit. */
+int64_t npyio__limit(const npyio_options *options, npyio_limit which);
+
+#endif /* NPYIO_OPTIONS_H */
