@@ -14,6 +14,8 @@
 
 #include <string.h>
 
+#include "printable.h"
+
 /* ---- character classes (ASCII only, locale-free) ------------------------- */
 
 static bool is_space(unsigned char c)
@@ -873,30 +875,6 @@ static uint32_t next_code(const unsigned char *s, size_t len, size_t *i)
     return code;
 }
 
-#include "unicode_table.h"
-
-/* Python's str.isprintable() of one character: latin-1 spelled out, the
- * rest from the generated table of non-printable ranges (binary search). */
-static bool is_printable(uint32_t c)
-{
-    size_t lo = 0, hi = sizeof nonprintable_ranges / sizeof nonprintable_ranges[0];
-
-    if (c < 0x100)
-        return !(c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0xA0) ||
-                 c == 0xAD);
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (c < nonprintable_ranges[mid][0])
-            hi = mid;
-        else if (c > nonprintable_ranges[mid][1])
-            lo = mid + 1;
-        else
-            return false;
-    }
-    return true;
-}
-
 typedef struct out_buf {
     char *out;
     size_t cap;
@@ -970,7 +948,7 @@ size_t npyio__lit_repr_str(const char *s, size_t len, char *out, size_t cap)
             emit(&b, "\\n", 2);
         } else if (c == '\r') {
             emit(&b, "\\r", 2);
-        } else if (!is_printable(c)) {
+        } else if (!npyio__printable(c)) {
             emit_escape(&b, c);
         } else {
             emit(&b, s + start, i - start);

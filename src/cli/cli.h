@@ -88,15 +88,6 @@ const char *cli_member_label(const cli_input *in, size_t index);
 /* An unlinked temporary file in $TMPDIR, else /tmp; NULL with errno. */
 FILE *cli_temporary_file(void);
 
-/* Read all of the data in bounded chunks (for a pipe, this is how a short
- * data section is found); write each chunk to sink if given. Returns 0,
- * or EXIT_INVALID after a message. */
-int cli_read_through(cli_input *in, uint32_t flags, FILE *sink);
-
-/* An object array's data must be one whole pickle: walk its opcodes
- * (pickle.c), never run. Returns 0, or EXIT_INVALID after a message. */
-int cli_check_pickle(cli_input *in);
-
 /* Reordering Fortran and C data needs seeks. For a pipe, copy the rest of
  * the input to an unlinked temporary file (in $TMPDIR, else /tmp) and read
  * from there: memory stays bounded, the disk holds the array. Nothing
@@ -194,12 +185,48 @@ void cli_progress_attach(cli_input *in, cli_progress *p, const char *label,
                          uint64_t total);
 void cli_progress_detach(cli_input *in);
 
-/* The archive commands (archive.c, pack.c, unpack.c). */
-int cli_archive_info(const cli_args *a, cli_input *in);
-int cli_archive_validate(const cli_args *a, cli_input *in);
+/* ---- what the reading commands share (common.c) ---- */
+
+/* Read all of the data in bounded chunks (for a pipe, this is how a short
+ * data section is found); write each chunk to sink if given. Returns 0,
+ * or EXIT_INVALID after a message. */
+int cli_read_through(cli_input *in, uint32_t flags, FILE *sink);
+
+/* Open each FILE in turn and run act on it, or archive_act when it is an
+ * .npz archive. Returns EXIT_INVALID if any failed, else 0. */
+int cli_each_input(const cli_args *a,
+                   int (*act)(const cli_args *a, cli_input *in),
+                   int (*archive_act)(const cli_args *a, cli_input *in));
+
+/* Open the one FILE and run act on it: an .npy file (a MEMBER argument
+ * is refused), or the MEMBER of an archive (cli_choose_member). Output
+ * goes to stdout, flushed before returning. */
+int cli_one_input(const cli_args *a,
+                  int (*act)(const cli_args *a, cli_input *in));
+
+/* ---- an archive's members (archive.c) ---- */
+
+/* A member's statistic (npyio_npz_stat), -1 where it has none. */
+int64_t cli_member_stat(const cli_input *in, size_t i, npyio_npz_field field);
+
+/* A compression method's name as Python's zipfile gives it ("stored",
+ * "deflate", ...), else "method N" written in buf. */
+const char *cli_method_name(int64_t method, char buf[32]);
+
+/* Why npyio cannot read member i (NPYIO_NPZ_READABLE is 0): static text
+ * or buf. */
+const char *cli_unreadable_reason(const cli_input *in, size_t i,
+                                  char buf[96]);
+
+/* Whether the open member i (in->reader) is shorter than its .npy
+ * header says (object arrays never are: a pickle has no declared
+ * length): 0, or 1 with the problem written to why. */
+int cli_member_too_short(cli_input *in, size_t i, char *why, size_t cap);
+
+/* The member print and dump work on: a->files[1], found as np.load finds
+ * it, opened as in->reader. Without one, or without that member, an
+ * error naming the members; returns 0 or EXIT_INVALID. */
 int cli_choose_member(const cli_args *a, cli_input *in);
-int cli_pack(const cli_args *a);
-int cli_unpack(const cli_args *a);
 
 /* Header facts as info prints them (info.c): the nine keys of the JSON
  * contract, after a comma, or text lines indented by `indent` spaces. */
@@ -207,6 +234,13 @@ void cli_json_string(FILE *out, const char *s);
 void cli_put_header_json(FILE *out, const npyio_header *h);
 void cli_put_header_text(FILE *out, const npyio_header *h, int indent);
 
-int cli_convert(const cli_args *a);
+/* ---- the commands, one file each; npyio.c calls them ---- */
+int cli_info(const cli_args *a);          /* info.c */
+int cli_validate(const cli_args *a);      /* validate.c */
+int cli_dump(const cli_args *a);          /* dump.c */
+int cli_print_command(const cli_args *a); /* print.c */
+int cli_convert(const cli_args *a);       /* convert.c */
+int cli_pack(const cli_args *a);          /* pack.c */
+int cli_unpack(const cli_args *a);        /* unpack.c */
 
 #endif

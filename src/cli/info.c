@@ -1,15 +1,19 @@
 /*
- * info.c - the header facts `npyio info` prints, for .npy files and for
- * the .npy members of archives alike: JSON (the contract scripts read)
- * or text for people. Built on the public API only.
+ * info.c - `npyio info [--json] FILE...`: the header facts of .npy files
+ * and of the .npy members of archives alike, as JSON (the contract
+ * scripts read) or text for people; an archive lists every member. Built
+ * on the public API only.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "text.h"
+
+/* ---- header facts ------------------------------------------------------- */
 
 /* NumPy's descr text: dtype.str for scalars, the list for records. */
 static char *descr_text(const npyio_dtype *dt)
@@ -116,4 +120,222 @@ void cli_put_header_text(FILE *out, const npyio_header *h, int indent)
             indent, "", npyio_dtype_itemsize(dt), indent, "",
             npyio_header_count(h), indent, "", npyio_header_nbytes(h));
     free(descr);
+}
+
+/* ---- an .npy file ------------------------------------------------------- */
+
+static void print_info(const char *name, const npyio_header *h, int json)
+{
+    if (json) {
+        fputs("{\"path\": ", stdout);
+        cli_json_string(stdout, name);
+        cli_put_header_json(stdout, h);
+        fputs("}\n", stdout);
+    } else {
+        cli_put_name(stdout, name);
+        fputs(":\n", stdout);
+        cli_put_header_text(stdout, h, 2);
+    }
+}
+
+static int info_one(const cli_args *a, cli_input *in)
+{
+    /* A short data section is an error for info too: on a seekable file
+     * the reader checked the length; a pipe is read through. */
+    if (strcmp(in->name, "-") == 0 && cli_read_through(in, 0, NULL) != 0)
+        return EXIT_INVALID;
+    print_info(in->name, npyio_reader_header(in->reader), a->json);
+    return 0;
+}
+
+/* ---- an archive --------------------------------------------------------- */
+
+/* What info says of one member. */
+typedef struct listing {
+    int64_t array;  /* 1: an .npy file; 0: not one; -1: npyio cannot tell */
+    int failed;     /* why is an error: the member is bad (exit 1) */
+    char why[1024]; /* the error, or why npyio cannot tell; "" if neither */
+} listing;
+
+static void listing_fail(listing *l, const char *why)
+{
+    l->failed = 1;
+    snprintf(l->why, sizeof l->why, "%s", why);
+}
+
+/* An .npy member: its reader opened (in->reader) and its length checked,
+ * or the error. */
+static void list_array(cli_input *in, size_t i, listing *l)
+{
+    npyio_reader_close(in->reader);
+    in->reader = NULL;
+    in->member = i;
+    if (npyio_npz_open_reader(in->npz, i, &in->reader) != NPYIO_OK)
+        listing_fail(l, cli_library_message());
+    else if (cli_member_too_short(in, i, l->why, sizeof l->why))
+        l->failed = 1;
+}
+
+/* A member the library found no .npy file in (from its first bytes):
+ * so it is, unless the library declines to read it (stored with sizes
+ * that differ, over a limit: npyio cannot tell, and says why) or it is
+ * damaged. Its bytes are checked whole (CRC-32, deflate stream), as
+ * np.load reads such a member whole: a flipped bit can garble an .npy
+ * file's magic, and then npyio cannot tell either, and says so. */
+static void list_other(cli_input *in, size_t i, listing *l)
+{
+    npyio_stream *s = NULL;
+
+    if (npyio_npz_open_member(in->npz, i, &s) != NPYIO_OK) {
+        l->array = -1;
+        snprintf(l->why, sizeof l->why, "%s", cli_library_message());
+        return;
+    }
+    npyio_stream_close(s);
+    if (npyio_npz_verify(in->npz, i) != NPYIO_OK) {
+        l->array = -1;
+        listing_fail(l, cli_library_message()); /* "... is damaged (...)" */
+    }
+}
+
+static void list_member(cli_input *in, size_t i, listing *l)
+{
+    l->array = cli_member_stat(in, i, NPYIO_NPZ_IS_ARRAY);
+    l->failed = 0;
+    l->why[0] = '\0';
+    if (cli_member_stat(in, i, NPYIO_NPZ_READABLE) != 1) {
+        char buf[96];
+
+        l->array = -1;
+        snprintf(l->why, sizeof l->why, "%s", cli_unreadable_reason(in, i, buf));
+    } else if (l->array == 1) {
+        list_array(in, i, l);
+    } else {
+        list_other(in, i, l);
+    }
+}
+
+static void member_json(FILE *out, cli_input *in, size_t i, const listing *l)
+{
+    char buf[32];
+
+    fputs("{\"name\": ", out);
+    cli_json_string(out, npyio_npz_key(in->npz, i));
+    fputs(", \"file\": ", out);
+    cli_json_string(out, npyio_npz_name(in->npz, i));
+    fputs(", \"compression\": ", out);
+    cli_json_string(out, cli_method_name(cli_member_stat(in, i, NPYIO_NPZ_METHOD), buf));
+    if (l->array != 1 || l->failed) {
+        fprintf(out, ", \"array\": %s",
+                l->array == 1 ? "true" : l->array == 0 ? "false" : "null");
+        if (l->why[0] != '\0') {
+            fputs(l->failed ? ", \"error\": " : ", \"reason\": ", out);
+            cli_json_string(out, l->why);
+        }
+        fputc('}', out);
+        return;
+    }
+    cli_put_header_json(out, npyio_reader_header(in->reader));
+    fprintf(out, ", \"member_offset\": %" PRId64 ", \"compressed_size\": %"
+                 PRId64 ", \"crc32\": %" PRId64 ", \"array\": true, "
+                 "\"aligned\": %s}",
+            cli_member_stat(in, i, NPYIO_NPZ_DATA_OFFSET),
+            cli_member_stat(in, i, NPYIO_NPZ_COMPRESSED_SIZE),
+            cli_member_stat(in, i, NPYIO_NPZ_CRC32),
+            cli_member_stat(in, i, NPYIO_NPZ_ALIGNED) == 1 ? "true" : "false");
+}
+
+/* A message in text: escaped as messages are (its backslashes may be
+ * escapes already, and stay single). */
+static void put_message(FILE *out, const char *message)
+{
+    sbuf b = {0};
+
+    text_escape(&b, message, strlen(message), 0);
+    fputs(b.nomem ? "(a message too long to show)" : b.p != NULL ? b.p : "",
+          out);
+    free(b.p);
+}
+
+static void member_text(FILE *out, cli_input *in, size_t i, const listing *l)
+{
+    char buf[96];
+
+    fprintf(out, "  member %zu: ", i);
+    cli_put_name(out, npyio_npz_name(in->npz, i));
+    fputs("\n    key             ", out);
+    cli_put_name(out, npyio_npz_key(in->npz, i));
+    fprintf(out, "\n    compression     %s\n    member offset   %" PRId64
+                 "\n    size            %" PRId64 "\n    compressed size %"
+                 PRId64 "\n    crc32           %08" PRIx64 "\n",
+            cli_method_name(cli_member_stat(in, i, NPYIO_NPZ_METHOD), buf),
+            cli_member_stat(in, i, NPYIO_NPZ_DATA_OFFSET),
+            cli_member_stat(in, i, NPYIO_NPZ_SIZE),
+            cli_member_stat(in, i, NPYIO_NPZ_COMPRESSED_SIZE),
+            cli_member_stat(in, i, NPYIO_NPZ_CRC32));
+    if (l->failed) {
+        fprintf(out, "    %s\n    error           ",
+                l->array == 1 ? "an .npy file" : "unknown content");
+        put_message(out, l->why);
+        fputc('\n', out);
+    } else if (l->array == 1) {
+        fprintf(out, "    aligned         %s\n",
+                cli_member_stat(in, i, NPYIO_NPZ_ALIGNED) == 1 ? "True" : "False");
+        cli_put_header_text(out, npyio_reader_header(in->reader), 4);
+    } else if (l->array == 0) {
+        fputs("    not an .npy file\n", out);
+    } else {
+        fputs("    unknown content: ", out);
+        put_message(out, l->why);
+        fputc('\n', out);
+    }
+}
+
+/* Every member is listed, as np.load lists them all: one that cannot be
+ * read carries its error in its entry (and on standard error) and makes
+ * the exit status 1. Everything goes to a buffer first, so that a failed
+ * write is seen. */
+static int archive_info(const cli_args *a, cli_input *in)
+{
+    size_t i, n = npyio_npz_count(in->npz), len = 0;
+    char *text = NULL;
+    FILE *out = open_memstream(&text, &len);
+    listing l;
+    int rc = 0;
+
+    if (out == NULL)
+        return cli_error(in->name, "%s", strerror(errno));
+    if (a->json) {
+        fputs("{\"path\": ", out);
+        cli_json_string(out, in->name);
+        fputs(", \"members\": [", out);
+    } else {
+        cli_put_name(out, in->name);
+        fprintf(out, ": an .npz archive of %zu member%s\n", n,
+                n == 1 ? "" : "s");
+    }
+    for (i = 0; i < n; i++) {
+        list_member(in, i, &l);
+        if (l.failed)
+            rc = cli_error(in->name, "%s", l.why);
+        if (a->json) {
+            fputs(i ? ", " : "", out);
+            member_json(out, in, i, &l);
+        } else {
+            member_text(out, in, i, &l);
+        }
+    }
+    if (a->json)
+        fputs("]}\n", out);
+    if (fclose(out) != 0)
+        rc = cli_error(in->name, "out of memory");
+    else if (fwrite(text, 1, len, stdout) != len)
+        rc = cli_error(NULL, "writing: %s", strerror(errno));
+    free(text);
+    return rc;
+}
+
+int cli_info(const cli_args *a)
+{
+    return cli_each_input(a, info_one, archive_info);
 }

@@ -3,10 +3,12 @@
  * convert .npy files from a terminal or a pipeline. Built only on the
  * public API (include/npyio.h).
  *
- * This file holds the command table, the command line and the commands
- * that only read (info, validate, dump); print.c prints values and
- * convert.c rewrites files. Exit codes: 0 success, 1 invalid, unsupported
- * or unreadable input, 2 usage errors.
+ * This file is the dispatcher: the command table with each command's
+ * help, the command line, and main. Each command is a file of its own
+ * (info.c, validate.c, dump.c, print.c, convert.c, pack.c, unpack.c),
+ * the reading commands share common.c, archive.c and input.c. Exit
+ * codes: 0 success, 1 invalid, unsupported or unreadable input, 2 usage
+ * errors.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -15,9 +17,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "pickle.h"
-#include "print.h"
-#include "text.h"
 
 #define DEFAULT_HEADER_LIMIT (1 << 20)
 #define DEFAULT_PRINT_MAX 1000 /* NumPy's print threshold */
@@ -64,253 +63,7 @@ static int usage(const command *cmd, const char *problem)
     return EXIT_USAGE;
 }
 
-/* ---- reading everything --------------------------------------------------- */
-
-/* Read all of the data in bounded chunks (for a pipe, this is how a short
- * data section is found); write each chunk to sink if given. */
-int cli_read_through(cli_input *in, uint32_t flags, FILE *sink)
-{
-    const npyio_header *h = npyio_reader_header(in->reader);
-    int reorder = (flags & NPYIO_READ_C_ORDER) &&
-                  npyio_header_fortran_order(h) && cli_layouts_differ(h);
-    size_t got = 0,
-           cap = cli_chunk_capacity(h, reorder ? CLI_REORDER_CHUNK
-                                               : CLI_CHUNK);
-    unsigned char *buf;
-    npyio_status st;
-    int rc = 0;
-
-    if (npyio_dtype_contains_objects(npyio_header_dtype(h))) {
-        if (sink == NULL)
-            return 0; /* a pickle's length is not in the header */
-        return cli_error(in->name, "the array holds Python objects (a "
-                                   "pickle), which npyio does not unpickle");
-    }
-    buf = cli_buffer(cap);
-    if (buf == NULL)
-        return cli_error(in->name, "out of memory");
-    st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got);
-    if (st == NPYIO_E_UNSUPPORTED && sink != NULL) {
-        /* Fortran data in C order from a pipe: gathering rows needs seeks. */
-        if (cli_input_make_seekable(in) != 0) {
-            free(buf);
-            return EXIT_INVALID;
-        }
-        st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got);
-    }
-    for (; st == NPYIO_OK;
-         st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got)) {
-        if (sink != NULL && fwrite(buf, 1, got, sink) != got) {
-            fprintf(stderr, "npyio: writing: %s\n", strerror(errno));
-            rc = EXIT_INVALID;
-            break;
-        }
-        if (in->progress != NULL)
-            cli_progress_update(in->progress, in->progress_done += got);
-    }
-    if (rc == 0 && st != NPYIO_END)
-        rc = cli_fail_reading(in);
-    free(buf);
-    return rc;
-}
-
-/* A second argument of print or dump is a MEMBER: the name of an array
- * in an .npz archive. An .npy file has no members. */
-static int refuse_member(const cli_args *a)
-{
-    sbuf name = {0};
-
-    if (a->nfiles < 2)
-        return 0;
-    text_escape(&name, a->files[0], strlen(a->files[0]), 1);
-    cli_error(NULL, "%s: a second argument is a MEMBER name (of an array "
-                    "in an .npz archive), and %s is an .npy file, which has "
-                    "no members", a->command,
-              name.nomem ? "FILE" : name.p != NULL ? name.p : "");
-    free(name.p);
-    return EXIT_INVALID;
-}
-
-/* ---- info ------------------------------------------------------------------ */
-
-static void print_info(const char *name, const npyio_header *h, int json)
-{
-    if (json) {
-        fputs("{\"path\": ", stdout);
-        cli_json_string(stdout, name);
-        cli_put_header_json(stdout, h);
-        fputs("}\n", stdout);
-    } else {
-        cli_put_name(stdout, name);
-        fputs(":\n", stdout);
-        cli_put_header_text(stdout, h, 2);
-    }
-}
-
-/* Run act on each FILE in turn; exit 1 if it failed for any of them. */
-static int each_input(const cli_args *a,
-                      int (*act)(const cli_args *a, cli_input *in),
-                      int (*archive_act)(const cli_args *a, cli_input *in))
-{
-    int i, rc = 0;
-
-    for (i = 0; i < a->nfiles; i++) {
-        cli_input in;
-
-        if (cli_open_input(a->files[i], a->options, &in) != 0) {
-            rc = EXIT_INVALID;
-            continue;
-        }
-        if (in.npz != NULL ? archive_act(a, &in) != 0 : act(a, &in) != 0)
-            rc = EXIT_INVALID;
-        cli_close_input(&in);
-    }
-    return rc;
-}
-
-/* Run act on the one FILE, whose output goes to stdout. */
-static int one_input(const cli_args *a,
-                     int (*act)(const cli_args *a, cli_input *in))
-{
-    cli_input in;
-    int rc = cli_open_input(a->files[0], a->options, &in);
-
-    if (rc != 0)
-        return rc;
-    rc = in.npz != NULL ? cli_choose_member(a, &in) : refuse_member(a);
-    if (rc == 0)
-        rc = act(a, &in);
-    cli_close_input(&in);
-    if (fflush(stdout) != 0 && rc == 0) {
-        fprintf(stderr, "npyio: writing: %s\n", strerror(errno));
-        rc = EXIT_INVALID;
-    }
-    return rc;
-}
-
-static int info_one(const cli_args *a, cli_input *in)
-{
-    /* A short data section is an error for info too: on a seekable file
-     * the reader checked the length; a pipe is read through. */
-    if (strcmp(in->name, "-") == 0 && cli_read_through(in, 0, NULL) != 0)
-        return EXIT_INVALID;
-    print_info(in->name, npyio_reader_header(in->reader), a->json);
-    return 0;
-}
-
-static int cmd_info(const cli_args *a)
-{
-    return each_input(a, info_one, cli_archive_info);
-}
-
-/* ---- validate, dump, print --------------------------------------------------- */
-
-/* An object array's data must be one whole pickle: walk its opcodes
- * (pickle.c), streamed through a bounded buffer, never run. */
-int cli_check_pickle(cli_input *in)
-{
-    const npyio_header *h = npyio_reader_header(in->reader);
-    uint64_t data_at = (uint64_t)in->start +
-                       (uint64_t)npyio_header_data_offset(h),
-             at;
-    unsigned char *buf = malloc(CLI_CHUNK);
-    size_t got = 0;
-    pk_walk w;
-    int rc;
-
-    if (buf == NULL)
-        return cli_error(in->name, "out of memory");
-    pk_walk_init(&w);
-    rc = cli_input_seek_data(in);
-    while (rc == 0 &&
-           (rc = cli_input_read_raw(in, buf, CLI_CHUNK, &got)) == 0 &&
-           got > 0 && pk_walk_feed(&w, buf, got) == 0)
-        ;
-    free(buf);
-    if (rc != 0 || pk_walk_end(&w) == 0)
-        return rc;
-    at = pk_walk_error_pos(&w);
-    if (at == UINT64_MAX)
-        return cli_error(in->name, "%s", w.message);
-    return cli_error(in->name, "pickle byte %" PRIu64 " (file byte %" PRIu64
-                               "): %s", at, data_at + at, w.message);
-}
-
-static int validate_one(const cli_args *a, cli_input *in)
-{
-    int rc;
-
-    cli_progress bar;
-
-    (void)a;
-    if (npyio_dtype_contains_objects(
-            npyio_header_dtype(npyio_reader_header(in->reader)))) {
-        rc = cli_check_pickle(in);
-    } else {
-        cli_progress_attach(in, &bar, "validating", (uint64_t)
-                            npyio_header_nbytes(npyio_reader_header(in->reader)));
-        rc = cli_read_through(in, 0, NULL);
-        cli_progress_detach(in);
-    }
-    if (rc != 0)
-        return EXIT_INVALID;
-    cli_put_name(stdout, in->name);
-    fputs(": valid\n", stdout);
-    return 0;
-}
-
-static int cmd_validate(const cli_args *a)
-{
-    return each_input(a, validate_one, cli_archive_validate);
-}
-
-/* Data whose stored bytes are what dump writes: native values in C
- * order. */
-static int stored_as_dumped(const npyio_header *h)
-{
-    const npyio_dtype *dt = npyio_header_dtype(h);
-
-    return !npyio_dtype_contains_objects(dt) && npyio_dtype_is_native(dt) &&
-           (!npyio_header_fortran_order(h) || !cli_layouts_differ(h));
-}
-
-static int dump_one(const cli_args *a, cli_input *in)
-{
-    cli_progress bar;
-    int rc;
-
-    (void)a;
-    if (stored_as_dumped(npyio_reader_header(in->reader))) {
-        /* A plain copy, done by the kernel where it can (no buffer). */
-        if (fflush(stdout) != 0)
-            return cli_error(NULL, "writing: %s", strerror(errno));
-        rc = cli_input_copy_data(in, fileno(stdout));
-        if (rc != CLI_COPY_ELSEWHERE)
-            return rc;
-    }
-    cli_progress_attach(in, &bar, "dumping", (uint64_t)npyio_header_nbytes(
-                                                  npyio_reader_header(in->reader)));
-    rc = cli_read_through(in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);
-    cli_progress_detach(in);
-    return rc;
-}
-
-static int cmd_dump(const cli_args *a)
-{
-    return one_input(a, dump_one);
-}
-
-static int print_one(const cli_args *a, cli_input *in)
-{
-    return cli_print(in->reader, in->name, a->max, stdout);
-}
-
-static int cmd_print(const cli_args *a)
-{
-    return one_input(a, print_one);
-}
-
-/* ---- the command table --------------------------------------------------------- */
+/* ---- the command table -------------------------------------------------- */
 
 #define MEMBER_HELP                                                           \
     "  MEMBER                for an .npz archive FILE, the array to use,\n"    \
@@ -362,7 +115,7 @@ static const command commands[] = {
      "                        listed: one that cannot be read (a bad header,\n"
      "                        damage) has error instead, and exit is 1\n"
      UNTRUSTED_HELP,
-     OPT_JSON | OPT_UNTRUSTED, 1, -1, cmd_info},
+     OPT_JSON | OPT_UNTRUSTED, 1, -1, cli_info},
     {"print", "usage: npyio print [--max N] FILE [MEMBER]",
      "Print the values as NumPy's repr() does: records as tuples, and only\n"
      "the first and last three along each axis, with ..., beyond N elements.\n"
@@ -373,7 +126,7 @@ static const command commands[] = {
      "  --max N               summarise arrays of more than N elements\n"
      "                        (default 1000, NumPy's threshold)\n"
      UNTRUSTED_HELP,
-     OPT_MAX | OPT_UNTRUSTED, 1, 2, cmd_print},
+     OPT_MAX | OPT_UNTRUSTED, 1, 2, cli_print_command},
     {"dump", "usage: npyio dump FILE [MEMBER]",
      "Write the data to standard output: exactly the header's data bytes, in\n"
      "C order and this host's byte order (every record field, through nested\n"
@@ -383,7 +136,7 @@ static const command commands[] = {
      "\n"
      MEMBER_HELP
      UNTRUSTED_HELP,
-     OPT_UNTRUSTED, 1, 2, cmd_dump},
+     OPT_UNTRUSTED, 1, 2, cli_dump},
     {"validate", "usage: npyio validate FILE...",
      "Check each file entirely, header and data length, as the reader does;\n"
      "exit 0 only if every file is valid. Old forms NumPy still loads are\n"
@@ -399,7 +152,7 @@ static const command commands[] = {
      "makes the archive invalid, named as such.\n"
      "\n"
      UNTRUSTED_HELP,
-     OPT_UNTRUSTED, 1, -1, cmd_validate},
+     OPT_UNTRUSTED, 1, -1, cli_validate},
     {"convert", "usage: npyio convert [--order C|F] [--byteorder ORDER] "
                 "[--no-sync] IN OUT",
      "Rewrite the .npy file IN as OUT, byte for byte as np.save writes the\n"
@@ -491,7 +244,7 @@ static void print_command_help(const command *cmd)
            common_help);
 }
 
-/* ---- the command line ----------------------------------------------------------- */
+/* ---- the command line --------------------------------------------------- */
 
 /* An option's value: "--name=value" or "--name value"; NULL if argv[*i]
  * is another option. "--name" as the last word has the value "", which

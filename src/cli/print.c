@@ -47,7 +47,7 @@
 /* SHOW_MAX_WORK, elements + brackets formatted, is in format.h */
 #define CHUNK_BYTES ((size_t)4 << 20)
 
-/* ---- which elements are shown, and gathering them --------------------------- */
+/* ---- which elements are shown, and gathering them ----------------------- */
 
 /* The shown part of the array: per axis, whether it is summarised and how
  * many indices are kept; the kept elements in C order. */
@@ -217,7 +217,7 @@ done:
     return rc;
 }
 
-/* ---- layout ------------------------------------------------------------------ */
+/* ---- layout ------------------------------------------------------------- */
 
 /* The text being written: whole output in out (flushed as it grows), the
  * current wrapped line in line, one element in word. col is the width of
@@ -432,4 +432,17 @@ done:
     free(s.kstride);
     free(s.data);
     return rc;
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+static int print_one(const cli_args *a, cli_input *in)
+{
+    return cli_print(in->reader, in->name, a->max, stdout);
+}
+
+/* `npyio print FILE [MEMBER]`: one array, an .npy file or a member. */
+int cli_print_command(const cli_args *a)
+{
+    return cli_one_input(a, print_one);
 }

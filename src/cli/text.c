@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../printable.h"
 #include "text.h"
 
 /* ---- growable text ------------------------------------------------------ */
@@ -113,33 +114,14 @@ size_t text_width(const char *s, size_t n)
 
 /* ---- Python reprs of text ---------------------------------------------- */
 
-/* The library's generated table of the code points above U+00FF that
- * str.isprintable() rejects (cmake/gen_unicode_table.py). The tool uses
- * only the public API; this is shared data, compiled in, not a call into
- * the library's internals, and keeps one table to regenerate. */
-#include "../unicode_table.h"
-
-/* Python's str.isprintable() of one code point: the Latin-1 rule, then a
- * binary search of the generated ranges. */
+/* Python's str.isprintable() of one code point: the library's module
+ * (src/printable.c), linked into the tool on its own as the static
+ * npyio_printable archive. The tool uses only the public API otherwise;
+ * this keeps one table and one search, so that the tool and the
+ * library's messages escape the same characters. */
 int text_printable(uint32_t c)
 {
-    size_t lo = 0, hi = sizeof nonprintable_ranges /
-                        sizeof nonprintable_ranges[0];
-
-    if (c < 0x100)
-        return !(c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0xA0) ||
-                 c == 0xAD);
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (c < nonprintable_ranges[mid][0])
-            hi = mid;
-        else if (c > nonprintable_ranges[mid][1])
-            lo = mid + 1;
-        else
-            return 0;
-    }
-    return c <= 0x10FFFF;
+    return npyio__printable(c);
 }
 
 size_t text_utf8_next(const unsigned char *s, size_t n, uint32_t *cp)

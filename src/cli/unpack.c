@@ -29,14 +29,6 @@
 
 /* ---- names ------------------------------------------------------------------------ */
 
-static int64_t stat_of(const cli_input *in, size_t i, npyio_npz_field field)
-{
-    int64_t v = -1;
-
-    npyio_npz_stat(in->npz, i, field, &v);
-    return v;
-}
-
 /* Why a member's name may not be used under DIR, or NULL. Every member:
  * nothing may point outside; members to be written: also no empty or
  * "." component (a file needs a plain path). */
@@ -44,7 +36,7 @@ static const char *unsafe_name(const cli_input *in, size_t i, int written)
 {
     const char *name = npyio_npz_name(in->npz, i), *p = name;
 
-    if (stat_of(in, i, NPYIO_NPZ_NAME_CUT) == 1)
+    if (cli_member_stat(in, i, NPYIO_NPZ_NAME_CUT) == 1)
         return "its stored name holds a NUL byte";
     if (name[0] == '/')
         return "its name is an absolute path";
@@ -334,7 +326,7 @@ static int plan(cli_input *in, signed char *what, uint64_t *total)
         return cli_error(NULL, "out of memory");
     *total = 0;
     for (i = 0; i < n && rc == 0; i++) {
-        int64_t is_array = stat_of(in, i, NPYIO_NPZ_IS_ARRAY);
+        int64_t is_array = cli_member_stat(in, i, NPYIO_NPZ_IS_ARRAY);
         const char *why = unsafe_name(in, i, is_array == 1);
 
         what[i] = (signed char)is_array;
@@ -343,7 +335,7 @@ static int plan(cli_input *in, signed char *what, uint64_t *total)
                            cli_member_label(in, i), why);
         } else if (is_array == 1) {
             names[k++] = npyio_npz_name(in->npz, i);
-            *total += (uint64_t)stat_of(in, i, NPYIO_NPZ_SIZE);
+            *total += (uint64_t)cli_member_stat(in, i, NPYIO_NPZ_SIZE);
         }
     }
     if (rc == 0)

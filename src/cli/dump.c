@@ -1,0 +1,46 @@
+/*
+ * dump.c - `npyio dump FILE [MEMBER]`: the data section to standard
+ * output, in C order and this host's byte order. Built on the public API
+ * only.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Data whose stored bytes are what dump writes: native values in C
+ * order. */
+static int stored_as_dumped(const npyio_header *h)
+{
+    const npyio_dtype *dt = npyio_header_dtype(h);
+
+    return !npyio_dtype_contains_objects(dt) && npyio_dtype_is_native(dt) &&
+           (!npyio_header_fortran_order(h) || !cli_layouts_differ(h));
+}
+
+static int dump_one(const cli_args *a, cli_input *in)
+{
+    cli_progress bar;
+    int rc;
+
+    (void)a;
+    if (stored_as_dumped(npyio_reader_header(in->reader))) {
+        /* A plain copy, done by the kernel where it can (no buffer). */
+        if (fflush(stdout) != 0)
+            return cli_error(NULL, "writing: %s", strerror(errno));
+        rc = cli_input_copy_data(in, fileno(stdout));
+        if (rc != CLI_COPY_ELSEWHERE)
+            return rc;
+    }
+    cli_progress_attach(in, &bar, "dumping", (uint64_t)npyio_header_nbytes(
+                                                  npyio_reader_header(in->reader)));
+    rc = cli_read_through(in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);
+    cli_progress_detach(in);
+    return rc;
+}
+
+int cli_dump(const cli_args *a)
+{
+    return cli_one_input(a, dump_one);
+}
