@@ -75,18 +75,19 @@ them, then re-reads everything and checks it against NumPy.
 import io
 import math
 import os
-import struct
 import sys
 import warnings
 
 import numpy as np
 from numpy.lib import format as npf
 
+import npgen
+from npgen import preamble
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "arrays")
 MANIFEST = os.path.join(OUT_DIR, "manifest.tsv")
 
-MAGIC = b"\x93NUMPY"
 MAX_TOTAL_BYTES = 300 * 1024  # the whole directory, to keep the repo small
 
 MANIFEST_COLUMNS = ["name", "file", "fortran", "ndim", "shape", "itemsize",
@@ -174,17 +175,6 @@ def masked_dtype(dtype, order):
 
 def is_long_double(leaf):
     return leaf.kind in "fc" and leaf.type in (np.longdouble, np.clongdouble)
-
-
-def check_host():
-    """The .npy files hold long double bytes; they are only the same on
-    every run if long double is x87 80-bit extended in 16 bytes (x86_64),
-    as on the reference host.  Anything else would write other bytes."""
-    info = np.finfo(np.longdouble)
-    if (np.dtype(np.longdouble).itemsize != 16 or info.nmant != 63
-            or sys.byteorder != "little"):
-        sys.exit("gen_arrays.py: needs x86_64 (little-endian, 80-bit long "
-                 "double in 16 bytes) to reproduce the reference bytes")
 
 
 # Bytes 10..15 of an x87 long double (as stored little-endian) are unused.
@@ -439,18 +429,6 @@ def expected_bins(case, fortran):
 # Writing
 # ---------------------------------------------------------------------------
 
-def preamble(buf):
-    """Return (major, hlen, data_offset) from the first bytes of a .npy."""
-    assert buf[:6] == MAGIC, buf[:10]
-    major, minor = buf[6], buf[7]
-    assert minor == 0 and major in (1, 2, 3)
-    if major == 1:
-        (hlen,) = struct.unpack("<H", buf[8:10])
-        return major, hlen, 10 + hlen
-    (hlen,) = struct.unpack("<I", buf[8:12])
-    return major, hlen, 12 + hlen
-
-
 def read_header(data):
     """(shape, fortran_order, dtype, data_offset) as np.load reads them."""
     fp = io.BytesIO(data)
@@ -462,11 +440,7 @@ def read_header(data):
 
 
 def write_all(cases):
-    os.makedirs(OUT_DIR, exist_ok=True)
-    # Remove earlier output so renamed cases do not linger.
-    for fn in os.listdir(OUT_DIR):
-        if fn.endswith((".npy", ".bin", ".tsv")):
-            os.remove(os.path.join(OUT_DIR, fn))
+    npgen.clean_dir(OUT_DIR, (".npy", ".bin", ".tsv"))
 
     names = [c.name for c in cases]
     assert len({n.lower() for n in names}) == len(names), "duplicate name"
@@ -495,27 +469,13 @@ def write_all(cases):
             math.prod(shape) * case.arr.dtype.itemsize, offset,
             int(has_object)])
 
-    with open(MANIFEST, "w", encoding="utf-8", newline="\n") as f:
-        f.write("#" + "\t".join(MANIFEST_COLUMNS) + "\n")
-        for row in rows:
-            f.write("\t".join(str(v) for v in row) + "\n")
+    npgen.write_tsv(MANIFEST, MANIFEST_COLUMNS, rows)
 
 
 # ---------------------------------------------------------------------------
 # Self-check: re-read the written files and compare them with NumPy by
 # routes independent of the code that wrote them.
 # ---------------------------------------------------------------------------
-
-def read_manifest():
-    with open(MANIFEST, encoding="utf-8", newline="\n") as f:
-        lines = f.read().split("\n")
-    assert lines[0] == "#" + "\t".join(MANIFEST_COLUMNS), lines[0]
-    assert lines[-1] == ""
-    rows = [line.split("\t") for line in lines[1:-1]]
-    for r in rows:
-        assert len(r) == len(MANIFEST_COLUMNS), r
-    return [dict(zip(MANIFEST_COLUMNS, r)) for r in rows]
-
 
 def same_values(x, y):
     """x and y hold the same values field by field (their dtypes may differ
@@ -638,7 +598,7 @@ def check_case(case, row):
 
 
 def check_all(cases):
-    rows = read_manifest()
+    rows = npgen.read_tsv(MANIFEST, MANIFEST_COLUMNS)
     assert [r["name"] for r in rows] == [c.name for c in cases]
     expected = {"manifest.tsv"}
     for case, row in zip(cases, rows):
@@ -657,7 +617,7 @@ def check_all(cases):
 
 
 def main():
-    check_host()
+    npgen.check_host("gen_arrays.py")
     print("NumPy %s, Python %s" % (np.__version__, sys.version.split()[0]))
     cases = make_cases()
     write_all(cases)

@@ -40,6 +40,9 @@ import numpy as np
 import numpy.core._internal as internal
 from numpy.lib import format as npf
 
+import npgen
+from npgen import MAGIC, canonical_header, numpy_read, preamble
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "headers")
 VALID_DIR = os.path.join(OUT_DIR, "valid")
@@ -47,8 +50,6 @@ MANIFEST = os.path.join(VALID_DIR, "manifest.tsv")
 DTYPE_TSV = os.path.join(OUT_DIR, "dtype_strings.tsv")
 COMMA_TSV = os.path.join(OUT_DIR, "comma_strings.tsv")
 SIZES_TSV = os.path.join(OUT_DIR, "sizes.tsv")
-
-MAGIC = b"\x93NUMPY"
 
 MANIFEST_COLUMNS = [
     "name", "file", "version", "hlen", "data_offset", "descr", "kind",
@@ -75,7 +76,7 @@ DT_UNIT_NAMES = {"Y": "year", "M": "month", "W": "week", "D": "day",
                  "h": "hour", "m": "minute"}
 
 
-class Case:
+class Case(npgen.HeaderCase):
     """One valid/ header.
 
     origin is 'save' (bytes written by NumPy with version=None, so the file is
@@ -85,28 +86,10 @@ class Case:
     check against NumPy's actual reading catches mistakes in this script.
     """
 
-    def __init__(self, name, data, origin, expect):
-        self.name = name
-        self.data = data
-        self.origin = origin
-        self.expect = expect
-
 
 # ---------------------------------------------------------------------------
 # Low-level helpers
 # ---------------------------------------------------------------------------
-
-def preamble(buf):
-    """Return (major, hlen, data_offset) from the first bytes of a .npy."""
-    assert buf[:6] == MAGIC, buf[:10]
-    major, minor = buf[6], buf[7]
-    assert minor == 0 and major in (1, 2, 3)
-    if major == 1:
-        (hlen,) = struct.unpack("<H", buf[8:10])
-        return major, hlen, 10 + hlen
-    (hlen,) = struct.unpack("<I", buf[8:12])
-    return major, hlen, 12 + hlen
-
 
 def frame(body, major):
     """Wrap raw header text bytes (dict + padding + newline, whatever the
@@ -116,19 +99,6 @@ def frame(body, major):
     else:
         length = struct.pack("<I", len(body))
     return MAGIC + bytes([major, 0]) + length + body
-
-
-def numpy_read(hdr):
-    """Parse header bytes exactly as np.load does (read_magic +
-    _read_array_header).  Returns (major, shape, fortran_order, dtype) and
-    insists that NumPy consumed every byte (so data_offset == len(hdr))."""
-    fp = io.BytesIO(hdr)
-    version = npf.read_magic(fp)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # 1.24 must load these silently
-        shape, fortran, dtype = npf._read_array_header(fp, version)
-    assert fp.tell() == len(hdr), "NumPy did not consume the whole header"
-    return version[0], shape, fortran, dtype
 
 
 def header_from_save(arr, version=None):
@@ -160,16 +130,6 @@ def header_from_dict(descr, fortran, shape, version=None):
     d = {"descr": descr, "fortran_order": fortran, "shape": tuple(shape)}
     npf._write_array_header(buf, d, version)
     return buf.getvalue()
-
-
-def canonical_header(dtype, shape, fortran):
-    """What np.save (version=None) writes for an array of this dtype, shape
-    and order. np.save writes fortran_order True only for an array that is
-    F-contiguous and not C-contiguous; an F-ordered array is also
-    C-contiguous when it is empty or has at most one dimension above 1."""
-    if sum(1 for d in shape if d > 1) <= 1 or 0 in shape:
-        fortran = False
-    return header_from_dict(npf.dtype_to_descr(dtype), fortran, shape, None)
 
 
 # ---------------------------------------------------------------------------
@@ -477,11 +437,7 @@ def manifest_row(case, canonical_file):
 
 def write_valid(cases):
     """Write the .hdr files, canonical companions and manifest.tsv."""
-    os.makedirs(VALID_DIR, exist_ok=True)
-    # Remove stale output of earlier runs so renamed cases do not linger.
-    for fn in os.listdir(VALID_DIR):
-        if fn.endswith(".hdr") or fn == "manifest.tsv":
-            os.remove(os.path.join(VALID_DIR, fn))
+    npgen.clean_dir(VALID_DIR, (".hdr", "manifest.tsv"))
 
     names = [c.name for c in cases]
     assert len({n.lower() for n in names}) == len(names), "duplicate name"
@@ -505,10 +461,7 @@ def write_valid(cases):
             n_canon += 1
         rows.append(manifest_row(case, canon_file))
 
-    with open(MANIFEST, "w", encoding="ascii", newline="\n") as f:
-        f.write("#" + "\t".join(MANIFEST_COLUMNS) + "\n")
-        for row in rows:
-            f.write("\t".join(str(v) for v in row) + "\n")
+    npgen.write_tsv(MANIFEST, MANIFEST_COLUMNS, rows, encoding="ascii")
     return n_canon
 
 
@@ -599,10 +552,7 @@ def write_dtype_strings():
     rows = [dtype_row(s) for s in dtype_inputs()]
     for row in rows:
         assert "\t" not in row[0] and "\n" not in row[0]
-    with open(DTYPE_TSV, "w", encoding="ascii", newline="\n") as f:
-        f.write("#" + "\t".join(DTYPE_COLUMNS) + "\n")
-        for row in rows:
-            f.write("\t".join(str(v) for v in row) + "\n")
+    npgen.write_tsv(DTYPE_TSV, DTYPE_COLUMNS, rows, encoding="ascii")
     return rows
 
 
@@ -833,10 +783,7 @@ def comma_row(s):
 
 def write_comma_strings():
     rows = [comma_row(s) for s in comma_inputs()]
-    with open(COMMA_TSV, "w", encoding="utf-8", newline="\n") as f:
-        f.write("#" + "\t".join(COMMA_COLUMNS) + "\n")
-        for row in rows:
-            f.write("\t".join(str(v) for v in row) + "\n")
+    npgen.write_tsv(COMMA_TSV, COMMA_COLUMNS, rows)
     return rows
 
 
@@ -935,10 +882,7 @@ def write_sizes():
         assert bool(loads) == size_rule(descr, shape), (descr, shape, error)
         rows.append([descr, repr(tuple(shape)), loads,
                      "-" if loads else size_needle(descr, shape), error])
-    with open(SIZES_TSV, "w", encoding="ascii", newline="\n") as f:
-        f.write("#" + "\t".join(SIZES_COLUMNS) + "\n")
-        for row in rows:
-            f.write("\t".join(str(v) for v in row) + "\n")
+    npgen.write_tsv(SIZES_TSV, SIZES_COLUMNS, rows, encoding="ascii")
     return rows
 
 
@@ -947,19 +891,8 @@ def write_sizes():
 # with NumPy.
 # ---------------------------------------------------------------------------
 
-def read_tsv(path, columns):
-    with open(path, encoding="ascii", newline="\n") as f:
-        lines = f.read().split("\n")
-    assert lines[0] == "#" + "\t".join(columns), lines[0]
-    assert lines[-1] == ""
-    rows = [line.split("\t") for line in lines[1:-1]]
-    for r in rows:
-        assert len(r) == len(columns), r
-    return [dict(zip(columns, r)) for r in rows]
-
-
 def check_valid():
-    rows = read_tsv(MANIFEST, MANIFEST_COLUMNS)
+    rows = npgen.read_tsv(MANIFEST, MANIFEST_COLUMNS, encoding="ascii")
     files = set(os.listdir(VALID_DIR))
     expected_files = {"manifest.tsv"}
     for r in rows:
@@ -1015,7 +948,7 @@ def check_valid():
 
 
 def check_dtype_strings():
-    rows = read_tsv(DTYPE_TSV, DTYPE_COLUMNS)
+    rows = npgen.read_tsv(DTYPE_TSV, DTYPE_COLUMNS, encoding="ascii")
     inputs = dtype_inputs()
     assert [r["input"] for r in rows] == inputs
     for r in rows:
@@ -1047,7 +980,7 @@ def check_comma_answers(s, dt, accepted, descr, itemsize, inconsistent):
 
 
 def check_comma_strings():
-    rows = read_tsv(COMMA_TSV, COMMA_COLUMNS)
+    rows = npgen.read_tsv(COMMA_TSV, COMMA_COLUMNS, encoding="ascii")
     assert [bytes.fromhex(r["input_hex"]).decode("utf-8") for r in rows] \
         == comma_inputs()
     here = "<" if sys.byteorder == "little" else ">"
@@ -1077,7 +1010,7 @@ def check_comma_strings():
 
 
 def check_sizes():
-    rows = read_tsv(SIZES_TSV, SIZES_COLUMNS)
+    rows = npgen.read_tsv(SIZES_TSV, SIZES_COLUMNS, encoding="ascii")
     assert [(r["descr"], r["shape"]) for r in rows] == \
         [(d, repr(tuple(s))) for d, s in size_probes()]
     for r in rows:

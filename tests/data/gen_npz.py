@@ -148,12 +148,14 @@ import zlib
 import numpy as np
 from numpy.lib import format as npf
 
+import npgen
+from npgen import MAGIC
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARRAYS_DIR = os.path.join(HERE, "arrays")
 OUT_DIR = os.path.join(HERE, "npz")
 BAD_DIR = os.path.join(OUT_DIR, "bad")
 
-MAGIC = b"\x93NUMPY"
 MAX_TOTAL_BYTES = 1_500_000  # everything under npz/, to keep the repo small
 MAX_SECONDS = 20
 
@@ -182,19 +184,6 @@ CASES = [
     "i4le_0d", "rec24_0d", "i4be_empty", "f8le_3x0_f",
     "object_mixed",
 ]
-
-
-def check_host():
-    """Same host check as gen_arrays.py: the arrays corpus holds long double
-    bytes, and NumPy's savez layout (force_zip64 local extras, pickle
-    protocol of object arrays) is that of NumPy 1.24."""
-    info = np.finfo(np.longdouble)
-    if (np.dtype(np.longdouble).itemsize != 16 or info.nmant != 63
-            or sys.byteorder != "little"):
-        sys.exit("gen_npz.py: needs x86_64 (little-endian, 80-bit long "
-                 "double in 16 bytes) to reproduce the reference bytes")
-    if not np.__version__.startswith("1.24."):
-        sys.exit("gen_npz.py: needs NumPy 1.24 (found %s)" % np.__version__)
 
 
 # ---------------------------------------------------------------------------
@@ -993,11 +982,7 @@ def make_bad():
         full = "%s; Python 3.11: %s" % (what, text)
         assert not any(c in full for c in "\t\n"), full
         rows.append([name, stage, index, status, full])
-    with open(os.path.join(BAD_DIR, "manifest.tsv"), "w", encoding="utf-8",
-              newline="\n") as f:
-        f.write("#" + "\t".join(BAD_COLUMNS) + "\n")
-        for r in rows:
-            f.write("\t".join(str(v) for v in r) + "\n")
+    npgen.write_tsv(os.path.join(BAD_DIR, "manifest.tsv"), BAD_COLUMNS, rows)
     return rows
 
 
@@ -1005,7 +990,10 @@ def make_bad():
 
 def main():
     t0 = time.monotonic()
-    check_host()
+    # The arrays corpus holds long double bytes, and NumPy's savez layout
+    # (force_zip64 local extras, pickle protocol of object arrays) is that
+    # of NumPy 1.24.
+    npgen.check_host("gen_npz.py", "1.24.")
     print("NumPy %s, Python %s, zlib %s" % (
         np.__version__, sys.version.split()[0], zlib.ZLIB_RUNTIME_VERSION))
     corpus, by_bytes = read_arrays_corpus()
@@ -1024,17 +1012,14 @@ def main():
     facts = {name: describe_archive(name, by_bytes) for name in order}
     check_valid_specifics(facts, corpus)
 
-    with open(os.path.join(OUT_DIR, "manifest.tsv"), "w", encoding="utf-8",
-              newline="\n") as f:
-        f.write("#" + "\t".join(MANIFEST_COLUMNS) + "\n")
-        for name in order:
-            rows, bins, _, _ = facts[name]
-            for r in rows:
-                f.write("\t".join(str(r[c]) for c in MANIFEST_COLUMNS)
-                        + "\n")
-            for idx, data in sorted(bins.items()):
-                write_file(os.path.join(OUT_DIR, "%s.%d.bin" % (name, idx)),
-                           data)
+    manifest = []
+    for name in order:
+        rows, bins, _, _ = facts[name]
+        manifest += [[r[c] for c in MANIFEST_COLUMNS] for r in rows]
+        for idx, data in sorted(bins.items()):
+            write_file(os.path.join(OUT_DIR, "%s.%d.bin" % (name, idx)), data)
+    npgen.write_tsv(os.path.join(OUT_DIR, "manifest.tsv"), MANIFEST_COLUMNS,
+                    manifest)
 
     bad = make_bad()
 

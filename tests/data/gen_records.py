@@ -93,13 +93,14 @@ import warnings
 import numpy as np
 from numpy.lib import format as npf
 
+import npgen
+from npgen import MAGIC, canonical_header, preamble, read_tsv, write_tsv
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 VALID_DIR = os.path.join(HERE, "records", "valid")
 MANIFEST = os.path.join(VALID_DIR, "manifest.tsv")
 FIELDS = os.path.join(VALID_DIR, "fields.tsv")
 SWAPS = os.path.join(VALID_DIR, "swaps.tsv")
-
-MAGIC = b"\x93NUMPY"
 
 MANIFEST_COLUMNS = [
     "name", "file", "version", "hlen", "data_offset", "descr", "itemsize",
@@ -120,7 +121,7 @@ VERSION_WARNINGS = {
 }
 
 
-class Case:
+class Case(npgen.HeaderCase):
     """One header of valid/.
 
     origin: 'save', 'dict', 'legacy', 'toplevel' or 'toplevel_string' (see
@@ -131,28 +132,10 @@ class Case:
     'toplevel' cases it is (base descr, folded shape, fortran).
     """
 
-    def __init__(self, name, data, origin, expect):
-        self.name = name
-        self.data = data
-        self.origin = origin
-        self.expect = expect
-
 
 # ---------------------------------------------------------------------------
 # Low-level helpers
 # ---------------------------------------------------------------------------
-
-def preamble(buf):
-    """Return (major, hlen, data_offset) from the first bytes of a .npy."""
-    assert buf[:6] == MAGIC, buf[:10]
-    major, minor = buf[6], buf[7]
-    assert minor == 0 and major in (1, 2, 3)
-    if major == 1:
-        (hlen,) = struct.unpack("<H", buf[8:10])
-        return major, hlen, 10 + hlen
-    (hlen,) = struct.unpack("<I", buf[8:12])
-    return major, hlen, 12 + hlen
-
 
 def header_text(hdr):
     """The header text (dict + padding), decoded as NumPy decodes it."""
@@ -179,21 +162,11 @@ def descr_source(hdr):
 
 
 def numpy_read(hdr):
-    """Parse header bytes as np.load does (read_magic + _read_array_header).
-
-    Returns (major, shape, fortran_order, dtype) and insists that NumPy
-    consumed every byte (so data_offset == len(hdr)).  max_header_size is
-    raised to the header's length: np.load's default limit (10000
-    characters) refuses the header of the thousands-of-fields case that
-    NumPy itself wrote, and allow_pickle=True would lift it the same way."""
-    fp = io.BytesIO(hdr)
-    version = npf.read_magic(fp)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # 1.24 must read these silently
-        shape, fortran, dtype = npf._read_array_header(
-            fp, version, max_header_size=len(hdr))
-    assert fp.tell() == len(hdr), "NumPy did not consume the whole header"
-    return version[0], shape, fortran, dtype
+    """npgen.numpy_read with max_header_size raised to the header's length:
+    np.load's default limit (10000 characters) refuses the header of the
+    thousands-of-fields case that NumPy itself wrote, and allow_pickle=True
+    would lift it the same way."""
+    return npgen.numpy_read(hdr, max_header_size=len(hdr))
 
 
 def quiet_write(write, major):
@@ -233,23 +206,6 @@ def header_from_dict(descr, fortran, shape, major=1):
     data = buf.getvalue()
     assert preamble(data)[0] == major
     return data
-
-
-def canonical_header(dtype, shape, fortran):
-    """What np.save (version=None) writes for an array of this dtype, shape
-    and order.  np.save writes fortran_order True only for an array that is
-    F-contiguous and not C-contiguous; an F-ordered array is also
-    C-contiguous when it is empty or has at most one dimension above 1."""
-    if sum(1 for d in shape if d > 1) <= 1 or 0 in shape:
-        fortran = False
-    buf = io.BytesIO()
-    d = {"descr": npf.dtype_to_descr(dtype), "fortran_order": fortran,
-         "shape": tuple(shape)}
-    with warnings.catch_warnings():
-        # The v2/v3 warning is expected here; header_from_* checked it.
-        warnings.simplefilter("ignore")
-        npf._write_array_header(buf, d, None)
-    return buf.getvalue()
 
 
 def fold_toplevel(dtype, shape):
@@ -675,20 +631,9 @@ def manifest_row(case, canonical_file):
     ]
 
 
-def write_tsv(path, columns, rows):
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write("#" + "\t".join(columns) + "\n")
-        for row in rows:
-            f.write("\t".join(str(v) for v in row) + "\n")
-
-
 def write_valid(cases):
     """Write the .hdr files, canonical companions and the three .tsv."""
-    os.makedirs(VALID_DIR, exist_ok=True)
-    # Remove stale output of earlier runs so renamed cases do not linger.
-    for fn in os.listdir(VALID_DIR):
-        if fn.endswith(".hdr") or fn.endswith(".tsv"):
-            os.remove(os.path.join(VALID_DIR, fn))
+    npgen.clean_dir(VALID_DIR, (".hdr", ".tsv"))
 
     names = [c.name for c in cases]
     assert len({n.lower() for n in names}) == len(names), "duplicate name"
@@ -729,17 +674,6 @@ def write_valid(cases):
 # Self-check: re-read the written files the way a C test would, and compare
 # with NumPy by routes independent of the code that wrote them.
 # ---------------------------------------------------------------------------
-
-def read_tsv(path, columns):
-    with open(path, encoding="utf-8", newline="\n") as f:
-        lines = f.read().split("\n")
-    assert lines[0] == "#" + "\t".join(columns), lines[0]
-    assert lines[-1] == ""
-    rows = [line.split("\t") for line in lines[1:-1]]
-    for r in rows:
-        assert len(r) == len(columns), r
-    return [dict(zip(columns, r)) for r in rows]
-
 
 def masked_dtype(dtype, order):
     """dtype with the same layout in which every scalar leaf whose byte

@@ -43,6 +43,8 @@ import subprocess
 import sys
 import tempfile
 
+from tally import Tally
+
 try:
     import numpy as np
     import numpy.lib.format as npf
@@ -520,15 +522,8 @@ def main():
     ap.add_argument("--tool", required=True)
     ap.add_argument("--data", required=True)
     args = ap.parse_args()
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        if ok:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL", what)
+    tally = Tally()
+    check = tally.check
 
     def run(*words, stdin=None):
         return subprocess.run([args.tool] + list(words), capture_output=True,
@@ -663,8 +658,7 @@ def main():
         check_names(check, run, tmp)
         check_member(check, run, tmp)
         check_print_more(check, run, tmp)
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+    return tally.summary()
 
 
 if __name__ == "__main__":

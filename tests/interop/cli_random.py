@@ -11,8 +11,8 @@ bytes overwritten, and one in ten is cut short. Every command runs on it
 (info --json, print with several --max, dump, validate, convert with a
 random order and byte order). Any exit status other than 0 or 1, a
 sanitizer report, or an exit 1 without an "npyio: " message is a failure;
-the failing file is kept in DIR. Prints "N passed, M failed"; exits 77
-without NumPy. Deterministic for a given seed.
+the failing file is kept in DIR. Prints the seed and "N passed, M
+failed"; exits 77 without NumPy. Deterministic for a given seed.
 """
 import argparse
 import io
@@ -21,6 +21,8 @@ import random
 import subprocess
 import sys
 import warnings
+
+from tally import Tally
 
 try:
     import numpy as np
@@ -72,7 +74,7 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     path = os.path.join(args.workdir, "case.npy")
     out = os.path.join(args.workdir, "out.npy")
-    passed = failed = 0
+    tally = Tally()
     for k in range(args.count):
         data = random_file(rng, draw)
         if data is None:
@@ -90,18 +92,16 @@ def main():
             bad = (r.returncode not in (0, 1) or "Sanitizer" in err or
                    "runtime error" in err or
                    (r.returncode == 1 and not err.startswith("npyio: ")))
-            if not bad:
-                passed += 1
-                continue
-            failed += 1
             keep = os.path.join(args.workdir, "failed_%d_%d.npy"
                                 % (args.seed, k))
-            with open(keep, "wb") as f:
-                f.write(data)
-            print("FAIL %s: exit %d, kept %s\n%s"
-                  % (" ".join(words[:-1]), r.returncode, keep, err[:800]))
-    print("%d passed, %d failed (seed %d)" % (passed, failed, args.seed))
-    return 0 if failed == 0 else 1
+            if bad:
+                with open(keep, "wb") as f:
+                    f.write(data)
+            tally.check(not bad, "%s: exit %d, kept %s\n%s"
+                        % (" ".join(words[:-1]), r.returncode, keep,
+                           err[:800]))
+    print("seed %d" % args.seed)
+    return tally.summary()
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ import subprocess
 import sys
 import time
 
+from tally import Tally
+
 try:
     import numpy as np
     import numpy.lib.format as npf
@@ -50,15 +52,8 @@ def main():
     ap.add_argument("--trials", type=int, default=200)
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        if ok:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL", what)
+    tally = Tally()
+    check = tally.check
 
     def tool(*words):
         return subprocess.run([args.tool] + [str(w) for w in words]).returncode
@@ -159,8 +154,7 @@ def main():
             ok = False
         check(ok, "killed appender left a loadable prefix in " + f)
     print("crash trials: %d files, %d had rows" % (len(files), grown))
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+    return tally.summary()
 
 
 if __name__ == "__main__":

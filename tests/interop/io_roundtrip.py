@@ -48,6 +48,8 @@ import os
 import subprocess
 import sys
 
+from tally import Tally
+
 try:
     import numpy as np
     from numpy.lib import format as npf
@@ -396,9 +398,8 @@ def remove(path):
         os.remove(path)
 
 
-def check_case(tool, workdir, name, arr, failures):
-    """Run the 6 checks of one case; append a line per failure.  Returns
-    the number of checks."""
+def check_case(tool, workdir, name, arr, check):
+    """Run the 6 checks of one case, each through check(ok, what)."""
     path = os.path.join(workdir, name + ".npy")
     np.save(path, arr, allow_pickle=False)
     stored, fortran = data_section(path)
@@ -413,8 +414,7 @@ def check_case(tool, workdir, name, arr, failures):
         err = run_tool(tool, ["read", path, str(flags), out])
         if err is None and read_output(out) != want[flags]:
             err = first_difference(read_output(out), want[flags], itemsize)
-        if err is not None:
-            failures.append("FAIL %s read flags=%d: %s" % (name, flags, err))
+        check(err is None, "%s read flags=%d: %s" % (name, flags, err))
 
     copy = os.path.join(workdir, name + ".copy.npy")
     remove(copy)
@@ -422,22 +422,20 @@ def check_case(tool, workdir, name, arr, failures):
     copied = read_output(copy)
     if err is None and copied is None:
         err = "no output file"
-    if err is not None:
-        failures.append("FAIL %s copy bytes: %s" % (name, err))
-        failures.append("FAIL %s copy load: not checked (copy failed)"
-                        % name)
-        return 6
+    if not check(err is None, "%s copy bytes: %s" % (name, err)):
+        check(False, "%s copy load: not checked (copy failed)" % name)
+        return
     with open(path, "rb") as f:
         original = f.read()
-    if copied != original:
-        failures.append("FAIL %s copy bytes: %s" % (name, first_difference(
-            copied, original, 1)))
+    same = copied == original
+    check(same, "%s copy bytes: %s" % (
+        name, "" if same else first_difference(copied, original, 1)))
     try:
         back = np.load(copy)
     except Exception as e:  # anything NumPy refuses is a failure
-        failures.append("FAIL %s copy load: np.load: %s: %s"
-                        % (name, type(e).__name__, e))
-        return 6
+        check(False, "%s copy load: np.load: %s: %s"
+              % (name, type(e).__name__, e))
+        return
     problems = []
     if back.dtype != loaded.dtype:
         problems.append("dtype %s, want %s" % (back.dtype, loaded.dtype))
@@ -448,9 +446,7 @@ def check_case(tool, workdir, name, arr, failures):
         problems.append("f_contiguous %s, want %s"
                         % (back.flags.f_contiguous,
                            loaded.flags.f_contiguous))
-    if problems:
-        failures.append("FAIL %s copy load: %s" % (name, "; ".join(problems)))
-    return 6
+    check(not problems, "%s copy load: %s" % (name, "; ".join(problems)))
 
 
 def main():
@@ -472,14 +468,10 @@ def main():
           % (args.seed, len(cases), np.__version__, sys.byteorder))
     sys.stdout.flush()
 
-    failures = []
-    checks = 0
+    tally = Tally()
     for name, arr in cases:
-        checks += check_case(args.tool, args.workdir, name, arr, failures)
-    for line in failures:
-        print(line)
-    print("%d passed, %d failed" % (checks - len(failures), len(failures)))
-    return 0 if not failures else 1
+        check_case(args.tool, args.workdir, name, arr, tally.check)
+    return tally.summary()
 
 
 if __name__ == "__main__":

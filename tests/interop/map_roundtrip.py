@@ -14,6 +14,8 @@ import os
 import subprocess
 import sys
 
+from tally import Tally
+
 try:
     import numpy as np
 except ImportError:
@@ -27,15 +29,8 @@ def main():
     ap.add_argument("--workdir", required=True)
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        if ok:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL", what)
+    tally = Tally()
+    check = tally.check
 
     made = os.path.join(args.workdir, "created.npy")
     r = subprocess.run([args.tool, "create", made, "1000", "1000"])
@@ -52,8 +47,7 @@ def main():
     r = subprocess.run([args.tool, "negate", saved])
     check(r.returncode == 0, "io_tool negate")
     check(np.array_equal(np.load(saved), -b), "NumPy sees the mapped change")
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+    return tally.summary()
 
 
 if __name__ == "__main__":

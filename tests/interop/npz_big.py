@@ -20,6 +20,8 @@ import subprocess
 import sys
 import zipfile
 
+from tally import Tally
+
 try:
     import numpy as np
     from numpy.lib import format as npformat
@@ -74,15 +76,8 @@ def main():
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        if ok:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL", what)
+    tally = Tally()
+    check = tally.check
 
     # 1. over 4 GiB
     n = (9 << 29)  # 4.5 GiB
@@ -146,8 +141,7 @@ def main():
                        capture_output=True, text=True)
     check(r.returncode == 1 and "NPYIO_LIMIT_NPZ_MEMBERS" in r.stderr,
           "untrusted refuses 70,000 members: " + r.stderr)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return tally.summary()
 
 
 if __name__ == "__main__":

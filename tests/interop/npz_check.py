@@ -24,6 +24,8 @@ import subprocess
 import sys
 import zipfile
 
+from tally import Tally
+
 try:
     import numpy as np
 except ImportError:
@@ -72,15 +74,8 @@ def main():
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        if ok:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL", what)
+    tally = Tally()
+    check = tally.check
 
     data = arrays()
     specs = []
@@ -195,8 +190,7 @@ def main():
                     check(f.read() == zf.read(info), name + ": bytes of " +
                           info.filename)
                 check(l[2] == "1", name + ": is an array " + info.filename)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return tally.summary()
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from tally import Tally
+
 try:
     import numpy as np
 except ImportError:
@@ -161,15 +163,8 @@ def main():
     ap.add_argument("--tool", required=True)
     ap.add_argument("--data", required=True)
     args = ap.parse_args()
-    passed = failed = 0
-
-    def check(ok, what):
-        nonlocal passed, failed
-        if ok:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL", what)
+    tally = Tally()
+    check = tally.check
 
     def run(*words, stdin=None):
         return subprocess.run([args.tool] + list(words), capture_output=True,
@@ -254,8 +249,7 @@ def main():
         check(r.returncode == 1 and r.stderr.startswith(b"npyio: "),
               "print %s: exit %d %s" % (name, r.returncode, r.stderr[:200]))
 
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return tally.summary()
 
 
 if __name__ == "__main__":

@@ -14,19 +14,8 @@
 
 #include "testutil.h"
 #include "testdata.h"
+#include "arrays.h"
 #include "hostile.h"
-
-enum { A_NAME, A_FILE, A_FORTRAN, A_NDIM, A_SHAPE, A_ITEMSIZE, A_NBYTES,
-       A_OFFSET, A_OBJECT, A_COLUMNS };
-
-static unsigned char *array_file(const char *name, const char *suffix,
-                                 size_t *len)
-{
-    char rel[256];
-
-    snprintf(rel, sizeof rel, "arrays/%s%s", name, suffix);
-    return read_data_file(rel, len);
-}
 
 /* ---- a hostile stream over memory ---------------------------------------------- */
 
@@ -82,20 +71,9 @@ static void close_reader(npyio_reader *reader, npyio_stream *s)
 static unsigned char *expected(const tsv_row *r, const unsigned char *file,
                                unsigned flags, size_t *len)
 {
-    static const char *const suffix[2][4] = {
-        {NULL, ".le.bin", ".c.bin", ".c_le.bin"},
-        {NULL, ".be.bin", ".c.bin", ".c_be.bin"}};
-    size_t nbytes = (size_t)atoll(r->field[A_NBYTES]);
-    unsigned char *copy;
-
-    if (flags == 0) { /* as stored */
-        copy = malloc(nbytes + 1);
-        memcpy(copy, file + atoll(r->field[A_OFFSET]), nbytes);
-        *len = nbytes;
-        return copy;
-    }
-    return array_file(r->field[A_NAME],
-                      suffix[host_order() == '>'][flags], len);
+    return array_expected(r->field[A_NAME], file,
+                          (size_t)atoll(r->field[A_OFFSET]),
+                          (size_t)atoll(r->field[A_NBYTES]), flags, len);
 }
 
 static void check_reads(const tsv_row *r)
@@ -108,8 +86,7 @@ static void check_reads(const tsv_row *r)
     unsigned flags;
     int back;
 
-    snprintf(path, sizeof path, "%s/arrays/%s.npy", NPYIO_TEST_DATA_DIR,
-             r->field[A_NAME]);
+    array_path(path, sizeof path, r->field[A_NAME]);
     for (back = 0; back < BACK_COUNT; back++)
         for (flags = 0; flags < 4; flags++) {
             hostile h;
@@ -170,8 +147,7 @@ static void check_write(const tsv_row *r)
     npyio_free(out);
     assert_ok(npyio_stream_close(s));
     if (strcmp(r->field[A_OBJECT], "0") == 0) {
-        snprintf(path, sizeof path, "/tmp/npyio-arrays-%ld.npy",
-                 (long)getpid());
+        array_scratch_path(path, sizeof path, "arrays");
         assert_ok(npyio_save(path, h, file + offset,
                              (size_t)npyio_header_nbytes(h), 0, NULL));
         f = fopen(path, "rb");
@@ -246,7 +222,7 @@ static void test_numpy_arrays(void **state)
     size_t i;
 
     (void)state;
-    tsv_load("arrays/manifest.tsv", &t);
+    arrays_manifest(&t);
     assert_true(t.count >= 40);
     for (i = 0; i < t.count; i++) {
         const tsv_row *r = &t.rows[i];

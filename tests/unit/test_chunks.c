@@ -13,20 +13,9 @@
 
 #include "testutil.h"
 #include "testdata.h"
+#include "arrays.h"
 #include "hostile.h"
 #include "header.h"
-
-enum { A_NAME, A_FILE, A_FORTRAN, A_NDIM, A_SHAPE, A_ITEMSIZE, A_NBYTES,
-       A_OFFSET, A_OBJECT, A_COLUMNS };
-
-static unsigned char *array_file(const char *name, const char *suffix,
-                                 size_t *len)
-{
-    char rel[256];
-
-    snprintf(rel, sizeof rel, "arrays/%s%s", name, suffix);
-    return read_data_file(rel, len);
-}
 
 /* ---- streams ---------------------------------------------------------------- */
 
@@ -65,19 +54,11 @@ typedef struct array_case {
 /* NumPy's bytes for a whole read with these flags on this host. */
 static unsigned char *expected(const array_case *a, unsigned flags)
 {
-    static const char *const suffix[2][4] = {
-        {NULL, ".le.bin", ".c.bin", ".c_le.bin"},
-        {NULL, ".be.bin", ".c.bin", ".c_be.bin"}};
-    unsigned char *copy;
     size_t n;
+    unsigned char *copy = array_expected(a->row->field[A_NAME], a->file,
+                                         a->header->data_offset, a->nbytes,
+                                         flags, &n);
 
-    if (flags == 0) {
-        copy = malloc(a->nbytes + 1);
-        memcpy(copy, a->file + a->header->data_offset, a->nbytes);
-        return copy;
-    }
-    copy = array_file(a->row->field[A_NAME],
-                      suffix[host_order() == '>'][flags], &n);
     assert_int_equal(n, a->nbytes);
     return copy;
 }
@@ -182,7 +163,7 @@ static void test_chunked_reads(void **state)
     size_t i;
 
     (void)state;
-    tsv_load("arrays/manifest.tsv", &t);
+    arrays_manifest(&t);
     for (i = 0; i < t.count; i++) {
         array_case a;
         unsigned flags;
@@ -251,7 +232,7 @@ static void test_row_ranges(void **state)
     size_t i;
 
     (void)state;
-    tsv_load("arrays/manifest.tsv", &t);
+    arrays_manifest(&t);
     for (i = 0; i < t.count; i++) {
         array_case a;
         unsigned flags;
@@ -315,7 +296,7 @@ static void test_maps(void **state)
     size_t i;
 
     (void)state;
-    tsv_load("arrays/manifest.tsv", &t);
+    arrays_manifest(&t);
     for (i = 0; i < t.count; i++) {
         const tsv_row *r = &t.rows[i];
         char path[512];
@@ -324,8 +305,7 @@ static void test_maps(void **state)
         size_t offset = (size_t)atoll(r->field[A_OFFSET]);
         npyio_map *m = NULL;
 
-        snprintf(path, sizeof path, "%s/arrays/%s.npy", NPYIO_TEST_DATA_DIR,
-                 r->field[A_NAME]);
+        array_path(path, sizeof path, r->field[A_NAME]);
         if (strcmp(r->field[A_OBJECT], "0") != 0) {
             assert_status(npyio_map_open(path, 0, NULL, &m),
                           NPYIO_E_UNSUPPORTED);
@@ -359,7 +339,7 @@ static void test_map_write_and_create(void **state)
     size_t k;
 
     (void)state;
-    snprintf(path, sizeof path, "/tmp/npyio-map-%ld.npy", (long)getpid());
+    array_scratch_path(path, sizeof path, "map");
     f = fopen(path, "wb");
     assert_int_equal(fwrite(file, 1, len, f), len);
     fclose(f);
