@@ -17,6 +17,7 @@ typedef struct npyio__mem {
     npyio_allocator ops; /* all members filled in; realloc may be NULL */
     void *user;
     uint64_t max_alloc; /* NPYIO_LIMIT_ALLOC_BYTES */
+    npyio__faults faults; /* the tests' OS faults (internal.h); none: NULL */
 } npyio__mem;
 
 

@@ -45,6 +45,18 @@
 #define NPYIO__BLOCK_ALIGN ((size_t)64)
 #define NPYIO__MEDIUM_THRESHOLD ((size_t)64 << 10)
 
+/*
+ * Fault injection, for the tests only: a hook an npyio_options carries
+ * (npyio__options_set_faults, unexported) into every handle made with it
+ * and every OS call made for them (platform.c asks it first, by the
+ * call's name: "read", "write", "fsync", "rename", ...). No hook in
+ * production: fn is NULL.
+ */
+typedef struct npyio__faults {
+    int (*fn)(void *ctx, const char *call);
+    void *ctx;
+} npyio__faults;
+
 /* The deepest nesting of dtypes (records in records, subarrays of
  * subarrays) the library builds; code that walks dtypes recurses at most
  * this deep. NPYIO_LIMIT_DEPTH cannot be set above it. */

@@ -203,8 +203,8 @@ static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
     if (st == NPYIO_OK)
         st = npyio__writer_check(header, flags, where);
     if (st == NPYIO_OK)
-        st = npyio__npz_names_new(&npz->names, &npz->mem, key, ".npy", where,
-                               &name);
+        st = npyio__npz_names_new(&npz->names, &npz->mem, key, ".npy",
+                                  where, &name);
     if (st == NPYIO_OK)
         st = npyio__npz_entry_open(npz, name, header, level, flags, false,
                                 where, &s);
@@ -338,14 +338,15 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
                          where);
     /* The key first: a refused key reads nothing from the stream. */
     if (st == NPYIO_OK)
-        st = npyio__npz_names_new(&npz->names, &npz->mem, key, ".npy", where,
-                               &name);
+        st = npyio__npz_names_new(&npz->names, &npz->mem, key, ".npy",
+                                  where, &name);
     if (st == NPYIO_OK)
         st = read_npy_head(npz, from, where, &buf, &cap, &have, &h);
     if (st != NPYIO_OK)
         npyio__free(name);
     else
-        st = npyio__npz_entry_open(npz, name, NULL, level, 0, false, where, &s);
+        st = npyio__npz_entry_open(npz, name, NULL, level, 0, false, where,
+                                   &s);
     if (st == NPYIO_OK)
         st = copy_npy_bytes(s, from, buf, have, cap, &total);
     need = h != NULL ? (uint64_t)npyio_header_data_offset(h) +
@@ -437,8 +438,8 @@ static npyio_status npz_copy_body(npyio_npz_writer *npz, npyio_npz *src,
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: %s: only unencrypted "
                            "stored or deflated members are copied", where,
                            label);
-    st = key != NULL ? npyio__npz_names_new(&npz->names, &npz->mem, key, ".npy", where,
-                               &name)
+    st = key != NULL ? npyio__npz_names_new(&npz->names, &npz->mem, key,
+                                            ".npy", where, &name)
                      : npyio__npz_names_new(&npz->names, &npz->mem,
                                             se->name, "", where, &name);
     if (st == NPYIO_OK)

@@ -21,6 +21,7 @@ struct npyio_options {
     int64_t limits[LIMIT_END];
     npyio_allocator allocator;
     void *allocator_user;
+    npyio__faults faults; /* the tests' only */
 };
 
 static const int64_t default_limits[LIMIT_END] = {
@@ -55,6 +56,8 @@ static void set_defaults(npyio_options *options, bool in_block)
     memcpy(options->limits, default_limits, sizeof options->limits);
     options->allocator = npyio__default_allocator;
     options->allocator_user = NULL;
+    options->faults.fn = NULL;
+    options->faults.ctx = NULL;
 }
 
 static bool known_limit(npyio_limit which)
@@ -125,6 +128,7 @@ npyio_status npyio__options_copy_in(const npyio__mem *mem,
         memcpy((*out)->limits, from->limits, sizeof from->limits);
         (*out)->allocator = from->allocator;
         (*out)->allocator_user = from->allocator_user;
+        (*out)->faults = from->faults;
     }
     return st;
 }
@@ -222,6 +226,20 @@ void npyio__mem_init(npyio__mem *mem, const npyio_options *options)
     mem->ops = options->allocator;
     mem->user = options->allocator_user;
     mem->max_alloc = (uint64_t)options->limits[NPYIO_LIMIT_ALLOC_BYTES];
+    mem->faults = options->faults;
+}
+
+const npyio__faults *npyio__options_faults(const npyio_options *options)
+{
+    return options != NULL ? &options->faults : NULL;
+}
+
+void npyio__options_set_faults(npyio_options *options,
+                               int (*fn)(void *ctx, const char *call),
+                               void *ctx)
+{
+    options->faults.fn = fn;
+    options->faults.ctx = ctx;
 }
 
 int64_t npyio__limit(const npyio_options *options, npyio_limit which)

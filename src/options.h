@@ -26,6 +26,16 @@ npyio_status npyio__options_copy_in(const npyio__mem *mem,
                                     const npyio_options *from,
                                     npyio_options **out);
 
+/* The tests' OS fault hook options carry (internal.h), or NULL: for OS
+ * calls made on the caller's behalf before a handle holds a copy. */
+const npyio__faults *npyio__options_faults(const npyio_options *options);
+
+/* Make options carry a fault hook for the tests (NULL fn: none). Not
+ * exported; production code never sets one. */
+void npyio__options_set_faults(npyio_options *options,
+                               int (*fn)(void *ctx, const char *call),
+                               void *ctx);
+
 /* Fetch a limit without the public call's argument checks; `options` may be
  * NULL (defaults). `which` must be a known limit. */
 int64_t npyio__limit(const npyio_options *options, npyio_limit which);

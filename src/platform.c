@@ -77,15 +77,14 @@ void npyio__sys_free(void *user, void *ptr, size_t size)
 
 /* ---- fault injection, for the tests ----------------------------------------- */
 
-npyio__fault_fn npyio__fault_hook;
-
-int npyio__faulted(const char *call, size_t *count)
+int npyio__faulted(const npyio__faults *faults, const char *call,
+                   size_t *count)
 {
     int f;
 
-    if (npyio__fault_hook == NULL)
+    if (faults == NULL || faults->fn == NULL)
         return 0;
-    f = npyio__fault_hook(call);
+    f = faults->fn(faults->ctx, call);
     if (f == NPYIO__FAULT_SHORT) {
         if (count != NULL && *count > 1)
             *count = 1;
@@ -130,12 +129,13 @@ npyio_status npyio__status_of_errno(int err)
     }
 }
 
-npyio_status npyio__open_path(const char *path, int flags, unsigned mode,
-                              const char *where, int *fd)
+npyio_status npyio__open_path(const npyio__faults *faults, const char *path,
+                              int flags, unsigned mode, const char *where,
+                              int *fd)
 {
     int err;
 
-    *fd = npyio__fd_open(path, flags, mode);
+    *fd = npyio__fd_open(faults, path, flags, mode);
     if (*fd >= 0)
         return NPYIO_OK;
     err = errno;
@@ -146,7 +146,8 @@ npyio_status npyio__open_path(const char *path, int flags, unsigned mode,
 
 /* ---- descriptors ----------------------------------------------------------- */
 
-int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got)
+int npyio__fd_read(const npyio__faults *faults, int fd, void *buf, size_t cap,
+                   size_t *got)
 {
     ssize_t n;
 
@@ -156,7 +157,7 @@ int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got)
     do {
         size_t ask = cap;
 
-        n = npyio__faulted("read", &ask) ? -1 : read(fd, buf, ask);
+        n = npyio__faulted(faults, "read", &ask) ? -1 : read(fd, buf, ask);
     } while (n < 0 && errno == EINTR);
     if (n < 0)
         return npyio__os_fail("read", errno);
@@ -164,8 +165,8 @@ int npyio__fd_read(int fd, void *buf, size_t cap, size_t *got)
     return 0;
 }
 
-int npyio__fd_pread(int fd, void *buf, size_t cap, int64_t offset,
-                    size_t *got)
+int npyio__fd_pread(const npyio__faults *faults, int fd, void *buf, size_t cap,
+                    int64_t offset, size_t *got)
 {
     ssize_t n;
 
@@ -174,7 +175,7 @@ int npyio__fd_pread(int fd, void *buf, size_t cap, int64_t offset,
     do {
         size_t ask = cap;
 
-        n = npyio__faulted("pread", &ask) ? -1
+        n = npyio__faulted(faults, "pread", &ask) ? -1
                                           : pread(fd, buf, ask, (off_t)offset);
     } while (n < 0 && errno == EINTR);
     if (n < 0) {
@@ -221,7 +222,8 @@ static void guard_end(pipe_guard *g, bool got_epipe)
     pthread_sigmask(SIG_SETMASK, &g->saved, NULL);
 }
 
-int npyio__fd_write_file(int fd, const void *buf, size_t len, size_t *put)
+int npyio__fd_write_file(const npyio__faults *faults, int fd, const void *buf,
+                         size_t len, size_t *put)
 {
     ssize_t n;
 
@@ -230,7 +232,7 @@ int npyio__fd_write_file(int fd, const void *buf, size_t len, size_t *put)
     do {
         size_t ask = len;
 
-        n = npyio__faulted("write", &ask) ? -1 : write(fd, buf, ask);
+        n = npyio__faulted(faults, "write", &ask) ? -1 : write(fd, buf, ask);
     } while (n < 0 && errno == EINTR);
     if (n < 0)
         return npyio__os_fail("write", errno);
@@ -238,7 +240,8 @@ int npyio__fd_write_file(int fd, const void *buf, size_t len, size_t *put)
     return 0;
 }
 
-int npyio__fd_write(int fd, const void *buf, size_t len, size_t *put)
+int npyio__fd_write(const npyio__faults *faults, int fd, const void *buf,
+                    size_t len, size_t *put)
 {
     pipe_guard guard;
     ssize_t n;
@@ -250,7 +253,7 @@ int npyio__fd_write(int fd, const void *buf, size_t len, size_t *put)
     do {
         size_t ask = len;
 
-        n = npyio__faulted("write", &ask) ? -1 : write(fd, buf, ask);
+        n = npyio__faulted(faults, "write", &ask) ? -1 : write(fd, buf, ask);
     } while (n < 0 && errno == EINTR);
     err = errno;
     guard_end(&guard, n < 0 && err == EPIPE);
@@ -267,13 +270,14 @@ static int whence_of(int whence)
                                       : SEEK_END;
 }
 
-int npyio__fd_seek(int fd, int64_t offset, int whence, int64_t *pos)
+int npyio__fd_seek(const npyio__faults *faults, int fd, int64_t offset,
+                   int whence, int64_t *pos)
 {
     off_t at;
 
     if ((int64_t)(off_t)offset != offset)
         return npyio__os_fail("seek", EOVERFLOW);
-    at = npyio__faulted("lseek", NULL)
+    at = npyio__faulted(faults, "lseek", NULL)
              ? -1
              : lseek(fd, (off_t)offset, whence_of(whence));
     if (at < 0)
@@ -305,11 +309,11 @@ void npyio__fd_probe(int fd, bool just_opened, bool *seekable,
     *regular = *regular && *seekable;
 }
 
-int npyio__fd_close(int fd)
+int npyio__fd_close(const npyio__faults *faults, int fd)
 {
     /* POSIX leaves the descriptor's state after EINTR unspecified; on
      * Linux it is closed, so never retry (that could close another). */
-    if (npyio__faulted("close", NULL) && errno != EINTR) {
+    if (npyio__faulted(faults, "close", NULL) && errno != EINTR) {
         int err = errno;
 
         close(fd); /* the descriptor goes anyway, as after a real failure */
@@ -320,12 +324,12 @@ int npyio__fd_close(int fd)
     return 0;
 }
 
-int npyio__fd_sync(int fd)
+int npyio__fd_sync(const npyio__faults *faults, int fd)
 {
     int r;
 
     do
-        r = npyio__faulted("fsync", NULL) ? -1 : fsync(fd);
+        r = npyio__faulted(faults, "fsync", NULL) ? -1 : fsync(fd);
     while (r != 0 && errno == EINTR);
     /* Directories on some file systems refuse fsync: nothing to sync. */
     if (r != 0 && errno != EINVAL && errno != EROFS)
@@ -333,12 +337,13 @@ int npyio__fd_sync(int fd)
     return 0;
 }
 
-int npyio__fd_open(const char *path, int flags, unsigned mode)
+int npyio__fd_open(const npyio__faults *faults, const char *path, int flags,
+                   unsigned mode)
 {
     int fd;
 
     do
-        fd = npyio__faulted("open", NULL)
+        fd = npyio__faulted(faults, "open", NULL)
                  ? -1
                  : open(path, flags | O_CLOEXEC, (mode_t)mode);
     while (fd < 0 && errno == EINTR);
@@ -381,7 +386,7 @@ static int file_write_through_fd(FILE *f, int fd, const void *buf, size_t len,
     if (fflush(f) != 0)
         return npyio__os_fail("fflush (buffered bytes may have been lost)",
                               errno);
-    if (npyio__fd_write(fd, buf, len, put) != 0)
+    if (npyio__fd_write(NULL, fd, buf, len, put) != 0)
         return -1;
     /* Seekable: tell stdio where the descriptor now is (a pipe has no
      * position to keep in step). */
@@ -434,10 +439,10 @@ int npyio__file_flush(FILE *f)
 
 /* ---- unnamed files ----------------------------------------------------------- */
 
-int npyio__fd_open_unnamed(const char *dir)
+int npyio__fd_open_unnamed(const npyio__faults *faults, const char *dir)
 {
 #if defined(O_TMPFILE)
-    return npyio__fd_open(dir, O_TMPFILE | O_RDWR, 0666);
+    return npyio__fd_open(faults, dir, O_TMPFILE | O_RDWR, 0666);
 #else
     (void)dir;
     errno = EOPNOTSUPP;
@@ -454,7 +459,8 @@ int npyio__fd_open_unnamed(const char *dir)
  */
 static atomic_int empty_path_links; /* 0 unknown, 1 allowed, -1 not */
 
-int npyio__fd_link_unnamed(int fd, const char *name)
+int npyio__fd_link_unnamed(const npyio__faults *faults, int fd,
+                           const char *name)
 {
 #if defined(O_TMPFILE)
     char proc[64];
@@ -462,7 +468,7 @@ int npyio__fd_link_unnamed(int fd, const char *name)
                                        memory_order_relaxed);
     int err = 0;
 
-    if (npyio__faulted("linkat", NULL)) {
+    if (npyio__faulted(faults, "linkat", NULL)) {
         err = errno;
         goto failed;
     }
@@ -501,19 +507,21 @@ failed:
 
 /* ---- sizes, space and locks ---------------------------------------------------- */
 
-int npyio__fd_truncate(int fd, int64_t size)
+int npyio__fd_truncate(const npyio__faults *faults, int fd, int64_t size)
 {
     int r;
 
     if ((int64_t)(off_t)size != size)
         return npyio__os_fail("ftruncate", EOVERFLOW);
     do
-        r = npyio__faulted("ftruncate", NULL) ? -1 : ftruncate(fd, (off_t)size);
+        r = npyio__faulted(faults, "ftruncate", NULL)
+                ? -1
+                : ftruncate(fd, (off_t)size);
     while (r != 0 && errno == EINTR);
     return r == 0 ? 0 : npyio__os_fail("ftruncate", errno);
 }
 
-int npyio__fd_reserve(int fd, int64_t size)
+int npyio__fd_reserve(const npyio__faults *faults, int fd, int64_t size)
 {
     int err;
 
@@ -523,7 +531,7 @@ int npyio__fd_reserve(int fd, int64_t size)
         return 0;
     /* posix_fallocate returns the error rather than setting errno. */
     do
-        err = npyio__faulted("posix_fallocate", NULL)
+        err = npyio__faulted(faults, "posix_fallocate", NULL)
                   ? errno
                   : posix_fallocate(fd, 0, (off_t)size);
     while (err == EINTR);
@@ -593,7 +601,8 @@ bool npyio__fd_is_path(int fd, const char *path)
 
 /* ---- positional I/O ----------------------------------------------------------- */
 
-int npyio__fd_pwrite_all(int fd, const void *buf, size_t len, int64_t offset)
+int npyio__fd_pwrite_all(const npyio__faults *faults, int fd, const void *buf,
+                         size_t len, int64_t offset)
 {
     const unsigned char *p = buf;
     pipe_guard guard;
@@ -602,7 +611,7 @@ int npyio__fd_pwrite_all(int fd, const void *buf, size_t len, int64_t offset)
     guard_begin(&guard);
     while (len > 0) {
         size_t step = len > (size_t)0x40000000 ? (size_t)0x40000000 : len;
-        ssize_t n = npyio__faulted("pwrite", &step)
+        ssize_t n = npyio__faulted(faults, "pwrite", &step)
                         ? -1
                         : pwrite(fd, p, step, (off_t)offset);
 
@@ -620,8 +629,8 @@ int npyio__fd_pwrite_all(int fd, const void *buf, size_t len, int64_t offset)
     return err ? npyio__os_fail("pwrite", err) : 0;
 }
 
-int npyio__fd_pread_all(int fd, void *buf, size_t len, int64_t offset,
-                        size_t *got)
+int npyio__fd_pread_all(const npyio__faults *faults, int fd, void *buf,
+                        size_t len, int64_t offset, size_t *got)
 {
     unsigned char *p = buf;
     size_t done = 0;
@@ -629,7 +638,7 @@ int npyio__fd_pread_all(int fd, void *buf, size_t len, int64_t offset,
     while (done < len) {
         size_t step = len - done > (size_t)0x40000000 ? (size_t)0x40000000
                                                      : len - done;
-        ssize_t n = npyio__faulted("pread", &step)
+        ssize_t n = npyio__faulted(faults, "pread", &step)
                         ? -1
                         : pread(fd, p + done, step,
                                 (off_t)(offset + (int64_t)done));
@@ -651,12 +660,12 @@ int npyio__fd_pread_all(int fd, void *buf, size_t len, int64_t offset,
     return 0;
 }
 
-int npyio__fd_datasync(int fd)
+int npyio__fd_datasync(const npyio__faults *faults, int fd)
 {
     int r;
 
     do
-        r = npyio__faulted("fdatasync", NULL) ? -1 : fdatasync(fd);
+        r = npyio__faulted(faults, "fdatasync", NULL) ? -1 : fdatasync(fd);
     while (r != 0 && errno == EINTR);
     if (r != 0 && errno != EINVAL && errno != EROFS)
         return npyio__os_fail("fdatasync", errno);
@@ -673,6 +682,127 @@ int npyio__fd_size(int fd, int64_t *size)
     return 0;
 }
 
+/* ---- names in the file system ------------------------------------------------- */
+
+static void info_of(const struct stat *s, npyio__file_info *info)
+{
+    info->kind = S_ISREG(s->st_mode)   ? NPYIO__FILE_REGULAR
+                 : S_ISDIR(s->st_mode) ? NPYIO__FILE_DIRECTORY
+                 : S_ISLNK(s->st_mode) ? NPYIO__FILE_LINK
+                                       : NPYIO__FILE_OTHER;
+    info->device = (uint64_t)s->st_dev;
+    info->inode = (uint64_t)s->st_ino;
+    info->uid = (unsigned long)s->st_uid;
+    info->gid = (unsigned long)s->st_gid;
+    info->mode = (unsigned)(s->st_mode & 07777);
+    info->sticky_shared = (s->st_mode & S_ISVTX) && (s->st_mode & S_IWOTH);
+}
+
+int npyio__path_info(const char *path, bool follow, npyio__file_info *info)
+{
+    struct stat s;
+
+    if ((follow ? stat(path, &s) : lstat(path, &s)) != 0)
+        return -1;
+    info_of(&s, info);
+    return 0;
+}
+
+int npyio__fd_info(int fd, npyio__file_info *info)
+{
+    struct stat s;
+
+    if (fstat(fd, &s) != 0)
+        return -1;
+    info_of(&s, info);
+    return 0;
+}
+
+unsigned long npyio__user_id(void)
+{
+    return (unsigned long)geteuid();
+}
+
+int npyio__read_link(const char *path, char *buf, size_t cap, size_t *len)
+{
+    ssize_t n = readlink(path, buf, cap - 1);
+
+    if (n < 0)
+        return npyio__os_fail(path, errno);
+    buf[n] = '\0';
+    *len = (size_t)n;
+    return 0;
+}
+
+int npyio__path_remove(const char *path)
+{
+    return unlink(path);
+}
+
+int npyio__path_rename(const npyio__faults *faults, const char *from,
+                       const char *to)
+{
+    if (npyio__faulted(faults, "rename", NULL) || rename(from, to) != 0)
+        return npyio__os_fail("rename", errno);
+    return 0;
+}
+
+int npyio__fd_chown(int fd, unsigned long uid, unsigned long gid)
+{
+    return fchown(fd, (uid_t)uid, (gid_t)gid);
+}
+
+int npyio__fd_chmod(int fd, unsigned mode)
+{
+    return fchmod(fd, (mode_t)mode);
+}
+
+int npyio__fd_duplicate(int fd)
+{
+    return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+void npyio__fd_close_quietly(int fd)
+{
+    (void)close(fd);
+}
+
+unsigned long npyio__process_id(void)
+{
+    return (unsigned long)getpid();
+}
+
+unsigned long npyio__clock_nanoseconds(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (unsigned long)now.tv_nsec;
+}
+
+bool npyio__process_gone(long pid)
+{
+    return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+void npyio__dir_remove_owned(const char *dir,
+                             bool (*pick)(const char *name, void *ctx),
+                             void *ctx)
+{
+    struct dirent *e;
+    struct stat info;
+    DIR *d = opendir(dir);
+
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL)
+        if (pick(e->d_name, ctx) &&
+            fstatat(dirfd(d), e->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISREG(info.st_mode) && info.st_uid == geteuid())
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
 /* ---- memory maps ----------------------------------------------------------------- */
 
 size_t npyio__page_size(void)
@@ -682,10 +812,10 @@ size_t npyio__page_size(void)
     return n > 0 ? (size_t)n : 4096;
 }
 
-npyio_status npyio__map_fd(int fd, int64_t offset, size_t len, bool writable,
-                           void **base)
+npyio_status npyio__map_fd(const npyio__faults *faults, int fd, int64_t offset,
+                           size_t len, bool writable, void **base)
 {
-    void *p = npyio__faulted("mmap", NULL)
+    void *p = npyio__faulted(faults, "mmap", NULL)
                   ? MAP_FAILED
                   : mmap(NULL, len,
                          writable ? PROT_READ | PROT_WRITE : PROT_READ,
@@ -716,28 +846,6 @@ npyio_status npyio__unmap(void *base, size_t len, bool sync)
 
 /* ---- copying a file ------------------------------------------------------------ */
 
-int npyio__fd_copy_buffered(int to, int from, int64_t len, void *buf,
-                            size_t cap)
-{
-    unsigned char *b = buf;
-    int64_t done = 0;
-    int rc = 0;
-
-    while (rc == 0 && done < len) {
-        size_t want = len - done < (int64_t)cap ? (size_t)(len - done) : cap;
-        size_t got = 0, put, at = 0;
-
-        rc = npyio__fd_pread_all(from, b, want, done, &got);
-        if (rc == 0 && got < want)
-            rc = npyio__os_fail("copying a file: it got shorter", EIO);
-        while (rc == 0 && at < got) {
-            rc = npyio__fd_write_file(to, b + at, got - at, &put);
-            at += put;
-        }
-        done += (int64_t)got;
-    }
-    return rc;
-}
 
 #if defined(__linux__)
 /*
@@ -766,7 +874,8 @@ static void next_data(int fd, loff_t at, loff_t len, loff_t *start,
 /* Copy [0, len) of from into the empty file `to` in the kernel, its data
  * only (holes stay holes). 0; NPYIO__COPY_BUFFERED if no byte could be
  * copied between these files; or -1 with the message set. */
-static int kernel_copy(int to, int from, loff_t len)
+static int kernel_copy(const npyio__faults *faults, int to, int from,
+                       loff_t len)
 {
     loff_t in = 0, end = 0;
     bool copied = false;
@@ -780,7 +889,7 @@ static int kernel_copy(int to, int from, loff_t len)
         if (in == len)
             break;
         out = in;
-        n = npyio__faulted("copy_file_range", NULL)
+        n = npyio__faulted(faults, "copy_file_range", NULL)
                 ? -1
                 : copy_file_range(from, &in, to, &out, (size_t)(end - in), 0);
         if (n > 0) {
@@ -798,11 +907,12 @@ static int kernel_copy(int to, int from, loff_t len)
                               n < 0 ? errno : EIO);
     }
     /* A hole at the end is the file's length still to set. */
-    return npyio__fd_truncate(to, (int64_t)len);
+    return npyio__fd_truncate(faults, to, (int64_t)len);
 }
 #endif
 
-int npyio__fd_copy_file(int to, int from, int64_t len, const char **how)
+int npyio__fd_copy_file(const npyio__faults *faults, int to, int from,
+                        int64_t len, const char **how)
 {
 #if defined(__linux__)
     off_t kept = lseek(from, 0, SEEK_CUR); /* next_data moves it */
@@ -810,16 +920,16 @@ int npyio__fd_copy_file(int to, int from, int64_t len, const char **how)
     int rc;
 
     *how = "clone";
-    if (npyio__faulted("copy", NULL))
+    if (npyio__faulted(faults, "copy", NULL))
         return npyio__os_fail("copying a file", errno);
     if (ioctl(to, FICLONE, from) == 0)
-        return npyio__fd_seek(to, len, NPYIO_SEEK_SET, &at);
+        return npyio__fd_seek(faults, to, len, NPYIO_SEEK_SET, &at);
     *how = "kernel copy";
-    rc = kernel_copy(to, from, (loff_t)len);
+    rc = kernel_copy(faults, to, from, (loff_t)len);
     if (kept >= 0)
         (void)lseek(from, kept, SEEK_SET);
     if (rc == 0)
-        return npyio__fd_seek(to, len, NPYIO_SEEK_SET, &at);
+        return npyio__fd_seek(faults, to, len, NPYIO_SEEK_SET, &at);
     if (rc != NPYIO__COPY_BUFFERED)
         return rc;
 #else
@@ -831,21 +941,22 @@ int npyio__fd_copy_file(int to, int from, int64_t len, const char **how)
     return NPYIO__COPY_BUFFERED;
 }
 
-npyio_status npyio__open_locked(const char *path, bool exclusive, bool wait,
-                                const char *where, int *fd)
+npyio_status npyio__open_locked(const npyio__faults *faults, const char *path,
+                                bool exclusive, bool wait, const char *where,
+                                int *fd)
 {
     int attempt;
 
     for (attempt = 0; attempt < 100; attempt++) {
         bool busy = false;
-        npyio_status st = npyio__open_path(path, O_RDWR, 0, where, fd);
+        npyio_status st = npyio__open_path(faults, path, O_RDWR, 0, where, fd);
 
         if (st != NPYIO_OK)
             return st;
         if (npyio__fd_lock(*fd, exclusive, wait, &busy) != 0) {
             st = npyio__fail(busy ? NPYIO_E_LOCKED : NPYIO_E_IO, "%s: %s: "
                              "%s", where, path, npyio_last_error());
-            npyio__fd_close(*fd);
+            npyio__fd_close(faults, *fd);
             *fd = -1;
             return st;
         }
@@ -853,7 +964,7 @@ npyio_status npyio__open_locked(const char *path, bool exclusive, bool wait,
          * appender's rename): then lock the file now at the path. */
         if (npyio__fd_is_path(*fd, path))
             return NPYIO_OK;
-        npyio__fd_close(*fd);
+        npyio__fd_close(faults, *fd);
         *fd = -1;
     }
     return npyio__fail(NPYIO_E_IO, "%s: %s: the file was replaced each "

@@ -2,10 +2,11 @@
  * replace.c - the atomic-replacement policy (see replace.h): where the
  * temporary goes and what it is called, which symbolic links are followed,
  * what a replaced file keeps, and which stale temporaries are removed.
- * Plain POSIX; what only some systems have (unnamed temporaries) comes
- * from platform.c.
+ * It calls the operating system only through platform.c (names, file
+ * facts, descriptors), which also has what only some systems have
+ * (unnamed temporaries).
  */
-#define _XOPEN_SOURCE 700 /* S_ISVTX */
+#define _POSIX_C_SOURCE 200809L /* O_NOFOLLOW */
 
 #include "alloc.h"
 #include "error.h"
@@ -13,17 +14,11 @@
 #include "replace.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <time.h>
-#include <unistd.h>
 
 static npyio_status dup_string(const npyio__mem *mem, const char *s, size_t n,
                                char **out)
@@ -59,26 +54,25 @@ static npyio_status dir_of(const npyio__mem *mem, const char *path,
  * plant `out.npy -> /etc/passwd` and have root's save replace that.
  */
 static npyio_status check_link_owner(const npyio__mem *mem, const char *link,
-                                     const struct stat *info)
+                                     const npyio__file_info *info)
 {
     char *dir = NULL;
-    struct stat d;
+    npyio__file_info d;
     npyio_status st = dir_of(mem, link, &dir);
 
     if (st != NPYIO_OK)
         return st;
-    if (stat(dir, &d) != 0) {
+    if (npyio__path_info(dir, true, &d) != 0) {
         npyio__os_fail(dir, errno);
         st = NPYIO_E_IO;
-    } else if ((d.st_mode & S_ISVTX) && (d.st_mode & S_IWOTH) &&
-               info->st_uid != geteuid() && info->st_uid != d.st_uid) {
+    } else if (d.sticky_shared && info->uid != npyio__user_id() &&
+               info->uid != d.uid) {
         st = npyio__fail(NPYIO_E_IO, "%s: refusing to follow this symbolic "
                          "link: it lies in a sticky world-writable directory "
                          "(%s) and belongs to uid %lu, neither the caller "
                          "(uid %lu) nor the directory's owner (uid %lu); the "
                          "kernel's protected_symlinks rule", link, dir,
-                         (unsigned long)info->st_uid,
-                         (unsigned long)geteuid(), (unsigned long)d.st_uid);
+                         info->uid, npyio__user_id(), d.uid);
     }
     npyio__free(dir);
     return st;
@@ -90,26 +84,22 @@ static npyio_status link_target(const npyio__mem *mem, const char *current,
                                 char **out)
 {
     char link[4096], *dir = NULL;
-    ssize_t n = readlink(current, link, sizeof link - 1);
+    size_t n = 0, dn;
     npyio_status st;
-    size_t dn;
 
-    if (n < 0) {
-        npyio__os_fail(current, errno);
+    if (npyio__read_link(current, link, sizeof link, &n) != 0)
         return NPYIO_E_IO;
-    }
-    link[n] = '\0';
     if (link[0] == '/')
-        return dup_string(mem, link, (size_t)n, out);
+        return dup_string(mem, link, n, out);
     st = dir_of(mem, current, &dir);
     if (st != NPYIO_OK)
         return st;
     dn = strlen(dir);
-    st = npyio__alloc(mem, dn + 1 + (size_t)n + 1, "file name", (void **)out);
+    st = npyio__alloc(mem, dn + 1 + n + 1, "file name", (void **)out);
     if (st == NPYIO_OK) {
         memcpy(*out, dir, dn);
         (*out)[dn] = '/';
-        memcpy(*out + dn + 1, link, (size_t)n + 1);
+        memcpy(*out + dn + 1, link, n + 1);
     }
     npyio__free(dir);
     return st;
@@ -121,7 +111,7 @@ static npyio_status link_target(const npyio__mem *mem, const char *current,
  * target as the user meant, rather than replacing the link by a file.
  */
 static npyio_status resolve_links(const npyio__mem *mem, const char *path,
-                                  char **out, struct stat *final,
+                                  char **out, npyio__file_info *final,
                                   bool *exists)
 {
     char *current = NULL;
@@ -129,11 +119,11 @@ static npyio_status resolve_links(const npyio__mem *mem, const char *path,
     int hops;
 
     for (hops = 0; st == NPYIO_OK && hops < 40; hops++) {
-        struct stat info;
+        npyio__file_info info;
         char *next = NULL;
 
-        *exists = lstat(current, &info) == 0;
-        if (!*exists || !S_ISLNK(info.st_mode)) {
+        *exists = npyio__path_info(current, false, &info) == 0;
+        if (!*exists || info.kind != NPYIO__FILE_LINK) {
             /* What the final name is, for the caller: one lstat does. */
             *final = info;
             *out = current;
@@ -234,17 +224,15 @@ static npyio_status stem_plus(const npyio__mem *mem, const char *target,
 static npyio_status temp_name(const npyio__mem *mem, const char *target,
                               unsigned attempt, char **out)
 {
-    struct timespec now;
     char ending[80], *p = ending;
 
-    clock_gettime(CLOCK_MONOTONIC, &now);
     memcpy(p, NAMED_MARKER, sizeof NAMED_MARKER - 1);
     p += sizeof NAMED_MARKER - 1;
-    p = put_number(p, (unsigned long)getpid(), 10);
+    p = put_number(p, npyio__process_id(), 10);
     *p++ = '-';
     p = put_number(p, attempt, 10);
     *p++ = '-';
-    p = put_number(p, (unsigned long)now.tv_nsec, 16);
+    p = put_number(p, npyio__clock_nanoseconds(), 16);
     memcpy(p, TEMP_SUFFIX, sizeof TEMP_SUFFIX - 1);
     p += sizeof TEMP_SUFFIX - 1;
     return stem_plus(mem, target, ending, (size_t)(p - ending), out);
@@ -294,47 +282,50 @@ static long temp_pid(const char *rest)
  * change nothing. (A directory shared over NFS by several hosts: a pid is
  * only checked on this host.)
  */
+/* The prefix ".<base>.npyio-" of one destination's named temporaries. */
+typedef struct stale_prefix {
+    const char *text;
+    size_t len;
+} stale_prefix;
+
+/* A named temporary of this destination whose process has died. */
+static bool is_stale(const char *name, void *ctx)
+{
+    const stale_prefix *prefix = ctx;
+    long pid = strncmp(name, prefix->text, prefix->len) == 0
+                   ? temp_pid(name + prefix->len)
+                   : 0;
+
+    return pid > 0 && (unsigned long)pid != npyio__process_id() &&
+           npyio__process_gone(pid);
+}
+
 static void remove_stale_temporaries(const npyio__mem *mem, const char *dir,
                                      const char *target)
 {
-    char *prefix = NULL;
+    char *text = NULL;
     const char *base;
-    size_t dir_len, base_len, prefix_len;
-    struct dirent *e;
-    DIR *d;
+    size_t dir_len, base_len;
+    stale_prefix prefix;
 
     temp_stem(target, &dir_len, &base, &base_len);
     /* ".<base>.npyio-", without the directory. */
     if (stem_plus(mem, target + dir_len, NAMED_MARKER,
-                  sizeof NAMED_MARKER - 1, &prefix) != NPYIO_OK)
+                  sizeof NAMED_MARKER - 1, &text) != NPYIO_OK)
         return;
-    prefix_len = strlen(prefix);
-    if ((d = opendir(dir)) != NULL) {
-        while ((e = readdir(d)) != NULL) {
-            long pid = strncmp(e->d_name, prefix, prefix_len) == 0
-                           ? temp_pid(e->d_name + prefix_len)
-                           : 0;
-            struct stat info;
-
-            if (pid <= 0 || pid == (long)getpid() ||
-                kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-                continue;
-            if (fstatat(dirfd(d), e->d_name, &info, AT_SYMLINK_NOFOLLOW) ==
-                    0 &&
-                S_ISREG(info.st_mode) && info.st_uid == geteuid())
-                (void)unlinkat(dirfd(d), e->d_name, 0);
-        }
-        closedir(d);
-    }
-    npyio__free(prefix);
+    prefix.text = text;
+    prefix.len = strlen(text);
+    npyio__dir_remove_owned(dir, is_stale, &prefix);
+    npyio__free(text);
 }
 
 void npyio__atomic_abandon(npyio__atomic *a)
 {
     if (a->fd >= 0)
-        npyio__fd_close(a->fd); /* an unnamed temporary vanishes with it */
+        /* an unnamed temporary vanishes with it */
+        npyio__fd_close(a->faults, a->fd);
     if (a->temp != NULL)
-        unlink(a->temp);
+        (void)npyio__path_remove(a->temp);
     npyio__free(a->temp);
     npyio__free(a->target);
     npyio__free(a->dir);
@@ -350,7 +341,7 @@ void npyio__atomic_abandon(npyio__atomic *a)
  */
 static bool create_unnamed(npyio__atomic *a)
 {
-    a->fd = npyio__fd_open_unnamed(a->dir);
+    a->fd = npyio__fd_open_unnamed(a->faults, a->dir);
     a->unnamed = a->fd >= 0;
     return a->unnamed;
 }
@@ -369,7 +360,8 @@ static npyio_status create_temp(npyio__atomic *a, const npyio__mem *mem,
         if (st != NPYIO_OK)
             return st;
         /* 0666 and the umask: the mode a plain open(O_CREAT) gives. */
-        a->fd = npyio__fd_open(a->temp, O_RDWR | O_CREAT | O_EXCL, 0666);
+        a->fd = npyio__fd_open(a->faults, a->temp,
+                               O_RDWR | O_CREAT | O_EXCL, 0666);
         if (a->fd >= 0)
             return NPYIO_OK;
         err = errno;
@@ -391,7 +383,7 @@ static npyio_status open_directly(const char *path, const npyio__mem *mem,
 
     if (st != NPYIO_OK)
         return st;
-    a->fd = npyio__fd_open(path, O_WRONLY | O_TRUNC, 0);
+    a->fd = npyio__fd_open(a->faults, path, O_WRONLY | O_TRUNC, 0);
     if (a->fd >= 0)
         return NPYIO_OK;
     npyio__os_fail(path, errno);
@@ -405,30 +397,29 @@ static npyio_status open_directly(const char *path, const npyio__mem *mem,
  * group they belong to), then its mode (chown clears set-id bits).
  */
 static npyio_status keep_owner_and_mode(npyio__atomic *a,
-                                        const struct stat *old_info)
+                                        const npyio__file_info *old)
 {
-    struct stat mine;
-    const struct stat *old = old_info;
+    npyio__file_info mine;
     bool known, same_owner;
 
     if (old == NULL)
         return NPYIO_OK; /* a new file */
-    known = fstat(a->fd, &mine) == 0;
-    same_owner = known && mine.st_uid == old->st_uid &&
-                 mine.st_gid == old->st_gid;
+    known = npyio__fd_info(a->fd, &mine) == 0;
+    same_owner = known && mine.uid == old->uid && mine.gid == old->gid;
     /* The usual case, a file of ours with the mode a new one gets:
      * nothing to change. */
-    if (same_owner && (mine.st_mode & 07777) == (old->st_mode & 07777))
+    if (same_owner && mine.mode == old->mode)
         return NPYIO_OK;
     if (known && !same_owner &&
-        fchown(a->fd, old->st_uid, old->st_gid) != 0 &&
-        (errno != EPERM || (mine.st_gid != old->st_gid &&
-                            fchown(a->fd, (uid_t)-1, old->st_gid) != 0 &&
-                            errno != EPERM))) {
+        npyio__fd_chown(a->fd, old->uid, old->gid) != 0 &&
+        (errno != EPERM ||
+         (mine.gid != old->gid &&
+          npyio__fd_chown(a->fd, (unsigned long)-1, old->gid) != 0 &&
+          errno != EPERM))) {
         npyio__os_fail("fchown", errno);
         return NPYIO_E_IO;
     }
-    if (fchmod(a->fd, old->st_mode & 07777) != 0) {
+    if (npyio__fd_chmod(a->fd, old->mode) != 0) {
         npyio__os_fail("fchmod", errno);
         return NPYIO_E_IO;
     }
@@ -438,10 +429,11 @@ static npyio_status keep_owner_and_mode(npyio__atomic *a,
 npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
                                 npyio__atomic *a)
 {
-    struct stat info, final = {0};
+    npyio__file_info info, final = {0};
     bool exists = false, regular;
     npyio_status st;
 
+    a->faults = &mem->faults;
     a->fd = -1;
     a->unnamed = false;
     a->temp = a->target = a->dir = NULL;
@@ -449,22 +441,24 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
      * anything is opened, the device case included. The final name's
      * lstat says the rest for a regular file (the usual case: one call). */
     st = resolve_links(mem, path, &a->target, &final, &exists);
-    regular = st == NPYIO_OK && exists && S_ISREG(final.st_mode);
+    regular = st == NPYIO_OK && exists && final.kind == NPYIO__FILE_REGULAR;
     a->fresh = st == NPYIO_OK && !exists;
     /* Otherwise stat() the path as given, for devices: /dev/stdout is a
      * link to a link the kernel makes up (/proc/self/fd/1 -> "pipe:[...]"),
      * which no lstat of ours resolves. (A missing name reached without
      * links is missing for stat() too.) */
     if (st == NPYIO_OK && !regular &&
-        (exists || strcmp(a->target, path) != 0) && stat(path, &info) == 0 &&
-        !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
+        (exists || strcmp(a->target, path) != 0) &&
+        npyio__path_info(path, true, &info) == 0 &&
+        info.kind != NPYIO__FILE_REGULAR &&
+        info.kind != NPYIO__FILE_DIRECTORY) {
         npyio__free(a->target);
         a->target = NULL;
         return open_directly(path, mem, a);
     }
     if (st == NPYIO_OK)
         st = dir_of(mem, a->target, &a->dir);
-    if (st == NPYIO_OK && exists && S_ISDIR(final.st_mode))
+    if (st == NPYIO_OK && exists && final.kind == NPYIO__FILE_DIRECTORY)
         st = npyio__fail(NPYIO_E_IO, "%s: is a directory", path);
     if (st == NPYIO_OK)
         st = create_temp(a, mem, path);
@@ -482,20 +476,20 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
 
 /* The directory, opened before the file is renamed into it, so that the
  * only failure left after the rename is the sync itself. */
-static int open_dir(const char *dir)
+static int open_dir(const npyio__atomic *a)
 {
-    int fd = npyio__fd_open(dir, O_RDONLY, 0);
+    int fd = npyio__fd_open(a->faults, a->dir, O_RDONLY, 0);
 
     if (fd < 0)
-        npyio__os_fail(dir, errno);
+        npyio__os_fail(a->dir, errno);
     return fd;
 }
 
-static int sync_dir(int dir_fd)
+static int sync_dir(const npyio__atomic *a, int dir_fd)
 {
-    int r = npyio__fd_sync(dir_fd);
+    int r = npyio__fd_sync(a->faults, dir_fd);
 
-    npyio__fd_close(dir_fd); /* read-only: nothing to lose */
+    npyio__fd_close(a->faults, dir_fd); /* read-only: nothing to lose */
     return r;
 }
 
@@ -510,21 +504,23 @@ static int sync_dir(int dir_fd)
  * save then fails at its rename, NPYIO_E_IO, leaving the old file: a
  * window of two system calls, and nothing committed is lost.)
  */
-static bool remove_stray(const char *name)
+static bool remove_stray(const npyio__atomic *a, const char *name)
 {
-    struct stat by_fd, by_name;
+    npyio__file_info by_fd, by_name;
     bool busy = false, removed = false;
-    int fd = npyio__fd_open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    int fd = npyio__fd_open(a->faults, name,
+                            O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
 
     if (fd < 0)
         return false;
-    if (fstat(fd, &by_fd) == 0 && S_ISREG(by_fd.st_mode) &&
-        by_fd.st_uid == geteuid() &&
+    if (npyio__fd_info(fd, &by_fd) == 0 &&
+        by_fd.kind == NPYIO__FILE_REGULAR && by_fd.uid == npyio__user_id() &&
         npyio__fd_lock(fd, false, false, &busy) == 0 &&
-        lstat(name, &by_name) == 0 && by_name.st_dev == by_fd.st_dev &&
-        by_name.st_ino == by_fd.st_ino)
-        removed = unlink(name) == 0;
-    npyio__fd_close(fd); /* read-only: nothing to lose; the lock goes too */
+        npyio__path_info(name, false, &by_name) == 0 &&
+        by_name.device == by_fd.device && by_name.inode == by_fd.inode)
+        removed = npyio__path_remove(name) == 0;
+    /* read-only: nothing to lose; the lock goes too */
+    npyio__fd_close(a->faults, fd);
     return removed;
 }
 
@@ -546,13 +542,13 @@ static npyio_status link_at_commit_name(npyio__atomic *a,
     if (st != NPYIO_OK)
         return st;
     if (npyio__fd_lock(a->fd, true, false, &busy) == 0 &&
-        (*holder = fcntl(a->fd, F_DUPFD_CLOEXEC, 0)) >= 0 &&
-        (npyio__fd_link_unnamed(a->fd, a->temp) == 0 ||
-         (errno == EEXIST && remove_stray(a->temp) &&
-          npyio__fd_link_unnamed(a->fd, a->temp) == 0)))
+        (*holder = npyio__fd_duplicate(a->fd)) >= 0 &&
+        (npyio__fd_link_unnamed(a->faults, a->fd, a->temp) == 0 ||
+         (errno == EEXIST && remove_stray(a, a->temp) &&
+          npyio__fd_link_unnamed(a->faults, a->fd, a->temp) == 0)))
         return NPYIO_OK;
     if (*holder >= 0)
-        (void)close(*holder);
+        npyio__fd_close_quietly(*holder);
     *holder = -1;
     npyio__free(a->temp);
     a->temp = NULL;
@@ -580,7 +576,7 @@ static npyio_status name_unnamed(npyio__atomic *a, const npyio__mem *mem,
 
     *placed = false;
     if (a->fresh) {
-        if (npyio__fd_link_unnamed(a->fd, a->target) == 0) {
+        if (npyio__fd_link_unnamed(a->faults, a->fd, a->target) == 0) {
             *placed = true;
             return NPYIO_OK;
         }
@@ -594,7 +590,7 @@ static npyio_status name_unnamed(npyio__atomic *a, const npyio__mem *mem,
         st = temp_name(mem, a->target, attempt, &a->temp);
         if (st != NPYIO_OK)
             return st;
-        if (npyio__fd_link_unnamed(a->fd, a->temp) == 0)
+        if (npyio__fd_link_unnamed(a->faults, a->fd, a->temp) == 0)
             return NPYIO_OK;
         npyio__free(a->temp);
         a->temp = NULL;
@@ -613,7 +609,7 @@ static npyio_status name_unnamed(npyio__atomic *a, const npyio__mem *mem,
 static void unplace(npyio__atomic *a, bool placed)
 {
     if (placed)
-        unlink(a->target);
+        (void)npyio__path_remove(a->target);
 }
 
 npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
@@ -623,12 +619,12 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
     char cause[256];
     bool replace = a->temp != NULL || a->unnamed, placed = false;
     int fd = a->fd, dir_fd = -1, holder = -1;
-    int synced = durable && replace ? npyio__fd_sync(fd) : 0;
+    int synced = durable && replace ? npyio__fd_sync(a->faults, fd) : 0;
     npyio_status named;
     int closed;
 
     if (synced == 0 && durable && replace &&
-        (dir_fd = open_dir(a->dir)) < 0)
+        (dir_fd = open_dir(a)) < 0)
         synced = -1; /* before anything is placed: the old file stays */
     named = synced == 0 && a->unnamed ? name_unnamed(a, mem, &placed,
                                                      &holder)
@@ -636,26 +632,26 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
     a->fd = -1;
     if (synced != 0 || named != NPYIO_OK)
         snprintf(cause, sizeof cause, "%s", npyio_last_error());
-    closed = npyio__fd_close(fd); /* always, even after a failed fsync */
+    /* always, even after a failed fsync */
+    closed = npyio__fd_close(a->faults, fd);
     if (synced != 0 || named != NPYIO_OK || closed != 0) {
         unplace(a, placed);
         what = "writing the file";
     } else if (!replace) {
         /* Written directly: a device or FIFO has nothing to sync. */
-    } else if (!placed && (npyio__faulted("rename", NULL) ||
-                           rename(a->temp, a->target) != 0)) {
-        npyio__os_fail("rename", errno);
+    } else if (!placed &&
+               npyio__path_rename(a->faults, a->temp, a->target) != 0) {
         what = "replacing the file";
     } else {
         npyio__free(a->temp);
         a->temp = NULL; /* in place now: nothing to remove */
-        if (dir_fd >= 0 && sync_dir(dir_fd) != 0)
+        if (dir_fd >= 0 && sync_dir(a, dir_fd) != 0)
             what = "replaced, but syncing its directory failed (the new "
                    "file may not survive a crash)";
         dir_fd = -1;
     }
     if (dir_fd >= 0)
-        npyio__fd_close(dir_fd);
+        npyio__fd_close(a->faults, dir_fd);
     if (what != NULL) {
         if (synced == 0 && named == NPYIO_OK)
             snprintf(cause, sizeof cause, "%s", npyio_last_error());
@@ -667,7 +663,7 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
     /* The commit name's lock, held past the rename. A duplicate: its
      * close has nothing to report (and must not replace the message). */
     if (holder >= 0)
-        (void)close(holder);
+        npyio__fd_close_quietly(holder);
     return what == NULL ? NPYIO_OK
            : named == NPYIO_E_NOMEM ? NPYIO_E_NOMEM
                                     : NPYIO_E_IO;

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 typedef struct npyio__atomic {
+    const npyio__faults *faults; /* the tests' OS faults (the mem's) */
     int fd;         /* the temporary (read-write: maps use it too), or the
                        device, open for writing */
     char *temp;     /* its path (an npyio__alloc block); NULL if direct or

@@ -157,7 +157,8 @@ npyio_status npyio__stream_write(npyio_stream *s, const void *buf, size_t len,
 
         if (st == NPYIO_OK && (n == 0 || n > len - done))
             st = npyio__fail(NPYIO_E_IO, "the write %s",
-                             n == 0 ? "made no progress" : "reported too much");
+                             n == 0 ? "made no progress"
+                                    : "reported too much");
         if (st != NPYIO_OK) {
             npyio__saved_message saved;
 
@@ -478,7 +479,8 @@ npyio_status npyio__stream_pwrite(npyio_stream *s, const void *buf,
 
         if (st == NPYIO_OK && (n == 0 || n > len - done))
             st = npyio__fail(NPYIO_E_IO, "the write %s",
-                             n == 0 ? "made no progress" : "reported too much");
+                             n == 0 ? "made no progress"
+                                    : "reported too much");
         if (st != NPYIO_OK)
             return npyio__fail(st, "writing %s at offset %lld: %s", what,
                                (long long)offset + (long long)done,

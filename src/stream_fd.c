@@ -25,6 +25,7 @@
 
 typedef struct fd_state {
     int fd;
+    const npyio__faults *faults; /* the tests' OS faults: the stream's */
     bool owned;       /* opened from a path: closed with the stream */
     bool regular;     /* a regular file: no SIGPIPE to guard against */
     bool readahead;   /* opened here for reading, not a pipe: see AHEAD */
@@ -52,8 +53,9 @@ static npyio_status os_status(int result)
 static npyio_status os_read(fd_state *f, void *buf, size_t cap, size_t *got)
 {
     if (f->positional)
-        return os_status(npyio__fd_pread(f->fd, buf, cap, f->pos, got));
-    return os_status(npyio__fd_read(f->fd, buf, cap, got));
+        return os_status(npyio__fd_pread(f->faults, f->fd, buf, cap, f->pos,
+                                         got));
+    return os_status(npyio__fd_read(f->faults, f->fd, buf, cap, got));
 }
 
 /*
@@ -69,8 +71,8 @@ static npyio_status first_read(fd_state *f)
 
     f->untried = false;
     npyio__message_save(&saved);
-    if (npyio__fd_pread_all(f->fd, f->ahead, AHEAD, f->pos, &f->ahead_len) ==
-        0) {
+    if (npyio__fd_pread_all(f->faults, f->fd, f->ahead, AHEAD, f->pos,
+                            &f->ahead_len) == 0) {
         f->positional = true;
         return NPYIO_OK;
     }
@@ -94,8 +96,9 @@ static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
         /* Whole blocks (pread_all): a block that comes back short must
          * mean the end of the file, not a read cut short by a signal. */
         st = f->untried ? first_read(f)
-                        : os_status(npyio__fd_pread_all(f->fd, f->ahead,
-                                                        AHEAD, f->pos,
+                        : os_status(npyio__fd_pread_all(f->faults, f->fd,
+                                                        f->ahead, AHEAD,
+                                                        f->pos,
                                                         &f->ahead_len));
         f->ahead_pos = 0;
         if (st != NPYIO_OK) {
@@ -109,7 +112,7 @@ static npyio_status fd_read(void *state, void *buf, size_t cap, size_t *got)
                            : -1;
     }
     if (!f->readahead)
-        return os_status(npyio__fd_read(f->fd, buf, cap, got));
+        return os_status(npyio__fd_read(f->faults, f->fd, buf, cap, got));
     if (f->ahead_pos < f->ahead_len) {
         size_t n = f->ahead_len - f->ahead_pos;
 
@@ -131,8 +134,10 @@ static npyio_status fd_write(void *state, const void *buf, size_t len,
 {
     fd_state *f = state;
 
-    return os_status(f->regular ? npyio__fd_write_file(f->fd, buf, len, put)
-                                : npyio__fd_write(f->fd, buf, len, put));
+    return os_status(f->regular
+                         ? npyio__fd_write_file(f->faults, f->fd, buf, len,
+                                                put)
+                         : npyio__fd_write(f->faults, f->fd, buf, len, put));
 }
 
 static npyio_status fd_seek(void *state, int64_t offset, int whence,
@@ -144,7 +149,7 @@ static npyio_status fd_seek(void *state, int64_t offset, int whence,
     if (!f->readahead || whence == NPYIO_SEEK_END) {
         f->ahead_pos = f->ahead_len = 0;
         f->known_end = -1;
-        if (npyio__fd_seek(f->fd, offset, whence, pos) != 0)
+        if (npyio__fd_seek(f->faults, f->fd, offset, whence, pos) != 0)
             return NPYIO_E_IO;
         f->pos = *pos;
         return NPYIO_OK;
@@ -169,7 +174,7 @@ static npyio_status fd_seek(void *state, int64_t offset, int whence,
         f->pos = *pos = target;
         return NPYIO_OK;
     }
-    if (npyio__fd_seek(f->fd, target, NPYIO_SEEK_SET, pos) != 0)
+    if (npyio__fd_seek(f->faults, f->fd, target, NPYIO_SEEK_SET, pos) != 0)
         return NPYIO_E_IO;
     f->pos = *pos;
     return NPYIO_OK;
@@ -178,8 +183,10 @@ static npyio_status fd_seek(void *state, int64_t offset, int whence,
 static npyio_status fd_pread(void *state, void *buf, size_t cap,
                              int64_t offset, size_t *got)
 {
-    return os_status(npyio__fd_pread_all(((fd_state *)state)->fd, buf, cap,
-                                         offset, got));
+    fd_state *f = state;
+
+    return os_status(npyio__fd_pread_all(f->faults, f->fd, buf, cap, offset,
+                                         got));
 }
 
 static npyio_status fd_size(void *state, int64_t *size)
@@ -199,8 +206,8 @@ static npyio_status fd_sync(void *state, bool durable)
 
     if (!durable)
         return NPYIO_OK;
-    return os_status(f->data_sync ? npyio__fd_datasync(f->fd)
-                                  : npyio__fd_sync(f->fd));
+    return os_status(f->data_sync ? npyio__fd_datasync(f->faults, f->fd)
+                                  : npyio__fd_sync(f->faults, f->fd));
 }
 
 /* What was read ahead may be stale once bytes are written at offsets or
@@ -217,7 +224,7 @@ static npyio_status fd_pwrite(void *state, const void *buf, size_t len,
     fd_state *f = state;
 
     forget_ahead(f);
-    if (npyio__fd_pwrite_all(f->fd, buf, len, offset) != 0)
+    if (npyio__fd_pwrite_all(f->faults, f->fd, buf, len, offset) != 0)
         return NPYIO_E_IO;
     *put = len;
     return NPYIO_OK;
@@ -228,8 +235,8 @@ static npyio_status fd_resize(void *state, int64_t size, bool reserve)
     fd_state *f = state;
 
     forget_ahead(f);
-    return os_status(reserve ? npyio__fd_reserve(f->fd, size)
-                             : npyio__fd_truncate(f->fd, size));
+    return os_status(reserve ? npyio__fd_reserve(f->faults, f->fd, size)
+                             : npyio__fd_truncate(f->faults, f->fd, size));
 }
 
 static npyio_status fd_lock(void *state, bool exclusive, bool wait)
@@ -259,12 +266,12 @@ static npyio_status fd_copy_from(void *state, npyio_stream *from,
         return npyio__fail(NPYIO_E_UNSUPPORTED, "no descriptor to copy "
                            "from");
     forget_ahead(f);
-    rc = npyio__fd_copy_file(f->fd, source, len, how);
+    rc = npyio__fd_copy_file(f->faults, f->fd, source, len, how);
     if (rc == NPYIO__COPY_BUFFERED)
         return npyio__fail(NPYIO_E_UNSUPPORTED, "no copy in the kernel "
                            "between these files");
     if (rc == 0)
-        rc = npyio__fd_truncate(f->fd, len);
+        rc = npyio__fd_truncate(f->faults, f->fd, len);
     return os_status(rc);
 }
 
@@ -273,6 +280,7 @@ static npyio_status fd_copy_from(void *state, npyio_stream *from,
 static npyio_status fd_map(void *state, int64_t offset, size_t len,
                            bool writable, npyio__region *region)
 {
+    fd_state *f = state;
     size_t skip = (size_t)((uint64_t)offset % npyio__page_size());
     void *base = NULL;
     npyio_status st;
@@ -280,8 +288,8 @@ static npyio_status fd_map(void *state, int64_t offset, size_t len,
     if (len > SIZE_MAX - skip)
         return npyio__fail(NPYIO_E_OVERFLOW, "%zu bytes do not fit this "
                            "host's address space", len);
-    st = npyio__map_fd(((fd_state *)state)->fd, offset - (int64_t)skip,
-                       skip + len, writable, &base);
+    st = npyio__map_fd(f->faults, f->fd, offset - (int64_t)skip, skip + len,
+                       writable, &base);
     if (st != NPYIO_OK)
         return st;
     region->base = base;
@@ -295,7 +303,7 @@ static npyio_status fd_close(void *state)
 {
     fd_state *f = state;
 
-    return f->owned ? os_status(npyio__fd_close(f->fd)) : NPYIO_OK;
+    return f->owned ? os_status(npyio__fd_close(f->faults, f->fd)) : NPYIO_OK;
 }
 
 static size_t fd_buffered(void *state)
@@ -357,6 +365,7 @@ static npyio_status open_unprobed(int fd, const npyio_options *options,
     if (st != NPYIO_OK)
         return st;
     f->fd = fd;
+    f->faults = &npyio__stream_mem(*out)->faults;
     f->owned = true;
     f->readahead = true;
     f->untried = true;
@@ -383,6 +392,7 @@ static npyio_status open_fd(int fd, bool owned, const npyio_options *options,
     if (st != NPYIO_OK)
         return st;
     f->fd = fd;
+    f->faults = &npyio__stream_mem(*out)->faults;
     f->owned = owned;
     f->regular = regular;
     f->known_end = -1;
@@ -480,6 +490,7 @@ npyio_status npyio__stream_open_replacing(const char *path,
     if (st != NPYIO_OK)
         return st;
     r->mem = npyio__stream_mem(*out);
+    r->f.faults = &r->mem->faults;
     r->file.fd = r->f.fd = -1;
     r->f.known_end = -1;
     st = npyio__atomic_open(path, r->mem, &r->file);

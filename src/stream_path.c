@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "error.h"
+#include "options.h"
 #include "platform.h"
 #include "stream.h"
 
@@ -21,7 +22,8 @@ static npyio_status open_owned(const char *path, int flags,
 {
     int fd = -1;
     int access = flags & O_ACCMODE;
-    npyio_status st = npyio__open_path(path, flags, 0666, where, &fd);
+    npyio_status st = npyio__open_path(npyio__options_faults(options), path,
+                                       flags, 0666, where, &fd);
 
     if (st != NPYIO_OK)
         return st;
@@ -29,7 +31,7 @@ static npyio_status open_owned(const char *path, int flags,
          : access == O_RDWR ? npyio__stream_open_fd_file(fd, options, out)
                             : npyio__stream_open_fd(fd, true, options, out);
     if (st != NPYIO_OK)
-        npyio__fd_close(fd);
+        npyio__fd_close(npyio__options_faults(options), fd);
     return st;
 }
 
@@ -72,13 +74,14 @@ npyio_status npyio__stream_open_locked(const char *path, bool exclusive,
                                        const char *where, npyio_stream **out)
 {
     int fd = -1;
-    npyio_status st = npyio__open_locked(path, exclusive, wait, where, &fd);
+    npyio_status st = npyio__open_locked(npyio__options_faults(options),
+                                         path, exclusive, wait, where, &fd);
 
     if (st != NPYIO_OK)
         return st;
     st = npyio__stream_open_fd_file(fd, options, out);
     if (st != NPYIO_OK)
-        npyio__fd_close(fd);
+        npyio__fd_close(npyio__options_faults(options), fd);
     return st;
 }
 

@@ -19,7 +19,8 @@ static const npyio__writer_sink new_array_sink;
 static npyio_status write_data(npyio_writer *w, const void *data,
                                size_t len);
 
-npyio_status npyio__writer_check_handle(const npyio_writer *w, const char *where)
+npyio_status npyio__writer_check_handle(const npyio_writer *w,
+                                        const char *where)
 {
     if (w == NULL || w->magic != NPYIO__MAGIC_WRITER)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s", where,
@@ -79,8 +80,9 @@ void npyio__writer_release(npyio_writer *w)
     npyio__free(w);
 }
 
-npyio_status npyio__writer_check_open_args(const npyio_header *h, npyio_writer **out,
-                                    const char *where)
+npyio_status npyio__writer_check_open_args(const npyio_header *h,
+                                           npyio_writer **out,
+                                           const char *where)
 {
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
@@ -139,8 +141,8 @@ npyio_status npyio_writer_write(npyio_writer *writer, const void *data,
 
 /* Bytes per row along axis 0, and that the layout allows rows to be added
  * or written there: C order (rows contiguous), numbers, at least 1-D. */
-npyio_status npyio__writer_row_layout(const npyio_header *h, uint64_t *row_bytes,
-                               const char *where)
+npyio_status npyio__writer_row_layout(const npyio_header *h,
+                                      uint64_t *row_bytes, const char *where)
 {
     uint64_t n = h->dtype->itemsize;
     int i;

@@ -161,7 +161,8 @@ static npyio_status check_same_rows(const npyio_header *file,
 static npyio_status remember_file(npyio_writer *w)
 {
     size_t n = (size_t)w->layout->data_offset, got = 0;
-    npyio_status st = npyio__alloc(&w->mem, n, "header", (void **)&w->old_header);
+    npyio_status st = npyio__alloc(&w->mem, n, "header",
+                                   (void **)&w->old_header);
 
     if (st == NPYIO_OK)
         st = npyio__stream_pread(w->stream, w->old_header, n, 0, &got,
@@ -525,7 +526,8 @@ npyio_status npyio_writer_write_rows(npyio_writer *writer, int64_t first,
                                      int64_t count, const void *data,
                                      size_t len)
 {
-    return npyio__as_called(writer_write_rows_body(writer, first, count, data, len),
+    return npyio__as_called(writer_write_rows_body(writer, first, count,
+                                                   data, len),
                             "npyio_writer_write_rows");
 }
 

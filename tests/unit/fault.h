@@ -1,7 +1,7 @@
 /*
  * fault.h - what the I/O fault tests share (test_iofault: the caller's
  * stream callbacks fail; test_pathfault: the OS calls of the platform
- * module fail, through npyio__fault_hook): the loop that runs an operation
+ * module fail, through the hook the loop's npyio_options carry): the loop that runs an operation
  * once without faults (its result and how many calls it makes), then once
  * with each call k failed, interrupted or made short, and checks every run;
  * and the pieces the operations are made of. Include after testutil.h and
@@ -184,6 +184,9 @@ typedef struct fault_source {
     const char *failure;  /* what a failed run's message contains */
     int interrupts;       /* also interrupt each call in turn */
     size_t most;          /* short runs: 1, 2, ..., most bytes per call */
+    /* Give the loop's options what the source needs (its OS hook); may
+     * be NULL. */
+    void (*attach)(void *ctx, npyio_options *o);
 } fault_source;
 
 /* An operation: its status, and what it read or wrote in *r. */
@@ -326,6 +329,8 @@ static inline long fault_every_call(const fault_op *op,
     long k, calls;
     size_t most;
 
+    if (src->attach != NULL)
+        src->attach(src->ctx, o);
     inj.fail_at = 0; /* the allocator never fails here: it counts */
     assert_ok(fault_run(op, src, o, FAULT_NONE, 0, 0, &want, old, old_len));
     calls = src->calls(src->ctx);

@@ -801,8 +801,9 @@ static void read_archive(const char *path, size_t members, size_t len,
 
 /* Force the append's copy of the archive through a buffer, as on systems
  * without copy_file_range(): the buffer is the caller's too. */
-static int no_kernel_copy(const char *call)
+static int no_kernel_copy(void *ctx, const char *call)
 {
+    (void)ctx;
     return strcmp(call, "copy_file_range") == 0 ? EXDEV : 0;
 }
 
@@ -811,9 +812,9 @@ static void append_archive(const char *path, const npyio_header *h,
 {
     npyio_npz_writer *npz = NULL;
 
-    npyio__fault_hook = buffered ? no_kernel_copy : NULL;
+    npyio__options_set_faults(opts, buffered ? no_kernel_copy : NULL, NULL);
     assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, opts, &npz));
-    npyio__fault_hook = NULL;
+    npyio__options_set_faults(opts, NULL, NULL);
     assert_ok(npyio_npz_add_array(npz, buffered ? "more2" : "more", h, data,
                                   len, 3));
     assert_ok(npyio_npz_writer_close(npz));

@@ -160,7 +160,7 @@ static long v_calls(const void *ctx)
 static const fault_source *callbacks(vfile *f)
 {
     static fault_source src = {v_arm, NULL, v_calls, NULL, NULL,
-                               "callback failed", 0, 3};
+                               "callback failed", 0, 3, NULL};
 
     src.ctx = f;
     return &src;

@@ -366,8 +366,9 @@ static npyio_status op_npz_append(const npyio_options *o)
 /* The append again, its copy of the archive made through a buffer (as
  * where copy_file_range() does not work between the files), which is
  * allocated too. */
-static int no_kernel_copy(const char *call)
+static int no_kernel_copy(void *ctx, const char *call)
 {
+    (void)ctx;
     return strcmp(call, "copy_file_range") == 0 ? EXDEV : 0;
 }
 
@@ -375,9 +376,10 @@ static npyio_status op_npz_append_buffered(const npyio_options *o)
 {
     npyio_status st;
 
-    npyio__fault_hook = no_kernel_copy;
+    /* The loop's options, with the hook for this operation only. */
+    npyio__options_set_faults((npyio_options *)o, no_kernel_copy, NULL);
     st = append_member(o, "more");
-    npyio__fault_hook = NULL;
+    npyio__options_set_faults((npyio_options *)o, NULL, NULL);
     return st;
 }
 

@@ -20,7 +20,7 @@
 
 #include "testutil.h"
 #include "scratch.h"
-#include "platform.h"
+#include "stream.h"
 
 enum { BIG = 64 << 20 };
 
@@ -123,31 +123,32 @@ static void test_append_keeps_holes(void **state)
     free(zeros);
 }
 
-/* The platform copy itself: a hole at the end of the range (the copy's
- * length is set all the same), then a file with no hole, then a hole at
- * the start; the bytes equal, the offset of `to` at len. */
+/* The streams' copy between descriptors (a clone, a kernel copy, or a
+ * buffer): a hole at the end of the range (the copy's length is set all
+ * the same), then a file with no hole, then a hole at the start; the
+ * bytes equal, the position of `to` at len, the descriptor's too. */
 static void copy_and_compare(const char *src, int64_t len)
 {
     char dst[128];
     int from = open(src, O_RDONLY), to;
+    npyio_stream *in = NULL, *out = NULL;
     const char *how = NULL;
     unsigned char *a, *b;
     int64_t pos = 0;
     size_t la = 0, lb = 0;
-    int rc;
 
     path_in_dir(dst, sizeof dst, "copy.bin");
     to = open(dst, O_RDWR | O_CREAT | O_TRUNC, 0600);
     assert_true(from >= 0 && to >= 0);
-    rc = npyio__fd_copy_file(to, from, len, &how);
-    if (rc == NPYIO__COPY_BUFFERED) {
-        static unsigned char buf[1 << 16];
-
-        rc = npyio__fd_copy_buffered(to, from, len, buf, sizeof buf);
-    }
-    assert_int_equal(rc, 0);
-    assert_int_equal(npyio__fd_seek(to, 0, NPYIO_SEEK_CUR, &pos), 0);
+    assert_ok(npyio_stream_open_fd(from, NULL, &in));
+    assert_ok(npyio_stream_open_fd(to, NULL, &out));
+    assert_ok(npyio__stream_copy(out, in, len, &how));
+    assert_non_null(how);
+    assert_ok(npyio__stream_tell(out, &pos));
     assert_int_equal(pos, len);
+    assert_int_equal(lseek(to, 0, SEEK_CUR), (off_t)len);
+    assert_ok(npyio_stream_close(out));
+    assert_ok(npyio_stream_close(in));
     close(to);
     close(from);
     a = read_file(src, &la);

@@ -1,6 +1,7 @@
 /*
  * test_pathfault.c - every OS call of an operation on paths failed in
- * turn, through the platform module's test hook (npyio__fault_hook): for
+ * turn, through the platform module's test hook (carried by the options
+ * each operation is given, npyio__options_set_faults): for
  * k = 1, 2, ... the k-th call fails with EIO, and separately is
  * interrupted (EINTR, once), and in a third pass every read and write
  * moves one byte at a time. A failed run must give NPYIO_E_IO (or succeed
@@ -37,6 +38,7 @@
 /* ---- the hook ----------------------------------------------------------------- */
 
 static struct {
+    int armed;      /* a run is on: calls are counted */
     long calls, at; /* the call to fault (1-based); 0: none */
     int error;      /* EIO, EINTR, or NPYIO__FAULT_SHORT for every call */
     int hit;
@@ -60,8 +62,11 @@ static int interruptible(const char *call)
     return 0;
 }
 
-static int hook(const char *call)
+static int hook(void *ctx, const char *call)
 {
+    (void)ctx;
+    if (!fault.armed)
+        return 0;
     fault.calls++;
     if (fault.error == NPYIO__FAULT_SHORT)
         return NPYIO__FAULT_SHORT;
@@ -86,13 +91,20 @@ static void arm(void *ctx, fault_kind kind, long at, size_t most)
                                             : 0;
     fault.hit = 0;
     fault.name = NULL;
-    npyio__fault_hook = hook;
+    fault.armed = 1;
 }
 
 static void disarm(void *ctx)
 {
     (void)ctx;
-    npyio__fault_hook = NULL;
+    fault.armed = 0;
+}
+
+/* The loop's options carry the hook (inert between runs). */
+static void attach(void *ctx, npyio_options *o)
+{
+    (void)ctx;
+    npyio__options_set_faults(o, hook, NULL);
 }
 
 static long calls_made(const void *ctx)
@@ -109,7 +121,8 @@ static const char *faulted(const void *ctx)
 
 /* A failed call's message names the OS's reason (EIO's). */
 static const fault_source os_calls = {arm, disarm, calls_made, faulted,
-                                      NULL, "Input/output error", 1, 1};
+                                      NULL, "Input/output error", 1, 1,
+                                      attach};
 /* The same, with big_npy as the operations' context. */
 static fault_source big_file;
 
@@ -387,11 +400,26 @@ static struct {
     int n, seen, error;
 } named;
 
-static int fail_named(const char *call)
+static int fail_named(void *ctx, const char *call)
 {
-    if (strcmp(call, named.name) == 0 && ++named.seen == named.n)
+    (void)ctx;
+    if (named.name != NULL && strcmp(call, named.name) == 0 &&
+        ++named.seen == named.n)
         return named.error;
     return 0;
+}
+
+/* Options whose hook fails the call arm_named names (inert until then);
+ * made once, freed by the test runner's exit. */
+static npyio_options *named_options(void)
+{
+    static npyio_options *o;
+
+    if (o == NULL) {
+        assert_ok(npyio_options_new(&o));
+        npyio__options_set_faults(o, fail_named, NULL);
+    }
+    return o;
 }
 
 static void arm_named(const char *name, int n, int error)
@@ -400,7 +428,11 @@ static void arm_named(const char *name, int n, int error)
     named.n = n;
     named.seen = 0;
     named.error = error;
-    npyio__fault_hook = fail_named;
+}
+
+static void disarm_named(void)
+{
+    named.name = NULL;
 }
 
 /* An OS call that fails for want of memory is NPYIO_E_NOMEM, with the
@@ -413,15 +445,17 @@ static void test_os_out_of_memory(void **state)
 
     (void)state;
     arm_named("open", 1, ENOMEM);
-    assert_status(npyio_load(src_npy, 0, NULL, &h, &data), NPYIO_E_NOMEM);
-    npyio__fault_hook = NULL;
+    assert_status(npyio_load(src_npy, 0, named_options(), &h, &data),
+                  NPYIO_E_NOMEM);
+    disarm_named();
     assert_error_contains("npyio_load: cannot open");
     assert_error_contains("Cannot allocate memory");
     assert_null(h);
     assert_null(data);
     arm_named("mmap", 1, ENOMEM);
-    assert_status(npyio_map_open(src_npy, 0, NULL, &m), NPYIO_E_NOMEM);
-    npyio__fault_hook = NULL;
+    assert_status(npyio_map_open(src_npy, 0, named_options(), &m),
+                  NPYIO_E_NOMEM);
+    disarm_named();
     assert_error_contains("npyio_map_open: ");
     assert_error_contains("mmap: Cannot allocate memory");
     assert_null(m);
@@ -439,16 +473,17 @@ static void test_stream_read_again(void **state)
 
     (void)state;
     assert_true(len < sizeof buf);
-    assert_ok(npyio_stream_open_path(src_npy, NPYIO_OPEN_READ, NULL, &s));
+    assert_ok(npyio_stream_open_path(src_npy, NPYIO_OPEN_READ,
+                                     named_options(), &s));
     arm_named("pread", 1, EIO);
     assert_status(npyio_stream_read(s, buf, 100, &got), NPYIO_E_IO);
-    npyio__fault_hook = NULL;
+    disarm_named();
     assert_error_contains("npyio_stream_read: reading the stream at stream "
                           "offset 0: pread: Input/output error");
     assert_int_equal(got, 0);
     arm_named("read", 1, EIO);
     assert_status(npyio_stream_read(s, buf, sizeof buf, &got), NPYIO_E_IO);
-    npyio__fault_hook = NULL;
+    disarm_named();
     assert_error_contains("npyio_stream_read: reading the stream at stream "
                           "offset 0: read: Input/output error");
     assert_ok(npyio_stream_read(s, buf, sizeof buf, &got));
@@ -482,8 +517,8 @@ static void test_map_create_failure_after_rename(void **state)
 
         /* The file's sync, then the directory's. */
         arm_named("fsync", 2, EIO);
-        st = npyio_map_create(paths[i], h, 0, NULL, &m);
-        npyio__fault_hook = NULL;
+        st = npyio_map_create(paths[i], h, 0, named_options(), &m);
+        disarm_named();
         assert_int_equal(st, NPYIO_E_IO);
         assert_error_contains("may not survive a crash");
         assert_null(m);

@@ -114,8 +114,9 @@ static pid_t dead_pid(void)
  * system without O_TMPFILE. */
 static int fail_next_open;
 
-static int no_unnamed_files(const char *call)
+static int no_unnamed_files(void *ctx, const char *call)
 {
+    (void)ctx;
     if (fail_next_open && strcmp(call, "open") == 0) {
         fail_next_open = 0;
         return EOPNOTSUPP;
@@ -123,25 +124,41 @@ static int no_unnamed_files(const char *call)
     return 0;
 }
 
-/* Save the int32 array [v, v, v] at path. */
-static npyio_status save(const char *path, int32_t v)
+/* Save the int32 array [v, v, v] at path with options o. */
+static npyio_status save_with(const char *path, int32_t v,
+                              const npyio_options *o)
 {
     int32_t data[3] = {v, v, v};
     int64_t n = 3;
 
     return npyio_save_array(path, "i4", 1, &n, data, sizeof data,
-                            NPYIO_WRITE_NO_SYNC, NULL);
+                            NPYIO_WRITE_NO_SYNC, o);
+}
+
+static npyio_status save(const char *path, int32_t v)
+{
+    return save_with(path, v, NULL);
+}
+
+/* Options whose OS fault hook takes unnamed files away. */
+static npyio_options *without_unnamed_files(void)
+{
+    npyio_options *o = NULL;
+
+    assert_ok(npyio_options_new(&o));
+    npyio__options_set_faults(o, no_unnamed_files, NULL);
+    return o;
 }
 
 /* The same through a named temporary. */
 static npyio_status save_named(const char *path, int32_t v)
 {
+    npyio_options *o = without_unnamed_files();
     npyio_status st;
 
     fail_next_open = 1;
-    npyio__fault_hook = no_unnamed_files;
-    st = save(path, v);
-    npyio__fault_hook = NULL;
+    st = save_with(path, v, o);
+    npyio_options_free(o);
     assert_int_equal(fail_next_open, 0); /* it did fall back */
     return st;
 }
@@ -317,8 +334,8 @@ static void test_killed_named_writer(void **state)
     if (pid == 0) { /* no cmocka in here: report through the pipe */
         close(fds[0]);
         fail_next_open = 1;
-        npyio__fault_hook = no_unnamed_files;
-        if (npyio_writer_open_path(path, h, 0, NULL, &w) != NPYIO_OK ||
+        if (npyio_writer_open_path(path, h, 0, without_unnamed_files(),
+                                   &w) != NPYIO_OK ||
             npyio_writer_write(w, data, sizeof data) != NPYIO_OK ||
             write(fds[1], "w", 1) != 1)
             _exit(1);
