@@ -61,8 +61,8 @@ void *npyio__sys_alloc(void *user, size_t size, size_t alignment)
      * 16 on the hosts we know; small blocks come at a high rate. */
     if (alignment <= 16 && alignment <= _Alignof(max_align_t))
         return malloc(size);
-    if (alignment < sizeof(void *))
-        alignment = sizeof(void *);
+    /* (Larger alignments are powers of two of at least 32: multiples of
+     * sizeof(void *), as posix_memalign() requires.) */
     if (posix_memalign(&ptr, alignment, size) != 0)
         return NULL;
     return ptr;

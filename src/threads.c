@@ -38,11 +38,9 @@ void npyio__run_parallel(size_t jobs, unsigned threads,
     p.ctx = ctx;
     p.jobs = jobs;
     atomic_init(&p.next, 0);
-    if (threads > MAX_THREADS)
-        threads = MAX_THREADS;
     if ((size_t)threads > jobs)
         threads = (unsigned)jobs;
-    for (i = 1; i < threads; i++)
+    for (i = 1; i < threads && n < MAX_THREADS - 1; i++)
         if (pthread_create(&started[n], NULL, parallel_worker, &p) == 0)
             n++;
     parallel_worker(&p);
