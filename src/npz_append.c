@@ -307,12 +307,18 @@ npyio_status npyio__npz_open_append_streams(npyio_stream *original,
 {
     static const char where[] = "npyio_npz_open_append";
     npyio_npz_writer *w = NULL;
-    npyio_status st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
-                                                    NPYIO_NPZ_NO_ALIGN |
-                                                    NPYIO_WRITE_WAIT_FOR_LOCK,
-                                         where);
+    npyio_status st;
 
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
+    st = npyio__check_stream(original, where);
+    if (st == NPYIO_OK)
+        st = npyio__check_stream(out_stream, where);
+    if (st == NPYIO_OK)
+        st = npyio__check_flags(flags, NPYIO_NPZ_NO_ALIGN |
+                                           NPYIO_WRITE_WAIT_FOR_LOCK,
+                                where);
     if (st == NPYIO_OK)
         st = npyio__npz_writer_new(flags, options, &w);
     if (st != NPYIO_OK)

@@ -133,6 +133,20 @@ npyio_status npyio__options_copy_in(const npyio__mem *mem,
     return st;
 }
 
+npyio_status npyio__options_from_mem(const npyio__mem *mem,
+                                     npyio_options **out)
+{
+    npyio_status st = npyio__options_new_in(mem, out);
+
+    if (st == NPYIO_OK) {
+        (*out)->allocator = mem->ops;
+        (*out)->allocator_user = mem->user;
+        (*out)->limits[NPYIO_LIMIT_ALLOC_BYTES] = (int64_t)mem->max_alloc;
+        (*out)->faults = mem->faults;
+    }
+    return st;
+}
+
 void npyio_options_free(npyio_options *options)
 {
     if (options == NULL || options->magic != NPYIO__MAGIC_OPTIONS)

@@ -20,6 +20,12 @@ void npyio__mem_init(npyio__mem *mem, const npyio_options *options);
 npyio_status npyio__options_new_in(const npyio__mem *mem,
                                    npyio_options **out);
 
+/* Options with what `mem` was made from: its allocator (the handle
+ * allocated through it), allocation limit and fault hook; the other
+ * limits the defaults. For work a handle hands to another public call. */
+npyio_status npyio__options_from_mem(const npyio__mem *mem,
+                                     npyio_options **out);
+
 /* A copy of `from` (NULL: the defaults) allocated through mem: options
  * a handle keeps for work it does after it was opened. */
 npyio_status npyio__options_copy_in(const npyio__mem *mem,

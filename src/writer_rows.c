@@ -261,18 +261,14 @@ npyio_status npyio_writer_open_append(const char *path,
 }
 
 /* A writer of the file at w->path, through a temporary and a rename, with
- * this writer's allocator, allocation limit and durability. */
+ * this writer's allocator, allocation limit, durability (and the tests'
+ * OS faults). */
 static npyio_status open_rewrite(npyio_writer *w, const npyio_header *grown,
                                  npyio_writer **copy)
 {
     npyio_options *o = NULL;
-    npyio_status st = npyio__options_new_in(&w->mem, &o);
+    npyio_status st = npyio__options_from_mem(&w->mem, &o);
 
-    if (st == NPYIO_OK)
-        st = npyio_options_set_allocator(o, &w->mem.ops, w->mem.user);
-    if (st == NPYIO_OK)
-        st = npyio_options_set_limit(o, NPYIO_LIMIT_ALLOC_BYTES,
-                                     (int64_t)w->mem.max_alloc);
     if (st == NPYIO_OK)
         st = npyio_writer_open_path(w->path, grown,
                                     w->durable ? 0 : NPYIO_WRITE_NO_SYNC, o,
@@ -414,9 +410,10 @@ static npyio_status finish_append(npyio_writer *w)
     if (st == NPYIO_OK)
         w->undo_append = false; /* the new header is in place */
     /* Past the point of no return: the old file is gone (either state is
-     * a valid array should the machine crash). */
-    if (st == NPYIO_OK && w->durable &&
-        npyio__stream_sync(w->stream, true) != NPYIO_OK)
+     * a valid array should the machine crash). Without durability the
+     * stream is flushed all the same, as every writer's close does. */
+    if (st == NPYIO_OK &&
+        npyio__stream_sync(w->stream, w->durable) != NPYIO_OK)
         st = npyio__fail(NPYIO_E_IO, "%s: the rows are appended, but "
                          "syncing the new header failed (the new file may "
                          "not survive a crash): %s", file_name(w),
@@ -532,13 +529,11 @@ npyio_status npyio_writer_write_rows(npyio_writer *writer, int64_t first,
 }
 
 /* Rows written in place are positioned writes: nothing to finish but
- * durability. */
+ * the sync (a flush without durability). */
 static npyio_status finish_in_place(npyio_writer *w)
 {
-    npyio_status st = w->durable ? npyio__stream_sync(w->stream, true)
-                                 : NPYIO_OK;
-
-    return npyio__with_context(st, "npyio_writer_close");
+    return npyio__with_context(npyio__stream_sync(w->stream, w->durable),
+                               "npyio_writer_close");
 }
 
 static const npyio__writer_sink append_sink = {
