@@ -628,12 +628,6 @@ void npyio__converter_band_part(npyio__converter *c, uint64_t first,
     choose_fills(c);
 }
 
-void npyio__converter_band(npyio__converter *c, uint64_t first,
-                           uint64_t count, void *dst)
-{
-    npyio__converter_band_part(c, first, count, 0, c->columns, dst);
-}
-
 /* The next box from the cursor: whole lower axes while they fit in
  * box_columns and the cursor is at their start, then a range of one axis
  * within its length. Its columns are consecutive in the file. */
