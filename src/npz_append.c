@@ -261,6 +261,19 @@ static npyio_status start_append(npyio_npz_writer *w, const char *label,
     return st;
 }
 
+/* An archive writer for appending, its flags checked (the writing ones
+ * and waiting for the lock). */
+static npyio_status new_appender(uint32_t flags, const npyio_options *options,
+                                 const char *where, npyio_npz_writer **out)
+{
+    npyio_status st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
+                                                    NPYIO_NPZ_NO_ALIGN |
+                                                    NPYIO_WRITE_WAIT_FOR_LOCK,
+                                         where);
+
+    return st != NPYIO_OK ? st : npyio__npz_writer_new(flags, options, out);
+}
+
 static npyio_status npz_open_append_body(const char *path, uint32_t flags,
                                          const npyio_options *options,
                                          npyio_npz_writer **out)
@@ -275,11 +288,7 @@ static npyio_status npz_open_append_body(const char *path, uint32_t flags,
     st = npyio__check_path(path, where);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_NO_ALIGN |
-                                       NPYIO_WRITE_WAIT_FOR_LOCK,
-                            where);
-    if (st == NPYIO_OK)
-        st = npyio__npz_writer_new(flags, options, &w);
+    st = new_appender(flags, options, where, &w);
     if (st != NPYIO_OK)
         return st;
     st = npyio__stream_open_locked(path, true,
@@ -307,14 +316,10 @@ npyio_status npyio__npz_open_append_streams(npyio_stream *original,
 {
     static const char where[] = "npyio_npz_open_append";
     npyio_npz_writer *w = NULL;
-    npyio_status st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
-                                                    NPYIO_NPZ_NO_ALIGN |
-                                                    NPYIO_WRITE_WAIT_FOR_LOCK,
-                                         where);
+    npyio_status st;
 
     *out = NULL;
-    if (st == NPYIO_OK)
-        st = npyio__npz_writer_new(flags, options, &w);
+    st = new_appender(flags, options, where, &w);
     if (st != NPYIO_OK)
         return st;
     w->original = original;
