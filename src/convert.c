@@ -276,15 +276,76 @@ void npyio__swap_apply(const npyio__swap_plan *plan, void *data,
 /* Runs are not cut shorter than this for more columns per fill. */
 #define MIN_RUN_BYTES ((size_t)64 << 10)
 
+/* The cursor and the box scratch of a Fortran pass: four uint64_t per
+ * axis for the cursor, four size_t per axis for a box, in one block;
+ * then the axes' lengths and strides from the shape. */
+static npyio_status make_cursor(npyio__converter *c,
+                                const npyio__converter_spec *spec,
+                                const npyio__mem *mem)
+{
+    size_t n = (size_t)spec->ndim;
+    unsigned char *block = NULL;
+    int a, k = spec->ndim - 1;
+    npyio_status st = npyio__alloc_array(
+        mem, n, 4 * sizeof(uint64_t) + 4 * sizeof(size_t),
+        "conversion state", (void **)&block);
+
+    if (st != NPYIO_OK)
+        return st;
+    c->dim = (uint64_t *)block;
+    c->below = c->dim + n;
+    c->c_stride = c->below + n;
+    c->index = c->c_stride + n;
+    c->ext = (size_t *)(c->index + n);
+    c->src_stride = c->ext + n;
+    c->dst_stride = c->src_stride + n;
+    c->odometer = c->dst_stride + n;
+    c->rows = (uint64_t)spec->shape[0];
+    c->columns = 1;
+    for (a = 1; a <= k; a++) {
+        c->dim[a] = (uint64_t)spec->shape[a];
+        c->below[a] = c->columns;
+        c->columns *= c->dim[a];
+    }
+    c->c_stride[k] = 1;
+    for (a = k - 1; a >= 1; a--)
+        c->c_stride[a] = c->c_stride[a + 1] * c->dim[a + 1];
+    return NPYIO_OK;
+}
+
+/* The bounce buffer's size: the spec's, else the data's (or, for small
+ * bands, a band's, but no less than MIN_BOUNCE_BYTES) up to BOUNCE_BYTES;
+ * never less than an element, nor 0. */
+static size_t bounce_size(const npyio__converter *c,
+                          const npyio__converter_spec *spec)
+{
+    /* The product is checked by the caller. */
+    uint64_t nbytes = c->rows * c->columns * c->itemsize;
+    size_t bytes;
+
+    if (spec->band_rows != 0 && spec->band_rows < c->rows) {
+        uint64_t band = spec->band_rows * c->columns * c->itemsize;
+
+        if (nbytes > band)
+            nbytes = band < MIN_BOUNCE_BYTES ? MIN_BOUNCE_BYTES : band;
+    }
+    if (spec->bounce_bytes != 0)
+        bytes = spec->bounce_bytes;
+    else
+        bytes = nbytes < BOUNCE_BYTES ? (size_t)nbytes : BOUNCE_BYTES;
+    if (bytes < c->itemsize)
+        bytes = c->itemsize;
+    if (bytes == 0)
+        bytes = 1;
+    return bytes;
+}
+
 npyio_status npyio__converter_make(npyio__converter *c,
                                    const npyio__converter_spec *spec,
                                    const npyio__mem *mem)
 {
-    size_t n, bytes = 0;
-    uint64_t nbytes;
-    unsigned char *block = NULL;
+    size_t bytes;
     npyio_status st;
-    int a, k;
 
     memset(c, 0, sizeof *c);
     c->itemsize = spec->dtype->itemsize;
@@ -304,58 +365,17 @@ npyio_status npyio__converter_make(npyio__converter *c,
     }
     if (!spec->fortran)
         return NPYIO_OK;
-    /* Four uint64_t per axis for the cursor, four size_t per axis for a
-     * box: one block. */
-    n = (size_t)spec->ndim;
-    st = npyio__alloc_array(mem, n, 4 * sizeof(uint64_t) + 4 * sizeof(size_t),
-                            "conversion state", (void **)&block);
-    if (st != NPYIO_OK) {
+    st = make_cursor(c, spec, mem);
+    if (st == NPYIO_OK && spec->bands) {
+        bytes = bounce_size(c, spec);
+        st = npyio__alloc(mem, bytes, "conversion buffer",
+                          (void **)&c->bounce);
+        if (st == NPYIO_OK)
+            c->bounce_cap = bytes;
+    }
+    if (st != NPYIO_OK)
         npyio__converter_free(c);
-        return st;
-    }
-    c->dim = (uint64_t *)block;
-    c->below = c->dim + n;
-    c->c_stride = c->below + n;
-    c->index = c->c_stride + n;
-    c->ext = (size_t *)(c->index + n);
-    c->src_stride = c->ext + n;
-    c->dst_stride = c->src_stride + n;
-    c->odometer = c->dst_stride + n;
-    k = spec->ndim - 1;
-    c->rows = (uint64_t)spec->shape[0];
-    c->columns = 1;
-    for (a = 1; a <= k; a++) {
-        c->dim[a] = (uint64_t)spec->shape[a];
-        c->below[a] = c->columns;
-        c->columns *= c->dim[a];
-    }
-    c->c_stride[k] = 1;
-    for (a = k - 1; a >= 1; a--)
-        c->c_stride[a] = c->c_stride[a + 1] * c->dim[a + 1];
-    if (!spec->bands)
-        return NPYIO_OK;
-    nbytes = c->rows * c->columns * c->itemsize; /* checked by the caller */
-    if (spec->band_rows != 0 && spec->band_rows < c->rows) {
-        uint64_t band = spec->band_rows * c->columns * c->itemsize;
-
-        if (nbytes > band)
-            nbytes = band < MIN_BOUNCE_BYTES ? MIN_BOUNCE_BYTES : band;
-    }
-    if (spec->bounce_bytes != 0)
-        bytes = spec->bounce_bytes;
-    else
-        bytes = nbytes < BOUNCE_BYTES ? (size_t)nbytes : BOUNCE_BYTES;
-    if (bytes < c->itemsize)
-        bytes = c->itemsize;
-    if (bytes == 0)
-        bytes = 1;
-    st = npyio__alloc(mem, bytes, "conversion buffer", (void **)&c->bounce);
-    if (st != NPYIO_OK) {
-        npyio__converter_free(c);
-        return st;
-    }
-    c->bounce_cap = bytes;
-    return NPYIO_OK;
+    return st;
 }
 
 void npyio__converter_free(npyio__converter *c)
@@ -528,27 +548,26 @@ void npyio__converter_place_all(npyio__converter *c, const void *src,
 
 /* ---- bands ------------------------------------------------------------------------ */
 
-/*
- * How to fill a band: spans or runs, how many rows per run and columns per
- * fill. Costs are per column, in bytes copied: a span reads the column's
- * whole extent (gap included) for one call per bounce buffer; runs read
- * only the band's rows but pay a call per run.
- */
-static void choose_fills(npyio__converter *c)
+/* How many columns' spans fit in the bounce buffer: the band's run of
+ * the last one and the whole extent of those before it (0: not even a
+ * run fits). */
+static uint64_t span_columns_fit(const npyio__converter *c)
 {
     uint64_t size = c->itemsize, run = c->count * size;
     uint64_t extent = c->rows * size, room = c->bounce_cap;
-    uint64_t tile = size < TILE_BYTES ? TILE_BYTES / size : 1;
-    uint64_t wide = c->columns < tile ? c->columns : tile;
-    uint64_t span_columns = 0, sub = c->count, per;
-    uint64_t runs_cost, span_cost = extent;
+    uint64_t span_columns = 0;
 
     if (run <= room)
         span_columns = 1 + (room - run) / extent;
-    if (span_columns > c->columns)
-        span_columns = c->columns;
-    /* Runs: whole when `wide` of them fit, else cut (never below
-     * MIN_RUN_BYTES, nor beyond the buffer). */
+    return span_columns > c->columns ? c->columns : span_columns;
+}
+
+/* Rows per run: the whole band when `wide` runs fit in the bounce buffer,
+ * else cut (never below MIN_RUN_BYTES, nor beyond the buffer). */
+static uint64_t rows_per_run(const npyio__converter *c, uint64_t wide)
+{
+    uint64_t size = c->itemsize, room = c->bounce_cap, sub = c->count;
+
     if (sub * size * wide > room) {
         sub = room / (wide * size);
         if (sub * size < MIN_RUN_BYTES)
@@ -560,37 +579,70 @@ static void choose_fills(npyio__converter *c)
         if (sub > c->count)
             sub = c->count;
     }
-    per = room / (sub * size);
-    if (per == 0)
-        per = 1;
+    return sub;
+}
+
+/* Fortran bands: runs go straight to their place in dst, unless spans
+ * cost less (short gaps). A pipe reads every gap anyway. */
+static void choose_fortran_fills(npyio__converter *c, uint64_t span_columns)
+{
+    uint64_t span_cost = c->rows * c->itemsize, run = c->count * c->itemsize;
+
+    c->sub_rows = c->count;
+    c->box_columns = c->columns;
+    c->direct = true;
+    if (c->seekable && span_columns >= 2 && span_cost <= run + c->seek_cost) {
+        c->spans = true;
+        c->direct = false;
+        c->box_columns = span_columns;
+    }
+}
+
+/* C order from a stream that cannot go back, in file order: spans (any
+ * gap skipped by reading), or for runs longer than the buffer, one column
+ * at a time in pieces. */
+static void choose_file_order_fills(npyio__converter *c,
+                                    uint64_t span_columns)
+{
+    uint64_t size = c->itemsize, room = c->bounce_cap;
+
+    if (span_columns >= 1) {
+        c->spans = true;
+        c->box_columns = span_columns;
+    } else {
+        c->sub_rows = room / size ? room / size : 1;
+        c->box_columns = 1;
+    }
+}
+
+/*
+ * How to fill a band: spans or runs, how many rows per run and columns per
+ * fill. Costs are per column, in bytes copied: a span reads the column's
+ * whole extent (gap included) for one call per bounce buffer; runs read
+ * only the band's rows but pay a call per run.
+ */
+static void choose_fills(npyio__converter *c)
+{
+    uint64_t size = c->itemsize, run = c->count * size;
+    uint64_t tile = size < TILE_BYTES ? TILE_BYTES / size : 1;
+    uint64_t wide = c->columns < tile ? c->columns : tile;
+    uint64_t span_columns = span_columns_fit(c), sub, per;
+    uint64_t runs_cost, span_cost = c->rows * size;
+
     c->spans = false;
     c->direct = false;
     if (!c->c_order) {
-        /* Fortran bands: runs go straight to their place in dst, unless
-         * spans cost less (short gaps). A pipe reads every gap anyway. */
-        c->sub_rows = c->count;
-        c->box_columns = c->columns;
-        c->direct = true;
-        if (c->seekable && span_columns >= 2 &&
-            span_cost <= run + c->seek_cost) {
-            c->spans = true;
-            c->direct = false;
-            c->box_columns = span_columns;
-        }
+        choose_fortran_fills(c, span_columns);
         return;
     }
     if (!c->seekable) {
-        /* In file order: spans (any gap skipped by reading), or for runs
-         * longer than the buffer, one column at a time in pieces. */
-        if (span_columns >= 1) {
-            c->spans = true;
-            c->box_columns = span_columns;
-        } else {
-            c->sub_rows = room / size ? room / size : 1;
-            c->box_columns = 1;
-        }
+        choose_file_order_fills(c, span_columns);
         return;
     }
+    sub = rows_per_run(c, wide);
+    per = c->bounce_cap / (sub * size);
+    if (per == 0)
+        per = 1;
     runs_cost = run + c->seek_cost * ((c->count + sub - 1) / sub);
     if (span_columns >= wide && span_cost <= runs_cost) {
         c->spans = true;
@@ -626,12 +678,6 @@ void npyio__converter_band_part(npyio__converter *c, uint64_t first,
         c->column_end = last_end;
     }
     choose_fills(c);
-}
-
-void npyio__converter_band(npyio__converter *c, uint64_t first,
-                           uint64_t count, void *dst)
-{
-    npyio__converter_band_part(c, first, count, 0, c->columns, dst);
 }
 
 /* The next box from the cursor: whole lower axes while they fit in

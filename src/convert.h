@@ -81,7 +81,7 @@ void npyio__swap_apply(const npyio__swap_plan *plan, void *data,
  * range of one axis, fixed higher ones) that are transposed into dst in
  * cache-line tiles, so that every line of dst is written whole.
  *
- *   npyio__converter_band(c, first, count, dst);
+ *   npyio__converter_band_part(c, first, count, 0, c->columns, dst);
  *   while (npyio__converter_next(c, &fill)) {
  *       read each of fill's runs into its place;
  *       npyio__converter_place(c);
@@ -171,15 +171,13 @@ void npyio__converter_swap(const npyio__converter *c, void *data,
                            size_t nbytes);
 
 /* Start placing rows [first, first + count) in dst (count rows of
- * n1 * ... * nk elements). Fortran converters only. */
-void npyio__converter_band(npyio__converter *c, uint64_t first,
-                           uint64_t count, void *dst);
-
-/* The same for C order, without the first `skip` elements (in C order) of
- * the first row and from C position last_end of the last row on: dst
- * receives count * columns - skip - (columns - last_end) elements. A part
- * of one row of a 2-D array reads only its columns; of more dimensions,
- * every column of the row is read (and only the part placed). */
+ * n1 * ... * nk elements): a whole band is skip 0, last_end columns.
+ * For C order, a band may leave out the first `skip` elements (in C
+ * order) of its first row and its last row from C position last_end on:
+ * dst then receives count * columns - skip - (columns - last_end)
+ * elements. A part of one row of a 2-D array reads only its columns; of
+ * more dimensions, every column of the row is read (and only the part
+ * placed). */
 void npyio__converter_band_part(npyio__converter *c, uint64_t first,
                                 uint64_t count, uint64_t skip,
                                 uint64_t last_end, void *dst);

@@ -248,6 +248,30 @@ static bool parse_unit(const char *s, size_t len, type_spec *spec)
     return true;
 }
 
+/* The unit of type string s[0..len), whose kind spec already has: the
+ * "[...]" from `bracket` on, or none (NULL: a datetime's unit is then
+ * generic). */
+static npyio_status type_unit(const char *s, size_t len, size_t offset,
+                              const char *bracket, type_spec *spec)
+{
+    if (bracket == NULL) {
+        if (spec->kind == NPYIO_KIND_DATETIME ||
+            spec->kind == NPYIO_KIND_TIMEDELTA)
+            spec->unit = NPYIO__DT_GENERIC;
+        return NPYIO_OK;
+    }
+    if (spec->kind != NPYIO_KIND_DATETIME &&
+        spec->kind != NPYIO_KIND_TIMEDELTA)
+        return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                        "only datetime64 and timedelta64 take a [unit]");
+    if (!parse_unit(bracket, len - (size_t)(bracket - s), spec))
+        return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                        "the datetime unit must be [unit] or [<n>unit] with "
+                        "unit one of Y M W D h m s ms us ns ps fs as "
+                        "generic and 1 <= n <= 2147483647");
+    return NPYIO_OK;
+}
+
 static npyio_status parse_type(const char *s, size_t len, size_t offset,
                                type_spec *spec)
 {
@@ -296,22 +320,7 @@ static npyio_status parse_type(const char *s, size_t len, size_t offset,
         return bad_type(s, len, offset, NPYIO_E_FORMAT,
                         "unknown type or size");
     }
-    if (bracket == NULL) {
-        if (spec->kind == NPYIO_KIND_DATETIME ||
-            spec->kind == NPYIO_KIND_TIMEDELTA)
-            spec->unit = NPYIO__DT_GENERIC;
-        return NPYIO_OK;
-    }
-    if (spec->kind != NPYIO_KIND_DATETIME &&
-        spec->kind != NPYIO_KIND_TIMEDELTA)
-        return bad_type(s, len, offset, NPYIO_E_FORMAT,
-                        "only datetime64 and timedelta64 take a [unit]");
-    if (!parse_unit(bracket, len - (size_t)(bracket - s), spec))
-        return bad_type(s, len, offset, NPYIO_E_FORMAT,
-                        "the datetime unit must be [unit] or [<n>unit] with "
-                        "unit one of Y M W D h m s ms us ns ps fs as "
-                        "generic and 1 <= n <= 2147483647");
-    return NPYIO_OK;
+    return type_unit(s, len, offset, bracket, spec);
 }
 
 /* One type: "<f8", "S10", "datetime64[ns]" (no commas, no shape). */
@@ -646,6 +655,46 @@ static npyio_status convert_item(const comma_item *item, size_t offset,
     return st;
 }
 
+/* The next item from s[*pos] on, through the comma after it (*pos moves
+ * past it and the spaces around it): its byte orders combined, "|", "="
+ * and the host's dropped, its shape checked. */
+static npyio_status next_item(const char *s, size_t len, size_t offset,
+                              size_t *pos, comma_item *item)
+{
+    char host = npyio__host_order(), o1, o2, order;
+    size_t at = match_item(s, len, *pos, item, &o1, &o2);
+    shape_value v;
+
+    if (at < len) {
+        size_t after = skip_spaces(s, len, at);
+
+        if (after == len)
+            at = len;
+        else if (s[after] != ',')
+            return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                            "an item of a comma-separated type string is "
+                            "[byte order][shape][byte order]type");
+        else
+            at = skip_spaces(s, len, after + 1);
+    }
+    *pos = at;
+    order = o2 == 0 ? o1 : o1 == 0 ? o2 : 0;
+    if (o1 != 0 && o2 != 0) {
+        char a = o1 == '=' ? host : o1, b = o2 == '=' ? host : o2;
+
+        if (a != b)
+            return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                            "an item has two different byte orders");
+        order = a;
+    }
+    item->order = order == '|' || order == '=' || order == host ? 0 : order;
+    if (item->shape != NULL && !eval_shape(item->shape, item->shape_len, &v))
+        return bad_type(s, len, offset, NPYIO_E_FORMAT,
+                        "the shape of an item is not an int or a tuple "
+                        "of ints (as Python writes them)");
+    return NPYIO_OK;
+}
+
 /* Split into items (the whole string first, as NumPy does, so syntax is
  * checked before any item is converted). */
 static npyio_status split_items(const char *s, size_t len, size_t offset,
@@ -654,49 +703,14 @@ static npyio_status split_items(const char *s, size_t len, size_t offset,
 {
     comma_item *list = NULL;
     size_t pos = 0, n = 0, cap = 0;
-    char host = npyio__host_order();
     npyio_status st = NPYIO_OK;
 
     while (pos < len && st == NPYIO_OK) {
         comma_item item;
-        char o1, o2, order;
-        shape_value v;
 
-        pos = match_item(s, len, pos, &item, &o1, &o2);
-        if (pos < len) {
-            size_t after = skip_spaces(s, len, pos);
-
-            if (after == len)
-                pos = len;
-            else if (s[after] != ',')
-                st = bad_type(s, len, offset, NPYIO_E_FORMAT,
-                              "an item of a comma-separated type string is "
-                              "[byte order][shape][byte order]type");
-            else
-                pos = skip_spaces(s, len, after + 1);
-        }
+        st = next_item(s, len, offset, &pos, &item);
         if (st != NPYIO_OK)
             break;
-        order = o2 == 0 ? o1 : o1 == 0 ? o2 : 0;
-        if (o1 != 0 && o2 != 0) {
-            char a = o1 == '=' ? host : o1, b = o2 == '=' ? host : o2;
-
-            if (a != b) {
-                st = bad_type(s, len, offset, NPYIO_E_FORMAT,
-                              "an item has two different byte orders");
-                break;
-            }
-            order = a;
-        }
-        item.order = order == '|' || order == '=' || order == host ? 0
-                                                                    : order;
-        if (item.shape != NULL && !eval_shape(item.shape, item.shape_len,
-                                              &v)) {
-            st = bad_type(s, len, offset, NPYIO_E_FORMAT,
-                          "the shape of an item is not an int or a tuple "
-                          "of ints (as Python writes them)");
-            break;
-        }
         if (n == cap) {
             void *block = list;
 

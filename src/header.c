@@ -1141,21 +1141,6 @@ npyio_status npyio_header_as_read(const npyio_header *header, uint32_t flags,
                             "npyio_header_as_read");
 }
 
-npyio_status npyio__header_copy(const npyio_header *h, const npyio__mem *mem,
-                                npyio_header **out)
-{
-    npyio_header *copy;
-    npyio_status st = alloc_header(mem, h->ndim, &copy);
-
-    *out = NULL;
-    if (st != NPYIO_OK)
-        return st;
-    memcpy(copy, h, sizeof *h + (size_t)h->ndim * sizeof(int64_t));
-    copy->dtype = npyio_dtype_ref(h->dtype);
-    *out = copy;
-    return NPYIO_OK;
-}
-
 /* ---- getters ---------------------------------------------------------------------------- */
 
 static bool is_header(const npyio_header *h)

@@ -71,11 +71,6 @@ npyio_status npyio__header_emit(const npyio__mem *mem,
                                 const npyio_header *header, int version,
                                 void *buf, size_t cap, size_t *len);
 
-/* An independent copy (its own reference to the dtype), allocated
- * through mem: the copying handle's allocator. */
-npyio_status npyio__header_copy(const npyio_header *h, const npyio__mem *mem,
-                                npyio_header **out);
-
 /* npyio_header_new() with the header allocated through mem: for handles
  * that make headers with their own allocator. */
 npyio_status npyio__header_new(const npyio__mem *mem,

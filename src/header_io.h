@@ -1,7 +1,8 @@
 /*
  * header_io.h - a .npy header read from, or written to, any stream: the
- * one place the reader, the writers, appends and maps (and next, archive
- * members) get their headers.
+ * one place the reader (and through it archive members), the writers
+ * (new files, appends and in-place opens, archive members) and maps get
+ * or put their headers.
  */
 #ifndef NPYIO_HEADER_IO_H
 #define NPYIO_HEADER_IO_H

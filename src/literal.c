@@ -214,6 +214,47 @@ static npyio_status refuse_number_form(const parser *p, size_t start,
     return unexpected(p, pos, "',' or a closing bracket after a number");
 }
 
+/* An integer, of digits from digits_at, beyond int64_t (the digit at
+ * p->pos would take it there): the message shows up to 40 digits. */
+static npyio_status int_overflow(const parser *p, size_t start,
+                                 size_t digits_at, bool negative)
+{
+    size_t end = p->pos;
+
+    while (end < p->len && is_digit(p->text[end]))
+        end++;
+    return npyio__fail(NPYIO_E_OVERFLOW,
+                       "header byte %zu: integer %s%.*s%s does not fit in "
+                       "64 bits", at(p, start), negative ? "-" : "",
+                       (int)(end - digits_at > 40 ? 40 : end - digits_at),
+                       (const char *)p->text + digits_at,
+                       end - digits_at > 40 ? "..." : "");
+}
+
+/* After an integer's digits: Python 2 wrote longs as 2L; NumPy drops the
+ * L from 1.0 and 2.0 headers, with or without white space before it.
+ * Anything else that continues the number is a form we refuse. */
+static npyio_status int_suffix(parser *p, size_t start)
+{
+    size_t after = p->pos;
+
+    skip_space(p);
+    if (p->pos < p->len && p->text[p->pos] == 'L' &&
+        (p->pos + 1 >= p->len || !is_name_char(p->text[p->pos + 1]))) {
+        if (!p->config->allow_long_suffix)
+            return syntax_error(p, p->pos,
+                                "the Python 2 long suffix 'L' is not "
+                                "allowed in a format 3.0 header");
+        p->pos++;
+        return NPYIO_OK;
+    }
+    p->pos = after;
+    if (p->pos < p->len &&
+        (is_name_char(p->text[p->pos]) || p->text[p->pos] == '.'))
+        return refuse_number_form(p, start, p->pos);
+    return NPYIO_OK;
+}
+
 static npyio_status parse_int(parser *p, uint32_t *index)
 {
     size_t start = p->pos;
@@ -236,20 +277,8 @@ static npyio_status parse_int(parser *p, uint32_t *index)
     while (p->pos < p->len && is_digit(p->text[p->pos])) {
         unsigned digit = (unsigned)(p->text[p->pos] - '0');
 
-        if (magnitude > (bound - digit) / 10) {
-            size_t end = p->pos;
-
-            while (end < p->len && is_digit(p->text[end]))
-                end++;
-            return npyio__fail(NPYIO_E_OVERFLOW,
-                               "header byte %zu: integer %s%.*s%s does not "
-                               "fit in 64 bits", at(p, start),
-                               negative ? "-" : "",
-                               (int)(end - digits_at > 40 ? 40
-                                                          : end - digits_at),
-                               (const char *)p->text + digits_at,
-                               end - digits_at > 40 ? "..." : "");
-        }
+        if (magnitude > (bound - digit) / 10)
+            return int_overflow(p, start, digits_at, negative);
         magnitude = magnitude * 10 + digit;
         p->pos++;
     }
@@ -257,26 +286,9 @@ static npyio_status parse_int(parser *p, uint32_t *index)
     if (p->text[digits_at] == '0' && magnitude != 0)
         return syntax_error(p, digits_at, "integers with leading zeros are "
                                           "not valid Python");
-    {
-        size_t after = p->pos;
-
-        /* Python 2 wrote longs as 2L; NumPy drops the L from 1.0 and 2.0
-         * headers, with or without white space before it. */
-        skip_space(p);
-        if (p->pos < p->len && p->text[p->pos] == 'L' &&
-            (p->pos + 1 >= p->len || !is_name_char(p->text[p->pos + 1]))) {
-            if (!p->config->allow_long_suffix)
-                return syntax_error(p, p->pos,
-                                    "the Python 2 long suffix 'L' is not "
-                                    "allowed in a format 3.0 header");
-            p->pos++;
-        } else {
-            p->pos = after;
-            if (p->pos < p->len && (is_name_char(p->text[p->pos]) ||
-                                    p->text[p->pos] == '.'))
-                return refuse_number_form(p, start, p->pos);
-        }
-    }
+    st = int_suffix(p, start);
+    if (st != NPYIO_OK)
+        return st;
     st = add_node(p, NPYIO__LIT_INT, start, index);
     if (st != NPYIO_OK)
         return st;

@@ -266,12 +266,45 @@ npyio_status npyio_npz_close(npyio_npz *npz)
     return npyio__as_called(npz_close_body(npz), "npyio_npz_close");
 }
 
+/* An archive on the caller's stream, or on the file at path (see
+ * npyio__stream_acquire), whose arguments were checked; failures to
+ * read the archive name its path. */
+static npyio_status open_npz(const char *path, npyio_stream *stream,
+                             const npyio_options *options, const char *where,
+                             npyio_npz **out)
+{
+    npyio_npz *npz = NULL;
+    npyio_status st = new_npz(options, &npz);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (path != NULL) {
+        st = npyio__alloc(&npz->mem, strlen(path) + 1, "the archive's path",
+                          (void **)&npz->path);
+        if (st == NPYIO_OK)
+            memcpy(npz->path, path, strlen(path) + 1);
+    }
+    if (st == NPYIO_OK)
+        st = npyio__stream_acquire(path, stream, false, npz->options, where,
+                                   &npz->stream, &npz->owns_stream);
+    if (st == NPYIO_OK) {
+        st = read_archive(npz);
+        if (path != NULL)
+            st = npyio__with_context(st, path);
+    }
+    if (st != NPYIO_OK) {
+        npz_close_body(npz);
+        return st;
+    }
+    *out = npz;
+    return NPYIO_OK;
+}
+
 static npyio_status npz_open_path_body(const char *path,
                                        const npyio_options *options,
                                        npyio_npz **out)
 {
     static const char where[] = "npyio_npz_open_path";
-    npyio_npz *npz = NULL;
     npyio_status st;
 
     if (out == NULL)
@@ -280,26 +313,7 @@ static npyio_status npz_open_path_body(const char *path,
     st = npyio__check_path(path, where);
     if (st != NPYIO_OK)
         return st;
-    st = new_npz(options, &npz);
-    if (st != NPYIO_OK)
-        return st;
-    st = npyio__alloc(&npz->mem, strlen(path) + 1, "the archive's path",
-                      (void **)&npz->path);
-    if (st == NPYIO_OK) {
-        memcpy(npz->path, path, strlen(path) + 1);
-        st = npyio__stream_open_existing(path, false, npz->options, where,
-                                         &npz->stream);
-    }
-    if (st == NPYIO_OK) {
-        npz->owns_stream = true;
-        st = npyio__with_context(read_archive(npz), path);
-    }
-    if (st != NPYIO_OK) {
-        npz_close_body(npz);
-        return st;
-    }
-    *out = npz;
-    return NPYIO_OK;
+    return open_npz(path, NULL, options, where, out);
 }
 
 npyio_status npyio_npz_open_path(const char *path,
@@ -317,25 +331,16 @@ static npyio_status npz_open_stream_body(npyio_stream *stream,
                                          npyio_npz **out)
 {
     static const char where[] = "npyio_npz_open_stream";
-    npyio_npz *npz = NULL;
     npyio_status st;
 
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
+    /* Refused before the options are copied, like a bad path. */
     st = npyio__check_stream(stream, where);
-    if (st == NPYIO_OK)
-        st = new_npz(options, &npz);
     if (st != NPYIO_OK)
         return st;
-    npz->stream = stream;
-    st = read_archive(npz);
-    if (st != NPYIO_OK) {
-        npz_close_body(npz);
-        return st;
-    }
-    *out = npz;
-    return NPYIO_OK;
+    return open_npz(NULL, stream, options, where, out);
 }
 
 npyio_status npyio_npz_open_stream(npyio_stream *stream,

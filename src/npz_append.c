@@ -261,6 +261,16 @@ static npyio_status start_append(npyio_npz_writer *w, const char *label,
     return st;
 }
 
+/* An archive writer for appending, its flags checked against `accepted`. */
+static npyio_status new_appender(uint32_t flags, uint32_t accepted,
+                                 const npyio_options *options,
+                                 const char *where, npyio_npz_writer **out)
+{
+    npyio_status st = npyio__check_flags(flags, accepted, where);
+
+    return st != NPYIO_OK ? st : npyio__npz_writer_new(flags, options, out);
+}
+
 static npyio_status npz_open_append_body(const char *path, uint32_t flags,
                                          const npyio_options *options,
                                          npyio_npz_writer **out)
@@ -275,11 +285,9 @@ static npyio_status npz_open_append_body(const char *path, uint32_t flags,
     st = npyio__check_path(path, where);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_NO_ALIGN |
-                                       NPYIO_WRITE_WAIT_FOR_LOCK,
-                            where);
-    if (st == NPYIO_OK)
-        st = npyio__npz_writer_new(flags, options, &w);
+    st = new_appender(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_NO_ALIGN |
+                                 NPYIO_WRITE_WAIT_FOR_LOCK,
+                      options, where, &w);
     if (st != NPYIO_OK)
         return st;
     st = npyio__stream_open_locked(path, true,
@@ -316,11 +324,9 @@ npyio_status npyio__npz_open_append_streams(npyio_stream *original,
     if (st == NPYIO_OK)
         st = npyio__check_stream(out_stream, where);
     if (st == NPYIO_OK)
-        st = npyio__check_flags(flags, NPYIO_NPZ_NO_ALIGN |
-                                           NPYIO_WRITE_WAIT_FOR_LOCK,
-                                where);
-    if (st == NPYIO_OK)
-        st = npyio__npz_writer_new(flags, options, &w);
+        st = new_appender(flags, NPYIO_NPZ_NO_ALIGN |
+                                     NPYIO_WRITE_WAIT_FOR_LOCK,
+                          options, where, &w);
     if (st != NPYIO_OK)
         return st;
     w->original = original;

@@ -503,8 +503,6 @@ static npyio_status read_fill(npyio_reader *r, const npyio__fill *f)
     return NPYIO_OK;
 }
 
-/* Rows [first, first + count) of Fortran data into dst, as the converter
- * delivers them (C order, or the band in Fortran order). */
 /* Rows [first, first + count) of Fortran data, or for C order only from
  * C position skip of the first row to last_end of the last (see
  * npyio__converter_band_part). */
@@ -525,6 +523,8 @@ static npyio_status read_band_part(npyio_reader *r, npyio__converter *c,
     return st;
 }
 
+/* Rows [first, first + count) of Fortran data into dst, as the converter
+ * delivers them (C order, or the band in Fortran order). */
 static npyio_status read_band(npyio_reader *r, npyio__converter *c,
                               uint64_t first, uint64_t count, void *dst)
 {

@@ -563,18 +563,14 @@ static npyio_status check_utf8_text(const char *text, const char *what,
                        (unsigned char)text[bad]);
 }
 
-npyio_status npyio_record_builder_add(npyio_record_builder *builder,
-                                      const char *name, const char *title,
-                                      int64_t offset, const npyio_dtype *dtype,
-                                      int ndim, const int64_t *shape)
+/* npyio_record_builder_add's arguments, before anything is made. */
+static npyio_status check_add(const npyio_record_builder *builder,
+                              const char *name, const char *title,
+                              int64_t offset, const npyio_dtype *dtype,
+                              const char *where)
 {
-    static const char where[] = "npyio_record_builder_add";
-    npyio__pending_field f;
-    npyio_status st;
-    bool aligned;
-    uint64_t at, end;
+    npyio_status st = check_builder(builder, where);
 
-    st = check_builder(builder, where);
     if (st == NPYIO_OK)
         st = npyio__check_dtype(dtype, where);
     if (st != NPYIO_OK)
@@ -590,6 +586,43 @@ npyio_status npyio_record_builder_add(npyio_record_builder *builder,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: offset %lld is negative "
                            "(-1 places the field after the previous one)",
                            where, (long long)offset);
+    return NPYIO_OK;
+}
+
+/* The field f, ending at byte `end`, is in: its name and title join the
+ * builder's set (room was reserved), and the record's end and alignment
+ * grow to hold it. */
+static void note_field(npyio_record_builder *b, const npyio__pending_field *f,
+                       uint64_t end)
+{
+    name_set_add(&b->names, f->name, f->name_len);
+    b->names_count++;
+    if (f->title != NULL) {
+        name_set_add(&b->names, f->title, f->title_len);
+        b->names_count++;
+    }
+    b->end = end;
+    if (end > b->max_end)
+        b->max_end = end;
+    if ((b->flags & NPYIO_RECORD_ALIGNED) != 0 &&
+        f->dtype->alignment > b->alignment)
+        b->alignment = f->dtype->alignment;
+}
+
+npyio_status npyio_record_builder_add(npyio_record_builder *builder,
+                                      const char *name, const char *title,
+                                      int64_t offset, const npyio_dtype *dtype,
+                                      int ndim, const int64_t *shape)
+{
+    static const char where[] = "npyio_record_builder_add";
+    npyio__pending_field f;
+    npyio_status st;
+    bool aligned;
+    uint64_t at, end;
+
+    st = check_add(builder, name, title, offset, dtype, where);
+    if (st != NPYIO_OK)
+        return st;
     memset(&f, 0, sizeof f);
     st = npyio__make_subarray((npyio_dtype *)dtype, ndim, shape, where,
                               &builder->fields.mem, &f.dtype);
@@ -625,17 +658,7 @@ npyio_status npyio_record_builder_add(npyio_record_builder *builder,
         npyio__free((void *)f.title);
         return st;
     }
-    name_set_add(&builder->names, f.name, f.name_len);
-    builder->names_count++;
-    if (f.title != NULL) {
-        name_set_add(&builder->names, f.title, f.title_len);
-        builder->names_count++;
-    }
-    builder->end = end;
-    if (end > builder->max_end)
-        builder->max_end = end;
-    if (aligned && f.dtype->alignment > builder->alignment)
-        builder->alignment = f.dtype->alignment;
+    note_field(builder, &f, end);
     return NPYIO_OK;
 }
 

@@ -109,17 +109,38 @@ static npyio_status read_layout(npyio_writer *w, const npyio_options *options,
     return npyio__with_context(st, file_name(w));
 }
 
-/* The file at path, locked (appenders exclusively, writers of rows in
- * place shared, so an append never runs beside them or another append),
- * becomes the writer's stream. The path is kept for messages and for a
- * rewrite through a temporary. */
-static npyio_status open_locked(npyio_writer *w, const char *path,
-                                uint32_t flags, const npyio_options *options,
-                                bool exclusive, const char *where)
+/* What an appender or a writer in place opens on, checked: a path, or
+ * the caller's stream; flags of those two writers only. */
+static npyio_status check_target(bool by_path, const char *path,
+                                 npyio_stream *stream, uint32_t flags,
+                                 const char *where)
 {
-    npyio_status st = npyio__alloc(&w->mem, strlen(path) + 1, "path",
-                                   (void **)&w->path);
+    npyio_status st = by_path ? npyio__check_path(path, where)
+                              : npyio__check_stream(stream, where);
 
+    if (st == NPYIO_OK)
+        st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
+                                           NPYIO_WRITE_WAIT_FOR_LOCK,
+                                where);
+    return st;
+}
+
+/* The writer's stream, locked (appenders exclusively, writers of rows in
+ * place shared, so an append never runs beside them or another append):
+ * the file at path, opened here (by_path; the path is kept for messages
+ * and for a rewrite through a temporary), or the caller's, already in
+ * w->stream (locked where its back end can). */
+static npyio_status lock_target(npyio_writer *w, bool by_path,
+                                const char *path, uint32_t flags,
+                                const npyio_options *options, bool exclusive,
+                                const char *where)
+{
+    npyio_status st;
+
+    if (!by_path)
+        return npyio__stream_lock(w->stream, exclusive,
+                                  flags & NPYIO_WRITE_WAIT_FOR_LOCK);
+    st = npyio__alloc(&w->mem, strlen(path) + 1, "path", (void **)&w->path);
     if (st != NPYIO_OK)
         return st;
     strcpy(w->path, path);
@@ -214,21 +235,14 @@ static npyio_status open_append(bool by_path, const char *path,
     npyio_status st = npyio__writer_check_open_args(rows, out, where);
 
     if (st == NPYIO_OK)
-        st = by_path ? npyio__check_path(path, where)
-                     : npyio__check_stream(stream, where);
-    if (st == NPYIO_OK)
-        st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
-                                           NPYIO_WRITE_WAIT_FOR_LOCK,
-                                where);
+        st = check_target(by_path, path, stream, flags, where);
     if (st == NPYIO_OK)
         st = npyio__writer_new(rows, flags, options, &w);
     if (st != NPYIO_OK)
         return st;
     w->sink = &append_sink;
     w->stream = stream;
-    st = by_path ? open_locked(w, path, flags, options, true, where)
-                      : npyio__stream_lock(stream, true,
-                                           flags & NPYIO_WRITE_WAIT_FOR_LOCK);
+    st = lock_target(w, by_path, path, flags, options, true, where);
     if (st == NPYIO_OK)
         st = start_append(w, rows, options, where);
     if (st != NPYIO_OK) {
@@ -438,12 +452,7 @@ static npyio_status open_in_place(bool by_path, const char *path,
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
-    st = by_path ? npyio__check_path(path, where)
-                 : npyio__check_stream(stream, where);
-    if (st == NPYIO_OK)
-        st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
-                                           NPYIO_WRITE_WAIT_FOR_LOCK,
-                                where);
+    st = check_target(by_path, path, stream, flags, where);
     if (st != NPYIO_OK)
         return st;
     st = npyio__writer_new(NULL, flags, options, &w);
@@ -451,9 +460,7 @@ static npyio_status open_in_place(bool by_path, const char *path,
         return st;
     w->sink = &in_place_sink;
     w->stream = stream;
-    st = by_path ? open_locked(w, path, flags, options, false, where)
-                      : npyio__stream_lock(stream, false,
-                                           flags & NPYIO_WRITE_WAIT_FOR_LOCK);
+    st = lock_target(w, by_path, path, flags, options, false, where);
     if (st == NPYIO_OK)
         st = read_layout(w, options, where);
     if (st != NPYIO_OK) {

@@ -184,6 +184,28 @@ static npyio_status open_output(const char *name, const npyio_header *h,
     return st;
 }
 
+/* IN must be one .npy array without Python objects; a pipe whose data
+ * is to be reordered is first copied to a temporary file (reordering
+ * seeks; memory stays bounded). 0, or EXIT_INVALID after a message. */
+static int prepare_input(const char *in_name, const cli_args *a,
+                         cli_input *in)
+{
+    if (in->npz != NULL)
+        return cli_error(in_name, "an .npz archive: convert takes an .npy "
+                                  "file (npyio unpack takes the arrays out "
+                                  "of an archive)");
+    if (npyio_dtype_contains_objects(
+            npyio_header_dtype(npyio_reader_header(in->reader))))
+        return cli_error(in_name, "the array holds Python objects (a "
+                                  "pickle), which npyio does not unpickle");
+    if (cli_layouts_differ(npyio_reader_header(in->reader)) &&
+        (a->order == 'F') != (npyio_header_fortran_order(
+                                  npyio_reader_header(in->reader)) != 0) &&
+        cli_input_make_seekable(in) != 0)
+        return EXIT_INVALID;
+    return 0;
+}
+
 int cli_convert(const cli_args *a)
 {
     const char *in_name = a->files[0], *out_name = a->files[1];
@@ -197,27 +219,11 @@ int cli_convert(const cli_args *a)
 
     if (cli_open_input(in_name, a->options, &in) != 0)
         return EXIT_INVALID;
-    if (in.npz != NULL) {
-        cli_close_input(&in);
-        return cli_error(in_name, "an .npz archive: convert takes an .npy "
-                                  "file (npyio unpack takes the arrays out "
-                                  "of an archive)");
-    }
-    if (npyio_dtype_contains_objects(
-            npyio_header_dtype(npyio_reader_header(in.reader)))) {
-        cli_close_input(&in);
-        return cli_error(in_name, "the array holds Python objects (a "
-                                  "pickle), which npyio does not unpickle");
-    }
-    memset(&src, 0, sizeof src);
-    /* Reordering a pipe's data: from a temporary copy (bounded memory). */
-    if (cli_layouts_differ(npyio_reader_header(in.reader)) &&
-        (a->order == 'F') != (npyio_header_fortran_order(
-                                  npyio_reader_header(in.reader)) != 0) &&
-        cli_input_make_seekable(&in) != 0) {
+    if (prepare_input(in_name, a, &in) != 0) {
         cli_close_input(&in);
         return EXIT_INVALID;
     }
+    memset(&src, 0, sizeof src);
     st = output_header(npyio_reader_header(in.reader), a, &out_header);
     if (st == NPYIO_OK)
         st = open_source(&in, a->order, &src);

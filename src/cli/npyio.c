@@ -276,39 +276,60 @@ static int parse_count(const char *text, int64_t *out)
     return 0;
 }
 
-/* One option; returns 0, 1 for --help, or EXIT_USAGE. */
+/* A flag (an option without a value) of the command, set in a; 0 if arg
+ * is no such flag. */
+static int parse_flag(const command *cmd, const char *arg, cli_args *a)
+{
+    if ((cmd->options & OPT_JSON) && strcmp(arg, "--json") == 0)
+        a->json = 1;
+    else if ((cmd->options & OPT_NO_SYNC) && strcmp(arg, "--no-sync") == 0)
+        a->no_sync = 1;
+    else if ((cmd->options & OPT_UNTRUSTED) &&
+             strcmp(arg, "--untrusted") == 0)
+        a->untrusted = 1;
+    else if ((cmd->options & OPT_NO_ALIGN) && strcmp(arg, "--no-align") == 0)
+        a->no_align = 1;
+    else if ((cmd->options & OPT_APPEND) && strcmp(arg, "--append") == 0)
+        a->append = 1;
+    else if ((cmd->options & OPT_FORCE) && strcmp(arg, "--force") == 0)
+        a->force = 1;
+    else if ((cmd->options & OPT_COMPRESS) && strcmp(arg, "--compress") == 0)
+        a->level = 6; /* the value is optional: never the next word */
+    else
+        return 0;
+    return 1;
+}
+
+/* --byteorder's value as a dtype byte order, or 0. */
+static char byteorder_of(const char *v)
+{
+    if (strcmp(v, "native") == 0)
+        return '=';
+    if (strcmp(v, "little") == 0)
+        return '<';
+    if (strcmp(v, "big") == 0)
+        return '>';
+    return 0;
+}
+
+/* One option; returns 0, 1 for --help, or EXIT_USAGE. The flags and the
+ * options with values have names apart, so which is tried first does not
+ * matter. */
 static int parse_option(const command *cmd, int argc, char **argv, int *i,
                         cli_args *a)
 {
     const char *v;
     int64_t n;
+    char order;
 
     if (strcmp(argv[*i], "--help") == 0 || strcmp(argv[*i], "-h") == 0)
         return 1;
-    if ((cmd->options & OPT_JSON) && strcmp(argv[*i], "--json") == 0) {
-        a->json = 1;
-    } else if ((cmd->options & OPT_NO_SYNC) &&
-               strcmp(argv[*i], "--no-sync") == 0) {
-        a->no_sync = 1;
-    } else if ((v = option_value(argc, argv, i, "--max-header-size")) != NULL) {
+    if (parse_flag(cmd, argv[*i], a))
+        return 0;
+    if ((v = option_value(argc, argv, i, "--max-header-size")) != NULL) {
         if (parse_count(v, &n) != 0)
             return usage(cmd, "--max-header-size takes a byte count");
         a->header_limit = n;
-    } else if ((cmd->options & OPT_UNTRUSTED) &&
-               strcmp(argv[*i], "--untrusted") == 0) {
-        a->untrusted = 1;
-    } else if ((cmd->options & OPT_NO_ALIGN) &&
-               strcmp(argv[*i], "--no-align") == 0) {
-        a->no_align = 1;
-    } else if ((cmd->options & OPT_APPEND) &&
-               strcmp(argv[*i], "--append") == 0) {
-        a->append = 1;
-    } else if ((cmd->options & OPT_FORCE) &&
-               strcmp(argv[*i], "--force") == 0) {
-        a->force = 1;
-    } else if ((cmd->options & OPT_COMPRESS) &&
-               strcmp(argv[*i], "--compress") == 0) {
-        a->level = 6; /* the value is optional: never the next word */
     } else if ((cmd->options & OPT_COMPRESS) &&
                strncmp(argv[*i], "--compress=", 11) == 0) {
         if (parse_count(argv[*i] + 11, &n) != 0 || n > 9)
@@ -331,14 +352,9 @@ static int parse_option(const command *cmd, int argc, char **argv, int *i,
         a->order = v[0];
     } else if ((cmd->options & OPT_BYTEORDER) &&
                (v = option_value(argc, argv, i, "--byteorder")) != NULL) {
-        if (strcmp(v, "native") == 0)
-            a->byteorder = '=';
-        else if (strcmp(v, "little") == 0)
-            a->byteorder = '<';
-        else if (strcmp(v, "big") == 0)
-            a->byteorder = '>';
-        else
+        if ((order = byteorder_of(v)) == 0)
             return usage(cmd, "--byteorder takes native, little or big");
+        a->byteorder = order;
     } else {
         fprintf(stderr, "npyio %s: unknown option ", cmd->name);
         cli_put_name(stderr, argv[*i]);

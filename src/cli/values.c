@@ -479,14 +479,45 @@ static void civil(int64_t q, int64_t r, int64_t *year, int *month, int *day)
     *year = yoe + era * 400 + (m <= 2);
 }
 
+/* v, a count of `unit` (days or finer) from the epoch, as days from the
+ * epoch (returned), the second of that day (*sod) and, for units below a
+ * second, the fraction of that second in *fdigits decimal digits (*frac;
+ * 0 digits otherwise). */
+static int64_t split_days(int64_t v, int unit, int64_t *sod, int64_t *frac,
+                          int *fdigits)
+{
+    int64_t scale = 1, secs;
+    int digits;
+
+    *sod = *frac = 0;
+    *fdigits = 0;
+    if (unit == U_D)
+        return v;
+    if (unit == U_H) {
+        *sod = floormod(v, 24) * 3600;
+        return floordiv(v, 24);
+    }
+    if (unit == U_MIN) {
+        *sod = floormod(v, 1440) * 60;
+        return floordiv(v, 1440);
+    }
+    for (digits = 0; digits < (unit - U_S) * 3; digits++)
+        scale *= 10;
+    *fdigits = digits;
+    secs = floordiv(v, scale);
+    *frac = floormod(v, scale);
+    *sod = floormod(secs, 86400);
+    return floordiv(secs, 86400);
+}
+
 /* NumPy's datetime_as_string() of a datetime64[mult unit] value, quoted,
  * into buf; unit -1 is the generic unit, for which NumPy has no text.
  * Values whose date would overflow int64 print as their raw integer. */
 int val_datetime_text(char *buf, size_t cap, int64_t v, int unit,
                       int64_t mult)
 {
-    int64_t days = 0, sod = 0, frac = 0, year;
-    int month, day, fdigits = 0;
+    int64_t days, sod, frac, year;
+    int month, day, fdigits;
 
     if (v == NAT)
         return snprintf(buf, cap, "'NaT'");
@@ -508,24 +539,7 @@ int val_datetime_text(char *buf, size_t cap, int64_t v, int unit,
         return snprintf(buf, cap, "'%04" PRId64 "-%02d-%02d'", year, month,
                         day);
     }
-    if (unit == U_D) {
-        days = v;
-    } else if (unit == U_H) {
-        days = floordiv(v, 24);
-        sod = floormod(v, 24) * 3600;
-    } else if (unit == U_MIN) {
-        days = floordiv(v, 1440);
-        sod = floormod(v, 1440) * 60;
-    } else {
-        int64_t scale = 1, secs;
-
-        for (fdigits = 0; fdigits < (unit - U_S) * 3; fdigits++)
-            scale *= 10;
-        secs = floordiv(v, scale);
-        frac = floormod(v, scale);
-        days = floordiv(secs, 86400);
-        sod = floormod(secs, 86400);
-    }
+    days = split_days(v, unit, &sod, &frac, &fdigits);
     civil(floordiv(days, 146097), floormod(days, 146097), &year, &month,
           &day);
     if (unit == U_D)
