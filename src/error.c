@@ -188,6 +188,14 @@ npyio_status npyio__fail_rows(const char *where, int64_t first,
                        (long long)total);
 }
 
+npyio_status npyio__check_opener(const void *out, const char *path,
+                                 const char *where)
+{
+    if (out == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
+    return npyio__check_path(path, where);
+}
+
 npyio_status npyio__check_path(const char *path, const char *where)
 {
     if (path == NULL || path[0] == '\0')

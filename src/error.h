@@ -80,6 +80,13 @@ npyio_status npyio__check_flags(uint32_t flags, uint32_t accepted,
  * NPYIO_OK otherwise. */
 npyio_status npyio__check_path(const char *path, const char *where);
 
+/* The checks a public function that opens a path starts with: out given
+ * ("out is NULL") and the path a name (npyio__check_path), else
+ * NPYIO_E_INVALID_ARG naming `where`. Its public wrapper has cleared *out
+ * already, as every one does. */
+npyio_status npyio__check_opener(const void *out, const char *path,
+                                 const char *where);
+
 /* NPYIO_E_INVALID_ARG for rows [first, first + count) outside `total`
  * rows: "WHERE: rows [1, 3) are not within WHOSE 2 rows". The end is
  * computed only where it fits in int64_t (the caller's numbers may be

@@ -155,10 +155,7 @@ static npyio_status map_open_body(const char *path, uint32_t flags,
     int64_t size = 0;
     npyio_status st;
 
-    if (out == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
-    *out = NULL;
-    st = npyio__check_path(path, where);
+    st = npyio__check_opener(out, path, where);
     if (st != NPYIO_OK)
         return st;
     st = npyio__check_flags(flags, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC,
@@ -238,10 +235,7 @@ static npyio_status map_create_body(const char *path,
     bool durable = !(flags & NPYIO_WRITE_NO_SYNC);
     npyio_status st;
 
-    if (out == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
-    *out = NULL;
-    st = npyio__check_path(path, where);
+    st = npyio__check_opener(out, path, where);
     if (st != NPYIO_OK)
         return st;
     if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)

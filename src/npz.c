@@ -307,10 +307,7 @@ static npyio_status npz_open_path_body(const char *path,
     static const char where[] = "npyio_npz_open_path";
     npyio_status st;
 
-    if (out == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
-    *out = NULL;
-    st = npyio__check_path(path, where);
+    st = npyio__check_opener(out, path, where);
     if (st != NPYIO_OK)
         return st;
     return open_npz(path, NULL, options, where, out);

@@ -261,19 +261,67 @@ static npyio_status start_append(npyio_npz_writer *w, const char *label,
     return st;
 }
 
-/* An archive writer for appending, its flags checked against `accepted`. */
-static npyio_status new_appender(uint32_t flags, uint32_t accepted,
-                                 const npyio_options *options,
-                                 const char *where, npyio_npz_writer **out)
+/* What an append is given: a path, or two live streams; flags it takes
+ * (durability only for a path: the caller's streams have their own). */
+static npyio_status check_append_args(bool by_path, const char *path,
+                                      npyio_stream *original,
+                                      npyio_stream *out_stream,
+                                      uint32_t flags, const char *where)
 {
-    npyio_status st = npyio__check_flags(flags, accepted, where);
+    npyio_status st;
 
-    return st != NPYIO_OK ? st : npyio__npz_writer_new(flags, options, out);
+    if (by_path) {
+        st = npyio__check_path(path, where);
+        return st != NPYIO_OK
+                   ? st
+                   : npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
+                                                   NPYIO_NPZ_NO_ALIGN |
+                                                   NPYIO_WRITE_WAIT_FOR_LOCK,
+                                        where);
+    }
+    st = npyio__check_stream(original, where);
+    if (st == NPYIO_OK)
+        st = npyio__check_stream(out_stream, where);
+    return st != NPYIO_OK
+               ? st
+               : npyio__check_flags(flags, NPYIO_NPZ_NO_ALIGN |
+                                               NPYIO_WRITE_WAIT_FOR_LOCK,
+                                    where);
 }
 
-static npyio_status npz_open_append_body(const char *path, uint32_t flags,
-                                         const npyio_options *options,
-                                         npyio_npz_writer **out)
+/* The streams of an append. From a path: the file, locked, and a
+ * replacing temporary, both ours. Else the caller's, the original locked
+ * where its back end can. */
+static npyio_status take_streams(npyio_npz_writer *w, const char *path,
+                                 npyio_stream *original,
+                                 npyio_stream *out_stream, uint32_t flags,
+                                 const char *where)
+{
+    bool wait = (flags & NPYIO_WRITE_WAIT_FOR_LOCK) != 0;
+    npyio_status st;
+
+    if (path == NULL) {
+        w->original = original;
+        w->stream = out_stream;
+        w->durable = false; /* synced at close, not made durable */
+        return npyio__stream_lock(original, true, wait);
+    }
+    st = npyio__stream_open_locked(path, true, wait, w->options, where,
+                                   &w->original);
+    w->owns_original = st == NPYIO_OK;
+    if (st == NPYIO_OK)
+        st = npyio__stream_open_replacing(path, w->options, &w->stream);
+    w->owns_stream = st == NPYIO_OK;
+    return st;
+}
+
+/* An appending archive writer on a path (by_path) or on the caller's
+ * streams. */
+static npyio_status open_appender(bool by_path, const char *path,
+                                  npyio_stream *original,
+                                  npyio_stream *out_stream, uint32_t flags,
+                                  const npyio_options *options,
+                                  npyio_npz_writer **out)
 {
     static const char where[] = "npyio_npz_open_append";
     npyio_npz_writer *w = NULL;
@@ -282,23 +330,15 @@ static npyio_status npz_open_append_body(const char *path, uint32_t flags,
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
-    st = npyio__check_path(path, where);
+    st = check_append_args(by_path, path, original, out_stream, flags,
+                           where);
+    if (st == NPYIO_OK)
+        st = npyio__npz_writer_new(flags, options, &w);
     if (st != NPYIO_OK)
         return st;
-    st = new_appender(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_NO_ALIGN |
-                                 NPYIO_WRITE_WAIT_FOR_LOCK,
-                      options, where, &w);
-    if (st != NPYIO_OK)
-        return st;
-    st = npyio__stream_open_locked(path, true,
-                                   (flags & NPYIO_WRITE_WAIT_FOR_LOCK) != 0,
-                                   w->options, where, &w->original);
-    w->owns_original = st == NPYIO_OK;
+    st = take_streams(w, path, original, out_stream, flags, where);
     if (st == NPYIO_OK)
-        st = npyio__stream_open_replacing(path, w->options, &w->stream);
-    w->owns_stream = st == NPYIO_OK;
-    if (st == NPYIO_OK)
-        st = start_append(w, path, where);
+        st = start_append(w, path != NULL ? path : "the archive", where);
     if (st != NPYIO_OK) {
         npyio__npz_writer_release(w);
         return st;
@@ -313,35 +353,8 @@ npyio_status npyio__npz_open_append_streams(npyio_stream *original,
                                             const npyio_options *options,
                                             npyio_npz_writer **out)
 {
-    static const char where[] = "npyio_npz_open_append";
-    npyio_npz_writer *w = NULL;
-    npyio_status st;
-
-    if (out == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
-    *out = NULL;
-    st = npyio__check_stream(original, where);
-    if (st == NPYIO_OK)
-        st = npyio__check_stream(out_stream, where);
-    if (st == NPYIO_OK)
-        st = new_appender(flags, NPYIO_NPZ_NO_ALIGN |
-                                     NPYIO_WRITE_WAIT_FOR_LOCK,
-                          options, where, &w);
-    if (st != NPYIO_OK)
-        return st;
-    w->original = original;
-    w->stream = out_stream;
-    w->durable = false; /* the caller's streams: synced, not made durable */
-    st = npyio__stream_lock(original, true,
-                            (flags & NPYIO_WRITE_WAIT_FOR_LOCK) != 0);
-    if (st == NPYIO_OK)
-        st = start_append(w, "the archive", where);
-    if (st != NPYIO_OK) {
-        npyio__npz_writer_release(w);
-        return st;
-    }
-    *out = w;
-    return NPYIO_OK;
+    return open_appender(false, NULL, original, out_stream, flags, options,
+                         out);
 }
 
 npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
@@ -350,6 +363,7 @@ npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
-    return npyio__as_called(npz_open_append_body(path, flags, options, out),
+    return npyio__as_called(open_appender(true, path, NULL, NULL, flags,
+                                          options, out),
                             "npyio_npz_open_append");
 }

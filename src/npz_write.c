@@ -112,10 +112,7 @@ static npyio_status npz_create_path_body(const char *path, uint32_t flags,
     static const char where[] = "npyio_npz_create_path";
     npyio_status st;
 
-    if (out == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
-    *out = NULL;
-    st = npyio__check_path(path, where);
+    st = npyio__check_opener(out, path, where);
     if (st != NPYIO_OK)
         return st;
     st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_NO_ALIGN,

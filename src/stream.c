@@ -252,6 +252,25 @@ npyio_status npyio__stream_remaining(npyio_stream *s, uint64_t *bytes)
     return st;
 }
 
+/* A transfer of len bytes at offset that the back end can make (`able`),
+ * within the offsets of int64_t; reading: a read, else a write. */
+static npyio_status check_positioned(bool able, bool reading,
+                                     const char *what, size_t len,
+                                     int64_t offset)
+{
+    const char *doing = reading ? "reading" : "writing";
+
+    if (!able)
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s %s: the stream cannot "
+                           "%s at an offset", doing, what,
+                           reading ? "read" : "write");
+    if (offset < 0 || (uint64_t)len > (uint64_t)(INT64_MAX - offset))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s %s: %zu bytes at "
+                           "offset %lld are out of range", doing, what, len,
+                           (long long)offset);
+    return NPYIO_OK;
+}
+
 npyio_status npyio__stream_pread(npyio_stream *s, void *buf, size_t len,
                                  int64_t offset, size_t *got,
                                  const char *what)
@@ -259,18 +278,17 @@ npyio_status npyio__stream_pread(npyio_stream *s, void *buf, size_t len,
     unsigned char *p = buf;
     size_t done = 0;
 
+    npyio_status st = check_positioned(s->backend->pread != NULL, true,
+                                       what, len, offset);
+
     *got = 0;
-    if (s->backend->pread == NULL)
-        return npyio__fail(NPYIO_E_UNSUPPORTED, "reading %s: the stream "
-                           "cannot read at an offset", what);
-    if (offset < 0 || (uint64_t)len > (uint64_t)(INT64_MAX - offset))
-        return npyio__fail(NPYIO_E_INVALID_ARG, "reading %s: %zu bytes at "
-                           "offset %lld are out of range", what, len,
-                           (long long)offset);
+    if (st != NPYIO_OK)
+        return st;
     while (done < len) {
         size_t n = 0;
-        npyio_status st = s->backend->pread(s->state, p + done, len - done,
-                                            offset + (int64_t)done, &n);
+
+        st = s->backend->pread(s->state, p + done, len - done,
+                               offset + (int64_t)done, &n);
 
         if (st != NPYIO_OK)
             return npyio__fail(st, "reading %s at offset %lld: %s", what,
@@ -465,17 +483,16 @@ npyio_status npyio__stream_pwrite(npyio_stream *s, const void *buf,
     const unsigned char *p = buf;
     size_t done = 0;
 
-    if (s->backend->pwrite == NULL)
-        return npyio__fail(NPYIO_E_UNSUPPORTED, "writing %s: the stream "
-                           "cannot write at an offset", what);
-    if (offset < 0 || (uint64_t)len > (uint64_t)(INT64_MAX - offset))
-        return npyio__fail(NPYIO_E_INVALID_ARG, "writing %s: %zu bytes at "
-                           "offset %lld are out of range", what, len,
-                           (long long)offset);
+    npyio_status st = check_positioned(s->backend->pwrite != NULL, false,
+                                       what, len, offset);
+
+    if (st != NPYIO_OK)
+        return st;
     while (done < len) {
         size_t n = 0;
-        npyio_status st = s->backend->pwrite(s->state, p + done, len - done,
-                                             offset + (int64_t)done, &n);
+
+        st = s->backend->pwrite(s->state, p + done, len - done,
+                                offset + (int64_t)done, &n);
 
         if (st == NPYIO_OK && (n == 0 || n > len - done))
             st = npyio__fail(NPYIO_E_IO, "the write %s",

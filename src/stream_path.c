@@ -42,10 +42,7 @@ static npyio_status stream_open_path_body(const char *path, uint32_t mode,
     static const char where[] = "npyio_stream_open_path";
     npyio_status st;
 
-    if (out == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
-    *out = NULL;
-    st = npyio__check_path(path, where);
+    st = npyio__check_opener(out, path, where);
     if (st != NPYIO_OK)
         return st;
     if (mode != NPYIO_OPEN_READ && mode != NPYIO_OPEN_WRITE)
