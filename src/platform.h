@@ -1,8 +1,11 @@
 /*
- * platform.h - the one place for code that differs between operating
- * systems. Everything else in libnpyio is plain C11 and POSIX; what depends
- * on a particular kernel or C library (huge-page advice, aligned allocation)
- * is declared here and implemented in platform.c.
+ * platform.h - the operating system, in one place: every system call the
+ * library makes on files, descriptors, names and maps, with EINTR,
+ * SIGPIPE and the tests' fault hook handled once, and what depends on a
+ * particular kernel or C library (huge-page advice, aligned allocation,
+ * unnamed files, clones). Only the stream back ends (stream_fd.c,
+ * stream_path.c), replace.c and alloc.c call it (abi_layer_symbols keeps
+ * it so).
  */
 #ifndef NPYIO_PLATFORM_H
 #define NPYIO_PLATFORM_H

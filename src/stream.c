@@ -2,9 +2,12 @@
  * stream.c - the stream core: the loops over short reads and writes,
  * seeking, the position and the messages, over any back end's table
  * (stream.h). The back ends are in stream_ops.c (the caller's callbacks),
- * stream_mem.c (memory, growable), stream_fd.c (descriptors, paths,
- * FILE*) and stream_window.c (windows of another stream). Knows nothing
- * of NPY, and nothing of any back end's state.
+ * stream_mem.c (memory, growable), stream_fd.c (descriptors, files
+ * replaced atomically, FILE*), stream_window.c (windows of another
+ * stream), npz_member.c and npz_entry.c (archive members read and
+ * written). Knows nothing of NPY, and nothing of any back end's state:
+ * the stream's own fields are private to this file (stream.h's
+ * accessors).
  */
 #include "error.h"
 #include "options.h"
