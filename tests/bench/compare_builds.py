@@ -65,11 +65,18 @@ def run(build, name, args):
     if out.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed ({out.returncode}):\n"
                  f"{out.stdout}{out.stderr}")
-    lines = {}
+    lines, times = {}, {}
     for line in out.stdout.splitlines():
         got = parse(line.strip())
-        if got is not None:
-            lines[f"{name}: {got[0]}"] = got[1:]
+        if got is None:
+            continue
+        # A label met again in the same run (bench_reorder's tables for a
+        # tall and a wide array) is numbered.
+        label = f"{name}: {got[0]}"
+        times[label] = times.get(label, 0) + 1
+        if times[label] > 1:
+            label = f"{label} #{times[label]}"
+        lines[label] = got[1:]
     return lines
 
 
