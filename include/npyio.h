@@ -168,7 +168,7 @@ typedef int32_t npyio_status;
 #define NPYIO_E_BUFFER_TOO_SMALL (-12)
 /** Another writer holds a lock on the file that conflicts with the one
  * asked for (an appender and in-place row writers, see
- * npyio_writer_open_append()); the message says which kind of lock. Set
+ * npyio_writer_open_append_path()); the message says which kind of lock. Set
  * NPYIO_WRITE_WAIT_FOR_LOCK to wait for it instead. */
 #define NPYIO_E_LOCKED (-13)
 
@@ -206,6 +206,369 @@ NPYIO_API const char *npyio_status_string(npyio_status status);
 NPYIO_API const char *npyio_last_error(void);
 
 /* ------------------------------------------------------------------------ */
+/* Handles and their lifetimes                                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Every object is one of these opaque handles. How each one ends says what
+ * it owns:
+ *
+ *   handle                 made by                          ends with
+ *   npyio_options          npyio_options_new                npyio_options_free
+ *   npyio_dtype            npyio_dtype_parse, _new_*,       npyio_dtype_unref
+ *                          npyio_record_builder_finish
+ *   npyio_record_builder   npyio_record_builder_new         npyio_record_builder_free
+ *   npyio_header           npyio_header_new, _parse,        npyio_header_free
+ *                          _new_as_read, loads
+ *   npyio_stream           npyio_stream_open_*, _create_*   npyio_stream_close
+ *   npyio_reader           npyio_reader_open_*              npyio_reader_close
+ *   npyio_writer           npyio_writer_create_*, _open_*   npyio_writer_close,
+ *                                                           npyio_writer_abort
+ *   npyio_map              npyio_map_open_*, _create_path   npyio_map_close
+ *   npyio_npz              npyio_npz_open_*                 npyio_npz_close
+ *   npyio_npz_writer       npyio_npz_writer_create_*,       npyio_npz_writer_close,
+ *                          npyio_npz_writer_open_append_*   npyio_npz_writer_abort
+ *
+ *  - _unref: dtypes are immutable and shared (reference counted, atomically;
+ *    npyio_dtype_ref() takes another reference); the last unref frees.
+ *  - _free: plain memory that owns no file; cannot fail.
+ *  - _close: a handle over bytes somewhere (a file, a stream, a mapping);
+ *    finishing it can fail (a flush, a sync, a rename), so it returns a
+ *    status, and it releases the handle either way.
+ *  - _abort: writers only: release the handle and drop what was written
+ *    (a path keeps its old file).
+ * Every one of them accepts NULL and does nothing.
+ */
+
+/**
+ * Settings shared by the calls that create handles: resource limits and the
+ * allocator. Opaque; create with npyio_options_new().
+ *
+ * An options handle may be read by several threads at once (passed to
+ * openers), as long as no thread changes it meanwhile. The handle itself is
+ * allocated with the C library's malloc(), since it exists before any
+ * allocator can be attached to it.
+ */
+typedef struct npyio_options npyio_options;
+/**
+ * An array's element type: NumPy's dtype. Opaque, immutable and reference
+ * counted (atomically), so a dtype may be shared by any number of threads
+ * and handles. Obtain one from npyio_dtype_parse(),
+ * npyio_dtype_new_scalar(), npyio_dtype_new_datetime(), npyio_dtype_new_native() or a
+ * header; release it with npyio_dtype_unref(). Getters on a header return
+ * borrowed dtypes: take npyio_dtype_ref() to keep one longer than its header.
+ */
+typedef struct npyio_dtype npyio_dtype;
+/**
+ * Builds a record dtype field by field, so that no field struct is ever
+ * part of the ABI. Create, add fields, finish, free. Not thread-safe;
+ * the dtype it finishes is immutable and thread-safe.
+ */
+typedef struct npyio_record_builder npyio_record_builder;
+/**
+ * The description of an array in a .npy file: dtype, shape and memory
+ * order, plus, for a header parsed from a file, its format version and
+ * layout. Opaque and immutable: may be shared between threads. Release with
+ * npyio_header_free().
+ *
+ * The format (NumPy's NEP 1): the 6-byte magic "\x93NUMPY", a major and a
+ * minor version byte, a little-endian header length (2 bytes in 1.0, 4 in
+ * 2.0 and 3.0), then that many bytes of a Python dict literal
+ * `{'descr': ..., 'fortran_order': ..., 'shape': (...), }` padded with spaces
+ * and ending in a newline, so that the data begins at a multiple of 64.
+ * 1.0 and 2.0 headers are latin-1, 3.0 headers UTF-8.
+ */
+typedef struct npyio_header npyio_header;
+/**
+ * A source or sink of bytes: a file, a descriptor, a FILE*, memory, or the
+ * caller's own callbacks. Opaque. Readers and writers borrow a stream: it
+ * must stay open until they are closed, and the caller closes it after
+ * them. One thread at a time.
+ *
+ * The library loops on short reads and writes, retries calls interrupted
+ * by signals (EINTR), treats a read of zero bytes as the end of the data
+ * and a write of zero bytes as an I/O error. Offsets are 64-bit on every
+ * host. Writing to a closed pipe or socket through the built-in back ends
+ * is NPYIO_E_IO, never a SIGPIPE that would kill the program.
+ */
+typedef struct npyio_stream npyio_stream;
+/** A .npy array being read: its header and then its data. Opaque; one
+ * thread at a time. */
+typedef struct npyio_reader npyio_reader;
+/** A .npy array being written. Opaque; one thread at a time. */
+typedef struct npyio_writer npyio_writer;
+/**
+ * A .npy file mapped into memory: its data is used in place, with no
+ * copy, at a cost independent of the file's size. Opaque.
+ *
+ * The bytes are as stored (the file's byte order and memory order): check
+ * npyio_header_dtype() and npyio_header_is_fortran_order() before using them
+ * as numbers. A mapping stays valid until npyio_map_close(); the file may
+ * be closed or renamed meanwhile. If another process truncates a mapped
+ * file, touching the lost pages raises SIGBUS: no library can prevent
+ * that, so map only files nobody shrinks underneath you.
+ */
+typedef struct npyio_map npyio_map;
+/**
+ * An .npz archive open for reading: a ZIP archive whose members are
+ * usually .npy files (np.savez, np.savez_compressed). Opaque. Opening
+ * reads and checks the whole directory: the end records (ZIP64 included),
+ * every central directory entry, and every member's local header, which
+ * must agree with its entry; members may not overlap. Afterwards the
+ * handle does not change, so several threads may open and read different
+ * members at once when the archive was opened from a path (or a stream
+ * with positioned reads: a descriptor, memory); on other streams, one
+ * thread at a time.
+ *
+ * Members are numbered from 0 in the order of the archive's directory;
+ * every member stays reachable by its index, duplicates included.
+ */
+typedef struct npyio_npz npyio_npz;
+/**
+ * An .npz archive being written. Opaque; one thread at a time.
+ *
+ * Members are added one after the other, each as an .npy file named key +
+ * ".npy" (as np.savez names them: "x.npy" becomes "x.npy.npy"), with its
+ * bytes exactly what np.save writes; archives load in np.load with the
+ * same keys and arrays. The same arrays give the same bytes (fixed dates
+ * and attributes). Names that are not ASCII are flagged UTF-8. ZIP64
+ * records are written where sizes, offsets or the member count need them.
+ * Stored members' data starts at an offset that is a multiple of 64 (a
+ * padding extra field, as Android's zipalign writes), so their arrays can
+ * be mapped aligned (npyio_map_open_member()), unless NPYIO_NPZ_WRITE_NO_ALIGN.
+ */
+typedef struct npyio_npz_writer npyio_npz_writer;
+
+/* ------------------------------------------------------------------------ */
+/* Tasks: one call each                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The common tasks, each one call on plain C values: a type string
+ * ("f8", "<i4", "U10", a record's descr list), a number of dimensions and a
+ * shape, and the elements in this host's byte order and C order, as a C
+ * program holds them. No dtype or header object is needed; every lower
+ * level call below stays available for what these do not cover (records in
+ * another byte order, streams, chunks, rows, unknown row counts).
+ *
+ *   task                                     call
+ *   save an array (np.save)                  npyio_save()
+ *   load an array as stored                  npyio_load(), then npyio_free()
+ *   load an array as a given numeric type    npyio_load_as()
+ *   append rows to an .npy file              npyio_append()
+ *   save arrays as an archive (np.savez,     npyio_savez(), a level per array
+ *     np.savez_compressed, or a mix)
+ *   add an array to an existing archive      npyio_savez_append()
+ *   read an archive's members one by one     npyio_npz_open_path(), then
+ *                                            npyio_npz_load() or
+ *                                            npyio_npz_load_as() per member
+ *
+ * With a C11 compiler (not C++: see npyio.hpp), NPYIO_SAVE() and
+ * NPYIO_LOAD_AS() below deduce the type string from the pointer's type.
+ */
+
+/**
+ * Save a plain array in one call, without dtype or header objects: the
+ * elements in this host's byte order and C order, as a C program holds
+ * them, written as np.save would write them.
+ *
+ * @param[in] path the destination (replaced atomically, as by
+ *            npyio_writer_create_path()).
+ * @param[in] type the element type, as npyio_dtype_parse() takes it:
+ *            a type string ("f8", "<f8", "float64", "i4", "U10") or a
+ *            record's descr list. Byte-order characters must say this
+ *            host's order or none.
+ * @param[in] ndim the number of dimensions (0 for a scalar).
+ * @param[in] shape ndim lengths (may be NULL when ndim is 0).
+ * @param[in] data the elements.
+ * @param[in] len their size in bytes: the product of the shape times the
+ *            itemsize, exactly.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC.
+ * @param[in] options limits and allocator, or NULL.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a len that does not match, naming
+ *         both numbers; a type in the other byte order; object dtypes);
+ *         the statuses of npyio_dtype_parse(), npyio_header_new()
+ *         and npyio_save_with_header().
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_save(const char *path, const char *type,
+                                        int ndim, const int64_t *shape,
+                                        const void *data, size_t len,
+                                        uint32_t flags,
+                                        const npyio_options *options);
+
+/**
+ * Load a plain array in one call and one free: the data in native byte
+ * order and C order, with its type and shape written into the caller's
+ * buffers. For any file NumPy can load without pickles: the type of a
+ * record is its descr list, which npyio_dtype_parse() and
+ * npyio_save() take back.
+ *
+ * @param[in] path the file.
+ * @param[in] options limits and allocator, or NULL.
+ * @param[out] data receives the elements (npyio_free(); never NULL on
+ *             success, even for an empty array).
+ * @param[out] len receives their size in bytes.
+ * @param[out] type receives the type as a NUL-terminated string: NumPy's
+ *             dtype.str for a plain type ("<f8", "|b1", "<U3", "<M8[ns]"),
+ *             the descr list for records ("[('x', '<i4'), ('y', '<f8')]").
+ * @param[in] type_cap the size of type, NUL included; 64 holds every
+ *            plain type.
+ * @param[out] ndim receives the number of dimensions.
+ * @param[out] shape receives ndim lengths.
+ * @param[in] shape_cap the number of elements shape holds.
+ * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL (type or shape too small: the
+ *         message gives the size needed; nothing is handed back);
+ *         NPYIO_E_UNSUPPORTED (object arrays); the statuses of
+ *         npyio_load_with_header(). On failure *data is NULL and *len 0.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_load(const char *path,
+                                        const npyio_options *options,
+                                        void **data, size_t *len, char *type,
+                                        size_t type_cap, int *ndim,
+                                        int64_t *shape, size_t shape_cap);
+
+/**
+ * Append rows along axis 0 to an existing C-order .npy file in one call:
+ * npyio_writer_open_append_path(), one write, close, with everything that
+ * call promises (the file locked meanwhile; a failure leaves it byte for
+ * byte as it was; the new shape written last, crash-safely).
+ *
+ * @param[in] path an existing .npy file whose dtype is `type` in this
+ *            host's byte order and whose dimensions after the first are
+ *            shape[1..ndim-1].
+ * @param[in] type the file's element type, as npyio_save() takes it, in
+ *            this host's byte order (for a file in the other byte
+ *            order, use npyio_writer_open_append_path() with a header
+ *            of the file's dtype: the rows go in as they are).
+ * @param[in] ndim >= 1.
+ * @param[in] shape shape[0] the number of rows appended, then the
+ *            file's other dimensions.
+ * @param[in] data the rows, in C order.
+ * @param[in] len their size in bytes, exactly.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_WAIT_FOR_LOCK.
+ * @param[in] options limits and allocator, or NULL.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (ndim 0, a len that does not
+ *         match, rows that are not the file's); the statuses of
+ *         npyio_writer_open_append_path() and npyio_writer_close().
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_append(const char *path, const char *type,
+                                    int ndim, const int64_t *shape,
+                                    const void *data, size_t len,
+                                    uint32_t flags,
+                                    const npyio_options *options);
+
+/**
+ * Save several arrays as an .npz archive in one call, each stored or
+ * deflated at its own level: np.savez (every level 0),
+ * np.savez_compressed (every level 6), or a mix. The path is replaced
+ * atomically when every array was written, and not at all otherwise.
+ *
+ * @param[in] path the destination.
+ * @param[in] count the number of arrays (0 writes an empty archive).
+ * @param[in] keys count NumPy keys (member "a.npy" for key "a").
+ * @param[in] types, ndims, shapes, data, lens count entries each, as one
+ *            npyio_save() takes them.
+ * @param[in] levels count zlib levels (0 stores, 1 to 9 deflate), or NULL
+ *            to store every array.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN.
+ * @param[in] options limits and allocator, or NULL.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL arrays for count > 0; the
+ *         refusals of npyio_npz_writer_add(), naming the key); the
+ *         statuses of npyio_npz_writer_create_path() and
+ *         npyio_npz_writer_close().
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_savez(const char *path, size_t count,
+                                   const char *const *keys,
+                                   const char *const *types,
+                                   const int *ndims,
+                                   const int64_t *const *shapes,
+                                   const void *const *data,
+                                   const size_t *lens, const int *levels,
+                                   uint32_t flags,
+                                   const npyio_options *options);
+
+/**
+ * Add one array to an existing .npz archive in one call:
+ * npyio_npz_writer_open_append_path(), npyio_npz_writer_add(), close,
+ * with everything the append promises (crash-safe, locked, old members
+ * untouched, the key refused if np.load would confuse it with an old one).
+ *
+ * @param[in] level 0 stores the array, 1 to 9 deflate it.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN,
+ *            NPYIO_WRITE_WAIT_FOR_LOCK.
+ * @return NPYIO_OK; the statuses of npyio_npz_writer_open_append_path(),
+ *         npyio_npz_writer_add() and npyio_npz_writer_close(); on failure
+ *         the archive is as it was.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_savez_append(const char *path, const char *key,
+                                          const char *type, int ndim,
+                                          const int64_t *shape,
+                                          const void *data, size_t len,
+                                          int level, uint32_t flags,
+                                          const npyio_options *options);
+
+/*
+ * Types the compiler checks (C11, not C++). NPYIO_TYPE_OF(p) is the type
+ * string of the elements p points to, in this host's byte order, chosen
+ * by the compiler from p's type: "|b1" for _Bool, "=i1" .. "=i8" and
+ * "=u1" .. "=u8" for the standard integer types (char itself has no
+ * entry: whether it is signed differs between hosts; use signed char,
+ * unsigned char or int8_t), "=f4", "=f8" and the host's long double,
+ * and the complex types. A pointer to anything else does not compile.
+ * The macros below are the plain calls with their type argument filled
+ * in that way; `data` is not evaluated twice.
+ */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && \
+    !defined(__cplusplus)
+#define NPYIO__INT_TYPE(t, s)                                               \
+    (sizeof(t) == 1 ? s "1" : sizeof(t) == 2 ? s "2"                         \
+     : sizeof(t) == 4 ? s "4" : s "8")
+#define NPYIO__FLOAT_TYPE(t, k)                                             \
+    (sizeof(t) == 4 ? k "4" : sizeof(t) == 8 ? k "8"                         \
+     : sizeof(t) == 12 ? k "12" : sizeof(t) == 16 ? k "16"                   \
+     : sizeof(t) == 24 ? k "24" : k "32")
+#if !defined(__STDC_NO_COMPLEX__)
+#define NPYIO__COMPLEX_TYPES                                                \
+    , float _Complex: "=c8", double _Complex: "=c16",                        \
+    long double _Complex: NPYIO__FLOAT_TYPE(long double _Complex, "=c")
+#else
+#define NPYIO__COMPLEX_TYPES
+#endif
+#define NPYIO_TYPE_OF(p)                                                    \
+    _Generic(*(p),                                                          \
+        _Bool: "|b1",                                                       \
+        signed char: "|i1", unsigned char: "|u1",                           \
+        short: NPYIO__INT_TYPE(short, "=i"),                             \
+        unsigned short: NPYIO__INT_TYPE(short, "=u"),                    \
+        int: NPYIO__INT_TYPE(int, "=i"),                                 \
+        unsigned int: NPYIO__INT_TYPE(int, "=u"),                        \
+        long: NPYIO__INT_TYPE(long, "=i"),                               \
+        unsigned long: NPYIO__INT_TYPE(long, "=u"),                      \
+        long long: NPYIO__INT_TYPE(long long, "=i"),                     \
+        unsigned long long: NPYIO__INT_TYPE(long long, "=u"),            \
+        float: "=f4", double: "=f8",                                        \
+        long double: NPYIO__FLOAT_TYPE(long double, "=f")                   \
+        NPYIO__COMPLEX_TYPES)
+/** npyio_save() with the type of *data. */
+#define NPYIO_SAVE(path, ndim, shape, data, len, flags, options)            \
+    npyio_save((path), NPYIO_TYPE_OF(data), (ndim), (shape), (data), (len),  \
+               (flags), (options))
+/** npyio_append() with the type of *data. */
+#define NPYIO_APPEND(path, ndim, shape, data, len, flags, options)          \
+    npyio_append((path), NPYIO_TYPE_OF(data), (ndim), (shape), (data),       \
+                 (len), (flags), (options))
+/** npyio_npz_writer_add() with the type of *data. */
+#define NPYIO_NPZ_WRITER_ADD(npz, key, ndim, shape, data, len, level, flags) \
+    npyio_npz_writer_add((npz), (key), NPYIO_TYPE_OF(data), (ndim),          \
+                         (shape), (data), (len), (level), (flags))
+#endif
+
+/* ------------------------------------------------------------------------ */
 /* Memory                                                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -224,12 +587,12 @@ NPYIO_API const char *npyio_last_error(void);
  *    through a temporary file);
  *  - a call given no options uses the allocator that made the dtype or
  *    header it is given: npyio_header_new() makes the header like its
- *    dtype; npyio_dtype_with_byteorder(), npyio_dtype_native() and
- *    npyio_dtype_subarray() make dtypes like the one given;
+ *    dtype; npyio_dtype_new_byteorder(), npyio_dtype_new_native() and
+ *    npyio_dtype_new_subarray() make dtypes like the one given;
  *    npyio_header_emit() and npyio_dtype_swap() make their temporaries
  *    like the header or dtype;
  *  - the default allocator is used only where there is no such handle:
- *    calls given NULL options, npyio_dtype_scalar(), npyio_dtype_datetime(),
+ *    calls given NULL options, npyio_dtype_new_scalar(), npyio_dtype_new_datetime(),
  *    and calls given a built-in dtype. The common dtypes (bool, integers,
  *    floats, complex, objects, short S and U, datetimes without a
  *    multiplier) are static, belong to no allocator and allocate nothing;
@@ -237,7 +600,7 @@ NPYIO_API const char *npyio_last_error(void);
  *    comes from the default allocator.
  * The npyio_options handle itself is allocated with malloc() (see
  * npyio_options). One more exception: while an .npz archive is written
- * (npyio_npz_create_path() and the other writers), minizip, which writes
+ * (npyio_npz_writer_create_path() and the other writers), minizip, which writes
  * its ZIP structure, allocates a few small blocks of its own with
  * malloc(); it has no hook for another allocator. Compression and
  * decompression (zlib) and everything else use this allocator.
@@ -280,7 +643,7 @@ typedef struct npyio_allocator {
 
 /**
  * Release a block of memory that the library handed to the caller (for
- * example, the data of npyio_load()).
+ * example, the data of npyio_load_with_header()).
  *
  * The block remembers the allocator that made it, so it is released through
  * that allocator even if the npyio_options it came from has been freed.
@@ -294,17 +657,6 @@ NPYIO_API void npyio_free(void *ptr);
 /* ------------------------------------------------------------------------ */
 /* Options: resource limits and allocator                                   */
 /* ------------------------------------------------------------------------ */
-
-/**
- * Settings shared by the calls that create handles: resource limits and the
- * allocator. Opaque; create with npyio_options_new().
- *
- * An options handle may be read by several threads at once (passed to
- * openers), as long as no thread changes it meanwhile. The handle itself is
- * allocated with the C library's malloc(), since it exists before any
- * allocator can be attached to it.
- */
-typedef struct npyio_options npyio_options;
 
 /**
  * Names of resource limits, for npyio_options_set_limit(). Each limit is a
@@ -459,18 +811,18 @@ NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
  * released instead of failing at once with NPYIO_E_LOCKED. The wait has
  * no time limit. */
 #define NPYIO_WRITE_WAIT_FOR_LOCK 0x40u
-/** npyio_map_create(): leave the data sparse (a hole, allocated as it is
+/** npyio_map_create_path(): leave the data sparse (a hole, allocated as it is
  * written) instead of reserving its disk blocks. Sparse is instant and uses
  * no space until written, but a disk that fills while the mapping is
  * written kills the process with SIGBUS; reserved, a full disk is a clean
- * NPYIO_E_IO from npyio_map_create(). */
-#define NPYIO_WRITE_SPARSE 0x80u
-/** npyio_map_open(): map read-write, shared: changes reach the file.
+ * NPYIO_E_IO from npyio_map_create_path(). */
+#define NPYIO_MAP_SPARSE 0x200u
+/** npyio_map_open_path(): map read-write, shared: changes reach the file.
  * Without it the mapping is read-only (writing through it faults). */
 #define NPYIO_MAP_WRITE 0x100u
-/** npyio_npz_create_path(), npyio_npz_create_stream(): do not pad stored
+/** npyio_npz_writer_create_path(), npyio_npz_writer_create_stream(): do not pad stored
  * members so that their data starts at a multiple of 64. */
-#define NPYIO_NPZ_NO_ALIGN 0x200u
+#define NPYIO_NPZ_WRITE_NO_ALIGN 0x1000u
 
 /**
  * Attach an allocator (see npyio_allocator), or restore the default.
@@ -498,16 +850,6 @@ NPYIO_API npyio_status npyio_options_set_allocator(
 /* ------------------------------------------------------------------------ */
 /* Data types                                                               */
 /* ------------------------------------------------------------------------ */
-
-/**
- * An array's element type: NumPy's dtype. Opaque, immutable and reference
- * counted (atomically), so a dtype may be shared by any number of threads
- * and handles. Obtain one from npyio_dtype_from_descr(),
- * npyio_dtype_scalar(), npyio_dtype_datetime(), npyio_dtype_native() or a
- * header; release it with npyio_dtype_unref(). Getters on a header return
- * borrowed dtypes: take npyio_dtype_ref() to keep one longer than its header.
- */
-typedef struct npyio_dtype npyio_dtype;
 
 /**
  * The kind of a dtype. For scalars the value is NumPy's `dtype.kind`
@@ -576,7 +918,7 @@ typedef int32_t npyio_kind;
  *         out; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_from_descr(const char *text, size_t len,
+NPYIO_API npyio_status npyio_dtype_parse(const char *text, size_t len,
                                               const npyio_options *options,
                                               npyio_dtype **out);
 
@@ -584,7 +926,7 @@ NPYIO_API npyio_status npyio_dtype_from_descr(const char *text, size_t len,
  * Make a scalar dtype from its kind, size and byte order.
  *
  * @param[in] kind one of NPYIO_KIND_BOOL .. NPYIO_KIND_OBJECT (for
- *            datetimes use npyio_dtype_datetime()).
+ *            datetimes use npyio_dtype_new_datetime()).
  * @param[in] itemsize the size in bytes (for NPYIO_KIND_STR: 4 per
  *            character); must be a size NumPy allows for the kind. Object
  *            dtypes take 0, or the size of a pointer.
@@ -595,7 +937,7 @@ NPYIO_API npyio_status npyio_dtype_from_descr(const char *text, size_t len,
  *         kind does not have, or an unknown byte order; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
+NPYIO_API npyio_status npyio_dtype_new_scalar(npyio_kind kind, size_t itemsize,
                                           char byteorder, npyio_dtype **out);
 
 /**
@@ -612,7 +954,7 @@ NPYIO_API npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
+NPYIO_API npyio_status npyio_dtype_new_datetime(npyio_kind kind, const char *unit,
                                             int64_t multiplier,
                                             char byteorder,
                                             npyio_dtype **out);
@@ -678,7 +1020,7 @@ NPYIO_API int npyio_dtype_is_native(const npyio_dtype *dtype);
 
 /**
  * The unit of a datetime64 or timedelta64 dtype: "Y" .. "as" as in
- * npyio_dtype_datetime(), or "generic" for the unit-less type. NULL for
+ * npyio_dtype_new_datetime(), or "generic" for the unit-less type. NULL for
  * other kinds.
  * @return a static NUL-terminated string, or NULL for other kinds and NULL.
  * @since 1.0
@@ -699,7 +1041,7 @@ NPYIO_API int64_t npyio_dtype_datetime_multiplier(const npyio_dtype *dtype);
  * @return 1 if equal, else 0.
  * @since 1.0
  */
-NPYIO_API int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b);
+NPYIO_API int npyio_dtype_is_equal(const npyio_dtype *a, const npyio_dtype *b);
 
 /**
  * The same type in this host's byte order (NumPy's
@@ -711,7 +1053,7 @@ NPYIO_API int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b);
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_native(const npyio_dtype *dtype,
+NPYIO_API npyio_status npyio_dtype_new_native(const npyio_dtype *dtype,
                                           npyio_dtype **out);
 
 /**
@@ -728,7 +1070,7 @@ NPYIO_API npyio_status npyio_dtype_native(const npyio_dtype *dtype,
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (another byteorder); NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
+NPYIO_API npyio_status npyio_dtype_new_byteorder(const npyio_dtype *dtype,
                                                   char byteorder,
                                                   npyio_dtype **out);
 
@@ -741,7 +1083,7 @@ NPYIO_API npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
  * inverse: it turns the bytes of a file of dtype into native values, and
  * native values into the bytes a file of dtype holds -- so native data can
  * be written under a header of any byte order with
- * npyio_dtype_with_byteorder() and this call.
+ * npyio_dtype_new_byteorder() and this call.
  *
  * Records whose fields share bytes (possible with the record builder,
  * never in a header) are refused, at any depth and whatever the host's
@@ -809,7 +1151,7 @@ NPYIO_API npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
  *         NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_subarray(const npyio_dtype *base, int ndim,
+NPYIO_API npyio_status npyio_dtype_new_subarray(const npyio_dtype *base, int ndim,
                                             const int64_t *shape,
                                             npyio_dtype **out);
 
@@ -900,7 +1242,7 @@ NPYIO_API const int64_t *npyio_dtype_field_shape(const npyio_dtype *dtype,
  *         records); NPYIO_E_INVALID_ARG.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
+NPYIO_API npyio_status npyio_dtype_find_field(const npyio_dtype *dtype,
                                                const char *name,
                                                size_t *index);
 
@@ -911,21 +1253,14 @@ NPYIO_API npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
  * @return 1 or 0 (0 for NULL).
  * @since 1.0
  */
-NPYIO_API int npyio_dtype_contains_objects(const npyio_dtype *dtype);
-
-/**
- * Builds a record dtype field by field, so that no field struct is ever
- * part of the ABI. Create, add fields, finish, free. Not thread-safe;
- * the dtype it finishes is immutable and thread-safe.
- */
-typedef struct npyio_record_builder npyio_record_builder;
+NPYIO_API int npyio_dtype_has_objects(const npyio_dtype *dtype);
 
 /** Flags for npyio_record_builder_new(). */
 /** Place fields added with offset -1 at the next offset aligned for them,
  * pad the record to a multiple of its largest alignment, and give it that
  * alignment: NumPy's `align=True`. Without it fields are packed and the
  * record's alignment is 1, as for every record NumPy reads from a file. */
-#define NPYIO_RECORD_ALIGNED 1u
+#define NPYIO_RECORD_ALIGNED 0x10000u
 
 /**
  * Start a record.
@@ -992,21 +1327,6 @@ NPYIO_API void npyio_record_builder_free(npyio_record_builder *builder);
 /* ------------------------------------------------------------------------ */
 
 /**
- * The description of an array in a .npy file: dtype, shape and memory
- * order, plus, for a header parsed from a file, its format version and
- * layout. Opaque and immutable: may be shared between threads. Release with
- * npyio_header_free().
- *
- * The format (NumPy's NEP 1): the 6-byte magic "\x93NUMPY", a major and a
- * minor version byte, a little-endian header length (2 bytes in 1.0, 4 in
- * 2.0 and 3.0), then that many bytes of a Python dict literal
- * `{'descr': ..., 'fortran_order': ..., 'shape': (...), }` padded with spaces
- * and ending in a newline, so that the data begins at a multiple of 64.
- * 1.0 and 2.0 headers are latin-1, 3.0 headers UTF-8.
- */
-typedef struct npyio_header npyio_header;
-
-/**
  * Describe an array to be written.
  *
  * A subarray dtype is folded into the shape, as np.save does (a (5,) array
@@ -1066,7 +1386,7 @@ NPYIO_API npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
  * The dict must have exactly the keys 'descr' (a string or a list),
  * 'fortran_order' (True or False) and 'shape' (a tuple of ints >= 0).
  *
- * A descr is read as npyio_dtype_from_descr() reads it. A subarray descr
+ * A descr is read as npyio_dtype_parse() reads it. A subarray descr
  * is folded into the shape, as NumPy 2 does: ('<f8', (2,)) over (3,) is a
  * (3, 2) array of '<f8', and the folded dimensions count against
  * NPYIO_LIMIT_NDIM with the shape's. A subarray written as a type string
@@ -1155,7 +1475,7 @@ NPYIO_API const int64_t *npyio_header_shape(const npyio_header *header);
 /** 1 if the data is in Fortran (column-major) order, else 0.
  * @return 1 if the data is in Fortran order, else 0.
  * @since 1.0 */
-NPYIO_API int npyio_header_fortran_order(const npyio_header *header);
+NPYIO_API int npyio_header_is_fortran_order(const npyio_header *header);
 
 /** The number of elements: the product of the shape (1 for 0-d).
  * @return the number of elements; 0 for NULL.
@@ -1204,27 +1524,13 @@ NPYIO_API int64_t npyio_header_data_offset(const npyio_header *header);
  *         NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_header_as_read(const npyio_header *header,
+NPYIO_API npyio_status npyio_header_new_as_read(const npyio_header *header,
                                             uint32_t flags,
                                             npyio_header **out);
 
 /* ------------------------------------------------------------------------ */
 /* Streams                                                                  */
 /* ------------------------------------------------------------------------ */
-
-/**
- * A source or sink of bytes: a file, a descriptor, a FILE*, memory, or the
- * caller's own callbacks. Opaque. Readers and writers borrow a stream: it
- * must stay open until they are closed, and the caller closes it after
- * them. One thread at a time.
- *
- * The library loops on short reads and writes, retries calls interrupted
- * by signals (EINTR), treats a read of zero bytes as the end of the data
- * and a write of zero bytes as an I/O error. Offsets are 64-bit on every
- * host. Writing to a closed pipe or socket through the built-in back ends
- * is NPYIO_E_IO, never a SIGPIPE that would kill the program.
- */
-typedef struct npyio_stream npyio_stream;
 
 /** Origins for a seek callback (values pinned; not the C library's). */
 #define NPYIO_SEEK_SET 0
@@ -1278,7 +1584,7 @@ NPYIO_API npyio_status npyio_stream_open_ops(const npyio_stream_ops *ops,
 
 /**
  * A stream over a file, opened with O_CLOEXEC. For writing .npy files use
- * npyio_writer_open_path(), which replaces files atomically; this opener
+ * npyio_writer_create_path(), which replaces files atomically; this opener
  * writes in place.
  * @param[in] path the file's path (NUL-terminated, in the OS's encoding).
  * @param[in] mode NPYIO_OPEN_READ or NPYIO_OPEN_WRITE.
@@ -1351,7 +1657,7 @@ NPYIO_API npyio_status npyio_stream_take_bytes(npyio_stream *stream,
  * Read up to cap bytes from a readable stream at its position: the
  * library's own loop (short reads continued, EINTR retried), so *got is
  * below cap only at the end of the data. For the bytes of an archive
- * member (npyio_npz_open_member()) or a stream the caller did not make.
+ * member (npyio_stream_open_member()) or a stream the caller did not make.
  * @param[out] got receives the number of bytes read (0 at the end).
  * @return NPYIO_OK; NPYIO_E_IO; NPYIO_E_INVALID_ARG (not a live, readable
  *         stream); a member stream's own statuses (NPYIO_E_CHECKSUM at
@@ -1372,10 +1678,6 @@ NPYIO_API npyio_status npyio_stream_close(npyio_stream *stream);
 /* ------------------------------------------------------------------------ */
 /* Reading arrays                                                           */
 /* ------------------------------------------------------------------------ */
-
-/** A .npy array being read: its header and then its data. Opaque; one
- * thread at a time. */
-typedef struct npyio_reader npyio_reader;
 
 /* Reads take the flags NPYIO_READ_NATIVE and NPYIO_READ_C_ORDER (above);
  * with none, the bytes arrive exactly as stored. */
@@ -1528,8 +1830,8 @@ NPYIO_API npyio_status npyio_reader_close(npyio_reader *reader);
  * npyio_reader_read_alloc(), close.
  *
  * The header handed back describes the data handed back: with conversion
- * flags it is npyio_header_as_read() of the file's (native byte order, C
- * order), not the file's own, so that npyio_save() of the two writes the
+ * flags it is npyio_header_new_as_read() of the file's (native byte order, C
+ * order), not the file's own, so that npyio_save_with_header() of the two writes the
  * same array NumPy loaded.
  * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER.
  * @param[out] header receives the header (npyio_header_free()).
@@ -1540,48 +1842,13 @@ NPYIO_API npyio_status npyio_reader_close(npyio_reader *reader);
  *         arguments, unknown flags). On failure *header and *data are NULL.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_load(const char *path, uint32_t flags,
+NPYIO_API npyio_status npyio_load_with_header(const char *path, uint32_t flags,
                                   const npyio_options *options,
                                   npyio_header **header, void **data);
-
-/**
- * Load a plain array in one call and one free: the data in native byte
- * order and C order, with its type and shape written into the caller's
- * buffers. For any file NumPy can load without pickles: the type of a
- * record is its descr list, which npyio_dtype_from_descr() and
- * npyio_save_array() take back.
- *
- * @param[in] path the file.
- * @param[in] options limits and allocator, or NULL.
- * @param[out] data receives the elements (npyio_free(); never NULL on
- *             success, even for an empty array).
- * @param[out] len receives their size in bytes.
- * @param[out] type receives the type as a NUL-terminated string: NumPy's
- *             dtype.str for a plain type ("<f8", "|b1", "<U3", "<M8[ns]"),
- *             the descr list for records ("[('x', '<i4'), ('y', '<f8')]").
- * @param[in] type_cap the size of type, NUL included; 64 holds every
- *            plain type.
- * @param[out] ndim receives the number of dimensions.
- * @param[out] shape receives ndim lengths.
- * @param[in] shape_cap the number of elements shape holds.
- * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL (type or shape too small: the
- *         message gives the size needed; nothing is handed back);
- *         NPYIO_E_UNSUPPORTED (object arrays); the statuses of
- *         npyio_load(). On failure *data is NULL and *len 0.
- * @since 1.0
- */
-NPYIO_API npyio_status npyio_load_array(const char *path,
-                                        const npyio_options *options,
-                                        void **data, size_t *len, char *type,
-                                        size_t type_cap, int *ndim,
-                                        int64_t *shape, int shape_cap);
 
 /* ------------------------------------------------------------------------ */
 /* Writing arrays                                                           */
 /* ------------------------------------------------------------------------ */
-
-/** A .npy array being written. Opaque; one thread at a time. */
-typedef struct npyio_writer npyio_writer;
 
 /**
  * Start writing a .npy file at a path. The header is written as np.save
@@ -1626,7 +1893,7 @@ typedef struct npyio_writer npyio_writer;
  *         unknown rows of a 0-d header); NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_open_path(const char *path,
+NPYIO_API npyio_status npyio_writer_create_path(const char *path,
                                               const npyio_header *header,
                                               uint32_t flags,
                                               const npyio_options *options,
@@ -1637,11 +1904,11 @@ NPYIO_API npyio_status npyio_writer_open_path(const char *path,
  * header is written at once (with NPYIO_WRITE_UNKNOWN_ROWS, rewritten at
  * close). Close flushes the stream; syncing it is the caller's business.
  * @param[in] flags NPYIO_WRITE_UNKNOWN_ROWS.
- * @return as npyio_writer_open_path(); NPYIO_E_UNSUPPORTED (unknown rows
+ * @return as npyio_writer_create_path(); NPYIO_E_UNSUPPORTED (unknown rows
  *         on a stream that cannot seek).
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_open_stream(npyio_stream *stream,
+NPYIO_API npyio_status npyio_writer_create_stream(npyio_stream *stream,
                                                 const npyio_header *header,
                                                 uint32_t flags,
                                                 const npyio_options *options,
@@ -1734,7 +2001,7 @@ NPYIO_API void npyio_writer_abort(npyio_writer *writer);
  *         object dtypes); NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_open_append(const char *path,
+NPYIO_API npyio_status npyio_writer_open_append_path(const char *path,
                                                 const npyio_header *rows,
                                                 uint32_t flags,
                                                 const npyio_options *options,
@@ -1747,13 +2014,13 @@ NPYIO_API npyio_status npyio_writer_open_append(const char *path,
  * can fill disjoint row ranges of one file at once. The header is never
  * touched. Close syncs the data unless NPYIO_WRITE_NO_SYNC. Each such
  * writer holds a shared lock on the file, so that no append runs meanwhile
- * (see npyio_writer_open_append(): NPYIO_E_LOCKED,
+ * (see npyio_writer_open_append_path(): NPYIO_E_LOCKED,
  * NPYIO_WRITE_WAIT_FOR_LOCK).
  * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_WAIT_FOR_LOCK.
- * @return as npyio_writer_open_append().
+ * @return as npyio_writer_open_append_path().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_open_in_place(const char *path,
+NPYIO_API npyio_status npyio_writer_open_in_place_path(const char *path,
                                                   uint32_t flags,
                                                   const npyio_options *options,
                                                   npyio_writer **out);
@@ -1771,69 +2038,26 @@ NPYIO_API npyio_status npyio_writer_write_rows(npyio_writer *writer,
 
 /**
  * Save a whole array in one call: open, write, close (as
- * npyio_writer_open_path(): atomic replacement, synced unless
+ * npyio_writer_create_path(): atomic replacement, synced unless
  * NPYIO_WRITE_NO_SYNC).
  * @param[in] data the array's bytes, in the header's byte and memory order.
  * @param[in] len their number: npyio_header_nbytes() exactly.
  * @param[in] flags NPYIO_WRITE_NO_SYNC.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (len is not the header's nbytes:
  *         the message gives both; object dtypes, whose pickle is written
- *         with the writer API); the statuses of npyio_writer_open_path()
+ *         with the writer API); the statuses of npyio_writer_create_path()
  *         and npyio_writer_close().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_save(const char *path,
+NPYIO_API npyio_status npyio_save_with_header(const char *path,
                                   const npyio_header *header,
                                   const void *data, size_t len,
                                   uint32_t flags,
                                   const npyio_options *options);
 
-/**
- * Save a plain array in one call, without dtype or header objects: the
- * elements in this host's byte order and C order, as a C program holds
- * them, written as np.save would write them.
- *
- * @param[in] path the destination (replaced atomically, as by
- *            npyio_writer_open_path()).
- * @param[in] type the element type, as npyio_dtype_from_descr() takes it:
- *            a type string ("f8", "<f8", "float64", "i4", "U10") or a
- *            record's descr list. Byte-order characters must say this
- *            host's order or none.
- * @param[in] ndim the number of dimensions (0 for a scalar).
- * @param[in] shape ndim lengths (may be NULL when ndim is 0).
- * @param[in] data the elements.
- * @param[in] len their size in bytes: the product of the shape times the
- *            itemsize, exactly.
- * @param[in] flags NPYIO_WRITE_NO_SYNC.
- * @param[in] options limits and allocator, or NULL.
- * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a len that does not match, naming
- *         both numbers; a type in the other byte order; object dtypes);
- *         the statuses of npyio_dtype_from_descr(), npyio_header_new()
- *         and npyio_save().
- * @since 1.0
- */
-NPYIO_API npyio_status npyio_save_array(const char *path, const char *type,
-                                        int ndim, const int64_t *shape,
-                                        const void *data, size_t len,
-                                        uint32_t flags,
-                                        const npyio_options *options);
-
 /* ------------------------------------------------------------------------ */
 /* Memory mapping                                                           */
 /* ------------------------------------------------------------------------ */
-
-/**
- * A .npy file mapped into memory: its data is used in place, with no
- * copy, at a cost independent of the file's size. Opaque.
- *
- * The bytes are as stored (the file's byte order and memory order): check
- * npyio_header_dtype() and npyio_header_fortran_order() before using them
- * as numbers. A mapping stays valid until npyio_map_close(); the file may
- * be closed or renamed meanwhile. If another process truncates a mapped
- * file, touching the lost pages raises SIGBUS: no library can prevent
- * that, so map only files nobody shrinks underneath you.
- */
-typedef struct npyio_map npyio_map;
 
 /**
  * Map an existing .npy file, read-only, or read-write with
@@ -1846,7 +2070,7 @@ typedef struct npyio_map npyio_map;
  *         NPYIO_E_OVERFLOW (larger than this host's address space).
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t flags,
+NPYIO_API npyio_status npyio_map_open_path(const char *path, uint32_t flags,
                                       const npyio_options *options,
                                       npyio_map **out);
 
@@ -1861,7 +2085,7 @@ NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t flags,
  * too full for the array fails here with NPYIO_E_IO rather than killing
  * the process with SIGBUS while the mapping is written; this costs time
  * in proportion to the size on file systems that cannot reserve blocks
- * without writing them. With NPYIO_WRITE_SPARSE the data is a hole
+ * without writing them. With NPYIO_MAP_SPARSE the data is a hole
  * instead, allocated as it is written: instant and using no space until
  * then, with the SIGBUS risk on a full disk.
  *
@@ -1871,15 +2095,15 @@ NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t flags,
  * a sync of the directory that fails after the rename (NPYIO_E_IO, the
  * message saying the new file may not survive a crash). The path then
  * holds the new file, its data zeros, and no map is handed back.
- * The path is treated as by npyio_writer_open_path() (symbolic links,
+ * The path is treated as by npyio_writer_create_path() (symbolic links,
  * mode and owner of a replaced file); the file and its directory are
  * synced before this returns, and the data at npyio_map_close(), unless
  * NPYIO_WRITE_NO_SYNC.
- * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_SPARSE.
- * @return as npyio_map_open(); NPYIO_E_UNSUPPORTED for object dtypes.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_MAP_SPARSE.
+ * @return as npyio_map_open_path(); NPYIO_E_UNSUPPORTED for object dtypes.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_map_create(const char *path,
+NPYIO_API npyio_status npyio_map_create_path(const char *path,
                                         const npyio_header *header,
                                         uint32_t flags,
                                         const npyio_options *options,
@@ -1903,7 +2127,7 @@ NPYIO_API const npyio_header *npyio_map_header(const npyio_map *map);
  * @return 1 or 0 (0 for NULL).
  * @since 1.0
  */
-NPYIO_API int npyio_map_aligned(const npyio_map *map);
+NPYIO_API int npyio_map_is_aligned(const npyio_map *map);
 
 /**
  * Unmap. For a read-write map opened without NPYIO_WRITE_NO_SYNC, first
@@ -1917,22 +2141,6 @@ NPYIO_API npyio_status npyio_map_close(npyio_map *map);
 /* ------------------------------------------------------------------------ */
 /* .npz archives: reading                                                   */
 /* ------------------------------------------------------------------------ */
-
-/**
- * An .npz archive open for reading: a ZIP archive whose members are
- * usually .npy files (np.savez, np.savez_compressed). Opaque. Opening
- * reads and checks the whole directory: the end records (ZIP64 included),
- * every central directory entry, and every member's local header, which
- * must agree with its entry; members may not overlap. Afterwards the
- * handle does not change, so several threads may open and read different
- * members at once when the archive was opened from a path (or a stream
- * with positioned reads: a descriptor, memory); on other streams, one
- * thread at a time.
- *
- * Members are numbered from 0 in the order of the archive's directory;
- * every member stays reachable by its index, duplicates included.
- */
-typedef struct npyio_npz npyio_npz;
 
 /**
  * Open an archive file.
@@ -2010,44 +2218,44 @@ NPYIO_API npyio_status npyio_npz_find(const npyio_npz *npz, const char *key,
                                       size_t *index, int *ambiguous);
 
 /** What npyio_npz_stat() reports of a member. Values are pinned. */
-typedef int32_t npyio_npz_field;
+typedef int32_t npyio_npz_stat_id;
 /** The compression method: 0 stored, 8 deflate; others as found (12
  * bzip2, 14 lzma, ...), which this library lists but cannot read. */
-#define NPYIO_NPZ_METHOD 1
+#define NPYIO_NPZ_STAT_METHOD 1
 /** The entry's general purpose flags (bit 0: encrypted; bit 3: sizes
  * after the data; bit 11: UTF-8 name). */
-#define NPYIO_NPZ_FLAGS 2
+#define NPYIO_NPZ_STAT_FLAGS 2
 /** The CRC-32 of the uncompressed bytes, as the directory declares it. */
-#define NPYIO_NPZ_CRC32 3
+#define NPYIO_NPZ_STAT_CRC32 3
 /** The member's size in the archive, in bytes. */
-#define NPYIO_NPZ_COMPRESSED_SIZE 4
+#define NPYIO_NPZ_STAT_COMPRESSED_SIZE 4
 /** The member's uncompressed size (an .npy member's file size). */
-#define NPYIO_NPZ_SIZE 5
+#define NPYIO_NPZ_STAT_SIZE 5
 /** The absolute offset of the member's local header in the archive. */
-#define NPYIO_NPZ_HEADER_OFFSET 6
+#define NPYIO_NPZ_STAT_HEADER_OFFSET 6
 /** The absolute offset of the member's first byte of data. */
-#define NPYIO_NPZ_DATA_OFFSET 7
+#define NPYIO_NPZ_STAT_DATA_OFFSET 7
 /** 1 if the member is an .npy file (it starts with NumPy's magic
  * "\x93NUMPY", whatever its name), else 0; -1 if this library cannot
- * tell, because it cannot decompress the member (see NPYIO_NPZ_READABLE).
+ * tell, because it cannot decompress the member (see NPYIO_NPZ_STAT_READABLE).
  * Also 0 for a member it can decompress but declines to read (a stored
  * member whose two sizes differ, one over a limit) and for one whose first
- * bytes cannot be read (damage): npyio_npz_open_reader() says why. */
-#define NPYIO_NPZ_IS_ARRAY 8
+ * bytes cannot be read (damage): npyio_reader_open_member() says why. */
+#define NPYIO_NPZ_STAT_IS_ARRAY 8
 /** For a stored .npy member: the absolute offset of its array data (after
  * its .npy header); -1 for other members. */
-#define NPYIO_NPZ_ARRAY_OFFSET 9
-/** 1 if NPYIO_NPZ_ARRAY_OFFSET is a multiple of 64 (the member can be
+#define NPYIO_NPZ_STAT_ARRAY_OFFSET 9
+/** 1 if NPYIO_NPZ_STAT_ARRAY_OFFSET is a multiple of 64 (the member can be
  * mapped with its data aligned for any type); 0 otherwise, always for
  * deflated members. */
-#define NPYIO_NPZ_ALIGNED 10
+#define NPYIO_NPZ_STAT_ALIGNED 10
 /** 1 if this library can read the member (stored or deflated, neither
  * encrypted nor patched), else 0. */
-#define NPYIO_NPZ_READABLE 11
+#define NPYIO_NPZ_STAT_READABLE 11
 /** 1 if the name stored in the archive holds a NUL byte, else 0. The name
  * is cut there (npyio_npz_name()), as zipfile cuts it; a tool that
  * extracts files should refuse such a member rather than trust the cut. */
-#define NPYIO_NPZ_NAME_CUT 12
+#define NPYIO_NPZ_STAT_NAME_CUT 12
 
 /**
  * One fact about a member.
@@ -2056,7 +2264,7 @@ typedef int32_t npyio_npz_field;
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
-                                      npyio_npz_field field, int64_t *value);
+                                      npyio_npz_stat_id field, int64_t *value);
 
 /**
  * Open a member for reading as an .npy array: every reader call and flag
@@ -2094,23 +2302,23 @@ NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
  * holds for npyio_npz_load() and npyio_npz_verify().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_open_reader(npyio_npz *npz, size_t index,
+NPYIO_API npyio_status npyio_reader_open_member(npyio_npz *npz, size_t index,
                                              npyio_reader **out);
 
 /**
  * Open a member's uncompressed bytes as a read-only, seekable stream (any
- * member, .npy or not), checked as npyio_npz_open_reader() checks them.
+ * member, .npy or not), checked as npyio_reader_open_member() checks them.
  * Close it with npyio_stream_close() before the archive.
- * @return as npyio_npz_open_reader(), without the header statuses.
+ * @return as npyio_reader_open_member(), without the header statuses.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_open_member(npyio_npz *npz, size_t index,
+NPYIO_API npyio_status npyio_stream_open_member(npyio_npz *npz, size_t index,
                                              npyio_stream **out);
 
 /**
  * Map a stored .npy member of an archive opened from a path, read-only,
  * where it lies in the file: npyio_map_data(), npyio_map_header() and
- * npyio_map_aligned() as for a .npy file (see NPYIO_NPZ_ALIGNED). The CRC
+ * npyio_map_is_aligned() as for a .npy file (see NPYIO_NPZ_STAT_ALIGNED). The CRC
  * is not checked (that would read every page); call npyio_npz_verify()
  * for that. The map outlives the archive.
  *
@@ -2121,16 +2329,16 @@ NPYIO_API npyio_status npyio_npz_open_member(npyio_npz *npz, size_t index,
  * writers never shrink an archive in place (a save replaces the file
  * through a rename, which leaves the mapped one as it was). Where another
  * program may cut the archive, read the member instead
- * (npyio_npz_open_reader(), npyio_npz_load()): reads use pread() and a
+ * (npyio_reader_open_member(), npyio_npz_load()): reads use pread() and a
  * cut archive is NPYIO_E_TRUNCATED, naming the member ("the archive ends
  * inside it"), never a signal; or map a copy the other program cannot
  * reach.
  * @return NPYIO_OK; NPYIO_E_UNSUPPORTED (a deflated member, an archive
  *         opened from a stream, object dtypes); the statuses of
- *         npyio_map_open().
+ *         npyio_map_open_path().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_map(npyio_npz *npz, size_t index,
+NPYIO_API npyio_status npyio_map_open_member(npyio_npz *npz, size_t index,
                                      npyio_map **out);
 
 /**
@@ -2144,10 +2352,10 @@ NPYIO_API npyio_status npyio_npz_map(npyio_npz *npz, size_t index,
 NPYIO_API npyio_status npyio_npz_verify(npyio_npz *npz, size_t index);
 
 /**
- * Load one array of an archive in one call, as npyio_load() loads a file:
+ * Load one array of an archive in one call, as npyio_load_with_header() loads a file:
  * open, find `key` (npyio_npz_find()), read it whole (CRC checked), close.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such member, named); the statuses of npyio_npz_open_path(),
- *         npyio_npz_open_reader() and npyio_reader_read_alloc().
+ *         npyio_reader_open_member() and npyio_reader_read_alloc().
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_npz_load(const char *path, const char *key,
@@ -2160,31 +2368,16 @@ NPYIO_API npyio_status npyio_npz_load(const char *path, const char *key,
 /* ------------------------------------------------------------------------ */
 
 /**
- * An .npz archive being written. Opaque; one thread at a time.
- *
- * Members are added one after the other, each as an .npy file named key +
- * ".npy" (as np.savez names them: "x.npy" becomes "x.npy.npy"), with its
- * bytes exactly what np.save writes; archives load in np.load with the
- * same keys and arrays. The same arrays give the same bytes (fixed dates
- * and attributes). Names that are not ASCII are flagged UTF-8. ZIP64
- * records are written where sizes, offsets or the member count need them.
- * Stored members' data starts at an offset that is a multiple of 64 (a
- * padding extra field, as Android's zipalign writes), so their arrays can
- * be mapped aligned (npyio_npz_map()), unless NPYIO_NPZ_NO_ALIGN.
- */
-typedef struct npyio_npz_writer npyio_npz_writer;
-
-/**
- * Create an archive at path, replaced atomically as npyio_writer_open_path()
+ * Create an archive at path, replaced atomically as npyio_writer_create_path()
  * replaces .npy files (a temporary file renamed over the path at
  * npyio_npz_writer_close(), synced unless NPYIO_WRITE_NO_SYNC; a failed or
  * aborted archive leaves an existing file untouched).
- * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_NO_ALIGN.
- * @return NPYIO_OK; the statuses of npyio_writer_open_path();
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN.
+ * @return NPYIO_OK; the statuses of npyio_writer_create_path();
  *         NPYIO_E_INVALID_ARG.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_create_path(const char *path, uint32_t flags,
+NPYIO_API npyio_status npyio_npz_writer_create_path(const char *path, uint32_t flags,
                                              const npyio_options *options,
                                              npyio_npz_writer **out);
 
@@ -2193,12 +2386,12 @@ NPYIO_API npyio_status npyio_npz_create_path(const char *path, uint32_t flags,
  * be able to seek (each member's local header is completed after its
  * data): a pipe is refused with NPYIO_E_UNSUPPORTED; write to a file and
  * copy it.
- * @param[in] flags NPYIO_NPZ_NO_ALIGN.
+ * @param[in] flags NPYIO_NPZ_WRITE_NO_ALIGN.
  * @return NPYIO_OK; NPYIO_E_UNSUPPORTED; NPYIO_E_IO; NPYIO_E_INVALID_ARG;
  *         NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_create_stream(npyio_stream *stream,
+NPYIO_API npyio_status npyio_npz_writer_create_stream(npyio_stream *stream,
                                                uint32_t flags,
                                                const npyio_options *options,
                                                npyio_npz_writer **out);
@@ -2226,17 +2419,17 @@ NPYIO_API npyio_status npyio_npz_create_stream(npyio_stream *stream,
  * ZIP64 locator's signature (0x07064b50 modulo 4 GiB, and a few offsets
  * past 30 GB) cannot be given such records: NPYIO_E_UNSUPPORTED.
  *
- * Locking: as npyio_writer_open_append(), an exclusive lock on the archive
+ * Locking: as npyio_writer_open_append_path(), an exclusive lock on the archive
  * from open to close excludes other appenders (NPYIO_E_LOCKED, or wait
  * with NPYIO_WRITE_WAIT_FOR_LOCK); an appender that waited appends to the
  * archive the previous one left.
- * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_NO_ALIGN,
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN,
  *            NPYIO_WRITE_WAIT_FOR_LOCK.
  * @return NPYIO_OK; NPYIO_E_LOCKED; NPYIO_E_UNSUPPORTED (above); the
- *         statuses of npyio_npz_open_path() and npyio_npz_create_path().
+ *         statuses of npyio_npz_open_path() and npyio_npz_writer_create_path().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
+NPYIO_API npyio_status npyio_npz_writer_open_append_path(const char *path, uint32_t flags,
                                              const npyio_options *options,
                                              npyio_npz_writer **out);
 
@@ -2261,25 +2454,44 @@ NPYIO_API npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a key refused, named; a level
  *         out of range); NPYIO_E_STATE (a member's writer is still open;
  *         the archive failed earlier); the statuses of
- *         npyio_writer_open_stream(); NPYIO_E_IO.
+ *         npyio_writer_create_stream(); NPYIO_E_IO.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_add(npyio_npz_writer *npz, const char *key,
+NPYIO_API npyio_status npyio_writer_create_member(npyio_npz_writer *npz, const char *key,
                                      const npyio_header *header, int level,
                                      uint32_t flags, npyio_writer **out);
 
 /**
- * Add a member from a whole array in memory: npyio_npz_add(), one write,
- * close.
- * @param[in] len npyio_header_nbytes(header) exactly.
- * @return as npyio_npz_add(); NPYIO_E_INVALID_ARG (len does not match).
+ * Add a member from a whole array in plain C (as npyio_save() takes
+ * one): the elements in this host's byte order and C order.
+ * @param[in] key the NumPy key, as for npyio_writer_create_member().
+ * @param[in] type, ndim, shape, data, len as for npyio_save().
+ * @param[in] level 0 stores the member, 1 to 9 deflate it.
+ * @param[in] flags none is defined yet: 0.
+ * @return as npyio_npz_writer_add_with_header(); NPYIO_E_INVALID_ARG (a
+ *         type in the other byte order, a len that does not match).
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_add_array(npyio_npz_writer *npz,
+NPYIO_API npyio_status npyio_npz_writer_add(npyio_npz_writer *npz,
+                                            const char *key, const char *type,
+                                            int ndim, const int64_t *shape,
+                                            const void *data, size_t len,
+                                            int level, uint32_t flags);
+
+/**
+ * Add a member from a whole array in memory: npyio_writer_create_member(), one write,
+ * close.
+ * @param[in] len npyio_header_nbytes(header) exactly.
+ * @return as npyio_writer_create_member(); NPYIO_E_INVALID_ARG (len does not match).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_writer_add_with_header(npyio_npz_writer *npz,
                                            const char *key,
                                            const npyio_header *header,
-                                           const void *data, size_t len,
-                                           int level);
+                                           const void *data,
+                                           size_t len,
+                                           int level,
+                                           uint32_t flags);
 
 /**
  * Add an .npy file as it is: the bytes of `from` (borrowed), from its
@@ -2290,9 +2502,9 @@ NPYIO_API npyio_status npyio_npz_add_array(npyio_npz_writer *npz,
  * archive stays usable. A file shorter than its header describes (not
  * for object arrays, whose pickle has no declared length) fails the
  * member, and with it the archive, as a failed member writer does.
- * Stored members are aligned unless NPYIO_NPZ_NO_ALIGN; deflated ones use
+ * Stored members are aligned unless NPYIO_NPZ_WRITE_NO_ALIGN; deflated ones use
  * NPYIO_LIMIT_THREADS threads.
- * @param[in] key the NumPy key, as for npyio_npz_add().
+ * @param[in] key the NumPy key, as for npyio_writer_create_member().
  * @param[in] level 0 stores the member, 1 to 9 deflate it.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a key refused, a level out of
  *         range, NULL arguments); NPYIO_E_FORMAT, NPYIO_E_UNSUPPORTED,
@@ -2301,9 +2513,11 @@ NPYIO_API npyio_status npyio_npz_add_array(npyio_npz_writer *npz,
  *         NPYIO_E_STATE; NPYIO_E_IO; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_add_npy(npyio_npz_writer *npz,
-                                         const char *key, npyio_stream *from,
-                                         int level);
+NPYIO_API npyio_status npyio_npz_writer_add_npy(npyio_npz_writer *npz,
+                                         const char *key,
+                                         npyio_stream *from,
+                                         int level,
+                                         uint32_t flags);
 
 /**
  * Copy member `index` of an archive being read into this one as it is
@@ -2320,8 +2534,9 @@ NPYIO_API npyio_status npyio_npz_add_npy(npyio_npz_writer *npz,
  *         NPYIO_E_IO.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_copy(npyio_npz_writer *npz, npyio_npz *src,
-                                      size_t index, const char *key);
+NPYIO_API npyio_status npyio_npz_writer_copy(npyio_npz_writer *npz,
+                                             const char *key, npyio_npz *src,
+                                             size_t index);
 
 /**
  * Finish the archive: its central directory and end records, then for a
@@ -2342,22 +2557,23 @@ NPYIO_API npyio_status npyio_npz_writer_close(npyio_npz_writer *npz);
 NPYIO_API void npyio_npz_writer_abort(npyio_npz_writer *npz);
 
 /**
- * Save several arrays as an archive in one call, as np.savez (level 0) or
- * np.savez_compressed (level 6) would: npyio_npz_create_path(), one
- * npyio_npz_add_array() per array, close.
+ * The same as npyio_savez(), for arrays described by headers (any byte
+ * order, records of any layout): npyio_npz_writer_create_path(), one
+ * npyio_npz_writer_add_with_header() per array, close.
  * @param[in] count the number of arrays (0 writes an empty archive).
  * @param[in] keys, headers, data, lens count entries each.
+ * @param[in] levels count levels (0 stores, 1 to 9 deflate), or NULL to
+ *            store every array.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN.
  * @return NPYIO_OK; the statuses of the calls above; nothing replaces the
  *         path unless every array was written.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_save(const char *path, size_t count,
-                                      const char *const *keys,
-                                      const npyio_header *const *headers,
-                                      const void *const *data,
-                                      const size_t *lens, int level,
-                                      uint32_t flags,
-                                      const npyio_options *options);
+NPYIO_API npyio_status npyio_savez_with_header(
+    const char *path, size_t count, const char *const *keys,
+    const npyio_header *const *headers, const void *const *data,
+    const size_t *lens, const int *levels, uint32_t flags,
+    const npyio_options *options);
 
 #ifdef __cplusplus
 }

@@ -159,17 +159,68 @@ npyio_status npyio__as_called(npyio_status status, const char *function)
     return npyio__fail(status, "%s: %s", function, last_message + skip);
 }
 
+/* Every public flag by name, so that a refusal names the flag it refuses
+ * and those the call takes. */
+static const struct {
+    uint32_t bit;
+    const char *name;
+} flag_names[] = {
+    {NPYIO_READ_NATIVE, "NPYIO_READ_NATIVE"},
+    {NPYIO_READ_C_ORDER, "NPYIO_READ_C_ORDER"},
+    {NPYIO_WRITE_NO_SYNC, "NPYIO_WRITE_NO_SYNC"},
+    {NPYIO_WRITE_UNKNOWN_ROWS, "NPYIO_WRITE_UNKNOWN_ROWS"},
+    {NPYIO_WRITE_WAIT_FOR_LOCK, "NPYIO_WRITE_WAIT_FOR_LOCK"},
+    {NPYIO_MAP_WRITE, "NPYIO_MAP_WRITE"},
+    {NPYIO_MAP_SPARSE, "NPYIO_MAP_SPARSE"},
+    {NPYIO_NPZ_WRITE_NO_ALIGN, "NPYIO_NPZ_WRITE_NO_ALIGN"},
+    {NPYIO_RECORD_ALIGNED, "NPYIO_RECORD_ALIGNED"},
+};
+
+/* The flag's name and value ("NPYIO_MAP_WRITE (0x100)"), or its value
+ * alone for a bit no flag has. */
+static void name_flag(uint32_t bit, char *out, size_t cap)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++)
+        if (flag_names[i].bit == bit) {
+            snprintf(out, cap, "%s (0x%x)", flag_names[i].name,
+                     (unsigned)bit);
+            return;
+        }
+    snprintf(out, cap, "0x%x", (unsigned)bit);
+}
+
+/* The names of the flags in `set`, joined by " | ", or "none". */
+static void name_flags(uint32_t set, char *out, size_t cap)
+{
+    size_t used = 0;
+    uint32_t bit;
+
+    snprintf(out, cap, "none");
+    for (bit = 1; bit != 0 && used < cap; bit <<= 1) {
+        char one[64];
+
+        if ((set & bit) == 0)
+            continue;
+        name_flag(bit, one, sizeof one);
+        used += (size_t)snprintf(out + used, cap - used, "%s%s",
+                                 used > 0 ? " | " : "", one);
+    }
+}
+
 npyio_status npyio__check_flags(uint32_t flags, uint32_t accepted,
                                 const char *where)
 {
     uint32_t extra = flags & ~accepted;
-    uint32_t bit = extra & (~extra + 1u); /* the lowest one */
+    char refused[64], takes[512];
 
     if (extra == 0)
         return NPYIO_OK;
-    return npyio__fail(NPYIO_E_INVALID_ARG, "%s: flag 0x%x is not one this "
-                       "function takes (it takes 0x%x)", where, (unsigned)bit,
-                       (unsigned)accepted);
+    name_flag(extra & (~extra + 1u), refused, sizeof refused); /* lowest */
+    name_flags(accepted, takes, sizeof takes);
+    return npyio__fail(NPYIO_E_INVALID_ARG, "%s: flag %s is not one this "
+                       "function takes (it takes %s)", where, refused, takes);
 }
 
 npyio_status npyio__fail_rows(const char *where, int64_t first,

@@ -8,7 +8,7 @@
 #   OUT_DIR/cdef_constants.h  NPYIO_CDEF_CONSTANT(NAME) for every constant
 #                             the header #defines, whose value gen_cdef.c
 #                             takes from the compiler itself.
-# Not constants: the include guard, NPYIO_API and string values (cffi's cdef
+# Not constants: the include guard, NPYIO_API, NPYIO__ helpers and string values (cffi's cdef
 # takes only integers; npyio_version_string() gives the version string).
 # Files are rewritten only when their contents change.
 if(NOT HEADER OR NOT OUT_DIR)
@@ -30,7 +30,9 @@ string(REGEX REPLACE "(^|\n)[ \t]*#[ \t]*include[^\n]*" "\\1" without_includes "
 write_if_changed("${OUT_DIR}/cdef_input.h" "${without_includes}")
 
 set(list "/* Generated from ${HEADER} by cdef_inputs.cmake. */\n")
-string(REGEX MATCHALL "(^|\n)[ \t]*#[ \t]*define[ \t]+NPYIO_[A-Z0-9_]+[ \t]+[^\n]*"
+# (A value stops at a backslash: an element ending in one would escape the
+# list's next separator and swallow the next define.)
+string(REGEX MATCHALL "(^|\n)[ \t]*#[ \t]*define[ \t]+NPYIO_[A-Z0-9_]+[ \t]+[^\n\\]*"
        defines "${text}")
 set(count 0)
 foreach(line IN LISTS defines)
@@ -39,7 +41,9 @@ foreach(line IN LISTS defines)
   endif()
   set(name "${CMAKE_MATCH_1}")
   string(STRIP "${CMAKE_MATCH_2}" value)
-  if(name STREQUAL "NPYIO_API" OR value STREQUAL "" OR value MATCHES "^\"")
+  # NPYIO__ names are the header's own helpers (the C11 type layer's).
+  if(name STREQUAL "NPYIO_API" OR name MATCHES "^NPYIO__" OR value STREQUAL ""
+     OR value MATCHES "^\"")
     continue()
   endif()
   string(APPEND list "NPYIO_CDEF_CONSTANT(${name})\n")

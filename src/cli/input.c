@@ -462,7 +462,8 @@ int cli_open_input(const char *name, const npyio_options *options,
     }
     if (cli_splice_open(magic, n, in->file, in->start + (int64_t)n, options,
                         &in->splice, &in->stream) != NPYIO_OK ||
-        npyio_reader_open_stream(in->stream, options, &in->reader) != NPYIO_OK) {
+        npyio_reader_open_stream(in->stream, options,
+                                 &in->reader) != NPYIO_OK) {
         cli_fail(name);
         cli_close_input(in);
         return EXIT_INVALID;
@@ -491,7 +492,7 @@ int cli_open_member(cli_input *in, size_t index)
     in->reader = NULL;
     in->member_raw = NULL;
     in->member = index;
-    if (npyio_npz_open_reader(in->npz, index, &in->reader) == NPYIO_OK)
+    if (npyio_reader_open_member(in->npz, index, &in->reader) == NPYIO_OK)
         return 0;
     return cli_fail(in->name); /* the library's message names the member */
 }
@@ -504,7 +505,7 @@ static int member_seek_data(cli_input *in, int64_t at)
 
     npyio_stream_close(in->member_raw);
     in->member_raw = NULL;
-    if (npyio_npz_open_member(in->npz, in->member, &in->member_raw) !=
+    if (npyio_stream_open_member(in->npz, in->member, &in->member_raw) !=
         NPYIO_OK)
         return cli_fail(in->name);
     for (; at > 0; at -= (int64_t)got) {
@@ -608,7 +609,8 @@ static int emit_header(const npyio_header *h, FILE *to)
     if (npyio_header_emit(h, 0, NULL, 0, &len) != NPYIO_E_BUFFER_TOO_SMALL)
         return -1;
     bytes = malloc(len);
-    if (bytes != NULL && npyio_header_emit(h, 0, bytes, len, &len) == NPYIO_OK &&
+    if (bytes != NULL && npyio_header_emit(h, 0, bytes, len,
+                                           &len) == NPYIO_OK &&
         fwrite(bytes, 1, len, to) == len)
         rc = 0;
     free(bytes);
