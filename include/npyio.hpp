@@ -36,6 +36,10 @@
 #ifndef NPYIO_HPP
 #define NPYIO_HPP
 
+#if defined(__cplusplus) && __cplusplus < 201703L && !defined(_MSVC_LANG)
+#error "npyio.hpp needs C++17 (C++11 programs: npyio.h)"
+#endif
+
 #include "npyio.h"
 
 #include <complex>
@@ -860,6 +864,13 @@ public:
     /** The NumPy key ("a" for "a.npy") and the file name. */
     std::string key() const { return npyio_npz_key(z_, index_); }
     std::string name() const { return npyio_npz_name(z_, index_); }
+    /** What the archive says of the member (NPYIO_NPZ_STAT_*). */
+    int64_t stat(npyio_npz_stat_id id) const
+    {
+        int64_t value = 0;
+        check(npyio_npz_stat(z_, index_, id, &value));
+        return value;
+    }
     /** Check the member's CRC and its .npy (npyio_npz_verify()). */
     void verify() const { check(npyio_npz_verify(z_, index_)); }
     /** A reader of the member, for chunks and rows. */

@@ -17,7 +17,7 @@ rm -rf "$prefix"
 "$cmake" --install "$build" --prefix "$prefix" >"$prefix.log" 2>&1 || {
     cat "$prefix.log"; exit 1; }
 missing=0
-for f in include/npyio.h bin/npyio share/man/man1/npyio.1; do
+for f in include/npyio.h include/npyio.hpp bin/npyio share/man/man1/npyio.1; do
     [ -f "$prefix/$f" ] || { echo "missing $f"; missing=1; }
 done
 for pattern in 'libnpyio.*' 'pkgconfig/npyio.pc' 'cmake/npyio/npyioConfig.cmake' \
