@@ -374,6 +374,9 @@ int main(int argc, char **argv)
         std::printf("FAIL: uncaught: %s\n", e.what());
         failures++;
     }
+#if defined(NPYIO_READ_CAST_SAME_KIND)
+    std::printf("casting loads checked\n");
+#endif
     if (failures)
         return 1;
     std::printf("npyio %s from C++17: cxx consumer OK\n", npyio_version_string());
