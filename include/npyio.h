@@ -1562,9 +1562,9 @@ typedef struct npyio_stream_ops {
     int (*close)(void *user);
 } npyio_stream_ops;
 
-/** Open modes for npyio_stream_open_path(). */
-#define NPYIO_OPEN_READ 1u  /**< read an existing file */
-#define NPYIO_OPEN_WRITE 2u /**< create or truncate, then write */
+/** Flags of npyio_stream_open_path(): exactly one of them. */
+#define NPYIO_STREAM_READ 0x100000u  /**< read an existing file */
+#define NPYIO_STREAM_WRITE 0x200000u /**< create or truncate, then write */
 
 /**
  * A stream over callbacks.
@@ -1587,14 +1587,14 @@ NPYIO_API npyio_status npyio_stream_open_ops(const npyio_stream_ops *ops,
  * npyio_writer_create_path(), which replaces files atomically; this opener
  * writes in place.
  * @param[in] path the file's path (NUL-terminated, in the OS's encoding).
- * @param[in] mode NPYIO_OPEN_READ or NPYIO_OPEN_WRITE.
+ * @param[in] flags NPYIO_STREAM_READ or NPYIO_STREAM_WRITE.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such file or directory, or
  *         not a directory);
  *         NPYIO_E_IO (other OS errors, named in the message);
  *         NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
+NPYIO_API npyio_status npyio_stream_open_path(const char *path, uint32_t flags,
                                               const npyio_options *options,
                                               npyio_stream **out);
 

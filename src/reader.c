@@ -348,9 +348,10 @@ static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
 
     if (st != NPYIO_OK)
         return st;
-    if ((flags & ~(NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER)) != 0)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: unknown flags 0x%x",
-                           where, (unsigned)flags);
+    st = npyio__check_flags(flags, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                            where);
+    if (st != NPYIO_OK)
+        return st;
     if (r->sticky.failed != NPYIO_OK)
         return repeat_failure(r, where);
     if (npyio_dtype_has_objects(r->header->dtype))
@@ -1004,7 +1005,11 @@ static npyio_status load_body(const char *path, uint32_t flags,
                            header == NULL ? "header" : "data");
     *header = NULL;
     *data = NULL;
-    st = npyio_reader_open_path(path, options, &r);
+    /* Refused flags open nothing. */
+    st = npyio__check_flags(flags, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                            "npyio_load_with_header");
+    if (st == NPYIO_OK)
+        st = npyio_reader_open_path(path, options, &r);
     if (st != NPYIO_OK)
         return st;
     return npyio__reader_load(r, flags, path, header, data);

@@ -448,9 +448,9 @@ npyio_status npyio_record_builder_new(uint32_t flags,
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
-    if ((flags & ~NPYIO_RECORD_ALIGNED) != 0)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: unknown flags 0x%x",
-                           where, (unsigned)flags);
+    st = npyio__check_flags(flags, NPYIO_RECORD_ALIGNED, where);
+    if (st != NPYIO_OK)
+        return st;
     npyio__mem_init(&mem, options);
     st = npyio__alloc_zero(&mem, sizeof *b, "record builder", (void **)&b);
     if (st != NPYIO_OK)

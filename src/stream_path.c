@@ -36,7 +36,7 @@ static npyio_status open_owned(const char *path, int flags,
     return st;
 }
 
-static npyio_status stream_open_path_body(const char *path, uint32_t mode,
+static npyio_status stream_open_path_body(const char *path, uint32_t flags,
                                           const npyio_options *options,
                                           npyio_stream **out)
 {
@@ -46,22 +46,27 @@ static npyio_status stream_open_path_body(const char *path, uint32_t mode,
     st = npyio__check_opener(out, path, where);
     if (st != NPYIO_OK)
         return st;
-    if (mode != NPYIO_OPEN_READ && mode != NPYIO_OPEN_WRITE)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: mode must be "
-                           "NPYIO_OPEN_READ or NPYIO_OPEN_WRITE", where);
-    return open_owned(path, mode == NPYIO_OPEN_READ
+    st = npyio__check_flags(flags, NPYIO_STREAM_READ | NPYIO_STREAM_WRITE,
+                            where);
+    if (st == NPYIO_OK && flags != NPYIO_STREAM_READ &&
+        flags != NPYIO_STREAM_WRITE)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: flags must be "
+                         "NPYIO_STREAM_READ or NPYIO_STREAM_WRITE", where);
+    if (st != NPYIO_OK)
+        return st;
+    return open_owned(path, flags == NPYIO_STREAM_READ
                                 ? O_RDONLY
                                 : O_WRONLY | O_CREAT | O_TRUNC,
                       options, where, out);
 }
 
-npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
+npyio_status npyio_stream_open_path(const char *path, uint32_t flags,
                                     const npyio_options *options,
                                     npyio_stream **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
-    return npyio__as_called(stream_open_path_body(path, mode, options, out),
+    return npyio__as_called(stream_open_path_body(path, flags, options, out),
                             "npyio_stream_open_path");
 }
 

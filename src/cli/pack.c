@@ -95,7 +95,7 @@ static int add_item(npyio_npz_writer *w, const pack_item *item,
 
     st = strcmp(item->file, "-") == 0
              ? npyio_stream_open_fd(0, a->options, &inner)
-             : npyio_stream_open_path(item->file, NPYIO_OPEN_READ,
+             : npyio_stream_open_path(item->file, NPYIO_STREAM_READ,
                                       a->options, &inner);
     if (st != NPYIO_OK)
         return cli_fail(item->file);

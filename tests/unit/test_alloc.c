@@ -756,7 +756,7 @@ static void write_archive(const char *path, const npyio_header *h,
                                          NPYIO_WRITE_UNKNOWN_ROWS, &w));
     assert_ok(npyio_writer_write(w, data, len));
     assert_ok(npyio_writer_close(w));
-    assert_ok(npyio_stream_open_path(paths[1], NPYIO_OPEN_READ, opts, &npy));
+    assert_ok(npyio_stream_open_path(paths[1], NPYIO_STREAM_READ, opts, &npy));
     assert_ok(npyio_npz_writer_add_npy(npz, "file", npy, 9, 0));
     assert_ok(npyio_stream_close(npy));
     assert_ok(npyio_npz_writer_close(npz));
@@ -917,7 +917,7 @@ static void test_streams(void **state)
     assert_ok(npyio_stream_open_ops(&ops, NULL, opts, &s[0]));
     assert_ok(npyio_stream_open_memory(some, sizeof some, opts, &s[1]));
     assert_ok(npyio_stream_open_growable(opts, &s[2]));
-    assert_ok(npyio_stream_open_path(paths[0], NPYIO_OPEN_WRITE, opts,
+    assert_ok(npyio_stream_open_path(paths[0], NPYIO_STREAM_WRITE, opts,
                                      &s[3]));
     assert_ok(npyio_stream_open_fd(fd, opts, &s[4]));
     assert_ok(npyio_stream_open_file(file, opts, &s[5]));

@@ -641,10 +641,10 @@ static void every_path_function_fails(const char *path, npyio_status want,
     assert_called("npyio_load_with_header", path, cause);
     assert_status(npyio_reader_open_path(path, NULL, &r), want);
     assert_called("npyio_reader_open_path", path, cause);
-    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s),
+    assert_status(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s),
                   want);
     assert_called("npyio_stream_open_path", path, cause);
-    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_WRITE, NULL, &s),
+    assert_status(npyio_stream_open_path(path, NPYIO_STREAM_WRITE, NULL, &s),
                   want);
     assert_called("npyio_stream_open_path", path, cause);
     assert_status(npyio_writer_create_path(path, h, 0, NULL, &w), want);

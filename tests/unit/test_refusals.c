@@ -181,7 +181,7 @@ static void test_readers(void **state)
     assert_opener_checked(npyio_reader_open_path(NULL, o, &r),
                           npyio_reader_open_path(sample, o, NULL),
                           "npyio_reader_open_path");
-    assert_ok(npyio_stream_open_path(sample, NPYIO_OPEN_READ, o, &s));
+    assert_ok(npyio_stream_open_path(sample, NPYIO_STREAM_READ, o, &s));
     assert_invalid(npyio_reader_open_stream(s, o, NULL),
                    "npyio_reader_open_stream: out is NULL");
     assert_ok(npyio_stream_close(s));
@@ -791,7 +791,7 @@ static void test_outputs_cleared_on_refusal(void **state)
     assert_ok(npyio_npz_open_path(keys_npz, NULL, &keys));
     assert_ok(npyio_reader_open_path(objects, NULL, &obj));
     assert_ok(npyio_stream_open_growable(NULL, &mem));
-    assert_cleared(npyio_stream_open_path(NULL, NPYIO_OPEN_READ, NULL, &s),
+    assert_cleared(npyio_stream_open_path(NULL, NPYIO_STREAM_READ, NULL, &s),
                    NPYIO_E_INVALID_ARG, s == NULL);
     s = GARBAGE;
     assert_cleared(npyio_stream_open_file(NULL, NULL, &s),
@@ -1214,9 +1214,9 @@ static void test_empty_paths(void **state)
     assert_int_equal(mkdir(empty_dir, 0700), 0);
     assert_int_equal(chdir(empty_dir), 0);
 #define EMPTY(call, fn) assert_invalid((call), fn ": path is empty")
-    EMPTY(npyio_stream_open_path("", NPYIO_OPEN_READ, NULL, &s),
+    EMPTY(npyio_stream_open_path("", NPYIO_STREAM_READ, NULL, &s),
           "npyio_stream_open_path");
-    EMPTY(npyio_stream_open_path("", NPYIO_OPEN_WRITE, NULL, &s),
+    EMPTY(npyio_stream_open_path("", NPYIO_STREAM_WRITE, NULL, &s),
           "npyio_stream_open_path");
     EMPTY(npyio_reader_open_path("", NULL, &r), "npyio_reader_open_path");
     EMPTY(npyio_load_with_header("", 0, NULL, &got_h,
@@ -1278,7 +1278,7 @@ static void test_close_accepts_null(void **state)
     (void)state;
     /* A failure whose message the cleanup must keep. */
     assert_status(npyio_stream_open_path("/nonexistent-npyio/x.npy",
-                                         NPYIO_OPEN_READ, NULL, &s),
+                                         NPYIO_STREAM_READ, NULL, &s),
                   NPYIO_E_NOT_FOUND);
 #define CLOSES_NULL(expr)                                                    \
     do {                                                                     \

@@ -278,10 +278,10 @@ static void test_file_and_path_streams(void **state)
     (void)state;
     assert_true(fd >= 0);
     close(fd);
-    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_WRITE, NULL, &s));
+    assert_ok(npyio_stream_open_path(path, NPYIO_STREAM_WRITE, NULL, &s));
     assert_ok(npyio__stream_write(s, "abcdef", 6, "test"));
     assert_ok(npyio_stream_close(s));
-    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s));
+    assert_ok(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s));
     assert_true(npyio__stream_seekable(s));
     assert_ok(npyio__stream_seek(s, 2, NPYIO_SEEK_SET, &pos));
     assert_ok(npyio__stream_read(s, buf, sizeof buf, &got, "test"));
@@ -303,7 +303,7 @@ static void test_file_and_path_streams(void **state)
     assert_ok(npyio_stream_close(s));
     fclose(f);
     unlink(path);
-    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s),
+    assert_status(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s),
                   NPYIO_E_NOT_FOUND);
     assert_error_contains("No such file or directory");
     assert_status(npyio_stream_open_path(path, 3, NULL, &s),
