@@ -687,12 +687,12 @@ void savez_append(const std::string &path, const std::string &key,
 class stream : public detail::handle<npyio_stream, detail::end_stream> {
 public:
     using handle::handle;
-    /** flags: NPYIO_OPEN_READ or NPYIO_OPEN_WRITE. */
-    static stream open_path(const std::string &path, uint32_t mode,
+    /** flags: NPYIO_STREAM_READ, NPYIO_STREAM_WRITE, or both. */
+    static stream open_path(const std::string &path, uint32_t flags,
                             const options *o = nullptr)
     {
         return detail::open<stream, npyio_stream>(npyio_stream_open_path,
-                                                  path.c_str(), mode, detail::raw(o));
+                                                  path.c_str(), flags, detail::raw(o));
     }
     static stream open_fd(int fd, const options *o = nullptr)
     {
