@@ -55,5 +55,19 @@ else
     cat "$work/cmake.log"
     fail "find_package(npyio) without a prefix path"
 fi
+# The C++17 consumer (npyio.hpp) the same way, where g++ is found.
+if command -v g++ >/dev/null 2>&1; then
+    if cmake -S "$here/cmake-project" -B "$work/cmake-cxx" -DNPYIO_CONSUMER_CXX=ON \
+           -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror" \
+           >"$work/cmake-cxx.log" 2>&1 &&
+       cmake --build "$work/cmake-cxx" >>"$work/cmake-cxx.log" 2>&1; then
+        mkdir -p "$work/cxx-run"
+        "$work/cmake-cxx/cxx_consumer" "$work/cxx-run" >>"$work/cmake-cxx.log" 2>&1 ||
+            { cat "$work/cmake-cxx.log"; fail "the find_package C++ consumer fails"; }
+    else
+        cat "$work/cmake-cxx.log"
+        fail "find_package(npyio) for the C++ consumer"
+    fi
+fi
 [ "$failed" -eq 0 ] && echo "the system finds libnpyio $want everywhere"
 exit "$failed"
