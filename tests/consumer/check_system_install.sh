@@ -4,7 +4,8 @@
 # package would (`cmake --install` into /usr/local, then ldconfig) and
 # check that the system finds every part of it with no paths given:
 # the dynamic linker (ldconfig's cache), pkg-config, CMake's
-# find_package(npyio), man, and the npyio tool on PATH; each version the
+# find_package(npyio) (C and, with g++, the C++17 npyio.hpp consumer),
+# man, and the npyio tool on PATH; each version the
 # header's. Everything installed is removed again at the end.
 set -eu
 build=$1
