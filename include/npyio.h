@@ -1735,6 +1735,7 @@ NPYIO_API npyio_status npyio_reader_read(npyio_reader *reader, void *dst,
  * Never allocates more than the stream can supply: the length is checked
  * first when the stream is seekable, and the buffer grows in bounded steps
  * as data arrives when it is not.
+ * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER, or 0.
  * @param[out] data receives the buffer (non-NULL even for 0 bytes).
  * @param[out] len receives its size (may be NULL).
  * @return as npyio_reader_read(); NPYIO_E_OVERFLOW if the data is larger
@@ -1781,6 +1782,7 @@ NPYIO_API npyio_status npyio_reader_read_pickle(npyio_reader *reader,
  * 2-D array reads only its own columns. On a stream that cannot seek this
  * combination is refused.
  *
+ * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER, or 0.
  * @param[out] got receives the number of bytes delivered.
  * @return NPYIO_OK; NPYIO_END when no data is left (got 0);
  *         NPYIO_E_BUFFER_TOO_SMALL (cap below one element);
@@ -1805,6 +1807,7 @@ NPYIO_API npyio_status npyio_reader_read_chunk(npyio_reader *reader,
  * allowed before, during and after a whole read or a chunked pass.
  *
  * @param[in] cap the size of dst: at least count rows.
+ * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER, or 0.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (rows out of range, a 0-d array,
  *         unknown flags); NPYIO_E_BUFFER_TOO_SMALL; NPYIO_E_UNSUPPORTED
  *         (objects; going back on a stream that cannot seek);
@@ -2354,6 +2357,7 @@ NPYIO_API npyio_status npyio_npz_verify(npyio_npz *npz, size_t index);
 /**
  * Load one array of an archive in one call, as npyio_load_with_header() loads a file:
  * open, find `key` (npyio_npz_find()), read it whole (CRC checked), close.
+ * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such member, named); the statuses of npyio_npz_open_path(),
  *         npyio_reader_open_member() and npyio_reader_read_alloc().
  * @since 1.0
@@ -2482,7 +2486,10 @@ NPYIO_API npyio_status npyio_npz_writer_add(npyio_npz_writer *npz,
  * Add a member from a whole array in memory: npyio_writer_create_member(), one write,
  * close.
  * @param[in] len npyio_header_nbytes(header) exactly.
- * @return as npyio_writer_create_member(); NPYIO_E_INVALID_ARG (len does not match).
+ * @param[in] level 0 stores the member, 1 to 9 deflate it.
+ * @param[in] flags none is defined yet: 0.
+ * @return as npyio_writer_create_member(); NPYIO_E_INVALID_ARG (len does
+ *         not match).
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_npz_writer_add_with_header(npyio_npz_writer *npz,
@@ -2506,6 +2513,7 @@ NPYIO_API npyio_status npyio_npz_writer_add_with_header(npyio_npz_writer *npz,
  * NPYIO_LIMIT_THREADS threads.
  * @param[in] key the NumPy key, as for npyio_writer_create_member().
  * @param[in] level 0 stores the member, 1 to 9 deflate it.
+ * @param[in] flags none is defined yet: 0.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a key refused, a level out of
  *         range, NULL arguments); NPYIO_E_FORMAT, NPYIO_E_UNSUPPORTED,
  *         NPYIO_E_LIMIT (the header, as npyio_header_parse());

@@ -757,7 +757,10 @@ static npyio_status npz_load_body(const char *path, const char *key,
                                           : "key");
     *header = NULL;
     *data = NULL;
-    st = npyio_npz_open_path(path, options, &npz);
+    st = npyio__check_flags(flags, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                            where);
+    if (st == NPYIO_OK)
+        st = npyio_npz_open_path(path, options, &npz);
     if (st != NPYIO_OK)
         return st;
     st = npyio__with_context(find_member(npz, key, &index, NULL), path);

@@ -213,6 +213,18 @@ static npyio_status call_stream_open_path(uint32_t f)
     return st;
 }
 
+/* The path form of npyio_npz_load (goes in issue 30, with this entry). */
+static npyio_status call_npz_load(uint32_t f)
+{
+    npyio_header *h = NULL;
+    void *data = NULL;
+    npyio_status st = npyio_npz_load(npz, "x", f, NULL, &h, &data);
+
+    npyio_header_free(h);
+    npyio_free(data);
+    return st;
+}
+
 static npyio_status call_npz_writer_create_path(uint32_t f)
 {
     npyio_npz_writer *w = NULL;
@@ -320,6 +332,7 @@ static const flag_call table[] = {
     FLAG_CALL(map_open_path, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(map_create_path, NPYIO_WRITE_NO_SYNC | NPYIO_MAP_SPARSE),
     FLAG_CALL(stream_open_path, NPYIO_STREAM_READ | NPYIO_STREAM_WRITE),
+    FLAG_CALL(npz_load, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER),
     FLAG_CALL(npz_writer_create_path,
               NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN),
     FLAG_CALL(npz_writer_create_stream, NPYIO_NPZ_WRITE_NO_ALIGN),
