@@ -475,12 +475,13 @@ struct own_shape<C, std::void_t<decltype(std::declval<const C &>().shape())>> {
 inline int ndim(const shape_t &s) { return static_cast<int>(s.size()); }
 inline const int64_t *dims(const shape_t &s) { return s.empty() ? nullptr : s.data(); }
 
-// Room for any shape the options allow (NPYIO_LIMIT_NDIM).
-inline shape_t shape_room(const options *o)
+// The most dimensions the options allow (NPYIO_LIMIT_NDIM): room enough
+// for any shape a load hands back.
+inline std::size_t ndim_limit(const options *o)
 {
     int64_t ndim = 0;
     check(npyio_options_get_limit(raw(o), NPYIO_LIMIT_NDIM, &ndim));
-    return shape_t(static_cast<std::size_t>(ndim));
+    return static_cast<std::size_t>(ndim);
 }
 
 } // namespace detail
@@ -524,7 +525,7 @@ void save(const std::string &path, const C &c)
  * order, its type string and its shape (npyio_load()). */
 inline raw_array load_raw(const std::string &path, const options *o = nullptr)
 {
-    shape_t shape = detail::shape_room(o);
+    shape_t shape(detail::ndim_limit(o));
     for (std::size_t cap = 256;; cap *= 4) {
         std::string type(cap, '\0');
         void *data = nullptr;
@@ -550,7 +551,7 @@ template <class T>
 array<T> load(const std::string &path, casting rule = casting::safe,
               const options *o = nullptr)
 {
-    shape_t shape = detail::shape_room(o);
+    shape_t shape(detail::ndim_limit(o));
     void *data = nullptr;
     std::size_t len = 0;
     int ndim = 0;
@@ -859,7 +860,8 @@ public:
  * its npz is open. */
 class member {
 public:
-    member(npyio_npz *z, std::size_t index) noexcept : z_(z), index_(index) {}
+    member(npyio_npz *z, std::size_t index, std::size_t shape_cap) noexcept
+        : z_(z), index_(index), shape_cap_(shape_cap) {}
     std::size_t index() const noexcept { return index_; }
     /** The NumPy key ("a" for "a.npy") and the file name. */
     std::string key() const { return npyio_npz_key(z_, index_); }
@@ -887,6 +889,7 @@ public:
 private:
     npyio_npz *z_;
     std::size_t index_;
+    std::size_t shape_cap_; // the archive's NPYIO_LIMIT_NDIM
 };
 
 /** An .npz archive open for reading (npyio_npz), map-like: z.size(),
@@ -896,10 +899,12 @@ public:
     using handle::handle;
     explicit npz(const std::string &path, const options *o = nullptr)
         : handle(detail::open<handle, npyio_npz>(npyio_npz_open_path, path.c_str(),
-                                                 detail::raw(o))) {}
+                                                 detail::raw(o))),
+          shape_cap_(detail::ndim_limit(o)) {}
     explicit npz(stream &s, const options *o = nullptr)
         : handle(detail::open<handle, npyio_npz>(npyio_npz_open_stream, s.get(),
-                                                 detail::raw(o))) {}
+                                                 detail::raw(o))),
+          shape_cap_(detail::ndim_limit(o)) {}
 
     std::size_t size() const { return npyio_npz_count(get()); }
     std::vector<std::string> keys() const
@@ -920,13 +925,13 @@ public:
     {
         std::size_t index = 0;
         check(npyio_npz_find(get(), key.c_str(), &index, nullptr));
-        return member(get(), index);
+        return member(get(), index, shape_cap_);
     }
     member at(std::size_t index) const
     {
         if (index >= size())
             throw std::out_of_range("npyio::npz::at: no such member");
-        return member(get(), index);
+        return member(get(), index, shape_cap_);
     }
 
     /** Members in the archive's order. */
@@ -937,8 +942,9 @@ public:
         using difference_type = std::ptrdiff_t;
         using pointer = void;
         using reference = member;
-        iterator(npyio_npz *z, std::size_t i) noexcept : z_(z), i_(i) {}
-        member operator*() const noexcept { return member(z_, i_); }
+        iterator(const npz &z, std::size_t i) noexcept
+            : z_(z.get()), i_(i), cap_(z.shape_cap_) {}
+        member operator*() const noexcept { return member(z_, i_, cap_); }
         iterator &operator++() noexcept { ++i_; return *this; }
         iterator operator++(int) noexcept { iterator old = *this; ++i_; return old; }
         bool operator==(const iterator &o) const noexcept { return i_ == o.i_ && z_ == o.z_; }
@@ -947,11 +953,15 @@ public:
     private:
         npyio_npz *z_;
         std::size_t i_;
+        std::size_t cap_;
     };
-    iterator begin() const { return iterator(get(), 0); }
-    iterator end() const { return iterator(get(), size()); }
+    iterator begin() const { return iterator(*this, 0); }
+    iterator end() const { return iterator(*this, size()); }
 
     void close() { close_with(npyio_npz_close); }
+
+private:
+    std::size_t shape_cap_ = 64; // room for a member's shape (NPYIO_LIMIT_NDIM)
 };
 
 #if defined(NPYIO_READ_CAST_SAME_KIND)
@@ -959,7 +969,7 @@ public:
  * (npyio_npz_load_as(); the CRC is checked). */
 template <class T> array<T> member::load(casting rule) const
 {
-    shape_t shape = detail::shape_room(nullptr);
+    shape_t shape(shape_cap_);
     void *data = nullptr;
     std::size_t len = 0;
     int ndim = 0;
@@ -972,7 +982,7 @@ template <class T> array<T> member::load(casting rule) const
 /** The member untyped: bytes, type string and shape (npyio_npz_load()). */
 inline raw_array member::load_raw() const
 {
-    shape_t shape = detail::shape_room(nullptr);
+    shape_t shape(shape_cap_);
     for (std::size_t cap = 256;; cap *= 4) {
         std::string type(cap, '\0');
         void *data = nullptr;
