@@ -28,6 +28,16 @@
  *      for (auto &&m : npyio::npz("c.npz")) m.load<float>();
  *      npyio::append("a.npy", rows, {2, 4});
  *      npyio::savez_append("z.npz", "d", d, {2}, 6);
+ *    Data comes from a pointer and a shape, any contiguous container
+ *    (data() and size(); 1-D unless a shape is given) or npyio::span. An
+ *    archive entry's level (0 stored, 1-9 deflated) follows its shape.
+ *    Other types (records, strings, datetimes) go untyped: save_raw() and
+ *    load_raw() take bytes, a type string and a shape.
+ *  - npyio::npz, an archive as a map of lazy members: z.size(), z.keys(),
+ *    z.contains("a"), z["a"].load<double>(), for (auto &&m : z).
+ *  - The lower-level owners for chunks, rows and streams: reader, writer,
+ *    stream, map, npz_writer (.get() gives the C handle to any npyio.h
+ *    call).
  *
  * Conversions on load follow NumPy's casting rules (npyio_load_as()):
  * 'safe' by default, npyio::casting::same_kind or ::unsafe on request.
