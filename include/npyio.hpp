@@ -494,6 +494,42 @@ inline std::size_t ndim_limit(const options *o)
     return static_cast<std::size_t>(ndim);
 }
 
+// A typed load: call(&data, &len, &ndim, shape, cap) is the C call
+// (npyio_load_as, npyio_npz_load_as), its results made an array<T>.
+template <class T, class Call> array<T> typed_load(std::size_t shape_cap, Call call)
+{
+    shape_t shape(shape_cap);
+    void *data = nullptr;
+    std::size_t len = 0;
+    int ndim = 0;
+    check(call(&data, &len, &ndim, shape.data(), shape.size()));
+    shape.resize(static_cast<std::size_t>(ndim));
+    return array<T>(data, len, std::move(shape));
+}
+
+// An untyped load: call(&data, &len, type, type_cap, &ndim, shape, cap)
+// is the C call (npyio_load, npyio_npz_load). Only the type can be short
+// (the shape has the limit's room): a record's descr list can be long,
+// so the call is repeated with more room.
+template <class Call> raw_array untyped_load(std::size_t shape_cap, Call call)
+{
+    shape_t shape(shape_cap);
+    for (std::size_t cap = 256;; cap *= 4) {
+        std::string type(cap, '\0');
+        void *data = nullptr;
+        std::size_t len = 0;
+        int ndim = 0;
+        npyio_status st = call(&data, &len, &type[0], cap, &ndim, shape.data(),
+                               shape.size());
+        if (st == NPYIO_E_BUFFER_TOO_SMALL && cap < (std::size_t(1) << 24))
+            continue;
+        check(st);
+        type.resize(type.find('\0'));
+        shape.resize(static_cast<std::size_t>(ndim));
+        return raw_array(data, len, std::move(type), std::move(shape));
+    }
+}
+
 } // namespace detail
 
 /* ---- one-call tasks ----------------------------------------------------- */
@@ -535,23 +571,9 @@ void save(const std::string &path, const C &c)
  * order, its type string and its shape (npyio_load()). */
 inline raw_array load_raw(const std::string &path, const options *o = nullptr)
 {
-    shape_t shape(detail::ndim_limit(o));
-    for (std::size_t cap = 256;; cap *= 4) {
-        std::string type(cap, '\0');
-        void *data = nullptr;
-        std::size_t len = 0;
-        int ndim = 0;
-        npyio_status st = npyio_load(path.c_str(), detail::raw(o), &data, &len,
-                                     &type[0], cap, &ndim, shape.data(), shape.size());
-        // Only the type can be short (the shape has the limit's room): a
-        // record's descr list can be long.
-        if (st == NPYIO_E_BUFFER_TOO_SMALL && cap < (std::size_t(1) << 24))
-            continue;
-        check(st);
-        type.resize(type.find('\0'));
-        shape.resize(static_cast<std::size_t>(ndim));
-        return raw_array(data, len, std::move(type), std::move(shape));
-    }
+    return detail::untyped_load(detail::ndim_limit(o), [&](auto... out) {
+        return npyio_load(path.c_str(), detail::raw(o), out...);
+    });
 }
 
 #if defined(NPYIO_READ_CAST_SAME_KIND)
@@ -561,36 +583,40 @@ template <class T>
 array<T> load(const std::string &path, casting rule = casting::safe,
               const options *o = nullptr)
 {
-    shape_t shape(detail::ndim_limit(o));
-    void *data = nullptr;
-    std::size_t len = 0;
-    int ndim = 0;
-    check(npyio_load_as(path.c_str(), type_of<T>(), detail::cast_flags(rule),
-                        detail::raw(o), &data, &len, &ndim, shape.data(),
-                        shape.size()));
-    shape.resize(static_cast<std::size_t>(ndim));
-    return array<T>(data, len, std::move(shape));
+    return detail::typed_load<T>(detail::ndim_limit(o), [&](auto... out) {
+        return npyio_load_as(path.c_str(), type_of<T>(), detail::cast_flags(rule),
+                             detail::raw(o), out...);
+    });
 }
 #endif
 
-/** Append rows along axis 0 to an .npy file of T (npyio_append()):
- * shape[0] rows, then the file's other dimensions. */
+/** Append rows along axis 0 to an .npy file (npyio_append()), in any
+ * type npyio_save() takes: shape[0] rows, then the file's other
+ * dimensions. */
+inline void append_raw(const std::string &path, const std::string &type,
+                       const shape_t &shape, const void *rows, std::size_t nbytes,
+                       uint32_t flags = 0, const options *o = nullptr)
+{
+    check(npyio_append(path.c_str(), type.c_str(), detail::ndim(shape),
+                       detail::dims(shape), rows, nbytes, flags, detail::raw(o)));
+}
+
+/** Append count(shape) elements of T from a pointer. */
 template <class T>
 void append(const std::string &path, const T *rows, const shape_t &shape,
             uint32_t flags = 0, const options *o = nullptr)
 {
-    check(npyio_append(path.c_str(), type_of<T>(), detail::ndim(shape),
-                       detail::dims(shape), rows,
-                       detail::count(shape) * sizeof(T), flags, detail::raw(o)));
+    append_raw(path, type_of<T>(), shape, rows, detail::count(shape) * sizeof(T),
+               flags, o);
 }
+/** Append a contiguous container's elements as rows of the shape. */
 template <class C, detail::if_container<C> = 0>
 void append(const std::string &path, const C &rows, const shape_t &shape,
             uint32_t flags = 0, const options *o = nullptr)
 {
     using T = detail::element_t<C>;
-    check(npyio_append(path.c_str(), type_of<T>(), detail::ndim(shape),
-                       detail::dims(shape), rows.data(), rows.size() * sizeof(T),
-                       flags, detail::raw(o)));
+    append_raw(path, type_of<T>(), shape, rows.data(), rows.size() * sizeof(T),
+               flags, o);
 }
 /** Append a 1-D run of elements to a 1-D file. */
 template <class C, detail::if_container<C> = 0>
@@ -979,34 +1005,18 @@ private:
  * (npyio_npz_load_as(); the CRC is checked). */
 template <class T> array<T> member::load(casting rule) const
 {
-    shape_t shape(shape_cap_);
-    void *data = nullptr;
-    std::size_t len = 0;
-    int ndim = 0;
-    check(npyio_npz_load_as(z_, index_, type_of<T>(), detail::cast_flags(rule),
-                            &data, &len, &ndim, shape.data(), shape.size()));
-    shape.resize(static_cast<std::size_t>(ndim));
-    return array<T>(data, len, std::move(shape));
+    return detail::typed_load<T>(shape_cap_, [&](auto... out) {
+        return npyio_npz_load_as(z_, index_, type_of<T>(), detail::cast_flags(rule),
+                                 out...);
+    });
 }
 
 /** The member untyped: bytes, type string and shape (npyio_npz_load()). */
 inline raw_array member::load_raw() const
 {
-    shape_t shape(shape_cap_);
-    for (std::size_t cap = 256;; cap *= 4) {
-        std::string type(cap, '\0');
-        void *data = nullptr;
-        std::size_t len = 0;
-        int ndim = 0;
-        npyio_status st = npyio_npz_load(z_, index_, &data, &len, &type[0], cap,
-                                         &ndim, shape.data(), shape.size());
-        if (st == NPYIO_E_BUFFER_TOO_SMALL && cap < (std::size_t(1) << 24))
-            continue; // a long record descr: more room
-        check(st);
-        type.resize(type.find('\0'));
-        shape.resize(static_cast<std::size_t>(ndim));
-        return raw_array(data, len, std::move(type), std::move(shape));
-    }
+    return detail::untyped_load(shape_cap_, [&](auto... out) {
+        return npyio_npz_load(z_, index_, out...);
+    });
 }
 #endif
 
