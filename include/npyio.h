@@ -51,6 +51,43 @@
  *    may be used from distinct threads at once. A handle that is not declared
  *    immutable must not be used by two threads at the same time.
  *
+ * Names follow one rule, so that a name says what a call does and which
+ * object it acts on:
+ *
+ *  - npyio_<family>_<verb or noun>: the family is the handle the call
+ *    takes first (options, dtype, record_builder, header, stream, reader,
+ *    writer, map, npz for an archive read, npz_writer for one written).
+ *  - A call that makes a handle belongs to the family of what it makes:
+ *    _new (from values), _parse (from text), _open_<source> (existing
+ *    bytes: _path, _stream, _fd, _file, _memory, _member of an archive,
+ *    _ops), _create_<destination> (a new file, array or member),
+ *    _open_append_<source> and _open_in_place_<source> (writers over an
+ *    existing file).
+ *  - Predicates answer 1 or 0 and are named _is_ or _has_; getters are
+ *    nouns; _find looks an index up; _set_/_get_ only on options.
+ *  - Each handle has one end (see "Handles" below): _unref (shared),
+ *    _free (memory), _close (I/O, can fail), and writers an _abort.
+ *  - The task calls have no family: npyio_save, npyio_load,
+ *    npyio_load_as, npyio_append, npyio_savez, npyio_savez_append, on
+ *    plain C values; _with_header names the same task on an npyio_header.
+ *  - Parameters come in one order: the handle or path, what is addressed
+ *    in it (key, index, rows), the description (type, ndim, shape, or a
+ *    header), data and len, level, flags, options, then outputs.
+ *  - Integers: sizes of memory, counts of items in memory and indexes are
+ *    size_t; quantities of a file (rows, shape entries, element counts,
+ *    offsets) are int64_t; ndim is int; statuses and ids int32_t; flags
+ *    uint32_t.
+ *  - Constants are NPYIO_<GROUP>_<NAME>: flags by where they go (see
+ *    "Per-call flags"), NPYIO_E_* statuses, NPYIO_LIMIT_*, NPYIO_KIND_*,
+ *    NPYIO_NPZ_STAT_*.
+ * tests/abi/check_names.py checks this rule on every name of this header.
+ *
+ * Contents, in order: version; statuses and messages; handles and their
+ * lifetimes; tasks, one call each (start here); memory; options (limits,
+ * allocator); per-call flags; data types; records and subarrays; headers;
+ * streams; reading arrays; writing arrays; memory maps; archives read;
+ * archives written. Each section after "Tasks" says when to reach for it.
+ *
  * Every declaration says since which version it exists; nothing documented
  * here will change or disappear within major version 1.
  */
@@ -391,11 +428,10 @@ typedef struct npyio_npz_writer npyio_npz_writer;
  *         and npyio_save_with_header().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_save(const char *path, const char *type,
-                                        int ndim, const int64_t *shape,
-                                        const void *data, size_t len,
-                                        uint32_t flags,
-                                        const npyio_options *options);
+NPYIO_API npyio_status npyio_save(const char *path, const char *type, int ndim,
+                                  const int64_t *shape, const void *data,
+                                  size_t len, uint32_t flags,
+                                  const npyio_options *options);
 
 /**
  * Load a plain array in one call and one free: the data in native byte
@@ -424,10 +460,9 @@ NPYIO_API npyio_status npyio_save(const char *path, const char *type,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_load(const char *path,
-                                        const npyio_options *options,
-                                        void **data, size_t *len, char *type,
-                                        size_t type_cap, int *ndim,
-                                        int64_t *shape, size_t shape_cap);
+                                  const npyio_options *options, void **data,
+                                  size_t *len, char *type, size_t type_cap,
+                                  int *ndim, int64_t *shape, size_t shape_cap);
 
 /**
  * Append rows along axis 0 to an existing C-order .npy file in one call:
@@ -572,6 +607,139 @@ NPYIO_API npyio_status npyio_savez_append(const char *path, const char *key,
 /* Memory                                                                   */
 /* ------------------------------------------------------------------------ */
 
+
+/**
+ * Release a block of memory that the library handed to the caller (for
+ * example, the data of npyio_load_with_header()).
+ *
+ * The block remembers the allocator that made it, so it is released through
+ * that allocator even if the npyio_options it came from has been freed.
+ * Blocks from elsewhere (malloc(), another library) must not be passed here.
+ *
+ * @param[in] ptr a block from libnpyio, or NULL (nothing happens).
+ * @since 1.0
+ */
+NPYIO_API void npyio_free(void *ptr);
+
+/* ------------------------------------------------------------------------ */
+/* Options: resource limits and allocator                                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Names of resource limits, for npyio_options_set_limit(). Each limit is a
+ * non-negative int64_t; the default applies until it is set. Input that
+ * exceeds a limit fails with NPYIO_E_LIMIT and a message naming the limit.
+ * Values are pinned; later versions may add limits.
+ */
+typedef int32_t npyio_limit;
+
+/** Largest .npy header accepted, counted as NumPy's max_header_size counts:
+ * in characters after decoding (latin-1 for 1.0/2.0, UTF-8 for 3.0),
+ * padding and newline included. Default 10000, NumPy's default, which
+ * refuses some headers NumPy itself writes (records with hundreds of
+ * fields): raise it to read those. */
+#define NPYIO_LIMIT_HEADER_SIZE 1
+/** Largest number of dimensions accepted in a shape. Default 64 (NumPy 2's
+ * maximum; NumPy 1.x writes at most 32). */
+#define NPYIO_LIMIT_NDIM 2
+/** Deepest nesting accepted in a header: brackets of the header literal,
+ * nested records and subarrays. Default 32, at most 256 (nested dtypes are
+ * processed recursively; the cap keeps that recursion bounded). */
+#define NPYIO_LIMIT_DEPTH 3
+/** Largest number of members accepted in an .npz archive. Default
+ * INT64_MAX (no limit: memory grows with the archive's directory, which
+ * the file holds; NumPy writes and reads archives of 70,000 members). */
+#define NPYIO_LIMIT_NPZ_MEMBERS 4
+/** Largest uncompressed size of one .npz member, in bytes. Default
+ * INT64_MAX (no limit). */
+#define NPYIO_LIMIT_NPZ_MEMBER_BYTES 5
+/** Largest ratio of uncompressed to compressed size of an .npz member.
+ * Default 1100: deflate cannot exceed about 1032:1, so every honest member
+ * passes and a member that claims more is refused before it is inflated. */
+#define NPYIO_LIMIT_NPZ_RATIO 6
+/** Largest single allocation the library will make, in bytes. Default
+ * INT64_MAX (bounded only by the host's size_t). */
+#define NPYIO_LIMIT_ALLOC_BYTES 7
+/** Largest sum of the uncompressed sizes an .npz archive's directory
+ * declares, in bytes, checked when it is opened. Default INT64_MAX. */
+#define NPYIO_LIMIT_NPZ_TOTAL_BYTES 8
+/** The most threads one call may use for array data, the caller's
+ * included: what this means is fixed for all of 1.x; which calls use
+ * threads may grow. In 1.0, deflated archive members of known length are
+ * compressed in independent 4 MiB blocks on that many threads (an ordinary
+ * deflate stream every reader takes, about 0.01% larger; its bytes differ
+ * from a one-thread stream's); every other call (loads, saves, byte-order,
+ * memory-order and type conversions) runs on the caller's thread. Default
+ * 1: no thread is started. At most 64 are used. */
+#define NPYIO_LIMIT_THREADS 9
+
+/**
+ * Create an options handle holding the defaults.
+ *
+ * @param[out] out receives the handle; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG if out is NULL; NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_options_new(npyio_options **out);
+
+/**
+ * Release an options handle. Handles created with it are not affected.
+ *
+ * @param[in] options the handle, or NULL.
+ * @since 1.0
+ */
+NPYIO_API void npyio_options_free(npyio_options *options);
+
+/**
+ * Set a resource limit.
+ *
+ * @param[in,out] options the handle.
+ * @param[in] which one of the NPYIO_LIMIT_* names.
+ * @param[in] value the new limit, >= 0.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG if options is NULL or not an options
+ *         handle, if `which` is not a limit this version knows (a program
+ *         built against a newer header gets an error rather than a silent
+ *         default), if value is negative, or above a limit's maximum
+ *         (NPYIO_LIMIT_DEPTH: 256).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_options_set_limit(npyio_options *options,
+                                               npyio_limit which,
+                                               int64_t value);
+
+/**
+ * Set the limits for input from a source that is not trusted (files from
+ * the internet, uploads): bounded memory and work, whatever the file
+ * claims. Sets, and only these:
+ *   NPYIO_LIMIT_HEADER_SIZE       10000 (NumPy's default)
+ *   NPYIO_LIMIT_NDIM              32
+ *   NPYIO_LIMIT_DEPTH             16
+ *   NPYIO_LIMIT_NPZ_MEMBERS       4096
+ *   NPYIO_LIMIT_NPZ_MEMBER_BYTES  256 MiB (268435456)
+ *   NPYIO_LIMIT_NPZ_TOTAL_BYTES   1 GiB (1073741824)
+ *   NPYIO_LIMIT_NPZ_RATIO         1100 (the default: deflate's maximum)
+ *   NPYIO_LIMIT_ALLOC_BYTES       256 MiB + 1 MiB (one member and room)
+ *   NPYIO_LIMIT_THREADS           1 (the default)
+ * Raise any of them afterwards with npyio_options_set_limit().
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (not an options handle).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_options_set_untrusted(npyio_options *options);
+
+/**
+ * Read a resource limit: the value set, or the default.
+ *
+ * @param[in] options the handle, or NULL for the defaults.
+ * @param[in] which one of the NPYIO_LIMIT_* names.
+ * @param[out] value receives the limit; 0 on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG if value is NULL, options is not an
+ *         options handle, or `which` is unknown.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
+                                               npyio_limit which,
+                                               int64_t *value);
+
 /**
  * A caller-supplied allocator, attached to an npyio_options handle with
  * npyio_options_set_allocator(). Every allocation made by a handle created
@@ -642,133 +810,27 @@ typedef struct npyio_allocator {
 } npyio_allocator;
 
 /**
- * Release a block of memory that the library handed to the caller (for
- * example, the data of npyio_load_with_header()).
+ * Attach an allocator (see npyio_allocator), or restore the default.
+ * Calls and handles given these options use it from then on (see
+ * npyio_allocator for which allocator each call uses); blocks already
+ * made keep the allocator that made them.
  *
- * The block remembers the allocator that made it, so it is released through
- * that allocator even if the npyio_options it came from has been freed.
- * Blocks from elsewhere (malloc(), another library) must not be passed here.
- *
- * @param[in] ptr a block from libnpyio, or NULL (nothing happens).
- * @since 1.0
- */
-NPYIO_API void npyio_free(void *ptr);
-
-/* ------------------------------------------------------------------------ */
-/* Options: resource limits and allocator                                   */
-/* ------------------------------------------------------------------------ */
-
-/**
- * Names of resource limits, for npyio_options_set_limit(). Each limit is a
- * non-negative int64_t; the default applies until it is set. Input that
- * exceeds a limit fails with NPYIO_E_LIMIT and a message naming the limit.
- * Values are pinned; later versions may add limits.
- */
-typedef int32_t npyio_limit;
-
-/** Largest .npy header accepted, counted as NumPy's max_header_size counts:
- * in characters after decoding (latin-1 for 1.0/2.0, UTF-8 for 3.0),
- * padding and newline included. Default 10000, NumPy's default, which
- * refuses some headers NumPy itself writes (records with hundreds of
- * fields): raise it to read those. */
-#define NPYIO_LIMIT_HEADER_SIZE 1
-/** Largest number of dimensions accepted in a shape. Default 64 (NumPy 2's
- * maximum; NumPy 1.x writes at most 32). */
-#define NPYIO_LIMIT_NDIM 2
-/** Deepest nesting accepted in a header: brackets of the header literal,
- * nested records and subarrays. Default 32, at most 256 (nested dtypes are
- * processed recursively; the cap keeps that recursion bounded). */
-#define NPYIO_LIMIT_DEPTH 3
-/** Largest number of members accepted in an .npz archive. Default
- * INT64_MAX (no limit: memory grows with the archive's directory, which
- * the file holds; NumPy writes and reads archives of 70,000 members). */
-#define NPYIO_LIMIT_NPZ_MEMBERS 4
-/** Largest uncompressed size of one .npz member, in bytes. Default
- * INT64_MAX (no limit). */
-#define NPYIO_LIMIT_NPZ_MEMBER_BYTES 5
-/** Largest ratio of uncompressed to compressed size of an .npz member.
- * Default 1100: deflate cannot exceed about 1032:1, so every honest member
- * passes and a member that claims more is refused before it is inflated. */
-#define NPYIO_LIMIT_NPZ_RATIO 6
-/** Largest single allocation the library will make, in bytes. Default
- * INT64_MAX (bounded only by the host's size_t). */
-#define NPYIO_LIMIT_ALLOC_BYTES 7
-/** Largest sum of the uncompressed sizes an .npz archive's directory
- * declares, in bytes, checked when it is opened. Default INT64_MAX. */
-#define NPYIO_LIMIT_NPZ_TOTAL_BYTES 8
-/** Most threads one call may run at once, the caller's included: deflated
- * archive members of known length are then compressed in independent 4
- * MiB blocks on that many threads (an ordinary deflate stream every
- * reader takes, about 0.01% larger; its bytes differ from a one-thread
- * stream's). Default 1: no thread is started. At most 64 are used. */
-#define NPYIO_LIMIT_THREADS 9
-
-/**
- * Create an options handle holding the defaults.
- *
- * @param[out] out receives the handle; NULL on failure.
- * @return NPYIO_OK; NPYIO_E_INVALID_ARG if out is NULL; NPYIO_E_NOMEM.
- * @since 1.0
- */
-NPYIO_API npyio_status npyio_options_new(npyio_options **out);
-
-/**
- * Release an options handle. Handles created with it are not affected.
- *
- * @param[in] options the handle, or NULL.
- * @since 1.0
- */
-NPYIO_API void npyio_options_free(npyio_options *options);
-
-/**
- * Set a resource limit.
+ * The table is copied. Members beyond those this version knows (when the
+ * caller's `size` is larger than this version's table) must be zero: a
+ * callback the library would ignore is refused rather than silently unused.
  *
  * @param[in,out] options the handle.
- * @param[in] which one of the NPYIO_LIMIT_* names.
- * @param[in] value the new limit, >= 0.
- * @return NPYIO_OK; NPYIO_E_INVALID_ARG if options is NULL or not an options
- *         handle, if `which` is not a limit this version knows (a program
- *         built against a newer header gets an error rather than a silent
- *         default), if value is negative, or above a limit's maximum
- *         (NPYIO_LIMIT_DEPTH: 256).
+ * @param[in] allocator the table, or NULL for the default allocator (the C
+ *            library's, with huge pages advised for large blocks).
+ * @param[in] user passed as the first argument of every callback.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG if options is not an options handle,
+ *         if `size` is too small to hold alloc and free, or if alloc or free
+ *         is NULL; NPYIO_E_UNSUPPORTED if members unknown to this version are
+ *         set.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_options_set_limit(npyio_options *options,
-                                               npyio_limit which,
-                                               int64_t value);
-
-/**
- * Set the limits for input from a source that is not trusted (files from
- * the internet, uploads): bounded memory and work, whatever the file
- * claims. Sets, and only these:
- *   NPYIO_LIMIT_HEADER_SIZE       10000 (NumPy's default)
- *   NPYIO_LIMIT_NDIM              32
- *   NPYIO_LIMIT_DEPTH             16
- *   NPYIO_LIMIT_NPZ_MEMBERS       4096
- *   NPYIO_LIMIT_NPZ_MEMBER_BYTES  256 MiB (268435456)
- *   NPYIO_LIMIT_NPZ_TOTAL_BYTES   1 GiB (1073741824)
- *   NPYIO_LIMIT_NPZ_RATIO         1100 (the default: deflate's maximum)
- *   NPYIO_LIMIT_ALLOC_BYTES       256 MiB + 1 MiB (one member and room)
- *   NPYIO_LIMIT_THREADS           1 (the default)
- * Raise any of them afterwards with npyio_options_set_limit().
- * @return NPYIO_OK; NPYIO_E_INVALID_ARG (not an options handle).
- * @since 1.0
- */
-NPYIO_API npyio_status npyio_options_set_untrusted(npyio_options *options);
-
-/**
- * Read a resource limit: the value set, or the default.
- *
- * @param[in] options the handle, or NULL for the defaults.
- * @param[in] which one of the NPYIO_LIMIT_* names.
- * @param[out] value receives the limit; 0 on failure.
- * @return NPYIO_OK; NPYIO_E_INVALID_ARG if value is NULL, options is not an
- *         options handle, or `which` is unknown.
- * @since 1.0
- */
-NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
-                                               npyio_limit which,
-                                               int64_t *value);
+NPYIO_API npyio_status npyio_options_set_allocator(
+    npyio_options *options, const npyio_allocator *allocator, void *user);
 
 /* ------------------------------------------------------------------------ */
 /* Per-call flags                                                           */
@@ -776,11 +838,20 @@ NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
 
 /*
  * How one call runs is said by its `flags` argument: a bitwise OR of the
- * NPYIO_READ_*, NPYIO_WRITE_* and NPYIO_MAP_* values below, all distinct
- * bits. Each function lists the flags it accepts; any other bit is
- * NPYIO_E_INVALID_ARG (the message names it), so a flag meant for another
- * call is never silently ignored. What a program sets once (limits, the
- * allocator) lives in npyio_options instead. Values are pinned.
+ * values below. Every flag is its own bit, and its prefix says which calls
+ * take it:
+ *   NPYIO_READ_*       reads and loads (0x1 .. 0x8)
+ *   NPYIO_WRITE_*      writers and saves (0x10 .. 0x80)
+ *   NPYIO_MAP_*        memory maps (0x100 .. 0x800)
+ *   NPYIO_NPZ_WRITE_*  archive writers (0x1000 .. 0x8000)
+ *   NPYIO_RECORD_*     the record builder (0x10000 .. 0x80000)
+ *   NPYIO_STREAM_*     npyio_stream_open_path() (0x100000 .. 0x800000)
+ * Each function lists the flags it accepts; any other bit is
+ * NPYIO_E_INVALID_ARG, refused before the call does anything, with a
+ * message naming the flag and those the call takes, so a flag meant for
+ * another call is never silently ignored. What a program sets once
+ * (limits, the allocator) lives in npyio_options instead. Values are
+ * pinned.
  */
 
 /** Reading: convert every element to this host's byte order (records
@@ -824,32 +895,16 @@ NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
  * members so that their data starts at a multiple of 64. */
 #define NPYIO_NPZ_WRITE_NO_ALIGN 0x1000u
 
-/**
- * Attach an allocator (see npyio_allocator), or restore the default.
- * Calls and handles given these options use it from then on (see
- * npyio_allocator for which allocator each call uses); blocks already
- * made keep the allocator that made them.
- *
- * The table is copied. Members beyond those this version knows (when the
- * caller's `size` is larger than this version's table) must be zero: a
- * callback the library would ignore is refused rather than silently unused.
- *
- * @param[in,out] options the handle.
- * @param[in] allocator the table, or NULL for the default allocator (the C
- *            library's, with huge pages advised for large blocks).
- * @param[in] user passed as the first argument of every callback.
- * @return NPYIO_OK; NPYIO_E_INVALID_ARG if options is not an options handle,
- *         if `size` is too small to hold alloc and free, or if alloc or free
- *         is NULL; NPYIO_E_UNSUPPORTED if members unknown to this version are
- *         set.
- * @since 1.0
- */
-NPYIO_API npyio_status npyio_options_set_allocator(
-    npyio_options *options, const npyio_allocator *allocator, void *user);
 
 /* ------------------------------------------------------------------------ */
 /* Data types                                                               */
 /* ------------------------------------------------------------------------ */
+
+/*
+ * When to reach for it: to check a file's element type before using its
+ * data, to describe types the task calls cannot (another byte order,
+ * datetimes), or to convert byte orders in place.
+ */
 
 /**
  * The kind of a dtype. For scalars the value is NumPy's `dtype.kind`
@@ -919,8 +974,8 @@ typedef int32_t npyio_kind;
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_dtype_parse(const char *text, size_t len,
-                                              const npyio_options *options,
-                                              npyio_dtype **out);
+                                         const npyio_options *options,
+                                         npyio_dtype **out);
 
 /**
  * Make a scalar dtype from its kind, size and byte order.
@@ -938,7 +993,8 @@ NPYIO_API npyio_status npyio_dtype_parse(const char *text, size_t len,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_dtype_new_scalar(npyio_kind kind, size_t itemsize,
-                                          char byteorder, npyio_dtype **out);
+                                              char byteorder,
+                                              npyio_dtype **out);
 
 /**
  * Make a datetime64 or timedelta64 dtype.
@@ -954,10 +1010,11 @@ NPYIO_API npyio_status npyio_dtype_new_scalar(npyio_kind kind, size_t itemsize,
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_new_datetime(npyio_kind kind, const char *unit,
-                                            int64_t multiplier,
-                                            char byteorder,
-                                            npyio_dtype **out);
+NPYIO_API npyio_status npyio_dtype_new_datetime(npyio_kind kind,
+                                                const char *unit,
+                                                int64_t multiplier,
+                                                char byteorder,
+                                                npyio_dtype **out);
 
 /**
  * Take another reference to a dtype.
@@ -1054,7 +1111,7 @@ NPYIO_API int npyio_dtype_is_equal(const npyio_dtype *a, const npyio_dtype *b);
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_dtype_new_native(const npyio_dtype *dtype,
-                                          npyio_dtype **out);
+                                              npyio_dtype **out);
 
 /**
  * The same type with every field in one byte order (NumPy's
@@ -1071,8 +1128,8 @@ NPYIO_API npyio_status npyio_dtype_new_native(const npyio_dtype *dtype,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_dtype_new_byteorder(const npyio_dtype *dtype,
-                                                  char byteorder,
-                                                  npyio_dtype **out);
+                                                 char byteorder,
+                                                 npyio_dtype **out);
 
 /**
  * Convert elements in place between dtype's byte order and this host's:
@@ -1135,6 +1192,11 @@ NPYIO_API npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
 /* Records and subarrays                                                    */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * When to reach for it: to build a structured (record) type field by
+ * field, or to walk a record file's fields by name and offset.
+ */
+
 /**
  * Make a subarray dtype: a fixed-shape array of `base` as one element
  * (NumPy's `np.dtype((base, shape))`). Its itemsize is the base's times
@@ -1151,9 +1213,9 @@ NPYIO_API npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
  *         NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_new_subarray(const npyio_dtype *base, int ndim,
-                                            const int64_t *shape,
-                                            npyio_dtype **out);
+NPYIO_API npyio_status npyio_dtype_new_subarray(const npyio_dtype *base,
+                                                int ndim, const int64_t *shape,
+                                                npyio_dtype **out);
 
 /** The element type of a subarray dtype (borrowed); NULL for other kinds.
  * @return the element dtype (borrowed), or NULL.
@@ -1243,8 +1305,7 @@ NPYIO_API const int64_t *npyio_dtype_field_shape(const npyio_dtype *dtype,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_dtype_find_field(const npyio_dtype *dtype,
-                                               const char *name,
-                                               size_t *index);
+                                              const char *name, size_t *index);
 
 /**
  * 1 if the dtype holds Python objects anywhere (an `O` scalar, or an `O`
@@ -1325,6 +1386,12 @@ NPYIO_API void npyio_record_builder_free(npyio_record_builder *builder);
 /* ------------------------------------------------------------------------ */
 /* Headers                                                                  */
 /* ------------------------------------------------------------------------ */
+
+/*
+ * When to reach for it: to describe an array as an object (dtype, shape,
+ * memory order) for the reader, writer, map and archive calls, or to
+ * parse and emit .npy headers byte for byte as np.save writes them.
+ */
 
 /**
  * Describe an array to be written.
@@ -1525,12 +1592,17 @@ NPYIO_API int64_t npyio_header_data_offset(const npyio_header *header);
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_header_new_as_read(const npyio_header *header,
-                                            uint32_t flags,
-                                            npyio_header **out);
+                                                uint32_t flags,
+                                                npyio_header **out);
 
 /* ------------------------------------------------------------------------ */
 /* Streams                                                                  */
 /* ------------------------------------------------------------------------ */
+
+/*
+ * When to reach for it: to read or write .npy and .npz data somewhere
+ * other than a path (memory, a descriptor, a FILE, your own callbacks).
+ */
 
 /** Origins for a seek callback (values pinned; not the C library's). */
 #define NPYIO_SEEK_SET 0
@@ -1678,6 +1750,11 @@ NPYIO_API npyio_status npyio_stream_close(npyio_stream *stream);
 /* ------------------------------------------------------------------------ */
 /* Reading arrays                                                           */
 /* ------------------------------------------------------------------------ */
+
+/*
+ * When to reach for it: data into your own buffer, in bounded chunks,
+ * by rows, converted on the way, or from a stream.
+ */
 
 /* Reads take the flags NPYIO_READ_NATIVE and NPYIO_READ_C_ORDER (above);
  * with none, the bytes arrive exactly as stored. */
@@ -1846,12 +1923,18 @@ NPYIO_API npyio_status npyio_reader_close(npyio_reader *reader);
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_load_with_header(const char *path, uint32_t flags,
-                                  const npyio_options *options,
-                                  npyio_header **header, void **data);
+                                              const npyio_options *options,
+                                              npyio_header **header,
+                                              void **data);
 
 /* ------------------------------------------------------------------------ */
 /* Writing arrays                                                           */
 /* ------------------------------------------------------------------------ */
+
+/*
+ * When to reach for it: data written in pieces, with a row count not
+ * known in advance, rows appended or written in place by several writers.
+ */
 
 /**
  * Start writing a .npy file at a path. The header is written as np.save
@@ -1897,10 +1980,10 @@ NPYIO_API npyio_status npyio_load_with_header(const char *path, uint32_t flags,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_writer_create_path(const char *path,
-                                              const npyio_header *header,
-                                              uint32_t flags,
-                                              const npyio_options *options,
-                                              npyio_writer **out);
+                                                const npyio_header *header,
+                                                uint32_t flags,
+                                                const npyio_options *options,
+                                                npyio_writer **out);
 
 /**
  * Start writing a .npy array to a stream (borrowed) at its position. The
@@ -1912,10 +1995,10 @@ NPYIO_API npyio_status npyio_writer_create_path(const char *path,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_writer_create_stream(npyio_stream *stream,
-                                                const npyio_header *header,
-                                                uint32_t flags,
-                                                const npyio_options *options,
-                                                npyio_writer **out);
+                                                  const npyio_header *header,
+                                                  uint32_t flags,
+                                                  const npyio_options *options,
+                                                  npyio_writer **out);
 
 /**
  * Write the next len bytes of data, in the header's memory order and byte
@@ -2004,11 +2087,9 @@ NPYIO_API void npyio_writer_abort(npyio_writer *writer);
  *         object dtypes); NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_open_append_path(const char *path,
-                                                const npyio_header *rows,
-                                                uint32_t flags,
-                                                const npyio_options *options,
-                                                npyio_writer **out);
+NPYIO_API npyio_status npyio_writer_open_append_path(
+    const char *path, const npyio_header *rows, uint32_t flags,
+    const npyio_options *options, npyio_writer **out);
 
 /**
  * Open an existing C-order .npy file to write rows in place with
@@ -2023,10 +2104,9 @@ NPYIO_API npyio_status npyio_writer_open_append_path(const char *path,
  * @return as npyio_writer_open_append_path().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_open_in_place_path(const char *path,
-                                                  uint32_t flags,
-                                                  const npyio_options *options,
-                                                  npyio_writer **out);
+NPYIO_API npyio_status npyio_writer_open_in_place_path(
+    const char *path, uint32_t flags, const npyio_options *options,
+    npyio_writer **out);
 
 /**
  * Write rows [first, first + count) of a writer opened in place; len must
@@ -2053,14 +2133,19 @@ NPYIO_API npyio_status npyio_writer_write_rows(npyio_writer *writer,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_save_with_header(const char *path,
-                                  const npyio_header *header,
-                                  const void *data, size_t len,
-                                  uint32_t flags,
-                                  const npyio_options *options);
+                                              const npyio_header *header,
+                                              const void *data, size_t len,
+                                              uint32_t flags,
+                                              const npyio_options *options);
 
 /* ------------------------------------------------------------------------ */
 /* Memory mapping                                                           */
 /* ------------------------------------------------------------------------ */
+
+/*
+ * When to reach for it: arrays larger than memory, or used in place
+ * without a copy (also stored archive members).
+ */
 
 /**
  * Map an existing .npy file, read-only, or read-write with
@@ -2074,8 +2159,8 @@ NPYIO_API npyio_status npyio_save_with_header(const char *path,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_map_open_path(const char *path, uint32_t flags,
-                                      const npyio_options *options,
-                                      npyio_map **out);
+                                           const npyio_options *options,
+                                           npyio_map **out);
 
 /**
  * Create a .npy file for a header and map it read-write so the caller
@@ -2107,10 +2192,10 @@ NPYIO_API npyio_status npyio_map_open_path(const char *path, uint32_t flags,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_map_create_path(const char *path,
-                                        const npyio_header *header,
-                                        uint32_t flags,
-                                        const npyio_options *options,
-                                        npyio_map **out);
+                                             const npyio_header *header,
+                                             uint32_t flags,
+                                             const npyio_options *options,
+                                             npyio_map **out);
 
 /** The data (borrowed; NULL for a NULL map). For an array of 0 bytes, a
  * pointer that must not be read.
@@ -2144,6 +2229,11 @@ NPYIO_API npyio_status npyio_map_close(npyio_map *map);
 /* ------------------------------------------------------------------------ */
 /* .npz archives: reading                                                   */
 /* ------------------------------------------------------------------------ */
+
+/*
+ * When to reach for it: an archive's members one by one (listed,
+ * found, loaded, read in chunks or mapped) with the archive opened once.
+ */
 
 /**
  * Open an archive file.
@@ -2306,7 +2396,7 @@ NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_reader_open_member(npyio_npz *npz, size_t index,
-                                             npyio_reader **out);
+                                                npyio_reader **out);
 
 /**
  * Open a member's uncompressed bytes as a read-only, seekable stream (any
@@ -2316,7 +2406,7 @@ NPYIO_API npyio_status npyio_reader_open_member(npyio_npz *npz, size_t index,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_stream_open_member(npyio_npz *npz, size_t index,
-                                             npyio_stream **out);
+                                                npyio_stream **out);
 
 /**
  * Map a stored .npy member of an archive opened from a path, read-only,
@@ -2342,7 +2432,7 @@ NPYIO_API npyio_status npyio_stream_open_member(npyio_npz *npz, size_t index,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_map_open_member(npyio_npz *npz, size_t index,
-                                     npyio_map **out);
+                                             npyio_map **out);
 
 /**
  * Read a member to its end and check its CRC-32 (and, for a deflated
@@ -2371,6 +2461,12 @@ NPYIO_API npyio_status npyio_npz_load(const char *path, const char *key,
 /* .npz archives: writing                                                   */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * When to reach for it: members written in pieces or with unknown row
+ * counts, .npy files or other archives' members copied in, an archive
+ * written to a stream, or several members appended at once.
+ */
+
 /**
  * Create an archive at path, replaced atomically as npyio_writer_create_path()
  * replaces .npy files (a temporary file renamed over the path at
@@ -2381,9 +2477,9 @@ NPYIO_API npyio_status npyio_npz_load(const char *path, const char *key,
  *         NPYIO_E_INVALID_ARG.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_writer_create_path(const char *path, uint32_t flags,
-                                             const npyio_options *options,
-                                             npyio_npz_writer **out);
+NPYIO_API npyio_status npyio_npz_writer_create_path(
+    const char *path, uint32_t flags, const npyio_options *options,
+    npyio_npz_writer **out);
 
 /**
  * Write an archive to a stream (borrowed), from its position, which must
@@ -2395,10 +2491,9 @@ NPYIO_API npyio_status npyio_npz_writer_create_path(const char *path, uint32_t f
  *         NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_writer_create_stream(npyio_stream *stream,
-                                               uint32_t flags,
-                                               const npyio_options *options,
-                                               npyio_npz_writer **out);
+NPYIO_API npyio_status npyio_npz_writer_create_stream(
+    npyio_stream *stream, uint32_t flags, const npyio_options *options,
+    npyio_npz_writer **out);
 
 /**
  * Add members to an existing archive, crash-safely: the archive is read
@@ -2433,9 +2528,9 @@ NPYIO_API npyio_status npyio_npz_writer_create_stream(npyio_stream *stream,
  *         statuses of npyio_npz_open_path() and npyio_npz_writer_create_path().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_writer_open_append_path(const char *path, uint32_t flags,
-                                             const npyio_options *options,
-                                             npyio_npz_writer **out);
+NPYIO_API npyio_status npyio_npz_writer_open_append_path(
+    const char *path, uint32_t flags, const npyio_options *options,
+    npyio_npz_writer **out);
 
 /**
  * Add a member and get a writer for its array: write the data with
@@ -2461,9 +2556,11 @@ NPYIO_API npyio_status npyio_npz_writer_open_append_path(const char *path, uint3
  *         npyio_writer_create_stream(); NPYIO_E_IO.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_create_member(npyio_npz_writer *npz, const char *key,
-                                     const npyio_header *header, int level,
-                                     uint32_t flags, npyio_writer **out);
+NPYIO_API npyio_status npyio_writer_create_member(npyio_npz_writer *npz,
+                                                  const char *key,
+                                                  const npyio_header *header,
+                                                  int level, uint32_t flags,
+                                                  npyio_writer **out);
 
 /**
  * Add a member from a whole array in plain C (as npyio_save() takes
@@ -2492,13 +2589,9 @@ NPYIO_API npyio_status npyio_npz_writer_add(npyio_npz_writer *npz,
  *         not match).
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_writer_add_with_header(npyio_npz_writer *npz,
-                                           const char *key,
-                                           const npyio_header *header,
-                                           const void *data,
-                                           size_t len,
-                                           int level,
-                                           uint32_t flags);
+NPYIO_API npyio_status npyio_npz_writer_add_with_header(
+    npyio_npz_writer *npz, const char *key, const npyio_header *header,
+    const void *data, size_t len, int level, uint32_t flags);
 
 /**
  * Add an .npy file as it is: the bytes of `from` (borrowed), from its
@@ -2522,10 +2615,9 @@ NPYIO_API npyio_status npyio_npz_writer_add_with_header(npyio_npz_writer *npz,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_npz_writer_add_npy(npyio_npz_writer *npz,
-                                         const char *key,
-                                         npyio_stream *from,
-                                         int level,
-                                         uint32_t flags);
+                                                const char *key,
+                                                npyio_stream *from, int level,
+                                                uint32_t flags);
 
 /**
  * Copy member `index` of an archive being read into this one as it is

@@ -1178,8 +1178,7 @@ static bool looks_like_literal(const char *text, size_t len)
 }
 
 npyio_status npyio_dtype_parse(const char *text, size_t len,
-                                    const npyio_options *options,
-                                    npyio_dtype **out)
+                               const npyio_options *options, npyio_dtype **out)
 {
     static const char where[] = "npyio_dtype_parse";
     npyio__lit_config config;

@@ -355,7 +355,7 @@ static bool valid_order_char(char c)
 }
 
 npyio_status npyio_dtype_new_scalar(npyio_kind kind, size_t itemsize,
-                                char byteorder, npyio_dtype **out)
+                                    char byteorder, npyio_dtype **out)
 {
     static const char where[] = "npyio_dtype_new_scalar";
     npyio__mem mem;
@@ -386,8 +386,8 @@ npyio_status npyio_dtype_new_scalar(npyio_kind kind, size_t itemsize,
 }
 
 npyio_status npyio_dtype_new_datetime(npyio_kind kind, const char *unit,
-                                  int64_t multiplier, char byteorder,
-                                  npyio_dtype **out)
+                                      int64_t multiplier, char byteorder,
+                                      npyio_dtype **out)
 {
     static const char where[] = "npyio_dtype_new_datetime";
     npyio__mem mem;
@@ -630,8 +630,8 @@ const int64_t *npyio_dtype_field_shape(const npyio_dtype *dtype, size_t i)
                                                        : NULL;
 }
 
-npyio_status npyio_dtype_find_field(const npyio_dtype *dtype,
-                                     const char *name, size_t *index)
+npyio_status npyio_dtype_find_field(const npyio_dtype *dtype, const char *name,
+                                    size_t *index)
 {
     static const char where[] = "npyio_dtype_find_field";
     size_t i, n;

@@ -1124,8 +1124,8 @@ npyio_status npyio__header_as_read(const npyio__mem *mem,
     return st;
 }
 
-npyio_status npyio_header_new_as_read(const npyio_header *header, uint32_t flags,
-                                  npyio_header **out)
+npyio_status npyio_header_new_as_read(const npyio_header *header,
+                                      uint32_t flags, npyio_header **out)
 {
     npyio__mem mem;
 

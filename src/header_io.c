@@ -98,7 +98,7 @@ npyio_status npyio__header_read(npyio_stream *s, const npyio_options *options,
 }
 
 npyio_status npyio__header_check_data(npyio_stream *s, const npyio_header *h,
-                                     bool *checked)
+                                      bool *checked)
 {
     uint64_t left;
     npyio_status st;

@@ -174,7 +174,7 @@ static npyio_status map_open_body(const char *path, uint32_t flags,
 }
 
 npyio_status npyio_map_open_path(const char *path, uint32_t flags,
-                            const npyio_options *options, npyio_map **out)
+                                 const npyio_options *options, npyio_map **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
@@ -286,9 +286,10 @@ static npyio_status map_create_body(const char *path,
     return st; /* (a failed commit names the path) */
 }
 
-npyio_status npyio_map_create_path(const char *path, const npyio_header *header,
-                              uint32_t flags, const npyio_options *options,
-                              npyio_map **out)
+npyio_status npyio_map_create_path(const char *path,
+                                   const npyio_header *header, uint32_t flags,
+                                   const npyio_options *options,
+                                   npyio_map **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */

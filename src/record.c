@@ -87,7 +87,7 @@ npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
 }
 
 npyio_status npyio_dtype_new_subarray(const npyio_dtype *base, int ndim,
-                                  const int64_t *shape, npyio_dtype **out)
+                                      const int64_t *shape, npyio_dtype **out)
 {
     static const char where[] = "npyio_dtype_new_subarray";
     npyio__mem mem;
@@ -761,7 +761,7 @@ npyio_status npyio__dtype_with_order(const npyio_dtype *dtype, char order,
 }
 
 npyio_status npyio_dtype_new_byteorder(const npyio_dtype *dtype,
-                                        char byteorder, npyio_dtype **out)
+                                       char byteorder, npyio_dtype **out)
 {
     static const char where[] = "npyio_dtype_new_byteorder";
     char order = byteorder == '=' ? npyio__host_order() : byteorder;
