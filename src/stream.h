@@ -238,6 +238,12 @@ npyio_status npyio__stream_map(npyio_stream *s, int64_t offset, size_t len,
  * storage when `sync`); a region never mapped (base NULL) is nothing. */
 npyio_status npyio__region_release(npyio__region *region, bool sync);
 
+/* Can the stream do what rows written into an existing file need: seek,
+ * read and write at offsets, and with `resize` change its length (an
+ * append)? NPYIO_E_UNSUPPORTED naming the first it lacks, for `where`. */
+npyio_status npyio__stream_require(npyio_stream *s, bool resize,
+                                   const char *where);
+
 /* The descriptor under a stream, or -1 (see the table above). */
 int npyio__stream_descriptor(npyio_stream *s);
 
@@ -252,6 +258,11 @@ void *npyio__stream_state_of(npyio_stream *s,
                              const npyio__stream_backend *backend);
 /* The allocator the stream was made with (its options'). */
 const npyio__mem *npyio__stream_mem(npyio_stream *s);
+/* Serve the stream from `backend` from now on (a table the back end
+ * built in its own state, for the operations its object has); seekable
+ * when it has seek. */
+void npyio__stream_set_backend(npyio_stream *s,
+                               const npyio__stream_backend *backend);
 /* A back end found its object cannot seek (a pipe), or can. */
 void npyio__stream_set_seekable(npyio_stream *s, bool seekable);
 /* The stream is at absolute offset pos (known), or at a position counted

@@ -36,7 +36,18 @@ static npyio_status open_owned(const char *path, int flags,
     return st;
 }
 
-static npyio_status stream_open_path_body(const char *path, uint32_t mode,
+/* open(2)'s flags for npyio_stream_open_path's: read, write (create or
+ * truncate), or both (an existing file read-write, kept as it is). */
+static int open_flags(uint32_t flags)
+{
+    const uint32_t both = NPYIO_STREAM_READ | NPYIO_STREAM_WRITE;
+
+    return flags == both                 ? O_RDWR
+           : flags == NPYIO_STREAM_READ ? O_RDONLY
+                                         : O_WRONLY | O_CREAT | O_TRUNC;
+}
+
+static npyio_status stream_open_path_body(const char *path, uint32_t flags,
                                           const npyio_options *options,
                                           npyio_stream **out)
 {
@@ -46,22 +57,20 @@ static npyio_status stream_open_path_body(const char *path, uint32_t mode,
     st = npyio__check_opener(out, path, where);
     if (st != NPYIO_OK)
         return st;
-    if (mode != NPYIO_OPEN_READ && mode != NPYIO_OPEN_WRITE)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: mode must be "
-                           "NPYIO_OPEN_READ or NPYIO_OPEN_WRITE", where);
-    return open_owned(path, mode == NPYIO_OPEN_READ
-                                ? O_RDONLY
-                                : O_WRONLY | O_CREAT | O_TRUNC,
-                      options, where, out);
+    if (flags == 0 || (flags & ~(NPYIO_STREAM_READ | NPYIO_STREAM_WRITE)))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: flags 0x%x: give "
+                           "NPYIO_STREAM_READ, NPYIO_STREAM_WRITE or both",
+                           where, (unsigned)flags);
+    return open_owned(path, open_flags(flags), options, where, out);
 }
 
-npyio_status npyio_stream_open_path(const char *path, uint32_t mode,
+npyio_status npyio_stream_open_path(const char *path, uint32_t flags,
                                     const npyio_options *options,
                                     npyio_stream **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
-    return npyio__as_called(stream_open_path_body(path, mode, options, out),
+    return npyio__as_called(stream_open_path_body(path, flags, options, out),
                             "npyio_stream_open_path");
 }
 

@@ -263,6 +263,29 @@ npyio_status npyio__writer_open_append_stream(npyio_stream *stream,
                        "npyio_writer_open_append", out);
 }
 
+/* The public opener on a stream: one that cannot do what an append needs
+ * (read, write and resize at offsets, seek) is refused before anything
+ * is locked or read. */
+npyio_status npyio_writer_open_append_stream(npyio_stream *stream,
+                                             const npyio_header *rows,
+                                             uint32_t flags,
+                                             const npyio_options *options,
+                                             npyio_writer **out)
+{
+    static const char where[] = "npyio_writer_open_append_stream";
+    npyio_status st;
+
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
+    st = npyio__check_stream(stream, where);
+    if (st == NPYIO_OK)
+        st = npyio__stream_require(stream, true, where);
+    if (st == NPYIO_OK)
+        st = open_append(false, NULL, stream, rows, flags, options, where,
+                         out);
+    return npyio__as_called(st, where);
+}
+
 npyio_status npyio_writer_open_append(const char *path,
                                       const npyio_header *rows,
                                       uint32_t flags,
@@ -478,6 +501,24 @@ npyio_status npyio__writer_open_in_place_stream(npyio_stream *stream,
 {
     return open_in_place(false, NULL, stream, flags, options,
                          "npyio_writer_open_in_place", out);
+}
+
+npyio_status npyio_writer_open_in_place_stream(npyio_stream *stream,
+                                               uint32_t flags,
+                                               const npyio_options *options,
+                                               npyio_writer **out)
+{
+    static const char where[] = "npyio_writer_open_in_place_stream";
+    npyio_status st;
+
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
+    st = npyio__check_stream(stream, where);
+    if (st == NPYIO_OK)
+        st = npyio__stream_require(stream, false, where);
+    if (st == NPYIO_OK)
+        st = open_in_place(false, NULL, stream, flags, options, where, out);
+    return npyio__as_called(st, where);
 }
 
 npyio_status npyio_writer_open_in_place(const char *path, uint32_t flags,

@@ -750,7 +750,7 @@ static void write_archive(const char *path, const npyio_header *h,
     assert_ok(npyio_npz_add(npz, "rows", h, 1, NPYIO_WRITE_UNKNOWN_ROWS, &w));
     assert_ok(npyio_writer_write(w, data, len));
     assert_ok(npyio_writer_close(w));
-    assert_ok(npyio_stream_open_path(paths[1], NPYIO_OPEN_READ, opts, &npy));
+    assert_ok(npyio_stream_open_path(paths[1], NPYIO_STREAM_READ, opts, &npy));
     assert_ok(npyio_npz_add_npy(npz, "file", npy, 9));
     assert_ok(npyio_stream_close(npy));
     assert_ok(npyio_npz_writer_close(npz));
@@ -891,8 +891,8 @@ static int null_read(void *user, void *buf, size_t cap, size_t *got)
 
 static void test_streams(void **state)
 {
-    static const npyio_stream_ops ops = {sizeof ops, null_read, NULL, NULL,
-                                         NULL};
+    static const npyio_stream_ops ops = {.size = sizeof ops, .read = null_read, .write = NULL,
+        .seek = NULL, .close = NULL};
     static const unsigned char some[4] = {1, 2, 3, 4};
     npyio_stream *s[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     FILE *file = tmpfile();
@@ -908,7 +908,7 @@ static void test_streams(void **state)
     assert_ok(npyio_stream_open_ops(&ops, NULL, opts, &s[0]));
     assert_ok(npyio_stream_open_memory(some, sizeof some, opts, &s[1]));
     assert_ok(npyio_stream_open_growable(opts, &s[2]));
-    assert_ok(npyio_stream_open_path(paths[0], NPYIO_OPEN_WRITE, opts,
+    assert_ok(npyio_stream_open_path(paths[0], NPYIO_STREAM_WRITE, opts,
                                      &s[3]));
     assert_ok(npyio_stream_open_fd(fd, opts, &s[4]));
     assert_ok(npyio_stream_open_file(file, opts, &s[5]));

@@ -183,7 +183,7 @@ static void test_descriptor_closed_behind_the_stream(void **state)
     next = open("/dev/null", O_RDONLY);
     assert_true(next >= 0);
     close(next);
-    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_READ, o, &s));
+    assert_ok(npyio_stream_open_path(path, NPYIO_STREAM_READ, o, &s));
     assert_int_equal(close(next), 0);
     assert_close_fails(s, "close: Bad file descriptor");
     all_given_back(o);

@@ -158,7 +158,8 @@ static npyio_status produce_nomem(void)
 
 static npyio_status produce_io(void)
 {
-    npyio_stream_ops ops = {sizeof ops, failing_read, NULL, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = failing_read, .write = NULL,
+        .seek = NULL, .close = NULL};
     npyio_stream *s = NULL;
     npyio_reader *r = NULL;
     npyio_status st;
@@ -639,10 +640,10 @@ static void every_path_function_fails(const char *path, npyio_status want,
     assert_called("npyio_load", path, cause);
     assert_status(npyio_reader_open_path(path, NULL, &r), want);
     assert_called("npyio_reader_open_path", path, cause);
-    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s),
+    assert_status(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s),
                   want);
     assert_called("npyio_stream_open_path", path, cause);
-    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_WRITE, NULL, &s),
+    assert_status(npyio_stream_open_path(path, NPYIO_STREAM_WRITE, NULL, &s),
                   want);
     assert_called("npyio_stream_open_path", path, cause);
     assert_status(npyio_writer_open_path(path, h, 0, NULL, &w), want);
@@ -739,7 +740,8 @@ static npyio_reader *reader_failing_in_data(struct failing_source *src,
                                             const unsigned char *file,
                                             npyio_stream **stream)
 {
-    npyio_stream_ops ops = {sizeof ops, read_then_fail, NULL, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = read_then_fail, .write = NULL,
+        .seek = NULL, .close = NULL};
     npyio_reader *r = NULL;
 
     src->bytes = file;
@@ -760,7 +762,8 @@ static void test_io_messages_name_the_called_function(void **state)
     struct failing_source src;
     unsigned char *file, buf[256];
     size_t len, got;
-    npyio_stream_ops ops = {sizeof ops, NULL, write_fails, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = NULL, .write = write_fails,
+        .seek = NULL, .close = NULL};
     npyio_stream *s = NULL;
     npyio_reader *r = NULL;
     npyio_writer *w = NULL;

@@ -323,7 +323,7 @@ static npyio_status op_npz_write(const npyio_options *o)
             st = closed;
     }
     if (st == NPYIO_OK)
-        st = npyio_stream_open_path(corpus_npy, NPYIO_OPEN_READ, o, &s);
+        st = npyio_stream_open_path(corpus_npy, NPYIO_STREAM_READ, o, &s);
     if (st == NPYIO_OK)
         st = npyio_npz_add_npy(w, "as_is", s, 6);
     if (st == NPYIO_OK)

@@ -1305,7 +1305,7 @@ static void test_add_npy(void **state)
         for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             snprintf(rel, sizeof rel, "arrays/%s.npy", cases[c]);
             assert_ok(npyio_stream_open_path(data_path(rel, src, sizeof src),
-                                             NPYIO_OPEN_READ, NULL, &s));
+                                             NPYIO_STREAM_READ, NULL, &s));
             assert_ok(npyio_npz_add_npy(w, cases[c], s, levels[l]));
             assert_ok(npyio_stream_close(s));
         }

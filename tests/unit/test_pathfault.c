@@ -473,7 +473,7 @@ static void test_stream_read_again(void **state)
 
     (void)state;
     assert_true(len < sizeof buf);
-    assert_ok(npyio_stream_open_path(src_npy, NPYIO_OPEN_READ,
+    assert_ok(npyio_stream_open_path(src_npy, NPYIO_STREAM_READ,
                                      named_options(), &s));
     arm_named("pread", 1, EIO);
     assert_status(npyio_stream_read(s, buf, 100, &got), NPYIO_E_IO);

@@ -101,10 +101,10 @@ static int boastful(void *user, void *buf, size_t cap, size_t *got)
 static void test_streams(void **state)
 {
     static const unsigned char bytes[4] = {1, 2, 3, 4};
-    const npyio_stream_ops writing = {sizeof writing, NULL, write_only, NULL,
-                                      NULL};
-    const npyio_stream_ops boasting = {sizeof boasting, boastful, NULL, NULL,
-                                       NULL};
+    const npyio_stream_ops writing = {.size = sizeof writing, .read = NULL, .write = write_only,
+        .seek = NULL, .close = NULL};
+    const npyio_stream_ops boasting = {.size = sizeof boasting, .read = boastful, .write = NULL,
+        .seek = NULL, .close = NULL};
     npyio_options *o = failing_options(1);
     npyio_stream *s = NULL, *w = NULL;
     unsigned char buf[8];
@@ -181,7 +181,7 @@ static void test_readers(void **state)
     assert_opener_checked(npyio_reader_open_path(NULL, o, &r),
                           npyio_reader_open_path(sample, o, NULL),
                           "npyio_reader_open_path");
-    assert_ok(npyio_stream_open_path(sample, NPYIO_OPEN_READ, o, &s));
+    assert_ok(npyio_stream_open_path(sample, NPYIO_STREAM_READ, o, &s));
     assert_invalid(npyio_reader_open_stream(s, o, NULL),
                    "npyio_reader_open_stream: out is NULL");
     assert_ok(npyio_stream_close(s));
@@ -785,7 +785,7 @@ static void test_outputs_cleared_on_refusal(void **state)
     assert_ok(npyio_npz_open_path(keys_npz, NULL, &keys));
     assert_ok(npyio_reader_open_path(objects, NULL, &obj));
     assert_ok(npyio_stream_open_growable(NULL, &mem));
-    assert_cleared(npyio_stream_open_path(NULL, NPYIO_OPEN_READ, NULL, &s),
+    assert_cleared(npyio_stream_open_path(NULL, NPYIO_STREAM_READ, NULL, &s),
                    NPYIO_E_INVALID_ARG, s == NULL);
     s = GARBAGE;
     assert_cleared(npyio_stream_open_file(NULL, NULL, &s),
@@ -1015,8 +1015,8 @@ static void test_extreme_numbers(void **state)
         static const int64_t lies[2] = {-7, INT64_MAX};
         size_t file_len = 0;
         unsigned char *file = read_data_file_abs(copy, &file_len);
-        const npyio_stream_ops ops = {sizeof ops, lying_read, NULL,
-                                      lying_seek, NULL};
+        const npyio_stream_ops ops = {.size = sizeof ops, .read = lying_read, .write = NULL,
+        .seek = lying_seek, .close = NULL};
         npyio_stream *s = NULL;
         void *data = NULL;
 
@@ -1208,9 +1208,9 @@ static void test_empty_paths(void **state)
     assert_int_equal(mkdir(empty_dir, 0700), 0);
     assert_int_equal(chdir(empty_dir), 0);
 #define EMPTY(call, fn) assert_invalid((call), fn ": path is empty")
-    EMPTY(npyio_stream_open_path("", NPYIO_OPEN_READ, NULL, &s),
+    EMPTY(npyio_stream_open_path("", NPYIO_STREAM_READ, NULL, &s),
           "npyio_stream_open_path");
-    EMPTY(npyio_stream_open_path("", NPYIO_OPEN_WRITE, NULL, &s),
+    EMPTY(npyio_stream_open_path("", NPYIO_STREAM_WRITE, NULL, &s),
           "npyio_stream_open_path");
     EMPTY(npyio_reader_open_path("", NULL, &r), "npyio_reader_open_path");
     EMPTY(npyio_load("", 0, NULL, &got_h, &got), "npyio_load");
@@ -1267,7 +1267,7 @@ static void test_close_accepts_null(void **state)
     (void)state;
     /* A failure whose message the cleanup must keep. */
     assert_status(npyio_stream_open_path("/nonexistent-npyio/x.npy",
-                                         NPYIO_OPEN_READ, NULL, &s),
+                                         NPYIO_STREAM_READ, NULL, &s),
                   NPYIO_E_NOT_FOUND);
 #define CLOSES_NULL(expr)                                                    \
     do {                                                                     \

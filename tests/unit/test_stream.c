@@ -140,10 +140,10 @@ static int lazy_write(void *user, const void *buf, size_t len, size_t *put)
 
 static void test_hostile_callbacks(void **state)
 {
-    static const npyio_stream_ops ops = {sizeof ops, hostile_read,
-                                         hostile_write, NULL, NULL};
-    static const npyio_stream_ops lazy = {sizeof lazy, NULL, lazy_write, NULL,
-                                          NULL};
+    static const npyio_stream_ops ops = {.size = sizeof ops, .read = hostile_read, .write = hostile_write,
+        .seek = NULL, .close = NULL};
+    static const npyio_stream_ops lazy = {.size = sizeof lazy, .read = NULL, .write = lazy_write,
+        .seek = NULL, .close = NULL};
     unsigned char data[1000], out[1000], sink[1000];
     hostile h = {data, sizeof data, 0, 0, SIZE_MAX, sink, 0};
     npyio_stream *s = NULL;
@@ -190,9 +190,10 @@ static int failing_close(void *user)
 
 static void test_ops_table_checks(void **state)
 {
-    npyio_stream_ops ops = {sizeof ops, hostile_read, NULL, NULL,
-                            failing_close};
-    npyio_stream_ops none = {sizeof none, NULL, NULL, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = hostile_read, .write = NULL,
+        .seek = NULL, .close = failing_close};
+    npyio_stream_ops none = {.size = sizeof none, .read = NULL, .write = NULL,
+        .seek = NULL, .close = NULL};
     npyio_stream_ops shrt = ops;
     npyio_stream *s = NULL;
 
@@ -278,10 +279,10 @@ static void test_file_and_path_streams(void **state)
     (void)state;
     assert_true(fd >= 0);
     close(fd);
-    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_WRITE, NULL, &s));
+    assert_ok(npyio_stream_open_path(path, NPYIO_STREAM_WRITE, NULL, &s));
     assert_ok(npyio__stream_write(s, "abcdef", 6, "test"));
     assert_ok(npyio_stream_close(s));
-    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s));
+    assert_ok(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s));
     assert_true(npyio__stream_seekable(s));
     assert_ok(npyio__stream_seek(s, 2, NPYIO_SEEK_SET, &pos));
     assert_ok(npyio__stream_read(s, buf, sizeof buf, &got, "test"));
@@ -303,7 +304,7 @@ static void test_file_and_path_streams(void **state)
     assert_ok(npyio_stream_close(s));
     fclose(f);
     unlink(path);
-    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s),
+    assert_status(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s),
                   NPYIO_E_NOT_FOUND);
     assert_error_contains("No such file or directory");
     assert_status(npyio_stream_open_path(path, 3, NULL, &s),

@@ -92,7 +92,8 @@ static int read_nothing(void *user, void *buf, size_t cap, size_t *got)
 
 static void test_window_needs_positional_reads(void **state)
 {
-    npyio_stream_ops ops = {sizeof ops, read_nothing, NULL, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = read_nothing, .write = NULL,
+        .seek = NULL, .close = NULL};
     npyio_stream *parent = NULL, *w = NULL;
     int fds[2];
 
@@ -233,7 +234,7 @@ static void test_read_ahead_is_invisible(void **state)
     assert_true(fd >= 0);
     assert_int_equal(write(fd, bytes, 10000), 10000);
     close(fd);
-    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s));
+    assert_ok(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s));
     assert_ok(npyio__stream_read(s, buf, 8, &got, "test"));
     assert_memory_equal(buf, bytes, 8);
     assert_ok(npyio__stream_remaining(s, &left));
