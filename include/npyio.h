@@ -2380,6 +2380,56 @@ NPYIO_API npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
                                              npyio_npz_writer **out);
 
 /**
+ * npyio_npz_open_append() on streams: add members to the archive that
+ * `stream` holds (the whole stream from offset 0), writing the new
+ * archive into `temporary`, a second stream the caller supplies (empty,
+ * at offset 0), never into `stream`. The archive is read and checked
+ * whole by this library's reader, its bytes up to the end of its
+ * directory copied to the temporary (through a 64 KiB buffer), the new
+ * members go where its directory was, and npyio_npz_writer_close()
+ * writes the new directory, reads the result back as
+ * npyio_npz_open_append() does (every old member unchanged, then exactly
+ * the new ones, the comment kept: else NPYIO_E_FORMAT), and syncs the
+ * temporary (its sync callback, not durable).
+ *
+ * Why two streams: an archive's end records must end it, so members
+ * written into the archive's own stream (over its directory, or after
+ * its end) leave, until the new directory is complete, a stream that no
+ * zip reader can open once a crash interrupts them, and only a caller
+ * who knew the old length could cut it back. With a temporary the
+ * archive is never written: the caller replaces it with the temporary
+ * after a successful close (a rename of the temporary's file over the
+ * archive's, after making it durable if it must survive a power loss),
+ * and after a failure, an abort or a crash simply discards the
+ * temporary, whose content is then undefined. Until that replacement,
+ * `stream` is the archive.
+ *
+ * Both streams are borrowed: the caller closes them after the writer.
+ * `stream` must seek and read (at offsets where it can: pread);
+ * `temporary` must read, write, seek, read and write at offsets and
+ * change its length (npyio_stream_ops' pread, pwrite and truncate, or a
+ * path stream opened with NPYIO_STREAM_READ | NPYIO_STREAM_WRITE).
+ * Locking: `stream` is locked exclusively where it can (its lock member;
+ * NPYIO_WRITE_WAIT_FOR_LOCK waits), as npyio_writer_open_append_stream()
+ * says; without a lock member, appends are the caller's to serialise.
+ * @param[in] stream the archive (borrowed; only read).
+ * @param[in] temporary where the new archive is written (borrowed).
+ * @param[in] flags NPYIO_NPZ_NO_ALIGN, NPYIO_WRITE_WAIT_FOR_LOCK.
+ * @param[in] options allocator, limits, threads, or NULL.
+ * @param[out] out receives the archive writer; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (not live streams, the same
+ *         stream twice, other flags); NPYIO_E_UNSUPPORTED (a stream that
+ *         cannot do the above; the end-record case of
+ *         npyio_npz_open_append()); NPYIO_E_LOCKED; the statuses of
+ *         npyio_npz_open_stream() for the archive; NPYIO_E_IO;
+ *         NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_writer_open_append_stream(
+    npyio_stream *stream, npyio_stream *temporary, uint32_t flags,
+    const npyio_options *options, npyio_npz_writer **out);
+
+/**
  * Add a member and get a writer for its array: write the data with
  * npyio_writer_write() and finish the member with npyio_writer_close()
  * (which checks the byte count, as for a file) before adding the next.
