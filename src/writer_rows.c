@@ -129,7 +129,9 @@ static npyio_status check_target(bool by_path, const char *path,
  * place shared, so an append never runs beside them or another append):
  * the file at path, opened here (by_path; the path is kept for messages
  * and for a rewrite through a temporary), or the caller's, already in
- * w->stream (locked where its back end can). */
+ * w->stream (locked where its back end can, and taken from offset 0,
+ * wherever an earlier writer left it: the array is the whole stream, as
+ * the offsets of its header and rows say). */
 static npyio_status lock_target(npyio_writer *w, bool by_path,
                                 const char *path, uint32_t flags,
                                 const npyio_options *options, bool exclusive,
@@ -137,9 +139,13 @@ static npyio_status lock_target(npyio_writer *w, bool by_path,
 {
     npyio_status st;
 
-    if (!by_path)
-        return npyio__stream_lock(w->stream, exclusive,
-                                  flags & NPYIO_WRITE_WAIT_FOR_LOCK);
+    if (!by_path) {
+        st = npyio__stream_lock(w->stream, exclusive,
+                                flags & NPYIO_WRITE_WAIT_FOR_LOCK);
+        return st != NPYIO_OK ? st
+                              : npyio__stream_seek(w->stream, 0,
+                                                   NPYIO_SEEK_SET, NULL);
+    }
     st = npyio__alloc(&w->mem, strlen(path) + 1, "path", (void **)&w->path);
     if (st != NPYIO_OK)
         return st;
