@@ -1238,9 +1238,11 @@ typedef struct npyio_stream npyio_stream;
  * members) keeps working: its missing members count as NULL. Members
  * beyond what this version knows (a table from a newer header) must be
  * zero, else npyio_stream_open_ops() refuses it with NPYIO_E_UNSUPPORTED.
- * The table only ever grows at its end. Every callback gets the `user`
- * pointer given to npyio_stream_open_ops() first, and returns 0 on
- * success, nonzero on failure (reported as NPYIO_E_IO, naming the
+ * The table only ever grows at its end: fill it by member name (a
+ * designated initializer, or zeroed and then assigned), so that code
+ * written for this header builds against later ones. Every callback gets
+ * the `user` pointer given to npyio_stream_open_ops() first, and returns
+ * 0 on success, nonzero on failure (reported as NPYIO_E_IO, naming the
  * callback; `lock` has one more answer, below).
  *
  * read   Read up to cap bytes (cap > 0); set *got to the number read, 0 at
@@ -1262,8 +1264,9 @@ typedef struct npyio_stream npyio_stream;
  * pread  Read up to cap bytes (cap > 0) at absolute offset `offset`
  *        without moving the position read, write and seek use; set *got
  *        (0 only at the end of the data). The library calls it from
- *        several threads at once (an archive's members read in parallel,
- *        NPYIO_LIMIT_THREADS), so it must be thread-safe, as pread(2) is.
+ *        several threads at once (when the caller's threads read members
+ *        of an archive opened from the stream), so it must be
+ *        thread-safe, as pread(2) is.
  *        With it, archives opened from the stream read members in
  *        parallel and open them as seekable streams, and readers read at
  *        offsets, as they do on files. Appends and rows in place need it.
@@ -1279,8 +1282,10 @@ typedef struct npyio_stream npyio_stream;
  *        to its old length with it; appends need it.
  * sync   Push what was written to the underlying object; with durable
  *        nonzero, to stable storage too (fsync(2)). Called when a writer
- *        over the stream closes (durable unless NPYIO_WRITE_NO_SYNC), and,
- *        for an append, between writing the rows and rewriting the header.
+ *        over the stream closes (appenders and writers in place: durable
+ *        unless NPYIO_WRITE_NO_SYNC; new arrays and archives: not
+ *        durable), and, for a durable append, between writing the rows
+ *        and rewriting the header.
  *        Without it the library takes every write as done and durable:
  *        the crash safety npyio_writer_open_append() describes then holds
  *        only as far as the caller's own writes are ordered and durable.
@@ -2065,8 +2070,8 @@ NPYIO_API npyio_status npyio_map_close(npyio_map *map);
  * must agree with its entry; members may not overlap. Afterwards the
  * handle does not change, so several threads may open and read different
  * members at once when the archive was opened from a path (or a stream
- * with positioned reads: a descriptor, memory); on other streams, one
- * thread at a time.
+ * with positioned reads: a descriptor, memory, callbacks with a pread
+ * member); on other streams, one thread at a time.
  *
  * Members are numbered from 0 in the order of the archive's directory;
  * every member stays reachable by its index, duplicates included.

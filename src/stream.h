@@ -54,7 +54,9 @@
  *        a small file read whole never asks (one fstat fewer).
  *
  * What appenders, in-place writers, maps and archive appends need (the
- * public callback table is to be a subset of this one):
+ * public callback table, npyio_stream_ops, offers pwrite, resize as its
+ * truncate, sync and lock among its optional members; stream_ops.c maps
+ * them here):
  * pwrite up to len bytes (len > 0) at offset, without moving the
  *        position; *put > 0 on success.
  * resize make the stream's data exactly `size` bytes long (cut, or
@@ -286,7 +288,8 @@ npyio_status npyio__check_stream(const npyio_stream *s, const char *where);
  * with the parent's pread: the parent's position does not move, and
  * windows of one parent may be read from several threads at once. The
  * parent must stay open while the window is. Seekable within the window.
- * NPYIO_E_UNSUPPORTED if the parent has no pread (pipes, FILEs, callbacks).
+ * NPYIO_E_UNSUPPORTED if the parent has no pread (pipes, FILEs, callbacks
+ * without a pread member).
  */
 npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
                                        int64_t length,
