@@ -269,9 +269,22 @@ npyio_status npyio__writer_open_append_stream(npyio_stream *stream,
                        "npyio_writer_open_append", out);
 }
 
-/* The public opener on a stream: one that cannot do what an append needs
- * (read, write and resize at offsets, seek) is refused before anything
- * is locked or read. */
+/* The public openers on a stream: one that cannot do what the writer
+ * needs (seek, read and write at offsets, and for an append resize) is
+ * refused before anything is locked or read. */
+static npyio_status check_caller_stream(npyio_stream *stream, bool append,
+                                        npyio_writer **out,
+                                        const char *where)
+{
+    npyio_status st;
+
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
+    st = npyio__check_stream(stream, where);
+    return st != NPYIO_OK ? st
+                          : npyio__stream_require(stream, append, where);
+}
+
 npyio_status npyio_writer_open_append_stream(npyio_stream *stream,
                                              const npyio_header *rows,
                                              uint32_t flags,
@@ -279,13 +292,8 @@ npyio_status npyio_writer_open_append_stream(npyio_stream *stream,
                                              npyio_writer **out)
 {
     static const char where[] = "npyio_writer_open_append_stream";
-    npyio_status st;
+    npyio_status st = check_caller_stream(stream, true, out, where);
 
-    if (out != NULL)
-        *out = NULL; /* outputs are cleared whatever is refused */
-    st = npyio__check_stream(stream, where);
-    if (st == NPYIO_OK)
-        st = npyio__stream_require(stream, true, where);
     if (st == NPYIO_OK)
         st = open_append(false, NULL, stream, rows, flags, options, where,
                          out);
@@ -515,13 +523,8 @@ npyio_status npyio_writer_open_in_place_stream(npyio_stream *stream,
                                                npyio_writer **out)
 {
     static const char where[] = "npyio_writer_open_in_place_stream";
-    npyio_status st;
+    npyio_status st = check_caller_stream(stream, false, out, where);
 
-    if (out != NULL)
-        *out = NULL; /* outputs are cleared whatever is refused */
-    st = npyio__check_stream(stream, where);
-    if (st == NPYIO_OK)
-        st = npyio__stream_require(stream, false, where);
     if (st == NPYIO_OK)
         st = open_in_place(false, NULL, stream, flags, options, where, out);
     return npyio__as_called(st, where);

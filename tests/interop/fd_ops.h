@@ -204,7 +204,7 @@ static int fdo_lock(void *user, int exclusive, int wait)
 }
 
 /* The table of a kind ("full", "nolock", "old"); 0 for an unknown kind. */
-static int fd_ops_table(const char *kind, npyio_stream_ops *ops)
+static inline int fd_ops_table(const char *kind, npyio_stream_ops *ops)
 {
     memset(ops, 0, sizeof *ops);
     ops->size = sizeof *ops;
@@ -231,9 +231,9 @@ static int fd_ops_table(const char *kind, npyio_stream_ops *ops)
  * flags, and its user state in *user (freed by fd_ops_close()).
  * NPYIO_E_IO with errno when open(2) fails; the library's status
  * otherwise. */
-static npyio_status fd_ops_open(const char *path, int oflags,
-                                const char *kind, npyio_stream **out,
-                                fd_user **user)
+static inline npyio_status fd_ops_open(const char *path, int oflags,
+                                       const char *kind, npyio_stream **out,
+                                       fd_user **user)
 {
     npyio_stream_ops ops;
     fd_user *u;
@@ -260,8 +260,25 @@ static npyio_status fd_ops_open(const char *path, int oflags,
     return NPYIO_OK;
 }
 
+/* A tool's leading --via-callbacks=KIND, taken off its arguments: 1 and
+ * *kind set (NULL without the option), or 0 for a kind fd_ops_table()
+ * does not know. */
+static inline int fd_ops_option(int *argc, char ***argv, const char **kind)
+{
+    npyio_stream_ops probe;
+
+    *kind = NULL;
+    if (*argc < 2 || strncmp((*argv)[1], "--via-callbacks=", 16) != 0)
+        return 1;
+    *kind = (*argv)[1] + 16;
+    (*argv)[1] = (*argv)[0];
+    (*argv)++;
+    (*argc)--;
+    return fd_ops_table(*kind, &probe);
+}
+
 /* Close the stream, then free its user state. */
-static npyio_status fd_ops_close(npyio_stream *s, fd_user *u)
+static inline npyio_status fd_ops_close(npyio_stream *s, fd_user *u)
 {
     npyio_status st = npyio_stream_close(s);
 

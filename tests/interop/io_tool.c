@@ -482,16 +482,9 @@ static int churn_cmd(const char *path, const char *how)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strncmp(argv[1], "--via-callbacks=", 16) == 0) {
-        npyio_stream_ops probe;
-
-        via = argv[1] + 16;
-        if (!fd_ops_table(via, &probe)) {
-            fprintf(stderr, "io_tool: unknown kind of table %s\n", via);
-            return 2;
-        }
-        argv++;
-        argc--;
+    if (!fd_ops_option(&argc, &argv, &via)) {
+        fprintf(stderr, "io_tool: unknown kind of table %s\n", via);
+        return 2;
     }
     if (argc == 5 && strcmp(argv[1], "read") == 0)
         return read_cmd(argv[2], (unsigned)atoi(argv[3]), argv[4]);

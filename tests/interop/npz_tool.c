@@ -93,9 +93,9 @@ static npyio_status npz_open_any(const char *path, const npyio_options *o,
     return st;
 }
 
-static npyio_status npz_close_any(npyio_npz *npz)
+/* st, then the callback stream closed: the first failure. */
+static npyio_status then_via_close(npyio_status st)
 {
-    npyio_status st = npyio_npz_close(npz);
     npyio_status closed = via_close();
 
     return st != NPYIO_OK ? st : closed;
@@ -115,14 +115,6 @@ static npyio_status create_any(const char *path, uint32_t flags,
     if (st != NPYIO_OK)
         via_close();
     return st;
-}
-
-static npyio_status writer_close_any(npyio_npz_writer *w)
-{
-    npyio_status st = npyio_npz_writer_close(w);
-    npyio_status closed = via_close();
-
-    return st != NPYIO_OK ? st : closed;
 }
 
 /* The temporary of an append through callbacks, and its state. */
@@ -273,7 +265,7 @@ static int pack(int argc, char **argv)
             return 1;
         }
     }
-    return writer_close_any(w) == NPYIO_OK ? 0 : fail(argv[2]);
+    return then_via_close(npyio_npz_writer_close(w)) == NPYIO_OK ? 0 : fail(argv[2]);
 }
 
 static int append(int argc, char **argv)
@@ -331,7 +323,7 @@ static int unpack(const char *archive, const char *dir)
         if (readable && write_member(npz, i, dir) != 0)
             return 1;
     }
-    return npz_close_any(npz) == NPYIO_OK ? 0 : fail(archive);
+    return then_via_close(npyio_npz_close(npz)) == NPYIO_OK ? 0 : fail(archive);
 }
 
 static int list(const char *archive, int untrusted)
@@ -359,7 +351,7 @@ static int list(const char *archive, int untrusted)
         printf("%s\t%lld\t%lld\n", npyio_npz_key(npz, i), (long long)size,
                (long long)at);
     }
-    return npz_close_any(npz) == NPYIO_OK ? 0 : fail(archive);
+    return then_via_close(npyio_npz_close(npz)) == NPYIO_OK ? 0 : fail(archive);
 }
 
 static int rows(char **argv)
@@ -387,7 +379,7 @@ static int rows(char **argv)
     npyio_reader_close(r);
     if (npyio_npz_verify(npz, index) != NPYIO_OK)
         return fail("verify");
-    return npz_close_any(npz) == NPYIO_OK ? 0 : fail(argv[2]);
+    return then_via_close(npyio_npz_close(npz)) == NPYIO_OK ? 0 : fail(argv[2]);
 }
 
 static int churn(const char *archive, const char *mode)
@@ -472,16 +464,9 @@ static int minizip_read(const char *archive)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strncmp(argv[1], "--via-callbacks=", 16) == 0) {
-        npyio_stream_ops probe;
-
-        via = argv[1] + 16;
-        if (!fd_ops_table(via, &probe)) {
-            fprintf(stderr, "npz_tool: unknown kind of table %s\n", via);
-            return 2;
-        }
-        argv++;
-        argc--;
+    if (!fd_ops_option(&argc, &argv, &via)) {
+        fprintf(stderr, "npz_tool: unknown kind of table %s\n", via);
+        return 2;
     }
     if (argc >= 6 && strcmp(argv[1], "pack") == 0)
         return pack(argc, argv);
