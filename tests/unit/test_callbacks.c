@@ -7,7 +7,8 @@
  * fails undone; a stream without seek refused where seeking is needed;
  * members of an archive read on two threads at once through pread; and
  * the results of appends, rows in place and archive appends the same
- * bytes as the path calls make. npyio_stream_open_path's flags, read-write
+ * bytes as the path calls make (an archive append refused with an old
+ * temporary or a busy lock). npyio_stream_open_path's flags, read-write
  * without truncation among them.
  */
 #define _GNU_SOURCE
@@ -525,6 +526,40 @@ static void test_archive_append(void **state)
     npyio_header_free(h);
 }
 
+/* An archive append refused: a temporary of the old table (no positioned
+ * writes), an archive whose lock another holds; nothing written. */
+static void test_archive_append_refused(void **state)
+{
+    char path[128], tmp[128], before[128];
+    npyio_npz_writer *w = NULL;
+    fd_user *u = NULL, *tu = NULL;
+    npyio_stream *s = NULL, *t = NULL;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "refused.npz");
+    path_in_dir(tmp, sizeof tmp, "refused.npz.tmp");
+    path_in_dir(before, sizeof before, "refused_before.npz");
+    write_archive(path);
+    copy_file(path, before);
+    s = open_cb(path, "full", &u);
+    assert_ok(fd_ops_open(tmp, O_RDWR | O_CREAT | O_TRUNC, "old", &t, &tu));
+    assert_status(npyio_npz_writer_open_append_stream(s, t, 0, NULL, &w),
+                  NPYIO_E_UNSUPPORTED);
+    assert_error_contains("cannot read at an offset");
+    assert_null(w);
+    assert_ok(fd_ops_close(t, tu));
+    assert_ok(fd_ops_open(tmp, O_RDWR | O_CREAT | O_TRUNC, "full", &t, &tu));
+    u->lock_busy = 1;
+    assert_status(npyio_npz_writer_open_append_stream(s, t, 0, NULL, &w),
+                  NPYIO_E_LOCKED);
+    assert_null(w);
+    assert_int_equal(atomic_load(&tu->writes) + atomic_load(&tu->pwrites),
+                     0);
+    assert_ok(fd_ops_close(t, tu));
+    assert_ok(fd_ops_close(s, u));
+    assert_same_files(path, before);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -544,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_open_path_flags),
         cmocka_unit_test(test_parallel_members),
         cmocka_unit_test(test_archive_append),
+        cmocka_unit_test(test_archive_append_refused),
     };
 
     return cmocka_run_group_tests(tests, group_setup, scratch_remove);
