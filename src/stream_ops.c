@@ -121,9 +121,9 @@ static npyio_status ops_lock(void *state, bool exclusive, bool wait)
 
     if (rc == NPYIO_E_LOCKED)
         return npyio__fail(NPYIO_E_LOCKED, "the lock callback says another "
-                           "holds a conflicting lock (%s asked for)",
-                           exclusive ? "an exclusive lock, an appender's,"
-                                     : "a shared lock, a writer in place's,");
+                           "holds a lock that conflicts with the %s",
+                           exclusive ? "exclusive lock of an appender"
+                                     : "shared lock of a writer in place");
     return answer(rc, "lock");
 }
 

@@ -207,7 +207,7 @@ static void test_lock(void **state)
     s = open_cb(path, "full", &u);
     u->lock_busy = 1;
     assert_status(append_rows(path, s, 1, 0), NPYIO_E_LOCKED);
-    assert_error_contains("conflicting lock");
+    assert_error_contains("holds a lock that conflicts with the exclusive");
     assert_status(npyio_writer_open_in_place_stream(s, 0, NULL, &w),
                   NPYIO_E_LOCKED);
     assert_null(w);
