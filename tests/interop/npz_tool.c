@@ -265,7 +265,9 @@ static int pack(int argc, char **argv)
             return 1;
         }
     }
-    return then_via_close(npyio_npz_writer_close(w)) == NPYIO_OK ? 0 : fail(argv[2]);
+    if (then_via_close(npyio_npz_writer_close(w)) != NPYIO_OK)
+        return fail(argv[2]);
+    return 0;
 }
 
 static int append(int argc, char **argv)
@@ -323,7 +325,9 @@ static int unpack(const char *archive, const char *dir)
         if (readable && write_member(npz, i, dir) != 0)
             return 1;
     }
-    return then_via_close(npyio_npz_close(npz)) == NPYIO_OK ? 0 : fail(archive);
+    if (then_via_close(npyio_npz_close(npz)) != NPYIO_OK)
+        return fail(archive);
+    return 0;
 }
 
 static int list(const char *archive, int untrusted)
@@ -351,7 +355,9 @@ static int list(const char *archive, int untrusted)
         printf("%s\t%lld\t%lld\n", npyio_npz_key(npz, i), (long long)size,
                (long long)at);
     }
-    return then_via_close(npyio_npz_close(npz)) == NPYIO_OK ? 0 : fail(archive);
+    if (then_via_close(npyio_npz_close(npz)) != NPYIO_OK)
+        return fail(archive);
+    return 0;
 }
 
 static int rows(char **argv)
@@ -379,7 +385,9 @@ static int rows(char **argv)
     npyio_reader_close(r);
     if (npyio_npz_verify(npz, index) != NPYIO_OK)
         return fail("verify");
-    return then_via_close(npyio_npz_close(npz)) == NPYIO_OK ? 0 : fail(argv[2]);
+    if (then_via_close(npyio_npz_close(npz)) != NPYIO_OK)
+        return fail(argv[2]);
+    return 0;
 }
 
 static int churn(const char *archive, const char *mode)

@@ -119,7 +119,7 @@ static npyio_status append_rows(const char *path, npyio_stream *s,
     return npyio_writer_close(w);
 }
 
-/* ---- the table ------------------------------------------------------------ */
+/* ---- the table ---------------------------------------------------------- */
 
 /* A table of the four members an older caller knows: the members after
  * them are set too, and must not be read. */
@@ -179,7 +179,7 @@ static void test_unknown_members(void **state)
     assert_ok(npyio_stream_close(s));
 }
 
-/* ---- locks ------------------------------------------------------------------ */
+/* ---- locks -------------------------------------------------------------- */
 
 /* The kind of lock asked for, and a lock held by another. */
 static void test_lock(void **state)
@@ -239,7 +239,7 @@ static void test_lock_against_path(void **state)
     npyio_header_free(h);
 }
 
-/* ---- failures undone --------------------------------------------------------- */
+/* ---- failures undone ---------------------------------------------------- */
 
 /* A positioned write that fails (the header's new row count), and a
  * write of the rows that fails: NPYIO_E_IO, the file as it was. */
@@ -300,7 +300,7 @@ static void test_no_seek(void **state)
     assert_ok(npyio_stream_close(s));
 }
 
-/* ---- the same bytes as the path calls ---------------------------------------- */
+/* ---- the same bytes as the path calls ----------------------------------- */
 
 /* Appends and rows in place through callbacks (and a path stream opened
  * read-write) give the bytes the path calls give; a durable sync unless
@@ -374,7 +374,7 @@ static void test_open_path_flags(void **state)
     assert_null(s);
 }
 
-/* ---- archives ---------------------------------------------------------------- */
+/* ---- archives ----------------------------------------------------------- */
 
 enum { BIG = 1 << 18 }; /* doubles: 2 MiB, two deflate blocks */
 
