@@ -72,6 +72,21 @@ static void copy_file(const char *from, const char *to)
     free(bytes);
 }
 
+/* NAME.npy and NAME_COPY.npy in the scratch directory: the array of
+ * save_rows() and a copy of it. */
+static void saved_pair(const char *name, const char *copy, char *path,
+                       char *other)
+{
+    char file[64];
+
+    snprintf(file, sizeof file, "%s.npy", name);
+    path_in_dir(path, 128, file);
+    snprintf(file, sizeof file, "%s.npy", copy);
+    path_in_dir(other, 128, file);
+    save_rows(path, ROWS, 0);
+    copy_file(path, other);
+}
+
 static void assert_same_files(const char *a, const char *b)
 {
     size_t la = 0, lb = 0;
@@ -190,10 +205,7 @@ static void test_lock(void **state)
     npyio_writer *w = NULL;
 
     (void)state;
-    path_in_dir(path, sizeof path, "lock.npy");
-    path_in_dir(before, sizeof before, "lock_before.npy");
-    save_rows(path, ROWS, 0);
-    copy_file(path, before);
+    saved_pair("lock", "lock_before", path, before);
     s = open_cb(path, "full", &u);
     assert_ok(append_rows(path, s, 1, NPYIO_WRITE_WAIT_FOR_LOCK));
     assert_int_equal(u->last_lock_exclusive, 1);
@@ -250,10 +262,7 @@ static void test_failures_undone(void **state)
     npyio_stream *s;
 
     (void)state;
-    path_in_dir(path, sizeof path, "undo.npy");
-    path_in_dir(before, sizeof before, "undo_before.npy");
-    save_rows(path, ROWS, 0);
-    copy_file(path, before);
+    saved_pair("undo", "undo_before", path, before);
     s = open_cb(path, "full", &u);
     u->pwrite_fail_at = 1;
     assert_status(append_rows(path, s, 2, 0), NPYIO_E_IO);
@@ -314,10 +323,7 @@ static void test_same_as_path(void **state)
     double row[COLS] = {-1, -2, -3, -4, -5};
 
     (void)state;
-    path_in_dir(by_path, sizeof by_path, "same_path.npy");
-    path_in_dir(by_cb, sizeof by_cb, "same_cb.npy");
-    save_rows(by_path, ROWS, 0);
-    copy_file(by_path, by_cb);
+    saved_pair("same_path", "same_cb", by_path, by_cb);
     assert_ok(append_rows(by_path, NULL, 3, 0));
     s = open_cb(by_cb, "full", &u);
     assert_ok(append_rows(by_cb, s, 3, 0));
@@ -352,11 +358,8 @@ static void test_open_path_flags(void **state)
     npyio_stream *s = NULL;
 
     (void)state;
-    path_in_dir(path, sizeof path, "flags.npy");
-    path_in_dir(copy, sizeof copy, "flags_copy.npy");
+    saved_pair("flags", "flags_copy", path, copy);
     path_in_dir(missing, sizeof missing, "missing.npy");
-    save_rows(path, ROWS, 0);
-    copy_file(path, copy);
     assert_ok(npyio_stream_open_path(path,
                                      NPYIO_STREAM_READ | NPYIO_STREAM_WRITE,
                                      NULL, &s));
