@@ -275,7 +275,7 @@ static npyio_status check_append_args(bool by_path, const char *path,
         return st != NPYIO_OK
                    ? st
                    : npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
-                                                   NPYIO_NPZ_NO_ALIGN |
+                                                   NPYIO_NPZ_WRITE_NO_ALIGN |
                                                    NPYIO_WRITE_WAIT_FOR_LOCK,
                                         where);
     }
@@ -284,7 +284,7 @@ static npyio_status check_append_args(bool by_path, const char *path,
         st = npyio__check_stream(out_stream, where);
     return st != NPYIO_OK
                ? st
-               : npyio__check_flags(flags, NPYIO_NPZ_NO_ALIGN |
+               : npyio__check_flags(flags, NPYIO_NPZ_WRITE_NO_ALIGN |
                                                NPYIO_WRITE_WAIT_FOR_LOCK,
                                     where);
 }
@@ -353,7 +353,7 @@ npyio_status npyio__npz_open_append_streams(npyio_stream *original,
                                             npyio_npz_writer **out)
 {
     return open_appender(false, NULL, original, out_stream, flags, options,
-                         "npyio_npz_open_append", out);
+                         "npyio_npz_writer_open_append_path", out);
 }
 
 /* The public opener on the caller's two streams: distinct, the
@@ -383,14 +383,14 @@ npyio_status npyio_npz_writer_open_append_stream(npyio_stream *stream,
     return npyio__as_called(st, where);
 }
 
-npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
+npyio_status npyio_npz_writer_open_append_path(const char *path, uint32_t flags,
                                    const npyio_options *options,
                                    npyio_npz_writer **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(open_appender(true, path, NULL, NULL, flags,
-                                          options, "npyio_npz_open_append",
+                                          options, "npyio_npz_writer_open_append_path",
                                           out),
-                            "npyio_npz_open_append");
+                            "npyio_npz_writer_open_append_path");
 }

@@ -20,14 +20,14 @@
  *                                 when a row has 0 bytes (shape (k, 0))
  *   io_tool append-filled FILE N  append N rows of the file's dtype and
  *                                 row shape, every byte 0xA5
- *   io_tool loadsave IN FLAGS OUT npyio_load IN with FLAGS, npyio_save the
+ *   io_tool loadsave IN FLAGS OUT npyio_load_with_header IN with FLAGS, npyio_save_with_header the
  *                                 header and data it hands back as OUT
- *   io_tool arrays IN OUT         npyio_load_array IN, print its type and
- *                                 shape, npyio_save_array them as OUT
+ *   io_tool arrays IN OUT         npyio_load IN, print its type and
+ *                                 shape, npyio_save them as OUT
  *   io_tool churn FILE save|map   forever (the crash test kills it):
  *                                 generation g = 1, 2, ... of a (65536,)
  *                                 '<i8' array of g's replaces FILE, by
- *                                 npyio_save (synced) or by create-and-map
+ *                                 npyio_save_with_header (synced) or by create-and-map
  * Before the command, --via-callbacks=KIND (KIND full, nolock or old, as
  * fd_ops.h makes them) sends read, copy, append, append-loop,
  * append-empty, append-filled, unknown and fill through a stream of the
@@ -101,7 +101,7 @@ static void reader_close(npyio_reader *r, target *t)
     target_close(t);
 }
 
-/* The whole array (npyio_load), by path or through a callback stream. */
+/* The whole array (npyio_load_with_header), by path or through a callback stream. */
 static npyio_status load_any(const char *path, uint32_t flags,
                              npyio_header **h, void **data)
 {
@@ -111,11 +111,11 @@ static npyio_status load_any(const char *path, uint32_t flags,
     npyio_status st;
 
     if (via == NULL)
-        return npyio_load(path, flags, NULL, h, data);
+        return npyio_load_with_header(path, flags, NULL, h, data);
     st = reader_open(path, &t, &r);
     if (st != NPYIO_OK)
         return st;
-    st = npyio_header_as_read(npyio_reader_header(r), flags, h);
+    st = npyio_header_new_as_read(npyio_reader_header(r), flags, h);
     if (st == NPYIO_OK)
         st = npyio_reader_read_alloc(r, flags, data, &len);
     reader_close(r, &t);
@@ -137,16 +137,16 @@ static npyio_status writer_open(enum writer_kind kind, const char *path,
     if (st != NPYIO_OK)
         return st;
     if (kind == NEW_FILE)
-        st = via == NULL ? npyio_writer_open_path(path, h, flags, NULL, w)
-                         : npyio_writer_open_stream(t->stream, h, flags,
+        st = via == NULL ? npyio_writer_create_path(path, h, flags, NULL, w)
+                         : npyio_writer_create_stream(t->stream, h, flags,
                                                     NULL, w);
     else if (kind == APPEND)
         st = via == NULL
-                 ? npyio_writer_open_append(path, h, flags, NULL, w)
+                 ? npyio_writer_open_append_path(path, h, flags, NULL, w)
                  : npyio_writer_open_append_stream(t->stream, h, flags,
                                                    NULL, w);
     else
-        st = via == NULL ? npyio_writer_open_in_place(path, flags, NULL, w)
+        st = via == NULL ? npyio_writer_open_in_place_path(path, flags, NULL, w)
                          : npyio_writer_open_in_place_stream(t->stream, flags,
                                                              NULL, w);
     if (st != NPYIO_OK)
@@ -163,7 +163,7 @@ static npyio_status writer_close(npyio_writer *w, target *t)
     return st != NPYIO_OK ? st : closed;
 }
 
-/* A whole array written (npyio_save) by path or through callbacks. */
+/* A whole array written (npyio_save_with_header) by path or through callbacks. */
 static npyio_status save_any(const char *path, const npyio_header *h,
                              const void *data, size_t len, uint32_t flags)
 {
@@ -172,7 +172,7 @@ static npyio_status save_any(const char *path, const npyio_header *h,
     npyio_status st;
 
     if (via == NULL)
-        return npyio_save(path, h, data, len, flags, NULL);
+        return npyio_save_with_header(path, h, data, len, flags, NULL);
     st = writer_open(NEW_FILE, path, h, flags, &t, &w);
     if (st != NPYIO_OK)
         return st;
@@ -253,9 +253,9 @@ static int create_cmd(const char *out, long rows, long cols)
     unsigned char *d;
     long i;
 
-    if (npyio_dtype_from_descr("<f8", 3, NULL, &f8) != NPYIO_OK ||
+    if (npyio_dtype_parse("<f8", 3, NULL, &f8) != NPYIO_OK ||
         npyio_header_new(f8, 2, shape, 0, &h) != NPYIO_OK ||
-        npyio_map_create(out, h, 0, NULL, &m) != NPYIO_OK)
+        npyio_map_create_path(out, h, 0, NULL, &m) != NPYIO_OK)
         return fail(out);
     d = npyio_map_data(m);
     for (i = 0; i < rows * cols; i++)
@@ -271,7 +271,7 @@ static int negate_cmd(const char *path)
     unsigned char *d;
     int64_t i, n;
 
-    if (npyio_map_open(path, NPYIO_MAP_WRITE, NULL, &m) != NPYIO_OK)
+    if (npyio_map_open_path(path, NPYIO_MAP_WRITE, NULL, &m) != NPYIO_OK)
         return fail(path);
     d = npyio_map_data(m);
     n = npyio_header_count(npyio_map_header(m));
@@ -286,7 +286,7 @@ static npyio_header *rows_header(int64_t rows)
     npyio_header *h = NULL;
     int64_t shape[2] = {rows, 3};
 
-    npyio_dtype_from_descr("<i4", 3, NULL, &i4);
+    npyio_dtype_parse("<i4", 3, NULL, &i4);
     npyio_header_new(i4, 2, shape, 0, &h);
     npyio_dtype_unref(i4);
     return h;
@@ -417,10 +417,10 @@ static int loadsave_cmd(const char *in, unsigned flags, const char *out)
 {
     npyio_header *h = NULL;
     void *data = NULL;
-    npyio_status st = npyio_load(in, flags, NULL, &h, &data);
+    npyio_status st = npyio_load_with_header(in, flags, NULL, &h, &data);
 
     if (st == NPYIO_OK)
-        st = npyio_save(out, h, data, (size_t)npyio_header_nbytes(h),
+        st = npyio_save_with_header(out, h, data, (size_t)npyio_header_nbytes(h),
                         NPYIO_WRITE_NO_SYNC, NULL);
     npyio_header_free(h);
     npyio_free(data);
@@ -434,7 +434,7 @@ static int arrays_cmd(const char *in, const char *out)
     int ndim = 0, i;
     void *data = NULL;
     size_t len = 0;
-    npyio_status st = npyio_load_array(in, NULL, &data, &len, type,
+    npyio_status st = npyio_load(in, NULL, &data, &len, type,
                                        sizeof type, &ndim, shape, 64);
 
     if (st != NPYIO_OK)
@@ -443,7 +443,7 @@ static int arrays_cmd(const char *in, const char *out)
     for (i = 0; i < ndim; i++)
         printf("%s%lld", i ? " " : "", (long long)shape[i]);
     printf("\n");
-    st = npyio_save_array(out, type, ndim, shape, data, len,
+    st = npyio_save(out, type, ndim, shape, data, len,
                           NPYIO_WRITE_NO_SYNC, NULL);
     npyio_free(data);
     return st == NPYIO_OK ? 0 : fail(out);
@@ -459,19 +459,19 @@ static int churn_cmd(const char *path, const char *how)
     int64_t shape[1] = {COUNT}, g;
     int i;
 
-    if (npyio_dtype_from_descr("<i8", 3, NULL, &i8) != NPYIO_OK ||
+    if (npyio_dtype_parse("<i8", 3, NULL, &i8) != NPYIO_OK ||
         npyio_header_new(i8, 1, shape, 0, &h) != NPYIO_OK)
         return fail("churn");
     for (g = 1;; g++) {
         for (i = 0; i < 8 * COUNT; i++)
             data[i] = (unsigned char)((uint64_t)g >> (8 * (i % 8)));
         if (strcmp(how, "save") == 0) {
-            if (npyio_save(path, h, data, sizeof data, 0, NULL) != NPYIO_OK)
+            if (npyio_save_with_header(path, h, data, sizeof data, 0, NULL) != NPYIO_OK)
                 return fail(path);
         } else {
             npyio_map *m = NULL;
 
-            if (npyio_map_create(path, h, 0, NULL, &m) != NPYIO_OK)
+            if (npyio_map_create_path(path, h, 0, NULL, &m) != NPYIO_OK)
                 return fail(path);
             memcpy(npyio_map_data(m), data, sizeof data);
             if (npyio_map_close(m) != NPYIO_OK)

@@ -34,7 +34,7 @@ static void save_rows(const char *path, int64_t rows, double base)
     assert_non_null(d);
     for (i = 0; i < rows * COLS; i++)
         d[i] = base + (double)i;
-    assert_ok(npyio_save(path, h, d, sizeof *d * (size_t)(rows * COLS),
+    assert_ok(npyio_save_with_header(path, h, d, sizeof *d * (size_t)(rows * COLS),
                          NPYIO_WRITE_NO_SYNC, NULL));
     npyio_header_free(h);
     free(d);
@@ -122,7 +122,7 @@ static npyio_status append_rows(const char *path, npyio_stream *s,
     for (i = 0; i < k * COLS; i++)
         d[i] = 1000 + (double)i;
     st = s != NULL ? npyio_writer_open_append_stream(s, h, flags, NULL, &w)
-                   : npyio_writer_open_append(path, h, flags, NULL, &w);
+                   : npyio_writer_open_append_path(path, h, flags, NULL, &w);
     npyio_header_free(h);
     if (st != NPYIO_OK)
         return st;
@@ -243,7 +243,7 @@ static void test_lock_against_path(void **state)
     (void)state;
     path_in_dir(path, sizeof path, "lock_path.npy");
     save_rows(path, ROWS, 0);
-    assert_ok(npyio_writer_open_append(path, h, 0, NULL, &w));
+    assert_ok(npyio_writer_open_append_path(path, h, 0, NULL, &w));
     s = open_cb(path, "full", &u);
     assert_status(append_rows(path, s, 1, 0), NPYIO_E_LOCKED);
     npyio_writer_abort(w);
@@ -303,7 +303,7 @@ static void test_no_seek(void **state)
     assert_status(npyio_writer_open_in_place_stream(s, 0, NULL, &w),
                   NPYIO_E_UNSUPPORTED);
     assert_status(npyio_npz_open_stream(s, NULL, &npz), NPYIO_E_UNSUPPORTED);
-    assert_status(npyio_npz_create_stream(s, 0, NULL, &nw),
+    assert_status(npyio_npz_writer_create_stream(s, 0, NULL, &nw),
                   NPYIO_E_UNSUPPORTED);
     assert_int_equal(atomic_load(&u.locks), 0);
     assert_ok(npyio_stream_close(s));
@@ -330,7 +330,7 @@ static void test_same_as_path(void **state)
     assert_true(atomic_load(&u->durable_syncs) >= 1);
     assert_ok(fd_ops_close(s, u));
     assert_same_files(by_path, by_cb);
-    assert_ok(npyio_writer_open_in_place(by_path, 0, NULL, &w));
+    assert_ok(npyio_writer_open_in_place_path(by_path, 0, NULL, &w));
     assert_ok(npyio_writer_write_rows(w, 4, 1, row, sizeof row));
     assert_ok(npyio_writer_close(w));
     s = open_cb(by_cb, "nolock", &u);
@@ -407,9 +407,9 @@ static void write_archive(const char *path)
     assert_ok(npyio_options_new(&o));
     assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, 2));
     assert_ok(fd_ops_open(path, O_RDWR | O_CREAT | O_TRUNC, "full", &s, &u));
-    assert_ok(npyio_npz_create_stream(s, 0, o, &w));
-    assert_ok(npyio_npz_add_array(w, "a", h, a, sizeof *a * BIG, 6));
-    assert_ok(npyio_npz_add_array(w, "b", h, b, sizeof *b * BIG, 0));
+    assert_ok(npyio_npz_writer_create_stream(s, 0, o, &w));
+    assert_ok(npyio_npz_writer_add_with_header(w, "a", h, a, sizeof *a * BIG, 6, 0));
+    assert_ok(npyio_npz_writer_add_with_header(w, "b", h, b, sizeof *b * BIG, 0, 0));
     assert_ok(npyio_npz_writer_close(w));
     assert_ok(fd_ops_close(s, u));
     npyio_options_free(o);
@@ -434,7 +434,7 @@ static void *read_member_job(void *arg)
     size_t len = 0;
 
     pthread_barrier_wait(j->start);
-    j->st = npyio_npz_open_reader(j->npz, j->index, &r);
+    j->st = npyio_reader_open_member(j->npz, j->index, &r);
     if (j->st == NPYIO_OK)
         j->st = npyio_reader_read_alloc(r, 0, &data, &len);
     if (j->st == NPYIO_OK && len == sizeof(double) * BIG) {
@@ -508,8 +508,8 @@ static void test_archive_append(void **state)
     write_archive(by_path);
     copy_file(by_path, before);
     copy_file(by_path, by_cb);
-    assert_ok(npyio_npz_open_append(by_path, NPYIO_WRITE_NO_SYNC, NULL, &w));
-    assert_ok(npyio_npz_add_array(w, "c", h, c, sizeof c, 0));
+    assert_ok(npyio_npz_writer_open_append_path(by_path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_add_with_header(w, "c", h, c, sizeof c, 0, 0));
     assert_ok(npyio_npz_writer_close(w));
     s = open_cb(by_cb, "full", &u);
     assert_ok(fd_ops_open(tmp, O_RDWR | O_CREAT | O_TRUNC, "full", &t, &tu));
@@ -517,7 +517,7 @@ static void test_archive_append(void **state)
                   NPYIO_E_INVALID_ARG);
     assert_ok(npyio_npz_writer_open_append_stream(s, t, 0, NULL, &w));
     assert_int_equal(u->last_lock_exclusive, 1);
-    assert_ok(npyio_npz_add_array(w, "c", h, c, sizeof c, 0));
+    assert_ok(npyio_npz_writer_add_with_header(w, "c", h, c, sizeof c, 0, 0));
     assert_ok(npyio_npz_writer_close(w));
     assert_int_equal(atomic_load(&u->writes) + atomic_load(&u->pwrites) +
                          atomic_load(&u->truncates),

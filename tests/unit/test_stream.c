@@ -360,11 +360,11 @@ static npyio_status write_through_cookie(cookie_sink *k, const void *data,
     int64_t i, step = 4099;
 
     assert_non_null(f);
-    assert_ok(npyio_dtype_from_descr("|u1", 3, NULL, &dt));
+    assert_ok(npyio_dtype_parse("|u1", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
     *expected = (size_t)npyio_header_data_offset(h) + (size_t)n;
     assert_ok(npyio_stream_open_file(f, NULL, &s));
-    st = npyio_writer_open_stream(s, h, 0, NULL, &w);
+    st = npyio_writer_create_stream(s, h, 0, NULL, &w);
     for (i = 0; st == NPYIO_OK && i < n; i += step)
         st = npyio_writer_write(w, (const unsigned char *)data + i,
                                 (size_t)(n - i < step ? n - i : step));
