@@ -400,8 +400,10 @@ typedef struct npyio_npz_writer npyio_npz_writer;
  *                                            npyio_npz_load() or
  *                                            npyio_npz_load_as() per member
  *
- * With a C11 compiler (not C++: see npyio.hpp), NPYIO_SAVE() and
- * NPYIO_LOAD_AS() below deduce the type string from the pointer's type.
+ * With a C11 compiler (not C++: see npyio.hpp), NPYIO_SAVE(),
+ * NPYIO_APPEND(), NPYIO_LOAD_AS(), NPYIO_SAVEZ_APPEND(),
+ * NPYIO_NPZ_LOAD_AS() and NPYIO_NPZ_WRITER_ADD() below deduce the type
+ * string from the pointer's type (NPYIO_TYPE_OF()).
  */
 
 /**
@@ -597,6 +599,21 @@ NPYIO_API npyio_status npyio_savez_append(const char *path, const char *key,
 #define NPYIO_APPEND(path, ndim, shape, data, len, flags, options)          \
     npyio_append((path), NPYIO_TYPE_OF(data), (ndim), (shape), (data),       \
                  (len), (flags), (options))
+/** npyio_savez_append() with the type of *data. */
+#define NPYIO_SAVEZ_APPEND(path, key, ndim, shape, data, len, level, flags, \
+                           options)                                          \
+    npyio_savez_append((path), (key), NPYIO_TYPE_OF(data), (ndim), (shape),  \
+                       (data), (len), (level), (flags), (options))
+/** npyio_load_as() into the type of **datap (a double ** gets doubles). */
+#define NPYIO_LOAD_AS(path, datap, flags, options, len, ndim, shape,        \
+                      shape_cap)                                             \
+    npyio_load_as((path), NPYIO_TYPE_OF(*(datap)), (flags), (options),       \
+                  (void **)(datap), (len), (ndim), (shape), (shape_cap))
+/** npyio_npz_load_as() into the type of **datap. */
+#define NPYIO_NPZ_LOAD_AS(npz, index, datap, flags, len, ndim, shape,       \
+                          shape_cap)                                         \
+    npyio_npz_load_as((npz), (index), NPYIO_TYPE_OF(*(datap)), (flags),      \
+                      (void **)(datap), (len), (ndim), (shape), (shape_cap))
 /** npyio_npz_writer_add() with the type of *data. */
 #define NPYIO_NPZ_WRITER_ADD(npz, key, ndim, shape, data, len, level, flags) \
     npyio_npz_writer_add((npz), (key), NPYIO_TYPE_OF(data), (ndim),          \
