@@ -354,8 +354,8 @@ typedef struct npyio_map npyio_map;
  * must agree with its entry; members may not overlap. Afterwards the
  * handle does not change, so several threads may open and read different
  * members at once when the archive was opened from a path (or a stream
- * with positioned reads: a descriptor, memory); on other streams, one
- * thread at a time.
+ * with positioned reads: a descriptor, memory, callbacks with a pread
+ * member); on other streams, one thread at a time.
  *
  * Members are numbered from 0 in the order of the archive's directory;
  * every member stays reachable by its index, duplicates included.
@@ -400,8 +400,10 @@ typedef struct npyio_npz_writer npyio_npz_writer;
  *                                            npyio_npz_load() or
  *                                            npyio_npz_load_as() per member
  *
- * With a C11 compiler (not C++: see npyio.hpp), NPYIO_SAVE() and
- * NPYIO_LOAD_AS() below deduce the type string from the pointer's type.
+ * With a C11 compiler (not C++: see npyio.hpp), NPYIO_SAVE(),
+ * NPYIO_APPEND(), NPYIO_LOAD_AS(), NPYIO_SAVEZ_APPEND(),
+ * NPYIO_NPZ_LOAD_AS() and NPYIO_NPZ_WRITER_ADD() below deduce the type
+ * string from the pointer's type (NPYIO_TYPE_OF()).
  */
 
 /**
@@ -597,6 +599,21 @@ NPYIO_API npyio_status npyio_savez_append(const char *path, const char *key,
 #define NPYIO_APPEND(path, ndim, shape, data, len, flags, options)          \
     npyio_append((path), NPYIO_TYPE_OF(data), (ndim), (shape), (data),       \
                  (len), (flags), (options))
+/** npyio_savez_append() with the type of *data. */
+#define NPYIO_SAVEZ_APPEND(path, key, ndim, shape, data, len, level, flags, \
+                           options)                                          \
+    npyio_savez_append((path), (key), NPYIO_TYPE_OF(data), (ndim), (shape),  \
+                       (data), (len), (level), (flags), (options))
+/** npyio_load_as() into the type of **datap (a double ** gets doubles). */
+#define NPYIO_LOAD_AS(path, datap, flags, options, len, ndim, shape,        \
+                      shape_cap)                                             \
+    npyio_load_as((path), NPYIO_TYPE_OF(*(datap)), (flags), (options),       \
+                  (void **)(datap), (len), (ndim), (shape), (shape_cap))
+/** npyio_npz_load_as() into the type of **datap. */
+#define NPYIO_NPZ_LOAD_AS(npz, index, datap, flags, len, ndim, shape,       \
+                          shape_cap)                                         \
+    npyio_npz_load_as((npz), (index), NPYIO_TYPE_OF(*(datap)), (flags),      \
+                      (void **)(datap), (len), (ndim), (shape), (shape_cap))
 /** npyio_npz_writer_add() with the type of *data. */
 #define NPYIO_NPZ_WRITER_ADD(npz, key, ndim, shape, data, len, level, flags) \
     npyio_npz_writer_add((npz), (key), NPYIO_TYPE_OF(data), (ndim),          \
@@ -1611,9 +1628,17 @@ NPYIO_API npyio_status npyio_header_new_as_read(const npyio_header *header,
 
 /**
  * Callbacks of a caller-defined stream. Set `size = sizeof(npyio_stream_ops)`;
- * the library reads only members within `size` and copies the table. Every
- * callback gets the `user` pointer given to npyio_stream_open_ops() first,
- * and returns 0 on success, nonzero on failure (reported as NPYIO_E_IO).
+ * the library reads only members within `size` and copies the table, so a
+ * table built against an older header (a smaller `size`, without the later
+ * members) keeps working: its missing members count as NULL. Members
+ * beyond what this version knows (a table from a newer header) must be
+ * zero, else npyio_stream_open_ops() refuses it with NPYIO_E_UNSUPPORTED.
+ * The table only ever grows at its end: fill it by member name (a
+ * designated initializer, or zeroed and then assigned), so that code
+ * written for this header builds against later ones. Every callback gets
+ * the `user` pointer given to npyio_stream_open_ops() first, and returns
+ * 0 on success, nonzero on failure (reported as NPYIO_E_IO, naming the
+ * callback; `lock` has one more answer, below).
  *
  * read   Read up to cap bytes (cap > 0); set *got to the number read, 0 at
  *        the end of the data. May return fewer than cap at any time. NULL
@@ -1622,9 +1647,60 @@ NPYIO_API npyio_status npyio_header_new_as_read(const npyio_header *header,
  *        (> 0, or the call counts as failed). NULL for a read-only stream.
  * seek   Move to offset from whence (NPYIO_SEEK_*) and set *pos to the new
  *        absolute position. NULL if the stream cannot seek (a pipe): then
- *        the library never seeks, and features that need it say so.
+ *        the library never seeks, and features that need it say so
+ *        (NPYIO_E_UNSUPPORTED), even when the members below are set.
  * close  Release the user's resources; called once by npyio_stream_close().
  *        May be NULL.
+ *
+ * The members below are optional (NULL: the stream cannot). With them a
+ * caller's stream does what a file opened from a path does, except
+ * mapping into memory, which stays with paths.
+ *
+ * pread  Read up to cap bytes (cap > 0) at absolute offset `offset`
+ *        without moving the position read, write and seek use; set *got
+ *        (0 only at the end of the data). The library calls it from
+ *        several threads at once (when the caller's threads read members
+ *        of an archive opened from the stream), so it must be
+ *        thread-safe, as pread(2) is.
+ *        With it, archives opened from the stream read members in
+ *        parallel and open them as seekable streams, and readers read at
+ *        offsets, as they do on files. Appends and rows in place need it.
+ * pwrite Write up to len bytes (len > 0) at absolute offset `offset`
+ *        without moving the position; set *put (> 0). Past the end the
+ *        data grows (any gap reads as zeros). Called by one thread per
+ *        stream at a time. Appends (the header's row count) and rows in
+ *        place need it.
+ * length Set *length to the data's total length in bytes, without moving
+ *        the position. Without it the library seeks to the end and back.
+ * truncate  Make the data exactly `length` bytes long: cut, or extended
+ *        with zero bytes. A failed or abandoned append cuts the data back
+ *        to its old length with it; appends need it.
+ * sync   Push what was written to the underlying object; with durable
+ *        nonzero, to stable storage too (fsync(2)). Called when a writer
+ *        over the stream closes (appenders and writers in place: durable
+ *        unless NPYIO_WRITE_NO_SYNC; new arrays and archives: not
+ *        durable), and, for a durable append, between writing the rows
+ *        and rewriting the header.
+ *        Without it the library takes every write as done and durable:
+ *        the crash safety npyio_writer_open_append_path() describes then holds
+ *        only as far as the caller's own writes are ordered and durable.
+ * lock   Take an advisory lock on the whole object: exclusive nonzero for
+ *        an exclusive lock (appenders), zero for a shared one (writers of
+ *        rows in place); wait nonzero to block until it is granted
+ *        (NPYIO_WRITE_WAIT_FOR_LOCK), zero to answer at once. Return 0
+ *        when the lock is held; NPYIO_E_LOCKED when another holder's lock
+ *        conflicts (with wait zero; the opener then fails with
+ *        NPYIO_E_LOCKED and writes nothing); any other nonzero value is a
+ *        failure (NPYIO_E_IO). The library never releases the lock: it is
+ *        the stream's until its close callback (which should release it),
+ *        as the built-in descriptor streams' locks belong to their open
+ *        file. A later lock call on the same stream (another writer
+ *        opened on it after the first closed) asks again, perhaps for the
+ *        other kind: treat it as a change of this stream's own lock, never
+ *        as a conflict with itself. The caller may also release the lock
+ *        itself once the writers over the stream are closed. Without
+ *        this member nothing is locked: appends and rows in place through
+ *        the stream are the caller's to serialise against each other.
  */
 typedef struct npyio_stream_ops {
     size_t size;
@@ -1632,9 +1708,19 @@ typedef struct npyio_stream_ops {
     int (*write)(void *user, const void *buf, size_t len, size_t *put);
     int (*seek)(void *user, int64_t offset, int whence, int64_t *pos);
     int (*close)(void *user);
+    /* Since 1.0, optional (see above): */
+    int (*pread)(void *user, void *buf, size_t cap, int64_t offset,
+                 size_t *got);
+    int (*pwrite)(void *user, const void *buf, size_t len, int64_t offset,
+                  size_t *put);
+    int (*length)(void *user, int64_t *length);
+    int (*truncate)(void *user, int64_t length);
+    int (*sync)(void *user, int durable);
+    int (*lock)(void *user, int exclusive, int wait);
 } npyio_stream_ops;
 
-/** Flags of npyio_stream_open_path(): exactly one of them. */
+/** Flags of npyio_stream_open_path(): one of them, or both (values pinned,
+ * one bit each). */
 #define NPYIO_STREAM_READ 0x100000u  /**< read an existing file */
 #define NPYIO_STREAM_WRITE 0x200000u /**< create or truncate, then write */
 
@@ -1658,15 +1744,25 @@ NPYIO_API npyio_status npyio_stream_open_ops(const npyio_stream_ops *ops,
  * A stream over a file, opened with O_CLOEXEC. For writing .npy files use
  * npyio_writer_create_path(), which replaces files atomically; this opener
  * writes in place.
+ *
+ * NPYIO_STREAM_READ alone reads an existing file (read ahead in blocks).
+ * NPYIO_STREAM_WRITE alone creates the file or truncates it, then writes.
+ * Both together open an existing file read-write, without truncating it
+ * (NPYIO_E_NOT_FOUND if there is none): a stream that reads and writes
+ * at offsets, changes its length, syncs and locks, on which
+ * npyio_writer_open_append_stream(), npyio_writer_open_in_place_stream()
+ * and npyio_npz_open_stream() work as on the path (the lock is an open
+ * file description lock, held until the stream is closed).
  * @param[in] path the file's path (NUL-terminated, in the OS's encoding).
- * @param[in] flags NPYIO_STREAM_READ or NPYIO_STREAM_WRITE.
+ * @param[in] flags NPYIO_STREAM_READ, NPYIO_STREAM_WRITE, or both.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such file or directory, or
  *         not a directory);
  *         NPYIO_E_IO (other OS errors, named in the message);
- *         NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
+ *         NPYIO_E_INVALID_ARG (other flags, or neither); NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_stream_open_path(const char *path, uint32_t flags,
+NPYIO_API npyio_status npyio_stream_open_path(const char *path,
+                                              uint32_t flags,
                                               const npyio_options *options,
                                               npyio_stream **out);
 
@@ -2109,6 +2205,66 @@ NPYIO_API npyio_status npyio_writer_open_in_place_path(
     npyio_writer **out);
 
 /**
+ * npyio_writer_open_append_path() on a stream instead of a path: append rows
+ * along axis 0 to the .npy array the stream holds from offset 0 (its
+ * whole data: a stream from npyio_stream_open_path() with both
+ * NPYIO_STREAM_READ and NPYIO_STREAM_WRITE, or the caller's callbacks
+ * with read, seek, pread, pwrite and truncate). The stream is borrowed:
+ * the caller closes it after the writer; the writer leaves its position
+ * undefined.
+ *
+ * Locking: the stream is locked exclusively (its lock member, for the
+ * caller's callbacks; the descriptor's lock for a path stream, held until
+ * the stream closes), waiting with NPYIO_WRITE_WAIT_FOR_LOCK. A callback
+ * stream without a lock member is not locked: appends through it are the
+ * caller's to serialise, against each other and against writers in place.
+ *
+ * Failures and crashes: as npyio_writer_open_append_path(): the rows go after
+ * the data, the stream is synced (its sync member, durable unless
+ * NPYIO_WRITE_NO_SYNC), then only the header's changed bytes are
+ * rewritten in one positioned write; a failed or aborted append puts
+ * back the bytes it overwrote and truncates the stream to its old length
+ * (best effort: if those calls fail too, the header still describes the
+ * old data, so the array loads as it was, perhaps with bytes after it).
+ * One difference: a header with no room for the new row count (files
+ * from NumPy <= 1.23) cannot be rewritten through a temporary file, so
+ * npyio_writer_close() fails with NPYIO_E_UNSUPPORTED and the append is
+ * undone.
+ * @param[in] stream the array's stream (borrowed).
+ * @param[in] rows as npyio_writer_open_append_path().
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_WAIT_FOR_LOCK.
+ * @param[in] options allocator, limits, or NULL.
+ * @param[out] out receives the writer; NULL on failure.
+ * @return as npyio_writer_open_append_path(), without NPYIO_E_NOT_FOUND;
+ *         NPYIO_E_UNSUPPORTED (a stream that cannot read, write or change
+ *         its length at offsets, or cannot seek); NPYIO_E_INVALID_ARG
+ *         (not a live stream).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_open_append_stream(
+    npyio_stream *stream, const npyio_header *rows, uint32_t flags,
+    const npyio_options *options, npyio_writer **out);
+
+/**
+ * npyio_writer_open_in_place_path() on a stream instead of a path: rows of the
+ * .npy array the stream holds from offset 0 written at their positions
+ * with npyio_writer_write_rows() (the stream's pwrite: several writers,
+ * each over its own stream of one object, may fill disjoint rows at
+ * once). The stream is borrowed: the caller closes it after the writer.
+ * It must read (read, seek) and write at offsets (pwrite). Each writer
+ * takes a shared lock where the stream can lock (as
+ * npyio_writer_open_append_stream() says: without a lock member, nothing
+ * keeps an append away meanwhile). Close syncs (durably unless
+ * NPYIO_WRITE_NO_SYNC) where the stream can.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_WAIT_FOR_LOCK.
+ * @return as npyio_writer_open_append_stream().
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_writer_open_in_place_stream(
+    npyio_stream *stream, uint32_t flags, const npyio_options *options,
+    npyio_writer **out);
+
+/**
  * Write rows [first, first + count) of a writer opened in place; len must
  * be count rows' bytes, in the file's byte order.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (rows beyond the file's, wrong
@@ -2531,6 +2687,56 @@ NPYIO_API npyio_status npyio_npz_writer_create_stream(
 NPYIO_API npyio_status npyio_npz_writer_open_append_path(
     const char *path, uint32_t flags, const npyio_options *options,
     npyio_npz_writer **out);
+
+/**
+ * npyio_npz_writer_open_append_path() on streams: add members to the archive that
+ * `stream` holds (the whole stream from offset 0), writing the new
+ * archive into `temporary`, a second stream the caller supplies (empty,
+ * at offset 0), never into `stream`. The archive is read and checked
+ * whole by this library's reader, its bytes up to the end of its
+ * directory copied to the temporary (through a 64 KiB buffer), the new
+ * members go where its directory was, and npyio_npz_writer_close()
+ * writes the new directory, reads the result back as
+ * npyio_npz_writer_open_append_path() does (every old member unchanged, then exactly
+ * the new ones, the comment kept: else NPYIO_E_FORMAT), and syncs the
+ * temporary (its sync callback, not durable).
+ *
+ * Why two streams: an archive's end records must end it, so members
+ * written into the archive's own stream (over its directory, or after
+ * its end) leave, until the new directory is complete, a stream that no
+ * zip reader can open once a crash interrupts them, and only a caller
+ * who knew the old length could cut it back. With a temporary the
+ * archive is never written: the caller replaces it with the temporary
+ * after a successful close (a rename of the temporary's file over the
+ * archive's, after making it durable if it must survive a power loss),
+ * and after a failure, an abort or a crash simply discards the
+ * temporary, whose content is then undefined. Until that replacement,
+ * `stream` is the archive.
+ *
+ * Both streams are borrowed: the caller closes them after the writer.
+ * `stream` must seek and read (at offsets where it can: pread);
+ * `temporary` must read, write, seek, read and write at offsets and
+ * change its length (npyio_stream_ops' pread, pwrite and truncate, or a
+ * path stream opened with NPYIO_STREAM_READ | NPYIO_STREAM_WRITE).
+ * Locking: `stream` is locked exclusively where it can (its lock member;
+ * NPYIO_WRITE_WAIT_FOR_LOCK waits), as npyio_writer_open_append_stream()
+ * says; without a lock member, appends are the caller's to serialise.
+ * @param[in] stream the archive (borrowed; only read).
+ * @param[in] temporary where the new archive is written (borrowed).
+ * @param[in] flags NPYIO_NPZ_WRITE_NO_ALIGN, NPYIO_WRITE_WAIT_FOR_LOCK.
+ * @param[in] options allocator, limits, threads, or NULL.
+ * @param[out] out receives the archive writer; NULL on failure.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (not live streams, the same
+ *         stream twice, other flags); NPYIO_E_UNSUPPORTED (a stream that
+ *         cannot do the above; the end-record case of
+ *         npyio_npz_writer_open_append_path()); NPYIO_E_LOCKED; the statuses of
+ *         npyio_npz_open_stream() for the archive; NPYIO_E_IO;
+ *         NPYIO_E_NOMEM.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_writer_open_append_stream(
+    npyio_stream *stream, npyio_stream *temporary, uint32_t flags,
+    const npyio_options *options, npyio_npz_writer **out);
 
 /**
  * Add a member and get a writer for its array: write the data with

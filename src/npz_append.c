@@ -321,9 +321,8 @@ static npyio_status open_appender(bool by_path, const char *path,
                                   npyio_stream *original,
                                   npyio_stream *out_stream, uint32_t flags,
                                   const npyio_options *options,
-                                  npyio_npz_writer **out)
+                                  const char *where, npyio_npz_writer **out)
 {
-    static const char where[] = "npyio_npz_writer_open_append_path";
     npyio_npz_writer *w = NULL;
     npyio_status st;
 
@@ -354,7 +353,34 @@ npyio_status npyio__npz_open_append_streams(npyio_stream *original,
                                             npyio_npz_writer **out)
 {
     return open_appender(false, NULL, original, out_stream, flags, options,
-                         out);
+                         "npyio_npz_writer_open_append_path", out);
+}
+
+/* The public opener on the caller's two streams: distinct, the
+ * temporary able to do what the copy and minizip ask of it. */
+npyio_status npyio_npz_writer_open_append_stream(npyio_stream *stream,
+                                                 npyio_stream *temporary,
+                                                 uint32_t flags,
+                                                 const npyio_options *options,
+                                                 npyio_npz_writer **out)
+{
+    static const char where[] = "npyio_npz_writer_open_append_stream";
+    npyio_status st;
+
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
+    st = npyio__check_stream(stream, where);
+    if (st == NPYIO_OK)
+        st = npyio__check_stream(temporary, where);
+    if (st == NPYIO_OK && stream == temporary)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: the temporary is the "
+                         "archive's own stream", where);
+    if (st == NPYIO_OK)
+        st = npyio__stream_require(temporary, true, where);
+    if (st == NPYIO_OK)
+        st = open_appender(false, NULL, stream, temporary, flags, options,
+                           where, out);
+    return npyio__as_called(st, where);
 }
 
 npyio_status npyio_npz_writer_open_append_path(const char *path, uint32_t flags,
@@ -364,6 +390,7 @@ npyio_status npyio_npz_writer_open_append_path(const char *path, uint32_t flags,
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(open_appender(true, path, NULL, NULL, flags,
-                                          options, out),
+                                          options, "npyio_npz_writer_open_append_path",
+                                          out),
                             "npyio_npz_writer_open_append_path");
 }

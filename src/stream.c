@@ -607,6 +607,23 @@ npyio_status npyio__region_release(npyio__region *region, bool sync)
     return st;
 }
 
+npyio_status npyio__stream_require(npyio_stream *s, bool resize,
+                                   const char *where)
+{
+    const char *lacks = !npyio__stream_seekable(s)       ? "seek"
+                        : s->backend->read == NULL       ? "read"
+                        : s->backend->pread == NULL      ? "read at an offset"
+                        : s->backend->pwrite == NULL     ? "write at an offset"
+                        : resize && s->backend->resize == NULL
+                            ? "change its length"
+                            : NULL;
+
+    if (lacks == NULL)
+        return NPYIO_OK;
+    return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the %s stream cannot %s",
+                       where, s->backend->name, lacks);
+}
+
 int npyio__stream_descriptor(npyio_stream *s)
 {
     return s->backend->descriptor != NULL ? s->backend->descriptor(s->state)
@@ -635,6 +652,13 @@ void *npyio__stream_state_of(npyio_stream *s,
 const npyio__mem *npyio__stream_mem(npyio_stream *s)
 {
     return &s->mem;
+}
+
+void npyio__stream_set_backend(npyio_stream *s,
+                               const npyio__stream_backend *backend)
+{
+    s->backend = backend;
+    s->seekable = backend->seek != NULL;
 }
 
 void npyio__stream_set_seekable(npyio_stream *s, bool seekable)

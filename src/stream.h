@@ -54,7 +54,9 @@
  *        a small file read whole never asks (one fstat fewer).
  *
  * What appenders, in-place writers, maps and archive appends need (the
- * public callback table is to be a subset of this one):
+ * public callback table, npyio_stream_ops, offers pwrite, resize as its
+ * truncate, sync and lock among its optional members; stream_ops.c maps
+ * them here):
  * pwrite up to len bytes (len > 0) at offset, without moving the
  *        position; *put > 0 on success.
  * resize make the stream's data exactly `size` bytes long (cut, or
@@ -238,6 +240,12 @@ npyio_status npyio__stream_map(npyio_stream *s, int64_t offset, size_t len,
  * storage when `sync`); a region never mapped (base NULL) is nothing. */
 npyio_status npyio__region_release(npyio__region *region, bool sync);
 
+/* Can the stream do what rows written into an existing file need: seek,
+ * read and write at offsets, and with `resize` change its length (an
+ * append)? NPYIO_E_UNSUPPORTED naming the first it lacks, for `where`. */
+npyio_status npyio__stream_require(npyio_stream *s, bool resize,
+                                   const char *where);
+
 /* The descriptor under a stream, or -1 (see the table above). */
 int npyio__stream_descriptor(npyio_stream *s);
 
@@ -252,6 +260,11 @@ void *npyio__stream_state_of(npyio_stream *s,
                              const npyio__stream_backend *backend);
 /* The allocator the stream was made with (its options'). */
 const npyio__mem *npyio__stream_mem(npyio_stream *s);
+/* Serve the stream from `backend` from now on (a table the back end
+ * built in its own state, for the operations its object has); seekable
+ * when it has seek. */
+void npyio__stream_set_backend(npyio_stream *s,
+                               const npyio__stream_backend *backend);
 /* A back end found its object cannot seek (a pipe), or can. */
 void npyio__stream_set_seekable(npyio_stream *s, bool seekable);
 /* The stream is at absolute offset pos (known), or at a position counted
@@ -275,7 +288,8 @@ npyio_status npyio__check_stream(const npyio_stream *s, const char *where);
  * with the parent's pread: the parent's position does not move, and
  * windows of one parent may be read from several threads at once. The
  * parent must stay open while the window is. Seekable within the window.
- * NPYIO_E_UNSUPPORTED if the parent has no pread (pipes, FILEs, callbacks).
+ * NPYIO_E_UNSUPPORTED if the parent has no pread (pipes, FILEs, callbacks
+ * without a pread member).
  */
 npyio_status npyio__stream_open_window(npyio_stream *parent, int64_t offset,
                                        int64_t length,

@@ -36,6 +36,17 @@ static npyio_status open_owned(const char *path, int flags,
     return st;
 }
 
+/* open(2)'s flags for npyio_stream_open_path's: read, write (create or
+ * truncate), or both (an existing file read-write, kept as it is). */
+static int open_flags(uint32_t flags)
+{
+    const uint32_t both = NPYIO_STREAM_READ | NPYIO_STREAM_WRITE;
+
+    return flags == both                 ? O_RDWR
+           : flags == NPYIO_STREAM_READ ? O_RDONLY
+                                         : O_WRONLY | O_CREAT | O_TRUNC;
+}
+
 static npyio_status stream_open_path_body(const char *path, uint32_t flags,
                                           const npyio_options *options,
                                           npyio_stream **out)
@@ -48,16 +59,13 @@ static npyio_status stream_open_path_body(const char *path, uint32_t flags,
         return st;
     st = npyio__check_flags(flags, NPYIO_STREAM_READ | NPYIO_STREAM_WRITE,
                             where);
-    if (st == NPYIO_OK && flags != NPYIO_STREAM_READ &&
-        flags != NPYIO_STREAM_WRITE)
-        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: flags must be "
-                         "NPYIO_STREAM_READ or NPYIO_STREAM_WRITE", where);
+    if (st == NPYIO_OK && flags == 0)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: flags 0: give "
+                         "NPYIO_STREAM_READ, NPYIO_STREAM_WRITE or both",
+                         where);
     if (st != NPYIO_OK)
         return st;
-    return open_owned(path, flags == NPYIO_STREAM_READ
-                                ? O_RDONLY
-                                : O_WRONLY | O_CREAT | O_TRUNC,
-                      options, where, out);
+    return open_owned(path, open_flags(flags), options, where, out);
 }
 
 npyio_status npyio_stream_open_path(const char *path, uint32_t flags,

@@ -129,7 +129,9 @@ static npyio_status check_target(bool by_path, const char *path,
  * place shared, so an append never runs beside them or another append):
  * the file at path, opened here (by_path; the path is kept for messages
  * and for a rewrite through a temporary), or the caller's, already in
- * w->stream (locked where its back end can). */
+ * w->stream (locked where its back end can, and taken from offset 0,
+ * wherever an earlier writer left it: the array is the whole stream, as
+ * the offsets of its header and rows say). */
 static npyio_status lock_target(npyio_writer *w, bool by_path,
                                 const char *path, uint32_t flags,
                                 const npyio_options *options, bool exclusive,
@@ -137,9 +139,13 @@ static npyio_status lock_target(npyio_writer *w, bool by_path,
 {
     npyio_status st;
 
-    if (!by_path)
-        return npyio__stream_lock(w->stream, exclusive,
-                                  flags & NPYIO_WRITE_WAIT_FOR_LOCK);
+    if (!by_path) {
+        st = npyio__stream_lock(w->stream, exclusive,
+                                flags & NPYIO_WRITE_WAIT_FOR_LOCK);
+        return st != NPYIO_OK ? st
+                              : npyio__stream_seek(w->stream, 0,
+                                                   NPYIO_SEEK_SET, NULL);
+    }
     st = npyio__alloc(&w->mem, strlen(path) + 1, "path", (void **)&w->path);
     if (st != NPYIO_OK)
         return st;
@@ -261,6 +267,37 @@ npyio_status npyio__writer_open_append_stream(npyio_stream *stream,
 {
     return open_append(false, NULL, stream, rows, flags, options,
                        "npyio_writer_open_append_path", out);
+}
+
+/* The public openers on a stream: one that cannot do what the writer
+ * needs (seek, read and write at offsets, and for an append resize) is
+ * refused before anything is locked or read. */
+static npyio_status check_caller_stream(npyio_stream *stream, bool append,
+                                        npyio_writer **out,
+                                        const char *where)
+{
+    npyio_status st;
+
+    if (out != NULL)
+        *out = NULL; /* outputs are cleared whatever is refused */
+    st = npyio__check_stream(stream, where);
+    return st != NPYIO_OK ? st
+                          : npyio__stream_require(stream, append, where);
+}
+
+npyio_status npyio_writer_open_append_stream(npyio_stream *stream,
+                                             const npyio_header *rows,
+                                             uint32_t flags,
+                                             const npyio_options *options,
+                                             npyio_writer **out)
+{
+    static const char where[] = "npyio_writer_open_append_stream";
+    npyio_status st = check_caller_stream(stream, true, out, where);
+
+    if (st == NPYIO_OK)
+        st = open_append(false, NULL, stream, rows, flags, options, where,
+                         out);
+    return npyio__as_called(st, where);
 }
 
 npyio_status npyio_writer_open_append_path(const char *path,
@@ -478,6 +515,19 @@ npyio_status npyio__writer_open_in_place_stream(npyio_stream *stream,
 {
     return open_in_place(false, NULL, stream, flags, options,
                          "npyio_writer_open_in_place_path", out);
+}
+
+npyio_status npyio_writer_open_in_place_stream(npyio_stream *stream,
+                                               uint32_t flags,
+                                               const npyio_options *options,
+                                               npyio_writer **out)
+{
+    static const char where[] = "npyio_writer_open_in_place_stream";
+    npyio_status st = check_caller_stream(stream, false, out, where);
+
+    if (st == NPYIO_OK)
+        st = open_in_place(false, NULL, stream, flags, options, where, out);
+    return npyio__as_called(st, where);
 }
 
 npyio_status npyio_writer_open_in_place_path(const char *path, uint32_t flags,

@@ -90,7 +90,7 @@ npyio_status cli_splice_open(const void *prefix, size_t prefix_len,
                              const npyio_options *options, cli_splice **sp,
                              npyio_stream **out)
 {
-    npyio_stream_ops ops = {sizeof ops, splice_read, NULL, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = splice_read};
     cli_splice *s = calloc(1, sizeof *s);
     npyio_status st;
 

@@ -88,7 +88,7 @@ static int report_add_failure(const counted *c, npyio_status st,
 static int add_item(npyio_npz_writer *w, const pack_item *item,
                     const cli_args *a, cli_progress *bar, uint64_t *done)
 {
-    npyio_stream_ops ops = {sizeof ops, counted_read, NULL, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = counted_read};
     npyio_stream *inner = NULL, *outer = NULL;
     counted c;
     npyio_status st;

@@ -49,7 +49,7 @@ typedef struct source {
 
 static npyio_status open_source(source *s, int pipe)
 {
-    npyio_stream_ops ops = {sizeof ops, trickle_read, NULL, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = trickle_read};
     npyio_status st;
 
     s->stream = NULL;

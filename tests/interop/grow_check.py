@@ -2,7 +2,7 @@
 """Interop and crash test for growing files (ctest labels `interop`,
 `crash`):
 
-    grow_check.py --tool PATH --workdir DIR [--trials N]
+    grow_check.py --tool PATH --workdir DIR [--trials N] [--via-callbacks KIND]
 
 - append: NumPy saves (2, 3) '<i4'; libnpyio appends 500 rows one call
   at a time; NumPy loads the concatenation.
@@ -50,13 +50,18 @@ def main():
     ap.add_argument("--tool", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--trials", type=int, default=200)
+    ap.add_argument("--via-callbacks", metavar="KIND",
+                    help="the tool appends, writes and fills through "
+                    "streams of callbacks of that kind (full, nolock)")
     args = ap.parse_args()
+    via = args.via_callbacks
+    cmd = [args.tool] + (["--via-callbacks=" + via] if via else [])
     os.makedirs(args.workdir, exist_ok=True)
     tally = Tally()
     check = tally.check
 
     def tool(*words):
-        return subprocess.run([args.tool] + [str(w) for w in words]).returncode
+        return subprocess.run(cmd + [str(w) for w in words]).returncode
 
     f = os.path.join(args.workdir, "append.npy")
     np.save(f, rows(2))
@@ -107,14 +112,25 @@ def main():
                   d.encode("latin-1") + np.array([7, 8], "<i4").tobytes())
     old = np.load(f)
     check(old.dtype.names == ("\u0100",), "NumPy reads the escaped name")
-    check(tool("append-filled", f, 1) == 0, "io_tool append-filled escaped")
-    a = np.load(f)
-    with open(f, "rb") as fp:
-        version = npf.read_magic(fp)
-    check(version == (3, 0) and a.dtype == old.dtype and
-          a["\u0100"].tolist() == [7, 8, -1515870811],
-          "NumPy loads the escaped-name file grown to 3.0: %r %r"
-          % (version, a))
+    if via:
+        # A stream has no path to rewrite through a temporary: the close
+        # refuses (NPYIO_E_UNSUPPORTED) and the append is undone.
+        with open(f, "rb") as fp:
+            before = fp.read()
+        check(tool("append-filled", f, 1) != 0,
+              "io_tool append-filled escaped refused through callbacks")
+        with open(f, "rb") as fp:
+            check(fp.read() == before, "the escaped-name file is untouched")
+    else:
+        check(tool("append-filled", f, 1) == 0,
+              "io_tool append-filled escaped")
+        a = np.load(f)
+        with open(f, "rb") as fp:
+            version = npf.read_magic(fp)
+        check(version == (3, 0) and a.dtype == old.dtype and
+              a["\u0100"].tolist() == [7, 8, -1515870811],
+              "NumPy loads the escaped-name file grown to 3.0: %r %r"
+              % (version, a))
 
     # Bytes after the data (np.load ignores them): rows go over them.
     f = os.path.join(args.workdir, "tail.npy")
@@ -127,7 +143,7 @@ def main():
 
     f = os.path.join(args.workdir, "fill.npy")
     np.save(f, np.zeros((1000, 3), "<i4"))
-    procs = [subprocess.Popen([args.tool, "fill", f, str(p)])
+    procs = [subprocess.Popen(cmd + ["fill", f, str(p)])
              for p in range(4)]
     check(all(p.wait() == 0 for p in procs), "four io_tool fill")
     check(np.array_equal(np.load(f), rows(1000)), "NumPy loads filled rows")
@@ -137,7 +153,7 @@ def main():
     for k in range(args.trials):
         f = os.path.join(args.workdir, "crash%03d.npy" % k)
         np.save(f, rows(0))
-        p = subprocess.Popen([args.tool, "append-loop", f])
+        p = subprocess.Popen(cmd + ["append-loop", f])
         time.sleep(rng.uniform(0.001, 0.03))
         p.send_signal(signal.SIGKILL)
         p.wait()

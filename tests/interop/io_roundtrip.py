@@ -2,7 +2,7 @@
 """Interop test: array data written by NumPy and read by libnpyio, and
 files written by libnpyio and read by NumPy.
 
-    io_roundtrip.py --tool PATH --workdir DIR [--seed N]
+    io_roundtrip.py --tool PATH --workdir DIR [--seed N] [--via-callbacks KIND]
 
 Builds a fixed matrix of arrays (every scalar kind in both byte orders,
 long double and complex long double included; nested, padded and
@@ -357,11 +357,11 @@ def expected_reads(arr, stored, fortran):
 def run_tool(tool, args):
     """None on success, else a one-line reason."""
     try:
-        proc = subprocess.run([tool] + args, stdout=subprocess.DEVNULL,
+        proc = subprocess.run(tool + args, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE,
                               timeout=TOOL_TIMEOUT)
     except OSError as e:
-        return "cannot run %s: %s" % (tool, e)
+        return "cannot run %s: %s" % (tool[0], e)
     except subprocess.TimeoutExpired:
         return "no answer within %d s" % TOOL_TIMEOUT
     if proc.returncode == 0:
@@ -454,7 +454,12 @@ def main():
     ap.add_argument("--tool", required=True, help="io_tool executable")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--via-callbacks", metavar="KIND",
+                    help="the tool reads and writes through streams of "
+                    "callbacks of that kind (full, nolock, old)")
     args = ap.parse_args()
+    tool = [args.tool] + (["--via-callbacks=" + args.via_callbacks]
+                          if args.via_callbacks else [])
 
     # Every file of a case is rewritten or removed before the tool runs
     # (see check_case), so files of an earlier run cannot pass a check.
@@ -470,7 +475,7 @@ def main():
 
     tally = Tally()
     for name, arr in cases:
-        check_case(args.tool, args.workdir, name, arr, tally.check)
+        check_case(tool, args.workdir, name, arr, tally.check)
     return tally.summary()
 
 

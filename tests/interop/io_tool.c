@@ -28,19 +28,162 @@
  *                                 generation g = 1, 2, ... of a (65536,)
  *                                 '<i8' array of g's replaces FILE, by
  *                                 npyio_save_with_header (synced) or by create-and-map
+ * Before the command, --via-callbacks=KIND (KIND full, nolock or old, as
+ * fd_ops.h makes them) sends read, copy, append, append-loop,
+ * append-empty, append-filled, unknown and fill through a stream of the
+ * caller's callbacks over a descriptor (npyio_stream_open_ops) and the
+ * stream openers, instead of the path calls.
  * Exit 0 on success, 1 with a message on stderr.
  */
+#define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "npyio.h"
+#include "fd_ops.h"
+
+/* --via-callbacks=KIND, or NULL: the path calls. */
+static const char *via;
 
 static int fail(const char *what)
 {
     fprintf(stderr, "io_tool: %s: %s\n", what, npyio_last_error());
     return 1;
+}
+
+/* ---- the same operations by path or through callbacks ---------------- */
+
+/* What a reader or writer opened here works on: the callback stream and
+ * its state (NULL by path). */
+typedef struct target {
+    npyio_stream *stream;
+    fd_user *user;
+} target;
+
+static npyio_status target_open(const char *path, int oflags, target *t)
+{
+    npyio_status st;
+
+    t->stream = NULL;
+    t->user = NULL;
+    if (via == NULL)
+        return NPYIO_OK;
+    st = fd_ops_open(path, oflags, via, &t->stream, &t->user);
+    if (st == NPYIO_E_IO)
+        fprintf(stderr, "io_tool: %s: %s\n", path, strerror(errno));
+    return st;
+}
+
+static npyio_status target_close(target *t)
+{
+    return t->stream != NULL ? fd_ops_close(t->stream, t->user) : NPYIO_OK;
+}
+
+static npyio_status reader_open(const char *path, target *t,
+                                npyio_reader **r)
+{
+    npyio_status st = target_open(path, O_RDONLY, t);
+
+    if (st != NPYIO_OK)
+        return st;
+    st = via == NULL ? npyio_reader_open_path(path, NULL, r)
+                     : npyio_reader_open_stream(t->stream, NULL, r);
+    if (st != NPYIO_OK)
+        target_close(t);
+    return st;
+}
+
+static void reader_close(npyio_reader *r, target *t)
+{
+    npyio_reader_close(r);
+    target_close(t);
+}
+
+/* The whole array (npyio_load_with_header), by path or through a callback stream. */
+static npyio_status load_any(const char *path, uint32_t flags,
+                             npyio_header **h, void **data)
+{
+    npyio_reader *r = NULL;
+    target t;
+    size_t len = 0;
+    npyio_status st;
+
+    if (via == NULL)
+        return npyio_load_with_header(path, flags, NULL, h, data);
+    st = reader_open(path, &t, &r);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio_header_new_as_read(npyio_reader_header(r), flags, h);
+    if (st == NPYIO_OK)
+        st = npyio_reader_read_alloc(r, flags, data, &len);
+    reader_close(r, &t);
+    return st;
+}
+
+enum writer_kind { NEW_FILE, APPEND, IN_PLACE };
+
+/* A writer of a new file, an appender or a writer in place. */
+static npyio_status writer_open(enum writer_kind kind, const char *path,
+                                const npyio_header *h, uint32_t flags,
+                                target *t, npyio_writer **w)
+{
+    npyio_status st = target_open(path, kind == NEW_FILE
+                                            ? O_RDWR | O_CREAT | O_TRUNC
+                                            : O_RDWR,
+                                  t);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (kind == NEW_FILE)
+        st = via == NULL ? npyio_writer_create_path(path, h, flags, NULL, w)
+                         : npyio_writer_create_stream(t->stream, h, flags,
+                                                    NULL, w);
+    else if (kind == APPEND)
+        st = via == NULL
+                 ? npyio_writer_open_append_path(path, h, flags, NULL, w)
+                 : npyio_writer_open_append_stream(t->stream, h, flags,
+                                                   NULL, w);
+    else
+        st = via == NULL ? npyio_writer_open_in_place_path(path, flags, NULL,
+                                                           w)
+                         : npyio_writer_open_in_place_stream(t->stream, flags,
+                                                             NULL, w);
+    if (st != NPYIO_OK)
+        target_close(t);
+    return st;
+}
+
+/* Close the writer, then its stream: the first failure. */
+static npyio_status writer_close(npyio_writer *w, target *t)
+{
+    npyio_status st = npyio_writer_close(w);
+    npyio_status closed = target_close(t);
+
+    return st != NPYIO_OK ? st : closed;
+}
+
+/* A whole array written (npyio_save_with_header) by path or through callbacks. */
+static npyio_status save_any(const char *path, const npyio_header *h,
+                             const void *data, size_t len, uint32_t flags)
+{
+    npyio_writer *w = NULL;
+    target t;
+    npyio_status st;
+
+    if (via == NULL)
+        return npyio_save_with_header(path, h, data, len, flags, NULL);
+    st = writer_open(NEW_FILE, path, h, flags, &t, &w);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio_writer_write(w, data, len);
+    if (st != NPYIO_OK) {
+        npyio_writer_abort(w);
+        target_close(&t);
+        return st;
+    }
+    return writer_close(w, &t);
 }
 
 static int read_cmd(const char *in, unsigned flags, const char *out)
@@ -50,7 +193,7 @@ static int read_cmd(const char *in, unsigned flags, const char *out)
     FILE *f;
     size_t n;
 
-    if (npyio_load_with_header(in, flags, NULL, &h, &data) != NPYIO_OK)
+    if (load_any(in, flags, &h, &data) != NPYIO_OK)
         return fail(in);
     n = (size_t)npyio_header_nbytes(h);
     f = fopen(out, "wb");
@@ -69,10 +212,10 @@ static int copy_cmd(const char *in, const char *out)
     void *data = NULL;
     int rc = 0;
 
-    if (npyio_load_with_header(in, 0, NULL, &h, &data) != NPYIO_OK)
+    if (load_any(in, 0, &h, &data) != NPYIO_OK)
         return fail(in);
-    if (npyio_save_with_header(out, h, data, (size_t)npyio_header_nbytes(h), 0,
-                   NULL) != NPYIO_OK)
+    if (save_any(out, h, data, (size_t)npyio_header_nbytes(h), 0) !=
+        NPYIO_OK)
         rc = fail(out);
     npyio_free(data);
     npyio_header_free(h);
@@ -165,19 +308,20 @@ static int append_cmd(const char *path, long n)
     unsigned char row[12];
     int64_t next;
     long k;
+    target t;
 
-    if (npyio_reader_open_path(path, NULL, &r) != NPYIO_OK)
+    if (reader_open(path, &t, &r) != NPYIO_OK)
         return fail(path);
     next = npyio_header_shape(npyio_reader_header(r))[0];
-    npyio_reader_close(r);
+    reader_close(r, &t);
     for (k = 0; n < 0 || k < n; k++, next++) {
         npyio_writer *w = NULL;
 
         row_bytes(next, row);
-        if (npyio_writer_open_append_path(path, one, 0, NULL,
-                                          &w) != NPYIO_OK ||
-            npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
-            npyio_writer_close(w) != NPYIO_OK)
+        if (writer_open(APPEND, path, one, 0, &t, &w) != NPYIO_OK)
+            return fail(path);
+        if (npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
+            writer_close(w, &t) != NPYIO_OK)
             return fail(path);
     }
     npyio_header_free(one);
@@ -196,8 +340,9 @@ static int append_like_cmd(const char *path, long n, bool empty)
     unsigned char *bytes;
     size_t len;
     int i, ndim;
+    target t;
 
-    if (npyio_reader_open_path(path, NULL, &r) != NPYIO_OK)
+    if (reader_open(path, &t, &r) != NPYIO_OK)
         return fail(path);
     h = npyio_reader_header(r);
     ndim = npyio_header_ndim(h);
@@ -207,7 +352,7 @@ static int append_like_cmd(const char *path, long n, bool empty)
     if (npyio_header_new(npyio_header_dtype(h), ndim, shape, 0, &rows) !=
         NPYIO_OK)
         return fail("npyio_header_new");
-    npyio_reader_close(r);
+    reader_close(r, &t);
     len = (size_t)npyio_header_nbytes(rows);
     if (empty && len != 0)
         return fail("a row of more than 0 bytes");
@@ -215,9 +360,10 @@ static int append_like_cmd(const char *path, long n, bool empty)
     if (bytes == NULL)
         return fail("malloc");
     memset(bytes, 0xA5, len);
-    if (npyio_writer_open_append_path(path, rows, 0, NULL, &w) != NPYIO_OK ||
-        npyio_writer_write(w, bytes, len) != NPYIO_OK ||
-        npyio_writer_close(w) != NPYIO_OK)
+    if (writer_open(APPEND, path, rows, 0, &t, &w) != NPYIO_OK)
+        return fail(path);
+    if (npyio_writer_write(w, bytes, len) != NPYIO_OK ||
+        writer_close(w, &t) != NPYIO_OK)
         return fail(path);
     free(bytes);
     npyio_header_free(rows);
@@ -230,9 +376,10 @@ static int unknown_cmd(const char *path, long n)
     npyio_writer *w = NULL;
     unsigned char row[12];
     long k;
+    target t;
 
-    if (npyio_writer_create_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
-                               &w) != NPYIO_OK)
+    if (writer_open(NEW_FILE, path, h, NPYIO_WRITE_UNKNOWN_ROWS, &t, &w) !=
+        NPYIO_OK)
         return fail(path);
     for (k = 0; k < n; k++) {
         row_bytes(k, row);
@@ -240,7 +387,7 @@ static int unknown_cmd(const char *path, long n)
             return fail(path);
     }
     npyio_header_free(h);
-    return npyio_writer_close(w) == NPYIO_OK ? 0 : fail(path);
+    return writer_close(w, &t) == NPYIO_OK ? 0 : fail(path);
 }
 
 static int fill_cmd(const char *path, long p)
@@ -249,8 +396,9 @@ static int fill_cmd(const char *path, long p)
     unsigned char block[12 * BLOCK];
     npyio_writer *w = NULL;
     int64_t first, i;
+    target t;
 
-    if (npyio_writer_open_in_place_path(path, 0, NULL, &w) != NPYIO_OK)
+    if (writer_open(IN_PLACE, path, NULL, 0, &t, &w) != NPYIO_OK)
         return fail(path);
     for (first = p * BLOCK;; first += 4 * BLOCK) {
         npyio_status st;
@@ -263,7 +411,7 @@ static int fill_cmd(const char *path, long p)
         if (st != NPYIO_OK)
             return fail(path);
     }
-    return npyio_writer_close(w) == NPYIO_OK ? 0 : fail(path);
+    return writer_close(w, &t) == NPYIO_OK ? 0 : fail(path);
 }
 
 static int loadsave_cmd(const char *in, unsigned flags, const char *out)
@@ -336,6 +484,10 @@ static int churn_cmd(const char *path, const char *how)
 
 int main(int argc, char **argv)
 {
+    if (!fd_ops_option(&argc, &argv, &via)) {
+        fprintf(stderr, "io_tool: unknown kind of table %s\n", via);
+        return 2;
+    }
     if (argc == 5 && strcmp(argv[1], "read") == 0)
         return read_cmd(argv[2], (unsigned)atoi(argv[3]), argv[4]);
     if (argc == 4 && strcmp(argv[1], "copy") == 0)

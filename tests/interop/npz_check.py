@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Interop test for .npz archives (ctest label `interop`):
 
-    npz_check.py --tool PATH --workdir DIR
+    npz_check.py --tool PATH --workdir DIR [--via-callbacks KIND]
 
 1. Archives libnpyio writes (npz_tool pack), for stored and deflate levels
    1, 6 and 9 (on 1, 2 and 3 threads), aligned or not, with known and
@@ -71,7 +71,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--via-callbacks", metavar="KIND",
+                    help="run the tool's pack, append and unpack through "
+                    "streams of callbacks of that kind (full, nolock, old) "
+                    "and compare what they write with the path calls'")
     args = ap.parse_args()
+    via = args.via_callbacks
+    tool = [args.tool] + (["--via-callbacks=" + via] if via else [])
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     tally = Tally()
@@ -95,11 +101,19 @@ def main():
                 out = os.path.join(args.workdir,
                                    "ours_%d_%d_%d_%d.npz" % (
                                        level, threads, align, unknown))
-                r = subprocess.run([args.tool, "pack", out, str(level),
-                                    str(unknown), str(align)] + specs)
+                r = subprocess.run(tool + ["pack", out, str(level),
+                                           str(unknown), str(align)] + specs)
                 check(r.returncode == 0, what + ": pack")
                 if r.returncode != 0:
                     continue
+                if via:
+                    by_path = out + ".path"
+                    subprocess.run([args.tool, "pack", by_path, str(level),
+                                    str(unknown), str(align)] + specs,
+                                   check=True)
+                    with open(out, "rb") as f1, open(by_path, "rb") as f2:
+                        check(f1.read() == f2.read(),
+                              what + ": the same bytes as by path")
                 with np.load(out, allow_pickle=True) as z:
                     check(sorted(z.files) == sorted(data), what + ": keys")
                     for key, a in data.items():
@@ -125,8 +139,8 @@ def main():
                                    stdout=subprocess.DEVNULL)
                 check(r.returncode == 0, what + ": minizip reads it")
                 again = out + ".again"
-                subprocess.run([args.tool, "pack", again, str(level),
-                                str(unknown), str(align)] + specs)
+                subprocess.run(tool + ["pack", again, str(level),
+                                       str(unknown), str(align)] + specs)
                 with open(out, "rb") as f1, open(again, "rb") as f2:
                     check(f1.read() == f2.read(), what + ": reproducible")
 
@@ -151,11 +165,29 @@ def main():
             else:
                 subprocess.run([args.tool, "pack", path, "6", "0", "1"] +
                                specs, check=True)
-            r = subprocess.run([args.tool, "append", path, str(level)] +
+            with open(path, "rb") as f:
+                before = f.read()
+            r = subprocess.run(tool + ["append", path, str(level)] +
                                extra_specs)
+            if via == "old":
+                # No positioned writes, no truncate: refused, untouched.
+                with open(path, "rb") as f:
+                    check(r.returncode != 0 and f.read() == before and
+                          not os.path.exists(path + ".tmp"),
+                          what + ": refused on the old table, untouched")
+                continue
             check(r.returncode == 0, what)
             if r.returncode != 0:
                 continue
+            if via:
+                by_path = path + ".path"
+                with open(by_path, "wb") as f:
+                    f.write(before)
+                subprocess.run([args.tool, "append", by_path, str(level)] +
+                               extra_specs, check=True)
+                with open(path, "rb") as f1, open(by_path, "rb") as f2:
+                    check(f1.read() == f2.read(),
+                          what + ": the same bytes as by path")
             with np.load(path, allow_pickle=True) as z:
                 check(z.files == list(data) + list(extra), what + ": keys")
                 for key, a in list(data.items()) + list(extra.items()):
@@ -177,7 +209,7 @@ def main():
         save(path, **data)
         out = os.path.join(args.workdir, name + ".out")
         os.makedirs(out)
-        r = subprocess.run([args.tool, "unpack", path, out],
+        r = subprocess.run(tool + ["unpack", path, out],
                            capture_output=True, text=True)
         check(r.returncode == 0, name + ": unpack " + r.stderr)
         if r.returncode != 0:

@@ -25,19 +25,153 @@
  *       read every member through minizip's own reader (the cross-check;
  *       archives below 4 GiB): print "name<TAB>size" per member, exit 1
  *       on any error or CRC mismatch
+ * Before the command, --via-callbacks=KIND (KIND full, nolock or old, as
+ * fd_ops.h makes them) sends pack, append, unpack, list and rows through
+ * streams of the caller's callbacks over descriptors
+ * (npyio_stream_open_ops): npyio_npz_writer_create_stream,
+ * npyio_npz_writer_open_append_stream (into ARCHIVE.tmp, renamed over
+ * ARCHIVE after the close) and npyio_npz_open_stream instead of the path
+ * calls.
  * Exit 0 on success, 1 with a message on stderr.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unzip.h>
 
 #include "npyio.h"
+#include "fd_ops.h"
 
 static int fail(const char *what)
 {
     fprintf(stderr, "npz_tool: %s: %s\n", what, npyio_last_error());
     return 1;
+}
+
+/* ---- by path or through callbacks ------------------------------------- */
+
+/* --via-callbacks=KIND, or NULL: the path calls. */
+static const char *via;
+
+/* The callback stream of the one archive open at a time, and its state. */
+static npyio_stream *via_stream;
+static fd_user *via_user;
+
+static npyio_status via_open(const char *path, int oflags)
+{
+    npyio_status st = fd_ops_open(path, oflags, via, &via_stream, &via_user);
+
+    if (st == NPYIO_E_IO)
+        fprintf(stderr, "npz_tool: %s: %s\n", path, strerror(errno));
+    return st;
+}
+
+static npyio_status via_close(void)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (via_stream != NULL)
+        st = fd_ops_close(via_stream, via_user);
+    via_stream = NULL;
+    via_user = NULL;
+    return st;
+}
+
+static npyio_status npz_open_any(const char *path, const npyio_options *o,
+                                 npyio_npz **npz)
+{
+    npyio_status st;
+
+    if (via == NULL)
+        return npyio_npz_open_path(path, o, npz);
+    st = via_open(path, O_RDONLY);
+    if (st == NPYIO_OK)
+        st = npyio_npz_open_stream(via_stream, o, npz);
+    if (st != NPYIO_OK)
+        via_close();
+    return st;
+}
+
+/* st, then the callback stream closed: the first failure. */
+static npyio_status then_via_close(npyio_status st)
+{
+    npyio_status closed = via_close();
+
+    return st != NPYIO_OK ? st : closed;
+}
+
+static npyio_status create_any(const char *path, uint32_t flags,
+                               const npyio_options *o, npyio_npz_writer **w)
+{
+    npyio_status st;
+
+    if (via == NULL)
+        return npyio_npz_writer_create_path(path, flags, o, w);
+    st = via_open(path, O_RDWR | O_CREAT | O_TRUNC);
+    if (st == NPYIO_OK)
+        st = npyio_npz_writer_create_stream(via_stream, flags & ~NPYIO_WRITE_NO_SYNC,
+                                     o, w);
+    if (st != NPYIO_OK)
+        via_close();
+    return st;
+}
+
+/* The temporary of an append through callbacks, and its state. */
+static npyio_stream *tmp_stream;
+static fd_user *tmp_user;
+static char tmp_path[4096];
+
+/* An append through callbacks: the archive read-write (so that it can be
+ * locked), the new archive written into ARCHIVE.tmp. */
+static npyio_status append_open_any(const char *path, npyio_npz_writer **w)
+{
+    npyio_status st;
+
+    if (via == NULL)
+        return npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC,
+                                                 NULL, w);
+    snprintf(tmp_path, sizeof tmp_path, "%s.tmp", path);
+    st = via_open(path, O_RDWR);
+    if (st == NPYIO_OK)
+        st = fd_ops_open(tmp_path, O_RDWR | O_CREAT | O_TRUNC, via,
+                         &tmp_stream, &tmp_user);
+    if (st == NPYIO_OK)
+        st = npyio_npz_writer_open_append_stream(via_stream, tmp_stream, 0,
+                                                 NULL, w);
+    if (st != NPYIO_OK) {
+        if (tmp_stream != NULL)
+            fd_ops_close(tmp_stream, tmp_user);
+        tmp_stream = NULL;
+        remove(tmp_path);
+        via_close();
+    }
+    return st;
+}
+
+/* Close an append (committed: the temporary renamed over the archive) or
+ * abandon it (the temporary removed). */
+static npyio_status append_close_any(npyio_npz_writer *w, int commit,
+                                     const char *path)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (commit)
+        st = npyio_npz_writer_close(w);
+    else
+        npyio_npz_writer_abort(w);
+    if (via == NULL)
+        return st;
+    if (tmp_stream != NULL && fd_ops_close(tmp_stream, tmp_user) != NPYIO_OK)
+        st = st != NPYIO_OK ? st : NPYIO_E_IO;
+    tmp_stream = NULL;
+    if (st == NPYIO_OK && commit && rename(tmp_path, path) != 0)
+        st = NPYIO_E_IO;
+    if (st != NPYIO_OK || !commit)
+        remove(tmp_path);
+    if (via_close() != NPYIO_OK && st == NPYIO_OK)
+        st = NPYIO_E_IO;
+    return st;
 }
 
 /* Write a C-order array's rows in three pieces through a writer of
@@ -122,17 +256,20 @@ static int pack(int argc, char **argv)
          npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, atoi(threads)) !=
              NPYIO_OK))
         return fail("options");
-    st = npyio_npz_writer_create_path(argv[2], flags, o, &w);
+    st = create_any(argv[2], flags, o, &w);
     npyio_options_free(o);
     if (st != NPYIO_OK)
         return fail(argv[2]);
     for (i = 6; i < argc; i++) {
         if (add_file(w, argv[i], level, unknown) != 0) {
             npyio_npz_writer_abort(w);
+            via_close();
             return 1;
         }
     }
-    return npyio_npz_writer_close(w) == NPYIO_OK ? 0 : fail(argv[2]);
+    if (then_via_close(npyio_npz_writer_close(w)) != NPYIO_OK)
+        return fail(argv[2]);
+    return 0;
 }
 
 static int append(int argc, char **argv)
@@ -140,17 +277,15 @@ static int append(int argc, char **argv)
     int level = atoi(argv[3]), i;
     npyio_npz_writer *w = NULL;
 
-    if (npyio_npz_writer_open_append_path(argv[2], NPYIO_WRITE_NO_SYNC, NULL,
-                                          &w) !=
-        NPYIO_OK)
+    if (append_open_any(argv[2], &w) != NPYIO_OK)
         return fail(argv[2]);
     for (i = 4; i < argc; i++) {
         if (add_file(w, argv[i], level, 0) != 0) {
-            npyio_npz_writer_abort(w);
+            append_close_any(w, 0, argv[2]);
             return 1;
         }
     }
-    return npyio_npz_writer_close(w) == NPYIO_OK ? 0 : fail(argv[2]);
+    return append_close_any(w, 1, argv[2]) == NPYIO_OK ? 0 : fail(argv[2]);
 }
 
 static int write_member(npyio_npz *npz, size_t i, const char *dir)
@@ -178,7 +313,7 @@ static int unpack(const char *archive, const char *dir)
     npyio_npz *npz = NULL;
     size_t i;
 
-    if (npyio_npz_open_path(archive, NULL, &npz) != NPYIO_OK)
+    if (npz_open_any(archive, NULL, &npz) != NPYIO_OK)
         return fail(archive);
     for (i = 0; i < npyio_npz_count(npz); i++) {
         int64_t is_array = 0, method = 0, aligned = 0, readable = 0;
@@ -192,7 +327,9 @@ static int unpack(const char *archive, const char *dir)
         if (readable && write_member(npz, i, dir) != 0)
             return 1;
     }
-    return npyio_npz_close(npz) == NPYIO_OK ? 0 : fail(archive);
+    if (then_via_close(npyio_npz_close(npz)) != NPYIO_OK)
+        return fail(archive);
+    return 0;
 }
 
 static int list(const char *archive, int untrusted)
@@ -205,7 +342,7 @@ static int list(const char *archive, int untrusted)
     if (npyio_options_new(&o) != NPYIO_OK ||
         (untrusted && npyio_options_set_untrusted(o) != NPYIO_OK))
         return fail("options");
-    st = npyio_npz_open_path(archive, o, &npz);
+    st = npz_open_any(archive, o, &npz);
     npyio_options_free(o);
     if (st != NPYIO_OK) {
         printf("%s\n", npyio_status_string(st));
@@ -220,7 +357,9 @@ static int list(const char *archive, int untrusted)
         printf("%s\t%lld\t%lld\n", npyio_npz_key(npz, i), (long long)size,
                (long long)at);
     }
-    return npyio_npz_close(npz) == NPYIO_OK ? 0 : fail(archive);
+    if (then_via_close(npyio_npz_close(npz)) != NPYIO_OK)
+        return fail(archive);
+    return 0;
 }
 
 static int rows(char **argv)
@@ -232,7 +371,7 @@ static int rows(char **argv)
     void *buf;
     FILE *f;
 
-    if (npyio_npz_open_path(argv[2], NULL, &npz) != NPYIO_OK ||
+    if (npz_open_any(argv[2], NULL, &npz) != NPYIO_OK ||
         npyio_npz_find(npz, argv[3], &index, NULL) != NPYIO_OK ||
         npyio_reader_open_member(npz, index, &r) != NPYIO_OK)
         return fail(argv[2]);
@@ -248,7 +387,9 @@ static int rows(char **argv)
     npyio_reader_close(r);
     if (npyio_npz_verify(npz, index) != NPYIO_OK)
         return fail("verify");
-    return npyio_npz_close(npz) == NPYIO_OK ? 0 : fail(argv[2]);
+    if (then_via_close(npyio_npz_close(npz)) != NPYIO_OK)
+        return fail(argv[2]);
+    return 0;
 }
 
 static int churn(const char *archive, const char *mode)
@@ -338,6 +479,10 @@ static int minizip_read(const char *archive)
 
 int main(int argc, char **argv)
 {
+    if (!fd_ops_option(&argc, &argv, &via)) {
+        fprintf(stderr, "npz_tool: unknown kind of table %s\n", via);
+        return 2;
+    }
     if (argc >= 6 && strcmp(argv[1], "pack") == 0)
         return pack(argc, argv);
     if (argc >= 4 && strcmp(argv[1], "append") == 0)

@@ -53,10 +53,10 @@ static inline npyio_status hostile_open(hostile *h, const unsigned char *data,
                                         size_t len, bool seekable,
                                         npyio_stream **out)
 {
-    static const npyio_stream_ops seeking = {sizeof seeking, hostile_read,
-                                             NULL, hostile_seek, NULL};
-    static const npyio_stream_ops plain = {sizeof plain, hostile_read, NULL,
-                                           NULL, NULL};
+    static const npyio_stream_ops seeking = {
+        .size = sizeof seeking, .read = hostile_read, .seek = hostile_seek};
+    static const npyio_stream_ops plain = {
+        .size = sizeof plain, .read = hostile_read};
 
     h->data = data;
     h->len = len;

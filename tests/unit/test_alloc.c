@@ -900,8 +900,8 @@ static int null_read(void *user, void *buf, size_t cap, size_t *got)
 
 static void test_streams(void **state)
 {
-    static const npyio_stream_ops ops = {sizeof ops, null_read, NULL, NULL,
-                                         NULL};
+    static const npyio_stream_ops ops = {.size = sizeof ops,
+                                         .read = null_read};
     static const unsigned char some[4] = {1, 2, 3, 4};
     npyio_stream *s[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     FILE *file = tmpfile();

@@ -158,7 +158,7 @@ static npyio_status produce_nomem(void)
 
 static npyio_status produce_io(void)
 {
-    npyio_stream_ops ops = {sizeof ops, failing_read, NULL, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = failing_read};
     npyio_stream *s = NULL;
     npyio_reader *r = NULL;
     npyio_status st;
@@ -741,7 +741,7 @@ static npyio_reader *reader_failing_in_data(struct failing_source *src,
                                             const unsigned char *file,
                                             npyio_stream **stream)
 {
-    npyio_stream_ops ops = {sizeof ops, read_then_fail, NULL, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = read_then_fail};
     npyio_reader *r = NULL;
 
     src->bytes = file;
@@ -762,7 +762,7 @@ static void test_io_messages_name_the_called_function(void **state)
     struct failing_source src;
     unsigned char *file, buf[256];
     size_t len, got;
-    npyio_stream_ops ops = {sizeof ops, NULL, write_fails, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .write = write_fails};
     npyio_stream *s = NULL;
     npyio_reader *r = NULL;
     npyio_writer *w = NULL;

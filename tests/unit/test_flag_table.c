@@ -33,7 +33,8 @@ static const struct {
 
 static const double d[6] = {1, 2, 3, 4, 5, 6};
 static const int64_t two[1] = {2}, row[2] = {1, 3};
-static char npy[128], npz[128], fresh_npy[128], fresh_npz[128];
+static char npy[128], npz[128], fresh_npy[128], fresh_npz[128],
+    scratch_tmp[128];
 static npyio_header *h23; /* '<f8' (2, 3), the file npy's */
 
 static npyio_header *row_header(void)
@@ -177,6 +178,51 @@ static npyio_status call_writer_open_in_place_path(uint32_t f)
 
     npyio_writer_abort(w);
     return st;
+}
+
+/* The stream forms, on a read-write stream over npy or npz (and an empty
+ * read-write file as the archive's temporary). */
+static npyio_status call_on_stream(uint32_t f, int which)
+{
+    npyio_stream *s = NULL, *tmp = NULL;
+    npyio_header *rows = row_header();
+    npyio_writer *w = NULL;
+    npyio_npz_writer *z = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_stream_open_path(which == 2 ? npz : npy,
+                                     NPYIO_STREAM_READ | NPYIO_STREAM_WRITE,
+                                     NULL, &s));
+    assert_ok(npyio_stream_open_path(scratch_tmp, NPYIO_STREAM_WRITE, NULL,
+                                     &tmp));
+    assert_ok(npyio_stream_close(tmp));
+    assert_ok(npyio_stream_open_path(scratch_tmp, NPYIO_STREAM_READ |
+                                     NPYIO_STREAM_WRITE, NULL, &tmp));
+    if (which == 0)
+        st = npyio_writer_open_append_stream(s, rows, f, NULL, &w);
+    else if (which == 1)
+        st = npyio_writer_open_in_place_stream(s, f, NULL, &w);
+    else
+        st = npyio_npz_writer_open_append_stream(s, tmp, f, NULL, &z);
+    npyio_writer_abort(w);
+    npyio_npz_writer_abort(z);
+    npyio_stream_close(tmp);
+    npyio_stream_close(s);
+    npyio_header_free(rows);
+    return st;
+}
+
+static npyio_status call_writer_open_append_stream(uint32_t f)
+{
+    return call_on_stream(f, 0);
+}
+static npyio_status call_writer_open_in_place_stream(uint32_t f)
+{
+    return call_on_stream(f, 1);
+}
+static npyio_status call_npz_writer_open_append_stream(uint32_t f)
+{
+    return call_on_stream(f, 2);
 }
 
 static npyio_status call_save_with_header(uint32_t f)
@@ -328,6 +374,12 @@ static const flag_call table[] = {
               NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_WAIT_FOR_LOCK),
     FLAG_CALL(writer_open_in_place_path,
               NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_WAIT_FOR_LOCK),
+    FLAG_CALL(writer_open_append_stream,
+              NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_WAIT_FOR_LOCK),
+    FLAG_CALL(writer_open_in_place_stream,
+              NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_WAIT_FOR_LOCK),
+    FLAG_CALL(npz_writer_open_append_stream,
+              NPYIO_NPZ_WRITE_NO_ALIGN | NPYIO_WRITE_WAIT_FOR_LOCK),
     FLAG_CALL(save_with_header, NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(map_open_path, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(map_create_path, NPYIO_WRITE_NO_SYNC | NPYIO_MAP_SPARSE),
@@ -439,6 +491,7 @@ static int setup(void **state)
     path_in_dir(npz, sizeof npz, "z.npz");
     path_in_dir(fresh_npy, sizeof fresh_npy, "fresh.npy");
     path_in_dir(fresh_npz, sizeof fresh_npz, "fresh.npz");
+    path_in_dir(scratch_tmp, sizeof scratch_tmp, "temporary.bin");
     h23 = make_header("=f8", 2, (const int64_t[]){2, 3}, 0);
     if (npyio_save_with_header(npy, h23, d, 48, NPYIO_WRITE_NO_SYNC,
                                NULL) != NPYIO_OK ||

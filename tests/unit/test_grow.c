@@ -718,7 +718,8 @@ static int sink_seek(void *user, int64_t offset, int whence, int64_t *pos)
 
 static void test_unknown_rows_close_reports_io_errors(void **state)
 {
-    npyio_stream_ops ops = {sizeof ops, NULL, sink_write, sink_seek, NULL};
+    npyio_stream_ops ops = {
+        .size = sizeof ops, .write = sink_write, .seek = sink_seek};
     failing_sink sink;
     npyio_header *h = header_of("=i4", 0, 3);
     npyio_stream *s = NULL;

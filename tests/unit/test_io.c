@@ -141,8 +141,8 @@ static int sink_write(void *user, const void *buf, size_t len, size_t *put)
 
 static void test_write_failing_midway(void **state)
 {
-    static const npyio_stream_ops ops = {sizeof ops, NULL, sink_write, NULL,
-                                         NULL};
+    static const npyio_stream_ops ops = {
+        .size = sizeof ops, .write = sink_write};
     int64_t shape[1] = {1000};
     npyio_header *h = make_header("<f8", 1, shape, 0);
     sink k = {0, 128 + 1000};
@@ -208,8 +208,8 @@ static int source_read(void *user, void *buf, size_t cap, size_t *got)
     return 0;
 }
 
-static const npyio_stream_ops source_ops = {sizeof source_ops, source_read,
-                                            NULL, NULL, NULL};
+static const npyio_stream_ops source_ops = {
+    .size = sizeof source_ops, .read = source_read};
 
 static void test_truncated_data(void **state)
 {

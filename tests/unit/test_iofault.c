@@ -118,9 +118,10 @@ enum { READING, WRITING, PIPE };
  * (emptied first), or reading as from a pipe (no seek callback). */
 static npyio_stream *open_vfile(vfile *f, int mode, const npyio_options *o)
 {
-    npyio_stream_ops ops = {sizeof ops, v_read,
-                            mode == WRITING ? v_write : NULL,
-                            mode == PIPE ? NULL : v_seek, v_close};
+    npyio_stream_ops ops = {
+        .size = sizeof ops, .read = v_read,
+        .write = mode == WRITING ? v_write : NULL,
+        .seek = mode == PIPE ? NULL : v_seek, .close = v_close};
     npyio_stream *s = NULL;
 
     if (mode == WRITING)

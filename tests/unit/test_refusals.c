@@ -101,10 +101,10 @@ static int boastful(void *user, void *buf, size_t cap, size_t *got)
 static void test_streams(void **state)
 {
     static const unsigned char bytes[4] = {1, 2, 3, 4};
-    const npyio_stream_ops writing = {sizeof writing, NULL, write_only, NULL,
-                                      NULL};
-    const npyio_stream_ops boasting = {sizeof boasting, boastful, NULL, NULL,
-                                       NULL};
+    const npyio_stream_ops writing = {
+        .size = sizeof writing, .write = write_only};
+    const npyio_stream_ops boasting = {
+        .size = sizeof boasting, .read = boastful};
     npyio_options *o = failing_options(1);
     npyio_stream *s = NULL, *w = NULL;
     unsigned char buf[8];
@@ -1021,8 +1021,8 @@ static void test_extreme_numbers(void **state)
         static const int64_t lies[2] = {-7, INT64_MAX};
         size_t file_len = 0;
         unsigned char *file = read_data_file_abs(copy, &file_len);
-        const npyio_stream_ops ops = {sizeof ops, lying_read, NULL,
-                                      lying_seek, NULL};
+        const npyio_stream_ops ops = {
+            .size = sizeof ops, .read = lying_read, .seek = lying_seek};
         npyio_stream *s = NULL;
         void *data = NULL;
 

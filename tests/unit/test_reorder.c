@@ -738,8 +738,8 @@ static int failing_seek(void *user, int64_t offset, int whence, int64_t *pos)
 
 static void test_failed_reads_stay_failed(void **state)
 {
-    static const npyio_stream_ops ops = {sizeof ops, failing_read, NULL,
-                                         failing_seek, NULL};
+    static const npyio_stream_ops ops = {
+        .size = sizeof ops, .read = failing_read, .seek = failing_seek};
     static const int64_t shape[2] = {40, 30};
     unsigned char buf[16384];
     size_t got = 0;

@@ -140,10 +140,10 @@ static int lazy_write(void *user, const void *buf, size_t len, size_t *put)
 
 static void test_hostile_callbacks(void **state)
 {
-    static const npyio_stream_ops ops = {sizeof ops, hostile_read,
-                                         hostile_write, NULL, NULL};
-    static const npyio_stream_ops lazy = {sizeof lazy, NULL, lazy_write, NULL,
-                                          NULL};
+    static const npyio_stream_ops ops = {
+        .size = sizeof ops, .read = hostile_read, .write = hostile_write};
+    static const npyio_stream_ops lazy = {
+        .size = sizeof lazy, .write = lazy_write};
     unsigned char data[1000], out[1000], sink[1000];
     hostile h = {data, sizeof data, 0, 0, SIZE_MAX, sink, 0};
     npyio_stream *s = NULL;
@@ -190,9 +190,9 @@ static int failing_close(void *user)
 
 static void test_ops_table_checks(void **state)
 {
-    npyio_stream_ops ops = {sizeof ops, hostile_read, NULL, NULL,
-                            failing_close};
-    npyio_stream_ops none = {sizeof none, NULL, NULL, NULL, NULL};
+    npyio_stream_ops ops = {
+        .size = sizeof ops, .read = hostile_read, .close = failing_close};
+    npyio_stream_ops none = {.size = sizeof none};
     npyio_stream_ops shrt = ops;
     npyio_stream *s = NULL;
 

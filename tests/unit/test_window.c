@@ -92,7 +92,7 @@ static int read_nothing(void *user, void *buf, size_t cap, size_t *got)
 
 static void test_window_needs_positional_reads(void **state)
 {
-    npyio_stream_ops ops = {sizeof ops, read_nothing, NULL, NULL, NULL};
+    npyio_stream_ops ops = {.size = sizeof ops, .read = read_nothing};
     npyio_stream *parent = NULL, *w = NULL;
     int fds[2];
 
