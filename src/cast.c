@@ -17,6 +17,14 @@
 
 static const char *const rule_names[] = {"safe", "same_kind", "unsafe"};
 
+/* dtype.str, NUL-terminated (cut short if it ever did not fit). */
+static void type_name(const npyio_dtype *dt, char *out, size_t cap)
+{
+    size_t n = npyio__dtype_str(dt, out, cap - 1);
+
+    out[n < cap - 1 ? n : cap - 1] = '\0';
+}
+
 npyio__casting npyio__cast_rule(uint32_t flags)
 {
     if (flags & NPYIO_READ_CAST_UNSAFE)
@@ -155,7 +163,7 @@ static npyio_status make_side(const npyio_dtype *dt, npyio__cast_side *s,
     size_t n;
 
     memset(s, 0, sizeof *s);
-    npyio__dtype_str(dt, s->name, sizeof s->name);
+    type_name(dt, s->name, sizeof s->name);
     s->kind = (char)dt->kind;
     s->size = dt->itemsize;
     s->order = dt->byteorder;
@@ -190,8 +198,8 @@ npyio_status npyio__cast_plan_make(const npyio_dtype *from,
 
     (void)mem; /* a plan owns nothing yet */
     memset(plan, 0, sizeof *plan);
-    npyio__dtype_str(from, a, sizeof a);
-    npyio__dtype_str(to, b, sizeof b);
+    type_name(from, a, sizeof a);
+    type_name(to, b, sizeof b);
     st = make_side(from, &plan->from, a, b);
     if (st == NPYIO_OK)
         st = make_side(to, &plan->to, a, b);
