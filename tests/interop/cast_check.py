@@ -113,7 +113,7 @@ def int_bad(src, to):
     hold after truncation (NaN, inf, out of range)."""
     bad = np.zeros(src.size, dtype=bool)
     if to.kind not in "iu" or src.dtype.kind not in "fc":
-        return bad
+        return bad.reshape(src.shape)
     info = np.iinfo(to)
     flat = src.ravel(order="C")
     x = flat.real if src.dtype.kind == "c" else flat
@@ -182,7 +182,7 @@ class Checker:
 
     def load_as(self, src, path, to, rule, flags, what):
         """npyio_load_as of path (array src) to `to` under `rule`."""
-        out = path + ".out"
+        out = self.path(os.path.basename(path) + ".out")
         r = self.tool("load-as", path, to.str, flags, out)
         if not np.can_cast(src.dtype, to, rule):
             self.refused(r, what, "cannot cast '%s' to '%s' under the '%s' "
@@ -224,7 +224,7 @@ class Checker:
 
     def modes(self, src, path, to, rule, flags, what):
         """Every way of reading path (array src, as stored) to `to`."""
-        prefix = path + ".m"
+        prefix = self.path(os.path.basename(path) + ".m")
         r = self.tool("modes", path, to.str, flags, prefix)
         if not self.t.check(r.returncode == 0, "%s: %s" % (
                 what, r.stderr.decode(errors="replace").strip())):
@@ -247,7 +247,7 @@ class Checker:
                    ("b1", "unsafe", 8), ("u2", "unsafe", 8),
                    ("g", "safe", 0), ("f4", "unsafe", 8)]
         for k, fc in enumerate(CODES):
-            base = edge_values(np.dtype(fc))[:105]
+            base = np.resize(edge_values(np.dtype(fc)), 105)
             for order in "<>":
                 fd = np.dtype(fc).newbyteorder(order)
                 src = np.asfortranarray(base[:105].reshape(7, 5, 3)
@@ -280,7 +280,8 @@ class Checker:
                 continue
             src = np.load(path)
             if src.dtype.kind not in NUMERIC or src.dtype.names:
-                r = self.tool("load-as", path, "<f8", 8, path + ".x")
+                r = self.tool("load-as", path, "<f8", 8,
+                              self.path(row[1] + ".x"))
                 self.refused(r, "corpus %s" % row[1], "cannot cast",
                              "'%s' is a" % src.dtype.str)
                 continue
@@ -296,7 +297,7 @@ class Checker:
                 self.load_as(src, path, td, rule, flags, what)
 
     def pipe_and_npz(self):
-        src = np.asfortranarray(edge_values(np.dtype(">f4"))[:60]
+        src = np.asfortranarray(np.resize(edge_values(np.dtype("f4")), 60)
                                 .astype(">f4").reshape(6, 10))
         buf = io.BytesIO()
         np.save(buf, src)
@@ -311,7 +312,7 @@ class Checker:
                     self.t.check(same(f.read(), expected(src, np.dtype(tc),
                                                          rule), tc),
                                  "pipe -> %s: values differ" % tc)
-        arrays = [edge_values(np.dtype(c))[:24].reshape(4, 6)
+        arrays = [np.resize(edge_values(np.dtype(c)), 24).reshape(4, 6)
                   for c in ("i2", ">f8", "u1", "c8")]
         arrays[1] = np.asfortranarray(arrays[1])
         for save in (np.savez, np.savez_compressed):
@@ -321,7 +322,7 @@ class Checker:
                 for tc, rule, flags in (("c16", "safe", 0),
                                         ("f4", "same_kind", 4)):
                     td = np.dtype(tc)
-                    out = p + ".out"
+                    out = self.path("member.out")
                     r = self.tool("npz", p, i, td.str, flags, out)
                     what = "%s member %d -> %s" % (save.__name__, i, tc)
                     if not np.can_cast(a.dtype, td, rule):
@@ -343,7 +344,7 @@ class Checker:
                  ("i1", "u8", "unsafe", []), ("f2", "g", "safe", []),
                  ("b1", "i4", "safe", ["--byteorder", "little"])]
         for fc, tc, rule, extra in cases:
-            src = np.asfortranarray(edge_values(np.dtype(fc))[:30]
+            src = np.asfortranarray(np.resize(edge_values(np.dtype(fc)), 30)
                                     .reshape(5, 6))
             src[int_bad(src, np.dtype(tc))] = 0
             p = self.save(src, "cli_" + fc.strip("<>"))
