@@ -348,7 +348,9 @@ typedef int32_t npyio_limit;
  * archive members of known length are then compressed in independent 4
  * MiB blocks on that many threads (an ordinary deflate stream every
  * reader takes, about 0.01% larger; its bytes differ from a one-thread
- * stream's). Default 1: no thread is started. At most 64 are used. */
+ * stream's). Default 1: no thread is started. At most 64 are used.
+ * Conversions on read (npyio_reader_set_type(), npyio_load_as()) do not
+ * use it yet: they run on the calling thread. */
 #define NPYIO_LIMIT_THREADS 9
 
 /**

@@ -346,19 +346,32 @@ static npyio_status repeat_failure(const npyio_reader *r, const char *where)
 
 /* ---- conversions ---------------------------------------------------------------- */
 
-/* Checks common to every read of numbers (whole, chunks, rows). */
-static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
-                                  const char *where)
+/* A live reader that has not failed, and no flags but `allowed`. */
+static npyio_status check_call(npyio_reader *r, uint32_t flags,
+                               uint32_t allowed, const char *where)
 {
     npyio_status st = check_reader(r, where);
 
     if (st != NPYIO_OK)
         return st;
-    if ((flags & ~(NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER)) != 0)
+    if ((flags & ~allowed) != 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: unknown flags 0x%x",
                            where, (unsigned)flags);
     if (r->sticky.failed != NPYIO_OK)
         return repeat_failure(r, where);
+    return NPYIO_OK;
+}
+
+/* Checks common to every read of numbers (whole, chunks, rows). */
+static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
+                                  const char *where)
+{
+    npyio_status st = check_call(r, flags,
+                                 NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                                 where);
+
+    if (st != NPYIO_OK)
+        return st;
     if (npyio_dtype_contains_objects(r->header->dtype))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the array holds Python "
                            "objects, stored as a pickle, which libnpyio "
@@ -411,6 +424,18 @@ static void enter_state(npyio_reader *r, read_call call, uint32_t flags)
     } else if (r->state == READER_FRESH) {
         r->state = READER_ROWS;
     }
+}
+
+/* A chunked pass that has delivered everything: its converter goes, the
+ * stream is checked to end there, and NPYIO_END (or the failure). */
+static npyio_status end_of_pass(npyio_reader *r, uint32_t flags)
+{
+    npyio_status st;
+
+    enter_state(r, CALL_CHUNK, flags);
+    end_chunks(r);
+    st = fail_reader(r, npyio__stream_finish(r->stream));
+    return st != NPYIO_OK ? st : NPYIO_END;
 }
 
 /* A whole read happens once, and not during a chunked pass. */
@@ -745,12 +770,8 @@ static npyio_status read_chunk_cast(npyio_reader *r, void *dst, size_t cap,
 
     if (reorder && !reader_seekable(r))
         return refuse_pipe_reorder(where);
-    if (left == 0) {
-        enter_state(r, CALL_CHUNK, flags);
-        end_chunks(r);
-        st = fail_reader(r, npyio__stream_finish(r->stream));
-        return st != NPYIO_OK ? st : NPYIO_END;
-    }
+    if (left == 0)
+        return end_of_pass(r, flags);
     if (cap < ts)
         return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is %zu "
                            "bytes, the buffer %zu", where, ts, cap);
@@ -1098,13 +1119,9 @@ static npyio_status read_chunk_reordered(npyio_reader *r, void *dst,
     if (!reader_seekable(r))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: Fortran-order data in "
                            "C order needs a stream that can seek", where);
-    if (left == 0 || itemsize == 0) {
-        enter_state(r, CALL_CHUNK, flags);
-        end_chunks(r);
-        st = fail_reader(r, npyio__stream_finish(r->stream));
-        return st != NPYIO_OK ? st : NPYIO_END; /* (elements of 0 bytes:
-                                                   nothing to deliver) */
-    }
+    if (left == 0 || itemsize == 0) /* (elements of 0 bytes: nothing to
+                                          deliver) */
+        return end_of_pass(r, flags);
     n = cap / itemsize < left ? cap / itemsize : left;
     if (n == 0)
         return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is "
@@ -1155,12 +1172,8 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
     if (reorders(reader, flags))
         return read_chunk_reordered(reader, dst, cap, flags, got);
     left = (uint64_t)h->nbytes - reader->chunk_pos;
-    if (left == 0) {
-        enter_state(reader, CALL_CHUNK, flags);
-        end_chunks(reader);
-        st = fail_reader(reader, npyio__stream_finish(reader->stream));
-        return st != NPYIO_OK ? st : NPYIO_END;
-    }
+    if (left == 0)
+        return end_of_pass(reader, flags);
     if (cap < itemsize)
         return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is %zu "
                            "bytes, the buffer %zu", where, itemsize, cap);
@@ -1334,15 +1347,13 @@ static npyio_status reader_set_type_body(npyio_reader *r, const char *type,
     static const char where[] = "npyio_reader_set_type";
     npyio_dtype *dt = NULL;
     npyio__cast_plan plan;
-    npyio_status st = check_reader(r, where);
+    npyio_status st = check_call(r, flags,
+                                 NPYIO_READ_CAST_SAME_KIND |
+                                     NPYIO_READ_CAST_UNSAFE,
+                                 where);
 
     if (st != NPYIO_OK)
         return st;
-    if ((flags & ~(NPYIO_READ_CAST_SAME_KIND | NPYIO_READ_CAST_UNSAFE)) != 0)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: unknown flags 0x%x",
-                           where, (unsigned)flags);
-    if (r->sticky.failed != NPYIO_OK)
-        return repeat_failure(r, where);
     if (r->state != READER_FRESH)
         return npyio__fail(NPYIO_E_STATE, "%s: the type is set before the "
                            "first read, and this reader has read", where);
