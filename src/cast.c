@@ -187,6 +187,25 @@ static npyio_status make_side(const npyio_dtype *dt, npyio__cast_side *s,
     return NPYIO_OK;
 }
 
+/* The bounds of an integer target, for floats on their way to it: the
+ * truncation of x fits when lo_excl < x < hi (lo_excl = min - 1, which
+ * rounds onto min itself in a double for 64 bits: x >= lo_incl then). */
+static void set_limits(npyio__cast_plan *plan)
+{
+    npyio__cast_limits *l = &plan->limits;
+    int w = (int)(8 * plan->to.size);
+    bool u = plan->to.kind == 'u';
+
+    if (plan->to.kind != 'i' && !u)
+        return;
+    l->lhi = ldexpl(1.0L, u ? w : w - 1);
+    l->llo_incl = u ? 0.0L : -ldexpl(1.0L, w - 1);
+    l->llo_excl = l->llo_incl - 1.0L;
+    l->hi = ldexp(1.0, u ? w : w - 1);
+    l->lo_incl = u ? 0.0 : -ldexp(1.0, w - 1);
+    l->lo_excl = l->lo_incl - 1.0;
+}
+
 npyio_status npyio__cast_plan_make(const npyio_dtype *from,
                                    const npyio_dtype *to,
                                    npyio__casting casting,
@@ -210,8 +229,7 @@ npyio_status npyio__cast_plan_make(const npyio_dtype *from,
                            "under the '%s' rule", a, b, rule_names[casting]);
     plan->copy = plan->from.kind == plan->to.kind &&
                  plan->from.size == plan->to.size;
-    plan->half_via_float = plan->to.kind == 'f' && plan->to.size == 2 &&
-                           real_size(&plan->from) > 8;
+    set_limits(plan);
     return NPYIO_OK;
 }
 
@@ -223,15 +241,23 @@ void npyio__cast_plan_free(npyio__cast_plan *plan)
 
 /* ---- elements ------------------------------------------------------------- */
 
-enum { V_INT, V_UINT, V_REAL };
+/* Elements converted per step: a step's values stay in L1 cache, and each
+ * loop below runs over one type, not a switch per element. */
+#define STEP 256
 
-/* One element on its way: an integer as an integer (both views of its
- * bits), a float or complex as long doubles (exact for f2, f4, f8). */
-typedef struct value {
+enum { V_INT, V_UINT, V_DBL, V_LDBL };
+
+/* A step's elements on their way, in one of four classes: integers as
+ * their 64-bit two's complement bits (V_INT signed, V_UINT not, bool as
+ * 0 or 1), floats and complex of up to 8 bytes a part as doubles (which
+ * hold f2, f4 and f8 exactly), long doubles as long doubles. Real types
+ * have imaginary parts 0. */
+typedef struct values {
     int cls;
-    uint64_t bits; /* V_INT, V_UINT */
-    long double re, im;
-} value;
+    uint64_t bits[STEP];
+    double re[STEP], im[STEP];
+    long double lre[STEP], lim[STEP];
+} values;
 
 static void reverse(unsigned char *b, size_t n)
 {
@@ -245,49 +271,118 @@ static void reverse(unsigned char *b, size_t n)
     }
 }
 
-/* A float of `size` bytes in host order at b. */
-static long double load_real(const unsigned char *b, size_t size)
+static uint32_t swap32(uint32_t x)
+{
+    return (x << 24) | ((x << 8) & 0xff0000u) | ((x >> 8) & 0xff00u) |
+           (x >> 24);
+}
+
+static uint64_t swap64(uint64_t x)
+{
+    return (uint64_t)swap32((uint32_t)x) << 32 | swap32((uint32_t)(x >> 32));
+}
+
+/* An unsigned integer of w = 1, 2, 4 or 8 bytes at p (swapped first if the
+ * bytes are in the other order than this host's). */
+static uint64_t get_bits(const unsigned char *p, size_t w, bool swap)
 {
     uint16_t h;
-    float f;
-    double d;
-    long double ld;
+    uint32_t u;
+    uint64_t d;
 
-    switch (size) {
-    case 2: memcpy(&h, b, 2); return npyio__half_to_double(h);
-    case 4: memcpy(&f, b, 4); return f;
-    case 8: memcpy(&d, b, 8); return d;
-    default: memcpy(&ld, b, sizeof ld); return ld;
+    switch (w) {
+    case 1: return p[0];
+    case 2:
+        memcpy(&h, p, 2);
+        return swap ? (uint16_t)(h << 8 | h >> 8) : h;
+    case 4: memcpy(&u, p, 4); return swap ? swap32(u) : u;
+    default: memcpy(&d, p, 8); return swap ? swap64(d) : d;
     }
 }
 
-static void load(const npyio__cast_side *s, const unsigned char *p,
-                 value *v)
+/* The low w bytes of x at p, in this host's order or swapped. */
+static void put_bits(unsigned char *p, size_t w, bool swap, uint64_t x)
 {
-    union { long double align; unsigned char b[64]; } u;
-    size_t n = real_size(s), k;
+    uint16_t h = (uint16_t)x;
+    uint32_t u = (uint32_t)x;
 
-    memcpy(u.b, p, s->size);
-    if (s->kind == 'f' || s->kind == 'c') {
-        if (s->swap) {
-            reverse(u.b, n);
-            reverse(u.b + n, s->kind == 'c' ? n : 0);
-        }
-        v->cls = V_REAL;
-        v->re = load_real(u.b, n);
-        v->im = s->kind == 'c' ? load_real(u.b + n, n) : 0.0L;
-        return;
+    switch (w) {
+    case 1: p[0] = (unsigned char)x; break;
+    case 2:
+        h = swap ? (uint16_t)(h << 8 | h >> 8) : h;
+        memcpy(p, &h, 2);
+        break;
+    case 4: u = swap ? swap32(u) : u; memcpy(p, &u, 4); break;
+    default: x = swap ? swap64(x) : x; memcpy(p, &x, 8); break;
     }
-    v->bits = 0;
-    for (k = 0; k < s->size; k++) /* integers by their stated order */
-        v->bits |= (uint64_t)u.b[s->order == '>' ? s->size - 1 - k : k]
-                   << (8 * k);
-    if (s->kind == 'b')
-        v->bits = v->bits != 0;
-    else if (s->kind == 'i' && s->size < 8 &&
-             (v->bits >> (8 * s->size - 1)))
-        v->bits |= ~0ULL << (8 * s->size); /* sign extension */
+}
+
+static void load_ints(const npyio__cast_side *s, const unsigned char *src,
+                      size_t n, values *v)
+{
+    unsigned w = (unsigned)(8 * s->size);
+    size_t i;
+
     v->cls = s->kind == 'i' ? V_INT : V_UINT;
+    for (i = 0; i < n; i++) {
+        uint64_t x = get_bits(src + i * s->size, s->size, s->swap);
+
+        if (s->kind == 'b')
+            x = x != 0;
+        else if (s->kind == 'i' && w < 64 && (x >> (w - 1)))
+            x |= ~0ULL << w; /* sign extension */
+        v->bits[i] = x;
+    }
+}
+
+/* A float of `size` (2, 4, 8) bytes at p, as a double (exact). */
+static double get_double(const unsigned char *p, size_t size, bool swap)
+{
+    uint64_t x = get_bits(p, size, swap);
+    uint32_t u = (uint32_t)x;
+    float f;
+    double d;
+
+    if (size == 2)
+        return npyio__half_to_double((uint16_t)x);
+    if (size == 4) {
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    memcpy(&d, &x, 8);
+    return d;
+}
+
+static long double get_ldbl(const unsigned char *p, size_t size, bool swap)
+{
+    unsigned char b[sizeof(long double)];
+    long double x;
+
+    memcpy(b, p, size);
+    if (swap)
+        reverse(b, size);
+    memcpy(&x, b, sizeof x);
+    return x;
+}
+
+static void load_floats(const npyio__cast_side *s, const unsigned char *src,
+                        size_t n, values *v)
+{
+    size_t part = real_size(s), i;
+    bool cx = s->kind == 'c';
+
+    v->cls = part > 8 ? V_LDBL : V_DBL;
+    for (i = 0; i < n; i++) {
+        const unsigned char *p = src + i * s->size;
+
+        if (part > 8) {
+            v->lre[i] = get_ldbl(p, part, s->swap);
+            v->lim[i] = cx ? get_ldbl(p + part, part, s->swap) : 0.0L;
+        } else {
+            v->re[i] = get_double(p, part, s->swap);
+            v->im[i] = cx ? get_double(p + part, part, s->swap) : 0.0;
+        }
+    }
 }
 
 /* The integer's value as a signed one (two's complement bits). */
@@ -299,94 +394,154 @@ static int64_t as_signed(uint64_t bits)
     return i;
 }
 
-/* A float of `size` bytes in host order at b, from a value's part `x`
- * (or its integer): rounded once, as a C conversion rounds. */
-static void store_real(const npyio__cast_plan *p, const value *v,
-                       long double x, size_t size, unsigned char *b)
+/* Element i's real (imag 0) or imaginary part in a float type, rounded
+ * once from the exact value, as a C conversion rounds. */
+static float to_float(const values *v, size_t i, int imag)
 {
-    union { long double ld; double d; float f; uint16_t h;
+    switch (v->cls) {
+    case V_INT: return imag ? 0.0f : (float)as_signed(v->bits[i]);
+    case V_UINT: return imag ? 0.0f : (float)v->bits[i];
+    case V_DBL: return (float)(imag ? v->im[i] : v->re[i]);
+    default: return (float)(imag ? v->lim[i] : v->lre[i]);
+    }
+}
+
+static double to_double(const values *v, size_t i, int imag)
+{
+    switch (v->cls) {
+    case V_INT: return imag ? 0.0 : (double)as_signed(v->bits[i]);
+    case V_UINT: return imag ? 0.0 : (double)v->bits[i];
+    case V_DBL: return imag ? v->im[i] : v->re[i];
+    default: return (double)(imag ? v->lim[i] : v->lre[i]);
+    }
+}
+
+static long double to_ldbl(const values *v, size_t i, int imag)
+{
+    switch (v->cls) {
+    case V_INT: return imag ? 0.0L : (long double)as_signed(v->bits[i]);
+    case V_UINT: return imag ? 0.0L : (long double)v->bits[i];
+    case V_DBL: return imag ? v->im[i] : v->re[i];
+    default: return imag ? v->lim[i] : v->lre[i];
+    }
+}
+
+/* A half from doubles directly (rounded once); from integers and long
+ * doubles through f4, as NumPy converts them (integers: exact below 2^24,
+ * infinity above 65519 either way). */
+static uint16_t to_half(const values *v, size_t i, int imag)
+{
+    if (v->cls == V_DBL)
+        return npyio__half_from_double(imag ? v->im[i] : v->re[i]);
+    return npyio__half_from_double((double)to_float(v, i, imag));
+}
+
+/* Part `imag` of element i as a float of `size` bytes at q. */
+static void put_real(const npyio__cast_plan *p, const values *v, size_t i,
+                     int imag, size_t size, unsigned char *q)
+{
+    bool swap = p->to.swap;
+    union { long double ld; double d; float f; uint32_t u; uint64_t x;
             unsigned char b[sizeof(long double)]; } u;
 
-    memset(&u, 0, sizeof u); /* long doubles' padding bytes are 0 */
-    if (size == 2) { /* integers through f4, as NumPy: exact up to 2^24,
-                        infinity beyond */
-        float f = v->cls == V_INT    ? (float)as_signed(v->bits)
-                  : v->cls == V_UINT ? (float)v->bits
-                                     : (float)x;
+    switch (size) {
+    case 2: put_bits(q, 2, swap, to_half(v, i, imag)); break;
+    case 4:
+        u.f = to_float(v, i, imag);
+        put_bits(q, 4, swap, u.u);
+        break;
+    case 8:
+        u.d = to_double(v, i, imag);
+        put_bits(q, 8, swap, u.x);
+        break;
+    default:
+        memset(&u, 0, sizeof u); /* long doubles' padding bytes are 0 */
+        u.ld = to_ldbl(v, i, imag);
+        if (swap)
+            reverse(u.b, size);
+        memcpy(q, u.b, size);
+        break;
+    }
+}
 
-        u.h = npyio__half_from_double(v->cls == V_REAL && !p->half_via_float
-                                          ? (double)x : (double)f);
-    } else if (size == 4) {
-        u.f = v->cls == V_INT    ? (float)as_signed(v->bits)
-              : v->cls == V_UINT ? (float)v->bits : (float)x;
-    } else if (size == 8) {
-        u.d = v->cls == V_INT    ? (double)as_signed(v->bits)
-              : v->cls == V_UINT ? (double)v->bits : (double)x;
+static void store_floats(const npyio__cast_plan *p, const values *v,
+                         unsigned char *dst, size_t n)
+{
+    size_t part = real_size(&p->to), i;
+
+    for (i = 0; i < n; i++) {
+        unsigned char *q = dst + i * p->to.size;
+
+        put_real(p, v, i, 0, part, q);
+        if (p->to.kind == 'c')
+            put_real(p, v, i, 1, part, q + part);
+    }
+}
+
+static void store_bools(const values *v, unsigned char *dst, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (v->cls == V_DBL)
+            dst[i] = v->re[i] != 0 || v->im[i] != 0;
+        else if (v->cls == V_LDBL)
+            dst[i] = v->lre[i] != 0 || v->lim[i] != 0;
+        else
+            dst[i] = v->bits[i] != 0;
+    }
+}
+
+/* NPYIO_E_OVERFLOW for element i of the step starting at index first. */
+static npyio_status unfit(const npyio__cast_plan *p, const values *v,
+                          size_t i, uint64_t first)
+{
+    long double x = v->cls == V_DBL ? v->re[i] : v->lre[i];
+
+    return npyio__fail(NPYIO_E_OVERFLOW, "element %llu: %.*Lg does not fit "
+                       "in '%s' (converting '%s')",
+                       (unsigned long long)(first + i),
+                       v->cls == V_DBL ? 17 : LDBL_DECIMAL_DIG, x,
+                       p->to.name, p->from.name);
+}
+
+/* Floats truncated to integer bits where the target holds them (x within
+ * (lo_excl, hi), or lo_incl itself where lo_excl rounded onto it). */
+static bool truncate(const npyio__cast_plan *p, const values *v, size_t i,
+                     uint64_t *bits)
+{
+    const npyio__cast_limits *l = &p->limits;
+
+    if (v->cls == V_DBL) {
+        double x = v->re[i];
+
+        if (!(x < l->hi && (x > l->lo_excl || x >= l->lo_incl)))
+            return false;
+        *bits = x < 0 ? (uint64_t)(int64_t)x : (uint64_t)x;
     } else {
-        u.ld = v->cls == V_INT    ? (long double)as_signed(v->bits)
-               : v->cls == V_UINT ? (long double)v->bits : x;
+        long double x = v->lre[i];
+
+        if (!(x < l->lhi && (x > l->llo_excl || x >= l->llo_incl)))
+            return false;
+        *bits = x < 0 ? (uint64_t)(int64_t)x : (uint64_t)x;
     }
-    memcpy(b, u.b, size);
+    return true;
 }
 
-/* A float's truncation as integer bits, if the target holds it. */
-static npyio_status real_to_bits(const npyio__cast_plan *p, long double x,
-                                 uint64_t index, uint64_t *bits)
+static npyio_status store_ints(const npyio__cast_plan *p, const values *v,
+                               unsigned char *dst, size_t n, uint64_t first)
 {
-    int w = (int)(8 * p->to.size);
-    bool ok = p->to.kind == 'u'
-                  ? x > -1.0L && x < ldexpl(1.0L, w)
-                  : x > -ldexpl(1.0L, w - 1) - 1.0L && x < ldexpl(1.0L, w - 1);
+    bool floats = v->cls == V_DBL || v->cls == V_LDBL;
+    size_t i;
 
-    if (!ok)
-        return npyio__fail(NPYIO_E_OVERFLOW, "element %llu: %.*Lg does not "
-                           "fit in '%s' (converting '%s')",
-                           (unsigned long long)index,
-                           real_size(&p->from) > 8 ? LDBL_DECIMAL_DIG : 17,
-                           x, p->to.name, p->from.name);
-    if (x < 0)
-        *bits = (uint64_t)(int64_t)x;
-    else
-        *bits = (uint64_t)x;
-    return NPYIO_OK;
-}
+    for (i = 0; i < n; i++) {
+        uint64_t bits = v->bits[i];
 
-static npyio_status store(const npyio__cast_plan *p, const value *v,
-                          unsigned char *dst, uint64_t index)
-{
-    const npyio__cast_side *s = &p->to;
-    unsigned char b[64];
-    size_t n = real_size(s), k;
-    uint64_t bits = v->bits;
-    npyio_status st;
-
-    if (s->kind == 'f' || s->kind == 'c') {
-        store_real(p, v, v->re, n, b);
-        if (s->kind == 'c') {
-            value im = {V_REAL, 0, v->cls == V_REAL ? v->im : 0.0L, 0.0L};
-
-            store_real(p, &im, im.re, n, b + n);
-        }
-        if (s->swap) {
-            reverse(b, n);
-            reverse(b + n, s->kind == 'c' ? n : 0);
-        }
-        memcpy(dst, b, s->size);
-        return NPYIO_OK;
+        if (floats && !truncate(p, v, i, &bits))
+            return unfit(p, v, i, first);
+        put_bits(dst + i * p->to.size, p->to.size, p->to.swap, bits);
     }
-    if (s->kind == 'b') {
-        dst[0] = v->cls == V_REAL ? (v->re != 0 || v->im != 0) : bits != 0;
-        return NPYIO_OK;
-    }
-    if (v->cls == V_REAL) {
-        st = real_to_bits(p, v->re, index, &bits);
-        if (st != NPYIO_OK)
-            return st;
-    }
-    for (k = 0; k < s->size; k++) /* wraps modulo 2^(8 size) */
-        dst[s->order == '>' ? s->size - 1 - k : k] =
-            (unsigned char)(bits >> (8 * k));
-    return NPYIO_OK;
+    return NPYIO_OK; /* wrapped modulo 2^(8 size) by put_bits */
 }
 
 /* Same kind and size: the bytes, in the target's order. */
@@ -410,18 +565,29 @@ npyio_status npyio__cast_apply(const npyio__cast_plan *plan, const void *src,
 {
     const unsigned char *s = src;
     unsigned char *d = dst;
-    size_t i;
+    size_t done, k;
+    values v;
 
     if (plan->copy) {
         copy_elements(plan, s, d, n);
         return NPYIO_OK;
     }
-    for (i = 0; i < n; i++) {
-        value v;
-        npyio_status st;
+    for (done = 0; done < n; done += k) {
+        const unsigned char *from = s + done * plan->from.size;
+        unsigned char *to = d + done * plan->to.size;
+        npyio_status st = NPYIO_OK;
 
-        load(&plan->from, s + i * plan->from.size, &v);
-        st = store(plan, &v, d + i * plan->to.size, first + i);
+        k = n - done < STEP ? n - done : STEP;
+        if (strchr("biu", plan->from.kind) != NULL)
+            load_ints(&plan->from, from, k, &v);
+        else
+            load_floats(&plan->from, from, k, &v);
+        if (plan->to.kind == 'b')
+            store_bools(&v, to, k);
+        else if (plan->to.kind == 'i' || plan->to.kind == 'u')
+            st = store_ints(plan, &v, to, k, first + done);
+        else
+            store_floats(plan, &v, to, k);
         if (st != NPYIO_OK)
             return st;
     }

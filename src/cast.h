@@ -28,12 +28,17 @@ typedef struct npyio__cast_side {
     char name[16]; /* NumPy's dtype.str, for messages */
 } npyio__cast_side;
 
+/* An integer target's bounds for floats (see cast.c's set_limits), in
+ * doubles and in long doubles. */
+typedef struct npyio__cast_limits {
+    double hi, lo_excl, lo_incl;
+    long double lhi, llo_excl, llo_incl;
+} npyio__cast_limits;
+
 typedef struct npyio__cast_plan {
     npyio__cast_side from, to;
-    bool copy;           /* the same type: bytes moved, swapped if the
-                            orders differ */
-    bool half_via_float; /* long double to f2 rounds through f4, as
-                            NumPy does */
+    bool copy; /* the same type: bytes moved, swapped if the orders differ */
+    npyio__cast_limits limits;
 } npyio__cast_plan;
 
 /* The rule the read flags ask for: NPYIO_READ_CAST_UNSAFE (with or
