@@ -372,17 +372,17 @@ static void load_floats(const npyio__cast_side *s, const unsigned char *src,
     bool cx = s->kind == 'c';
 
     v->cls = part > 8 ? V_LDBL : V_DBL;
-    for (i = 0; i < n; i++) {
+    for (i = 0; part > 8 && i < n; i++) {
         const unsigned char *p = src + i * s->size;
 
-        if (part > 8) {
-            v->lre[i] = get_ldbl(p, part, s->swap);
-            v->lim[i] = cx ? get_ldbl(p + part, part, s->swap) : 0.0L;
-        } else {
-            v->re[i] = get_double(p, part, s->swap);
-            v->im[i] = cx ? get_double(p + part, part, s->swap) : 0.0;
-        }
+        v->lre[i] = get_ldbl(p, part, s->swap);
+        v->lim[i] = cx ? get_ldbl(p + part, part, s->swap) : 0.0L;
     }
+    for (i = 0; part <= 8 && i < n; i++)
+        v->re[i] = get_double(src + i * s->size, part, s->swap);
+    for (i = 0; part <= 8 && i < n; i++)
+        v->im[i] = cx ? get_double(src + i * s->size + part, part, s->swap)
+                      : 0.0;
 }
 
 /* The integer's value as a signed one (two's complement bits). */
@@ -436,31 +436,34 @@ static uint16_t to_half(const values *v, size_t i, int imag)
     return npyio__half_from_double((double)to_float(v, i, imag));
 }
 
-/* Part `imag` of element i as a float of `size` bytes at q. */
-static void put_real(const npyio__cast_plan *p, const values *v, size_t i,
-                     int imag, size_t size, unsigned char *q)
+/* Part `imag` of n elements as floats of `size` (4, 8 or long double)
+ * bytes, `stride` bytes apart from q: one loop per target type. */
+static void put_reals(const npyio__cast_plan *p, const values *v, int imag,
+                      size_t size, unsigned char *q, size_t n)
 {
+    size_t stride = p->to.size, i;
     bool swap = p->to.swap;
     union { long double ld; double d; float f; uint32_t u; uint64_t x;
             unsigned char b[sizeof(long double)]; } u;
 
-    switch (size) {
-    case 2: put_bits(q, 2, swap, to_half(v, i, imag)); break;
-    case 4:
-        u.f = to_float(v, i, imag);
-        put_bits(q, 4, swap, u.u);
-        break;
-    case 8:
-        u.d = to_double(v, i, imag);
-        put_bits(q, 8, swap, u.x);
-        break;
-    default:
-        memset(&u, 0, sizeof u); /* long doubles' padding bytes are 0 */
-        u.ld = to_ldbl(v, i, imag);
-        if (swap)
-            reverse(u.b, size);
-        memcpy(q, u.b, size);
-        break;
+    if (size == 4) {
+        for (i = 0; i < n; i++) {
+            u.f = to_float(v, i, imag);
+            put_bits(q + i * stride, 4, swap, u.u);
+        }
+    } else if (size == 8) {
+        for (i = 0; i < n; i++) {
+            u.d = to_double(v, i, imag);
+            put_bits(q + i * stride, 8, swap, u.x);
+        }
+    } else {
+        for (i = 0; i < n; i++) {
+            memset(&u, 0, sizeof u); /* long doubles' padding is 0 */
+            u.ld = to_ldbl(v, i, imag);
+            if (swap)
+                reverse(u.b, size);
+            memcpy(q + i * stride, u.b, size);
+        }
     }
 }
 
@@ -468,13 +471,18 @@ static void store_floats(const npyio__cast_plan *p, const values *v,
                          unsigned char *dst, size_t n)
 {
     size_t part = real_size(&p->to), i;
+    int imag;
 
-    for (i = 0; i < n; i++) {
-        unsigned char *q = dst + i * p->to.size;
+    for (imag = 0; imag <= (p->to.kind == 'c'); imag++) {
+        unsigned char *q = dst + (size_t)imag * part;
 
-        put_real(p, v, i, 0, part, q);
-        if (p->to.kind == 'c')
-            put_real(p, v, i, 1, part, q + part);
+        if (part == 2) {
+            for (i = 0; i < n; i++)
+                put_bits(q + i * p->to.size, 2, p->to.swap,
+                         to_half(v, i, imag));
+        } else {
+            put_reals(p, v, imag, part, q, n);
+        }
     }
 }
 
@@ -517,13 +525,15 @@ static bool truncate(const npyio__cast_plan *p, const values *v, size_t i,
 
         if (!(x < l->hi && (x > l->lo_excl || x >= l->lo_incl)))
             return false;
-        *bits = x < 0 ? (uint64_t)(int64_t)x : (uint64_t)x;
+        /* one signed conversion below 2^63 (the common case), the
+         * unsigned one only above */
+        *bits = x < 0x1p63 ? (uint64_t)(int64_t)x : (uint64_t)x;
     } else {
         long double x = v->lre[i];
 
         if (!(x < l->lhi && (x > l->llo_excl || x >= l->llo_incl)))
             return false;
-        *bits = x < 0 ? (uint64_t)(int64_t)x : (uint64_t)x;
+        *bits = x < 0x1p63L ? (uint64_t)(int64_t)x : (uint64_t)x;
     }
     return true;
 }
