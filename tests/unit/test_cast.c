@@ -444,6 +444,12 @@ static void test_reader(void **state)
         assert_int_equal(ndim, 2);
         assert_int_equal(((int64_t *)all)[3], want_c[3]);
         npyio_free(all);
+        /* NULL: as stored, in native byte order and C order */
+        assert_ok(npyio_load_as(path, NULL, 0, NULL, &all, &n, &ndim, sh,
+                                2));
+        assert_int_equal(n, 120);
+        assert_true(((double *)all)[4] == v[(4 % 3) * 5 + 4 / 3]);
+        npyio_free(all);
         assert_status(npyio_load_as(path, "i8", NPYIO_READ_CAST_UNSAFE,
                                     NULL, &all, &n, &ndim, sh, 1),
                       NPYIO_E_BUFFER_TOO_SMALL);
