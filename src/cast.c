@@ -554,20 +554,34 @@ static npyio_status store_ints(const npyio__cast_plan *p, const values *v,
     return NPYIO_OK; /* wrapped modulo 2^(8 size) by put_bits */
 }
 
-/* Same kind and size: the bytes, in the target's order. */
+/* Same kind and size: the bytes, in the target's order (each part of
+ * 2, 4 or 8 bytes swapped as an integer, long doubles byte by byte). */
 static void copy_elements(const npyio__cast_plan *p, const unsigned char *src,
                           unsigned char *dst, size_t n)
 {
-    size_t half = real_size(&p->to), i;
+    size_t part = real_size(&p->to), parts = p->to.size / part, i;
 
-    memcpy(dst, src, n * p->to.size);
-    if (p->from.order == p->to.order || p->to.size == 1)
+    if (p->from.order == p->to.order || p->to.size == 1) {
+        memcpy(dst, src, n * p->to.size);
         return;
-    for (i = 0; i < n; i++) {
-        reverse(dst + i * p->to.size, half);
-        if (p->to.kind == 'c')
-            reverse(dst + i * p->to.size + half, half);
     }
+    memcpy(dst, src, n * p->to.size);
+    for (i = 0; part == 8 && i < n * parts; i++) {
+        uint64_t x;
+
+        memcpy(&x, dst + 8 * i, 8);
+        x = swap64(x);
+        memcpy(dst + 8 * i, &x, 8);
+    }
+    for (i = 0; part == 4 && i < n * parts; i++) {
+        uint32_t x;
+
+        memcpy(&x, dst + 4 * i, 4);
+        x = swap32(x);
+        memcpy(dst + 4 * i, &x, 4);
+    }
+    for (i = 0; (part == 2 || part > 8) && i < n * parts; i++)
+        reverse(dst + i * part, part);
 }
 
 npyio_status npyio__cast_apply(const npyio__cast_plan *plan, const void *src,
