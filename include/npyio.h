@@ -1392,7 +1392,10 @@ NPYIO_API npyio_status npyio_stream_close(npyio_stream *stream);
 typedef struct npyio_reader npyio_reader;
 
 /* Reads take the flags NPYIO_READ_NATIVE and NPYIO_READ_C_ORDER (above);
- * with none, the bytes arrive exactly as stored. */
+ * with none, the bytes arrive exactly as stored. After
+ * npyio_reader_set_type() every read delivers elements of the type set:
+ * sizes below are then count * that type's itemsize, not
+ * npyio_header_nbytes(). */
 
 /**
  * Open a .npy file for reading: parse its header and check that the data
