@@ -12,7 +12,6 @@
 #include "error.h"
 
 #include <float.h>
-#include <math.h>
 #include <string.h>
 
 static const char *const rule_names[] = {"safe", "same_kind", "unsafe"};
@@ -81,7 +80,7 @@ double npyio__half_to_double(uint16_t h)
     double d;
 
     if (e == 0) {
-        d = ldexp((double)m, -24);
+        d = (double)m * 0x1p-24; /* exact: m < 2^10 */
         return sign ? -d : d;
     }
     if (e == 0x1f)
@@ -195,15 +194,18 @@ static void set_limits(npyio__cast_plan *plan)
     npyio__cast_limits *l = &plan->limits;
     int w = (int)(8 * plan->to.size);
     bool u = plan->to.kind == 'u';
+    double half_range;
 
     if (plan->to.kind != 'i' && !u)
         return;
-    l->lhi = ldexpl(1.0L, u ? w : w - 1);
-    l->llo_incl = u ? 0.0L : -ldexpl(1.0L, w - 1);
-    l->llo_excl = l->llo_incl - 1.0L;
-    l->hi = ldexp(1.0, u ? w : w - 1);
-    l->lo_incl = u ? 0.0 : -ldexp(1.0, w - 1);
+    /* 2^(w-1) exactly, without libm */
+    half_range = (double)((uint64_t)1 << (w - 1));
+    l->hi = u ? 2.0 * half_range : half_range;
+    l->lo_incl = u ? 0.0 : -half_range;
     l->lo_excl = l->lo_incl - 1.0;
+    l->lhi = l->hi;
+    l->llo_incl = l->lo_incl;
+    l->llo_excl = (long double)l->lo_incl - 1.0L;
 }
 
 npyio_status npyio__cast_plan_make(const npyio_dtype *from,
