@@ -168,7 +168,7 @@ typedef int32_t npyio_status;
 #define NPYIO_E_BUFFER_TOO_SMALL (-12)
 /** Another writer holds a lock on the file that conflicts with the one
  * asked for (an appender and in-place row writers, see
- * npyio_writer_open_append()); the message says which kind of lock. Set
+ * npyio_writer_open_append_path()); the message says which kind of lock. Set
  * NPYIO_WRITE_WAIT_FOR_LOCK to wait for it instead. */
 #define NPYIO_E_LOCKED (-13)
 
@@ -224,12 +224,12 @@ NPYIO_API const char *npyio_last_error(void);
  *    through a temporary file);
  *  - a call given no options uses the allocator that made the dtype or
  *    header it is given: npyio_header_new() makes the header like its
- *    dtype; npyio_dtype_with_byteorder(), npyio_dtype_native() and
- *    npyio_dtype_subarray() make dtypes like the one given;
+ *    dtype; npyio_dtype_new_byteorder(), npyio_dtype_new_native() and
+ *    npyio_dtype_new_subarray() make dtypes like the one given;
  *    npyio_header_emit() and npyio_dtype_swap() make their temporaries
  *    like the header or dtype;
  *  - the default allocator is used only where there is no such handle:
- *    calls given NULL options, npyio_dtype_scalar(), npyio_dtype_datetime(),
+ *    calls given NULL options, npyio_dtype_new_scalar(), npyio_dtype_new_datetime(),
  *    and calls given a built-in dtype. The common dtypes (bool, integers,
  *    floats, complex, objects, short S and U, datetimes without a
  *    multiplier) are static, belong to no allocator and allocate nothing;
@@ -237,7 +237,7 @@ NPYIO_API const char *npyio_last_error(void);
  *    comes from the default allocator.
  * The npyio_options handle itself is allocated with malloc() (see
  * npyio_options). One more exception: while an .npz archive is written
- * (npyio_npz_create_path() and the other writers), minizip, which writes
+ * (npyio_npz_writer_create_path() and the other writers), minizip, which writes
  * its ZIP structure, allocates a few small blocks of its own with
  * malloc(); it has no hook for another allocator. Compression and
  * decompression (zlib) and everything else use this allocator.
@@ -280,7 +280,7 @@ typedef struct npyio_allocator {
 
 /**
  * Release a block of memory that the library handed to the caller (for
- * example, the data of npyio_load()).
+ * example, the data of npyio_load_with_header()).
  *
  * The block remembers the allocator that made it, so it is released through
  * that allocator even if the npyio_options it came from has been freed.
@@ -473,18 +473,18 @@ NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
  * released instead of failing at once with NPYIO_E_LOCKED. The wait has
  * no time limit. */
 #define NPYIO_WRITE_WAIT_FOR_LOCK 0x40u
-/** npyio_map_create(): leave the data sparse (a hole, allocated as it is
+/** npyio_map_create_path(): leave the data sparse (a hole, allocated as it is
  * written) instead of reserving its disk blocks. Sparse is instant and uses
  * no space until written, but a disk that fills while the mapping is
  * written kills the process with SIGBUS; reserved, a full disk is a clean
- * NPYIO_E_IO from npyio_map_create(). */
-#define NPYIO_WRITE_SPARSE 0x80u
-/** npyio_map_open(): map read-write, shared: changes reach the file.
+ * NPYIO_E_IO from npyio_map_create_path(). */
+#define NPYIO_MAP_SPARSE 0x80u
+/** npyio_map_open_path(): map read-write, shared: changes reach the file.
  * Without it the mapping is read-only (writing through it faults). */
 #define NPYIO_MAP_WRITE 0x100u
-/** npyio_npz_create_path(), npyio_npz_create_stream(): do not pad stored
+/** npyio_npz_writer_create_path(), npyio_npz_writer_create_stream(): do not pad stored
  * members so that their data starts at a multiple of 64. */
-#define NPYIO_NPZ_NO_ALIGN 0x200u
+#define NPYIO_NPZ_WRITE_NO_ALIGN 0x200u
 
 /**
  * Attach an allocator (see npyio_allocator), or restore the default.
@@ -516,8 +516,8 @@ NPYIO_API npyio_status npyio_options_set_allocator(
 /**
  * An array's element type: NumPy's dtype. Opaque, immutable and reference
  * counted (atomically), so a dtype may be shared by any number of threads
- * and handles. Obtain one from npyio_dtype_from_descr(),
- * npyio_dtype_scalar(), npyio_dtype_datetime(), npyio_dtype_native() or a
+ * and handles. Obtain one from npyio_dtype_parse(),
+ * npyio_dtype_new_scalar(), npyio_dtype_new_datetime(), npyio_dtype_new_native() or a
  * header; release it with npyio_dtype_unref(). Getters on a header return
  * borrowed dtypes: take npyio_dtype_ref() to keep one longer than its header.
  */
@@ -590,7 +590,7 @@ typedef int32_t npyio_kind;
  *         out; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_from_descr(const char *text, size_t len,
+NPYIO_API npyio_status npyio_dtype_parse(const char *text, size_t len,
                                               const npyio_options *options,
                                               npyio_dtype **out);
 
@@ -598,7 +598,7 @@ NPYIO_API npyio_status npyio_dtype_from_descr(const char *text, size_t len,
  * Make a scalar dtype from its kind, size and byte order.
  *
  * @param[in] kind one of NPYIO_KIND_BOOL .. NPYIO_KIND_OBJECT (for
- *            datetimes use npyio_dtype_datetime()).
+ *            datetimes use npyio_dtype_new_datetime()).
  * @param[in] itemsize the size in bytes (for NPYIO_KIND_STR: 4 per
  *            character); must be a size NumPy allows for the kind. Object
  *            dtypes take 0, or the size of a pointer.
@@ -609,7 +609,7 @@ NPYIO_API npyio_status npyio_dtype_from_descr(const char *text, size_t len,
  *         kind does not have, or an unknown byte order; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
+NPYIO_API npyio_status npyio_dtype_new_scalar(npyio_kind kind, size_t itemsize,
                                           char byteorder, npyio_dtype **out);
 
 /**
@@ -626,7 +626,7 @@ NPYIO_API npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
+NPYIO_API npyio_status npyio_dtype_new_datetime(npyio_kind kind, const char *unit,
                                             int64_t multiplier,
                                             char byteorder,
                                             npyio_dtype **out);
@@ -692,7 +692,7 @@ NPYIO_API int npyio_dtype_is_native(const npyio_dtype *dtype);
 
 /**
  * The unit of a datetime64 or timedelta64 dtype: "Y" .. "as" as in
- * npyio_dtype_datetime(), or "generic" for the unit-less type. NULL for
+ * npyio_dtype_new_datetime(), or "generic" for the unit-less type. NULL for
  * other kinds.
  * @return a static NUL-terminated string, or NULL for other kinds and NULL.
  * @since 1.0
@@ -713,7 +713,7 @@ NPYIO_API int64_t npyio_dtype_datetime_multiplier(const npyio_dtype *dtype);
  * @return 1 if equal, else 0.
  * @since 1.0
  */
-NPYIO_API int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b);
+NPYIO_API int npyio_dtype_is_equal(const npyio_dtype *a, const npyio_dtype *b);
 
 /**
  * The same type in this host's byte order (NumPy's
@@ -725,7 +725,7 @@ NPYIO_API int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b);
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_native(const npyio_dtype *dtype,
+NPYIO_API npyio_status npyio_dtype_new_native(const npyio_dtype *dtype,
                                           npyio_dtype **out);
 
 /**
@@ -742,7 +742,7 @@ NPYIO_API npyio_status npyio_dtype_native(const npyio_dtype *dtype,
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (another byteorder); NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
+NPYIO_API npyio_status npyio_dtype_new_byteorder(const npyio_dtype *dtype,
                                                   char byteorder,
                                                   npyio_dtype **out);
 
@@ -755,7 +755,7 @@ NPYIO_API npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
  * inverse: it turns the bytes of a file of dtype into native values, and
  * native values into the bytes a file of dtype holds -- so native data can
  * be written under a header of any byte order with
- * npyio_dtype_with_byteorder() and this call.
+ * npyio_dtype_new_byteorder() and this call.
  *
  * Records whose fields share bytes (possible with the record builder,
  * never in a header) are refused, at any depth and whatever the host's
@@ -823,7 +823,7 @@ NPYIO_API npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
  *         NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_subarray(const npyio_dtype *base, int ndim,
+NPYIO_API npyio_status npyio_dtype_new_subarray(const npyio_dtype *base, int ndim,
                                             const int64_t *shape,
                                             npyio_dtype **out);
 
@@ -914,7 +914,7 @@ NPYIO_API const int64_t *npyio_dtype_field_shape(const npyio_dtype *dtype,
  *         records); NPYIO_E_INVALID_ARG.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
+NPYIO_API npyio_status npyio_dtype_find_field(const npyio_dtype *dtype,
                                                const char *name,
                                                size_t *index);
 
@@ -925,7 +925,7 @@ NPYIO_API npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
  * @return 1 or 0 (0 for NULL).
  * @since 1.0
  */
-NPYIO_API int npyio_dtype_contains_objects(const npyio_dtype *dtype);
+NPYIO_API int npyio_dtype_has_objects(const npyio_dtype *dtype);
 
 /**
  * Builds a record dtype field by field, so that no field struct is ever
@@ -1080,7 +1080,7 @@ NPYIO_API npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
  * The dict must have exactly the keys 'descr' (a string or a list),
  * 'fortran_order' (True or False) and 'shape' (a tuple of ints >= 0).
  *
- * A descr is read as npyio_dtype_from_descr() reads it. A subarray descr
+ * A descr is read as npyio_dtype_parse() reads it. A subarray descr
  * is folded into the shape, as NumPy 2 does: ('<f8', (2,)) over (3,) is a
  * (3, 2) array of '<f8', and the folded dimensions count against
  * NPYIO_LIMIT_NDIM with the shape's. A subarray written as a type string
@@ -1169,7 +1169,7 @@ NPYIO_API const int64_t *npyio_header_shape(const npyio_header *header);
 /** 1 if the data is in Fortran (column-major) order, else 0.
  * @return 1 if the data is in Fortran order, else 0.
  * @since 1.0 */
-NPYIO_API int npyio_header_fortran_order(const npyio_header *header);
+NPYIO_API int npyio_header_is_fortran_order(const npyio_header *header);
 
 /** The number of elements: the product of the shape (1 for 0-d).
  * @return the number of elements; 0 for NULL.
@@ -1218,7 +1218,7 @@ NPYIO_API int64_t npyio_header_data_offset(const npyio_header *header);
  *         NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_header_as_read(const npyio_header *header,
+NPYIO_API npyio_status npyio_header_new_as_read(const npyio_header *header,
                                             uint32_t flags,
                                             npyio_header **out);
 
@@ -1271,8 +1271,8 @@ typedef struct npyio_stream_ops {
 } npyio_stream_ops;
 
 /** Open modes for npyio_stream_open_path(). */
-#define NPYIO_OPEN_READ 1u  /**< read an existing file */
-#define NPYIO_OPEN_WRITE 2u /**< create or truncate, then write */
+#define NPYIO_STREAM_READ 1u  /**< read an existing file */
+#define NPYIO_STREAM_WRITE 2u /**< create or truncate, then write */
 
 /**
  * A stream over callbacks.
@@ -1292,10 +1292,10 @@ NPYIO_API npyio_status npyio_stream_open_ops(const npyio_stream_ops *ops,
 
 /**
  * A stream over a file, opened with O_CLOEXEC. For writing .npy files use
- * npyio_writer_open_path(), which replaces files atomically; this opener
+ * npyio_writer_create_path(), which replaces files atomically; this opener
  * writes in place.
  * @param[in] path the file's path (NUL-terminated, in the OS's encoding).
- * @param[in] mode NPYIO_OPEN_READ or NPYIO_OPEN_WRITE.
+ * @param[in] mode NPYIO_STREAM_READ or NPYIO_STREAM_WRITE.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such file or directory, or
  *         not a directory);
  *         NPYIO_E_IO (other OS errors, named in the message);
@@ -1365,7 +1365,7 @@ NPYIO_API npyio_status npyio_stream_take_bytes(npyio_stream *stream,
  * Read up to cap bytes from a readable stream at its position: the
  * library's own loop (short reads continued, EINTR retried), so *got is
  * below cap only at the end of the data. For the bytes of an archive
- * member (npyio_npz_open_member()) or a stream the caller did not make.
+ * member (npyio_stream_open_member()) or a stream the caller did not make.
  * @param[out] got receives the number of bytes read (0 at the end).
  * @return NPYIO_OK; NPYIO_E_IO; NPYIO_E_INVALID_ARG (not a live, readable
  *         stream); a member stream's own statuses (NPYIO_E_CHECKSUM at
@@ -1597,8 +1597,8 @@ NPYIO_API npyio_status npyio_reader_close(npyio_reader *reader);
  * npyio_reader_read_alloc(), close.
  *
  * The header handed back describes the data handed back: with conversion
- * flags it is npyio_header_as_read() of the file's (native byte order, C
- * order), not the file's own, so that npyio_save() of the two writes the
+ * flags it is npyio_header_new_as_read() of the file's (native byte order, C
+ * order), not the file's own, so that npyio_save_with_header() of the two writes the
  * same array NumPy loaded.
  * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER.
  * @param[out] header receives the header (npyio_header_free()).
@@ -1609,7 +1609,7 @@ NPYIO_API npyio_status npyio_reader_close(npyio_reader *reader);
  *         arguments, unknown flags). On failure *header and *data are NULL.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_load(const char *path, uint32_t flags,
+NPYIO_API npyio_status npyio_load_with_header(const char *path, uint32_t flags,
                                   const npyio_options *options,
                                   npyio_header **header, void **data);
 
@@ -1617,8 +1617,8 @@ NPYIO_API npyio_status npyio_load(const char *path, uint32_t flags,
  * Load a plain array in one call and one free: the data in native byte
  * order and C order, with its type and shape written into the caller's
  * buffers. For any file NumPy can load without pickles: the type of a
- * record is its descr list, which npyio_dtype_from_descr() and
- * npyio_save_array() take back.
+ * record is its descr list, which npyio_dtype_parse() and
+ * npyio_save() take back.
  *
  * @param[in] path the file.
  * @param[in] options limits and allocator, or NULL.
@@ -1636,10 +1636,10 @@ NPYIO_API npyio_status npyio_load(const char *path, uint32_t flags,
  * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL (type or shape too small: the
  *         message gives the size needed; nothing is handed back);
  *         NPYIO_E_UNSUPPORTED (object arrays); the statuses of
- *         npyio_load(). On failure *data is NULL and *len 0.
+ *         npyio_load_with_header(). On failure *data is NULL and *len 0.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_load_array(const char *path,
+NPYIO_API npyio_status npyio_load(const char *path,
                                         const npyio_options *options,
                                         void **data, size_t *len, char *type,
                                         size_t type_cap, int *ndim,
@@ -1728,7 +1728,7 @@ typedef struct npyio_writer npyio_writer;
  *         unknown rows of a 0-d header); NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_open_path(const char *path,
+NPYIO_API npyio_status npyio_writer_create_path(const char *path,
                                               const npyio_header *header,
                                               uint32_t flags,
                                               const npyio_options *options,
@@ -1739,11 +1739,11 @@ NPYIO_API npyio_status npyio_writer_open_path(const char *path,
  * header is written at once (with NPYIO_WRITE_UNKNOWN_ROWS, rewritten at
  * close). Close flushes the stream; syncing it is the caller's business.
  * @param[in] flags NPYIO_WRITE_UNKNOWN_ROWS.
- * @return as npyio_writer_open_path(); NPYIO_E_UNSUPPORTED (unknown rows
+ * @return as npyio_writer_create_path(); NPYIO_E_UNSUPPORTED (unknown rows
  *         on a stream that cannot seek).
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_open_stream(npyio_stream *stream,
+NPYIO_API npyio_status npyio_writer_create_stream(npyio_stream *stream,
                                                 const npyio_header *header,
                                                 uint32_t flags,
                                                 const npyio_options *options,
@@ -1836,7 +1836,7 @@ NPYIO_API void npyio_writer_abort(npyio_writer *writer);
  *         object dtypes); NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_open_append(const char *path,
+NPYIO_API npyio_status npyio_writer_open_append_path(const char *path,
                                                 const npyio_header *rows,
                                                 uint32_t flags,
                                                 const npyio_options *options,
@@ -1849,13 +1849,13 @@ NPYIO_API npyio_status npyio_writer_open_append(const char *path,
  * can fill disjoint row ranges of one file at once. The header is never
  * touched. Close syncs the data unless NPYIO_WRITE_NO_SYNC. Each such
  * writer holds a shared lock on the file, so that no append runs meanwhile
- * (see npyio_writer_open_append(): NPYIO_E_LOCKED,
+ * (see npyio_writer_open_append_path(): NPYIO_E_LOCKED,
  * NPYIO_WRITE_WAIT_FOR_LOCK).
  * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_WAIT_FOR_LOCK.
- * @return as npyio_writer_open_append().
+ * @return as npyio_writer_open_append_path().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_writer_open_in_place(const char *path,
+NPYIO_API npyio_status npyio_writer_open_in_place_path(const char *path,
                                                   uint32_t flags,
                                                   const npyio_options *options,
                                                   npyio_writer **out);
@@ -1873,18 +1873,18 @@ NPYIO_API npyio_status npyio_writer_write_rows(npyio_writer *writer,
 
 /**
  * Save a whole array in one call: open, write, close (as
- * npyio_writer_open_path(): atomic replacement, synced unless
+ * npyio_writer_create_path(): atomic replacement, synced unless
  * NPYIO_WRITE_NO_SYNC).
  * @param[in] data the array's bytes, in the header's byte and memory order.
  * @param[in] len their number: npyio_header_nbytes() exactly.
  * @param[in] flags NPYIO_WRITE_NO_SYNC.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (len is not the header's nbytes:
  *         the message gives both; object dtypes, whose pickle is written
- *         with the writer API); the statuses of npyio_writer_open_path()
+ *         with the writer API); the statuses of npyio_writer_create_path()
  *         and npyio_writer_close().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_save(const char *path,
+NPYIO_API npyio_status npyio_save_with_header(const char *path,
                                   const npyio_header *header,
                                   const void *data, size_t len,
                                   uint32_t flags,
@@ -1896,8 +1896,8 @@ NPYIO_API npyio_status npyio_save(const char *path,
  * them, written as np.save would write them.
  *
  * @param[in] path the destination (replaced atomically, as by
- *            npyio_writer_open_path()).
- * @param[in] type the element type, as npyio_dtype_from_descr() takes it:
+ *            npyio_writer_create_path()).
+ * @param[in] type the element type, as npyio_dtype_parse() takes it:
  *            a type string ("f8", "<f8", "float64", "i4", "U10") or a
  *            record's descr list. Byte-order characters must say this
  *            host's order or none.
@@ -1910,11 +1910,11 @@ NPYIO_API npyio_status npyio_save(const char *path,
  * @param[in] options limits and allocator, or NULL.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a len that does not match, naming
  *         both numbers; a type in the other byte order; object dtypes);
- *         the statuses of npyio_dtype_from_descr(), npyio_header_new()
- *         and npyio_save().
+ *         the statuses of npyio_dtype_parse(), npyio_header_new()
+ *         and npyio_save_with_header().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_save_array(const char *path, const char *type,
+NPYIO_API npyio_status npyio_save(const char *path, const char *type,
                                         int ndim, const int64_t *shape,
                                         const void *data, size_t len,
                                         uint32_t flags,
@@ -1929,7 +1929,7 @@ NPYIO_API npyio_status npyio_save_array(const char *path, const char *type,
  * copy, at a cost independent of the file's size. Opaque.
  *
  * The bytes are as stored (the file's byte order and memory order): check
- * npyio_header_dtype() and npyio_header_fortran_order() before using them
+ * npyio_header_dtype() and npyio_header_is_fortran_order() before using them
  * as numbers. A mapping stays valid until npyio_map_close(); the file may
  * be closed or renamed meanwhile. If another process truncates a mapped
  * file, touching the lost pages raises SIGBUS: no library can prevent
@@ -1948,7 +1948,7 @@ typedef struct npyio_map npyio_map;
  *         NPYIO_E_OVERFLOW (larger than this host's address space).
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t flags,
+NPYIO_API npyio_status npyio_map_open_path(const char *path, uint32_t flags,
                                       const npyio_options *options,
                                       npyio_map **out);
 
@@ -1963,7 +1963,7 @@ NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t flags,
  * too full for the array fails here with NPYIO_E_IO rather than killing
  * the process with SIGBUS while the mapping is written; this costs time
  * in proportion to the size on file systems that cannot reserve blocks
- * without writing them. With NPYIO_WRITE_SPARSE the data is a hole
+ * without writing them. With NPYIO_MAP_SPARSE the data is a hole
  * instead, allocated as it is written: instant and using no space until
  * then, with the SIGBUS risk on a full disk.
  *
@@ -1973,15 +1973,15 @@ NPYIO_API npyio_status npyio_map_open(const char *path, uint32_t flags,
  * a sync of the directory that fails after the rename (NPYIO_E_IO, the
  * message saying the new file may not survive a crash). The path then
  * holds the new file, its data zeros, and no map is handed back.
- * The path is treated as by npyio_writer_open_path() (symbolic links,
+ * The path is treated as by npyio_writer_create_path() (symbolic links,
  * mode and owner of a replaced file); the file and its directory are
  * synced before this returns, and the data at npyio_map_close(), unless
  * NPYIO_WRITE_NO_SYNC.
- * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_SPARSE.
- * @return as npyio_map_open(); NPYIO_E_UNSUPPORTED for object dtypes.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_MAP_SPARSE.
+ * @return as npyio_map_open_path(); NPYIO_E_UNSUPPORTED for object dtypes.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_map_create(const char *path,
+NPYIO_API npyio_status npyio_map_create_path(const char *path,
                                         const npyio_header *header,
                                         uint32_t flags,
                                         const npyio_options *options,
@@ -2005,7 +2005,7 @@ NPYIO_API const npyio_header *npyio_map_header(const npyio_map *map);
  * @return 1 or 0 (0 for NULL).
  * @since 1.0
  */
-NPYIO_API int npyio_map_aligned(const npyio_map *map);
+NPYIO_API int npyio_map_is_aligned(const npyio_map *map);
 
 /**
  * Unmap. For a read-write map opened without NPYIO_WRITE_NO_SYNC, first
@@ -2112,44 +2112,44 @@ NPYIO_API npyio_status npyio_npz_find(const npyio_npz *npz, const char *key,
                                       size_t *index, int *ambiguous);
 
 /** What npyio_npz_stat() reports of a member. Values are pinned. */
-typedef int32_t npyio_npz_field;
+typedef int32_t npyio_npz_stat_id;
 /** The compression method: 0 stored, 8 deflate; others as found (12
  * bzip2, 14 lzma, ...), which this library lists but cannot read. */
-#define NPYIO_NPZ_METHOD 1
+#define NPYIO_NPZ_STAT_METHOD 1
 /** The entry's general purpose flags (bit 0: encrypted; bit 3: sizes
  * after the data; bit 11: UTF-8 name). */
-#define NPYIO_NPZ_FLAGS 2
+#define NPYIO_NPZ_STAT_FLAGS 2
 /** The CRC-32 of the uncompressed bytes, as the directory declares it. */
-#define NPYIO_NPZ_CRC32 3
+#define NPYIO_NPZ_STAT_CRC32 3
 /** The member's size in the archive, in bytes. */
-#define NPYIO_NPZ_COMPRESSED_SIZE 4
+#define NPYIO_NPZ_STAT_COMPRESSED_SIZE 4
 /** The member's uncompressed size (an .npy member's file size). */
-#define NPYIO_NPZ_SIZE 5
+#define NPYIO_NPZ_STAT_SIZE 5
 /** The absolute offset of the member's local header in the archive. */
-#define NPYIO_NPZ_HEADER_OFFSET 6
+#define NPYIO_NPZ_STAT_HEADER_OFFSET 6
 /** The absolute offset of the member's first byte of data. */
-#define NPYIO_NPZ_DATA_OFFSET 7
+#define NPYIO_NPZ_STAT_DATA_OFFSET 7
 /** 1 if the member is an .npy file (it starts with NumPy's magic
  * "\x93NUMPY", whatever its name), else 0; -1 if this library cannot
- * tell, because it cannot decompress the member (see NPYIO_NPZ_READABLE).
+ * tell, because it cannot decompress the member (see NPYIO_NPZ_STAT_READABLE).
  * Also 0 for a member it can decompress but declines to read (a stored
  * member whose two sizes differ, one over a limit) and for one whose first
- * bytes cannot be read (damage): npyio_npz_open_reader() says why. */
-#define NPYIO_NPZ_IS_ARRAY 8
+ * bytes cannot be read (damage): npyio_reader_open_member() says why. */
+#define NPYIO_NPZ_STAT_IS_ARRAY 8
 /** For a stored .npy member: the absolute offset of its array data (after
  * its .npy header); -1 for other members. */
-#define NPYIO_NPZ_ARRAY_OFFSET 9
-/** 1 if NPYIO_NPZ_ARRAY_OFFSET is a multiple of 64 (the member can be
+#define NPYIO_NPZ_STAT_ARRAY_OFFSET 9
+/** 1 if NPYIO_NPZ_STAT_ARRAY_OFFSET is a multiple of 64 (the member can be
  * mapped with its data aligned for any type); 0 otherwise, always for
  * deflated members. */
-#define NPYIO_NPZ_ALIGNED 10
+#define NPYIO_NPZ_STAT_ALIGNED 10
 /** 1 if this library can read the member (stored or deflated, neither
  * encrypted nor patched), else 0. */
-#define NPYIO_NPZ_READABLE 11
+#define NPYIO_NPZ_STAT_READABLE 11
 /** 1 if the name stored in the archive holds a NUL byte, else 0. The name
  * is cut there (npyio_npz_name()), as zipfile cuts it; a tool that
  * extracts files should refuse such a member rather than trust the cut. */
-#define NPYIO_NPZ_NAME_CUT 12
+#define NPYIO_NPZ_STAT_NAME_CUT 12
 
 /**
  * One fact about a member.
@@ -2158,7 +2158,7 @@ typedef int32_t npyio_npz_field;
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
-                                      npyio_npz_field field, int64_t *value);
+                                      npyio_npz_stat_id field, int64_t *value);
 
 /**
  * Open a member for reading as an .npy array: every reader call and flag
@@ -2196,23 +2196,23 @@ NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
  * holds for npyio_npz_load() and npyio_npz_verify().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_open_reader(npyio_npz *npz, size_t index,
+NPYIO_API npyio_status npyio_reader_open_member(npyio_npz *npz, size_t index,
                                              npyio_reader **out);
 
 /**
  * Open a member's uncompressed bytes as a read-only, seekable stream (any
- * member, .npy or not), checked as npyio_npz_open_reader() checks them.
+ * member, .npy or not), checked as npyio_reader_open_member() checks them.
  * Close it with npyio_stream_close() before the archive.
- * @return as npyio_npz_open_reader(), without the header statuses.
+ * @return as npyio_reader_open_member(), without the header statuses.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_open_member(npyio_npz *npz, size_t index,
+NPYIO_API npyio_status npyio_stream_open_member(npyio_npz *npz, size_t index,
                                              npyio_stream **out);
 
 /**
  * Map a stored .npy member of an archive opened from a path, read-only,
  * where it lies in the file: npyio_map_data(), npyio_map_header() and
- * npyio_map_aligned() as for a .npy file (see NPYIO_NPZ_ALIGNED). The CRC
+ * npyio_map_is_aligned() as for a .npy file (see NPYIO_NPZ_STAT_ALIGNED). The CRC
  * is not checked (that would read every page); call npyio_npz_verify()
  * for that. The map outlives the archive.
  *
@@ -2223,16 +2223,16 @@ NPYIO_API npyio_status npyio_npz_open_member(npyio_npz *npz, size_t index,
  * writers never shrink an archive in place (a save replaces the file
  * through a rename, which leaves the mapped one as it was). Where another
  * program may cut the archive, read the member instead
- * (npyio_npz_open_reader(), npyio_npz_load()): reads use pread() and a
+ * (npyio_reader_open_member(), npyio_npz_load()): reads use pread() and a
  * cut archive is NPYIO_E_TRUNCATED, naming the member ("the archive ends
  * inside it"), never a signal; or map a copy the other program cannot
  * reach.
  * @return NPYIO_OK; NPYIO_E_UNSUPPORTED (a deflated member, an archive
  *         opened from a stream, object dtypes); the statuses of
- *         npyio_map_open().
+ *         npyio_map_open_path().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_map(npyio_npz *npz, size_t index,
+NPYIO_API npyio_status npyio_map_open_member(npyio_npz *npz, size_t index,
                                      npyio_map **out);
 
 /**
@@ -2247,7 +2247,7 @@ NPYIO_API npyio_status npyio_npz_verify(npyio_npz *npz, size_t index);
 
 /**
  * Load member `index` of an open archive in one call and one free, as
- * npyio_load_array() loads a file: the data in native byte order and C
+ * npyio_load() loads a file: the data in native byte order and C
  * order (CRC checked), its type and shape written into the caller's
  * buffers. Open the archive once (npyio_npz_open_path()) and load each
  * member with one call; find a key's index with npyio_npz_find().
@@ -2258,15 +2258,15 @@ NPYIO_API npyio_status npyio_npz_verify(npyio_npz *npz, size_t index);
  *             success).
  * @param[out] len receives their size in bytes.
  * @param[out] type receives NumPy's dtype.str, NUL-terminated, or the
- *             descr list of a record (as npyio_load_array()).
+ *             descr list of a record (as npyio_load()).
  * @param[in] type_cap the size of type, NUL included.
  * @param[out] ndim receives the number of dimensions.
  * @param[out] shape receives ndim lengths.
  * @param[in] shape_cap the number of elements shape holds.
  * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL (type or shape too small);
  *         NPYIO_E_NOT_FOUND (index out of range); the statuses of
- *         npyio_npz_open_reader() and npyio_reader_read_alloc(), damage
- *         reported as damage (see npyio_npz_open_reader()). On failure
+ *         npyio_reader_open_member() and npyio_reader_read_alloc(), damage
+ *         reported as damage (see npyio_reader_open_member()). On failure
  *         *data is NULL and *len 0.
  * @since 1.0
  */
@@ -2306,21 +2306,21 @@ NPYIO_API npyio_status npyio_npz_load_as(npyio_npz *npz, size_t index,
  * records are written where sizes, offsets or the member count need them.
  * Stored members' data starts at an offset that is a multiple of 64 (a
  * padding extra field, as Android's zipalign writes), so their arrays can
- * be mapped aligned (npyio_npz_map()), unless NPYIO_NPZ_NO_ALIGN.
+ * be mapped aligned (npyio_map_open_member()), unless NPYIO_NPZ_WRITE_NO_ALIGN.
  */
 typedef struct npyio_npz_writer npyio_npz_writer;
 
 /**
- * Create an archive at path, replaced atomically as npyio_writer_open_path()
+ * Create an archive at path, replaced atomically as npyio_writer_create_path()
  * replaces .npy files (a temporary file renamed over the path at
  * npyio_npz_writer_close(), synced unless NPYIO_WRITE_NO_SYNC; a failed or
  * aborted archive leaves an existing file untouched).
- * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_NO_ALIGN.
- * @return NPYIO_OK; the statuses of npyio_writer_open_path();
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN.
+ * @return NPYIO_OK; the statuses of npyio_writer_create_path();
  *         NPYIO_E_INVALID_ARG.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_create_path(const char *path, uint32_t flags,
+NPYIO_API npyio_status npyio_npz_writer_create_path(const char *path, uint32_t flags,
                                              const npyio_options *options,
                                              npyio_npz_writer **out);
 
@@ -2329,12 +2329,12 @@ NPYIO_API npyio_status npyio_npz_create_path(const char *path, uint32_t flags,
  * be able to seek (each member's local header is completed after its
  * data): a pipe is refused with NPYIO_E_UNSUPPORTED; write to a file and
  * copy it.
- * @param[in] flags NPYIO_NPZ_NO_ALIGN.
+ * @param[in] flags NPYIO_NPZ_WRITE_NO_ALIGN.
  * @return NPYIO_OK; NPYIO_E_UNSUPPORTED; NPYIO_E_IO; NPYIO_E_INVALID_ARG;
  *         NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_create_stream(npyio_stream *stream,
+NPYIO_API npyio_status npyio_npz_writer_create_stream(npyio_stream *stream,
                                                uint32_t flags,
                                                const npyio_options *options,
                                                npyio_npz_writer **out);
@@ -2362,17 +2362,17 @@ NPYIO_API npyio_status npyio_npz_create_stream(npyio_stream *stream,
  * ZIP64 locator's signature (0x07064b50 modulo 4 GiB, and a few offsets
  * past 30 GB) cannot be given such records: NPYIO_E_UNSUPPORTED.
  *
- * Locking: as npyio_writer_open_append(), an exclusive lock on the archive
+ * Locking: as npyio_writer_open_append_path(), an exclusive lock on the archive
  * from open to close excludes other appenders (NPYIO_E_LOCKED, or wait
  * with NPYIO_WRITE_WAIT_FOR_LOCK); an appender that waited appends to the
  * archive the previous one left.
- * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_NO_ALIGN,
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN,
  *            NPYIO_WRITE_WAIT_FOR_LOCK.
  * @return NPYIO_OK; NPYIO_E_LOCKED; NPYIO_E_UNSUPPORTED (above); the
- *         statuses of npyio_npz_open_path() and npyio_npz_create_path().
+ *         statuses of npyio_npz_open_path() and npyio_npz_writer_create_path().
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
+NPYIO_API npyio_status npyio_npz_writer_open_append_path(const char *path, uint32_t flags,
                                              const npyio_options *options,
                                              npyio_npz_writer **out);
 
@@ -2397,25 +2397,27 @@ NPYIO_API npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a key refused, named; a level
  *         out of range); NPYIO_E_STATE (a member's writer is still open;
  *         the archive failed earlier); the statuses of
- *         npyio_writer_open_stream(); NPYIO_E_IO.
+ *         npyio_writer_create_stream(); NPYIO_E_IO.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_add(npyio_npz_writer *npz, const char *key,
+NPYIO_API npyio_status npyio_writer_create_member(npyio_npz_writer *npz, const char *key,
                                      const npyio_header *header, int level,
                                      uint32_t flags, npyio_writer **out);
 
 /**
- * Add a member from a whole array in memory: npyio_npz_add(), one write,
+ * Add a member from a whole array in memory: npyio_writer_create_member(), one write,
  * close.
  * @param[in] len npyio_header_nbytes(header) exactly.
- * @return as npyio_npz_add(); NPYIO_E_INVALID_ARG (len does not match).
+ * @return as npyio_writer_create_member(); NPYIO_E_INVALID_ARG (len does not match).
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_add_array(npyio_npz_writer *npz,
+NPYIO_API npyio_status npyio_npz_writer_add_with_header(npyio_npz_writer *npz,
                                            const char *key,
                                            const npyio_header *header,
-                                           const void *data, size_t len,
-                                           int level);
+                                           const void *data,
+                                           size_t len,
+                                           int level,
+                                           uint32_t flags);
 
 /**
  * Add an .npy file as it is: the bytes of `from` (borrowed), from its
@@ -2426,9 +2428,9 @@ NPYIO_API npyio_status npyio_npz_add_array(npyio_npz_writer *npz,
  * archive stays usable. A file shorter than its header describes (not
  * for object arrays, whose pickle has no declared length) fails the
  * member, and with it the archive, as a failed member writer does.
- * Stored members are aligned unless NPYIO_NPZ_NO_ALIGN; deflated ones use
+ * Stored members are aligned unless NPYIO_NPZ_WRITE_NO_ALIGN; deflated ones use
  * NPYIO_LIMIT_THREADS threads.
- * @param[in] key the NumPy key, as for npyio_npz_add().
+ * @param[in] key the NumPy key, as for npyio_writer_create_member().
  * @param[in] level 0 stores the member, 1 to 9 deflate it.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a key refused, a level out of
  *         range, NULL arguments); NPYIO_E_FORMAT, NPYIO_E_UNSUPPORTED,
@@ -2437,9 +2439,11 @@ NPYIO_API npyio_status npyio_npz_add_array(npyio_npz_writer *npz,
  *         NPYIO_E_STATE; NPYIO_E_IO; NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_add_npy(npyio_npz_writer *npz,
-                                         const char *key, npyio_stream *from,
-                                         int level);
+NPYIO_API npyio_status npyio_npz_writer_add_npy(npyio_npz_writer *npz,
+                                         const char *key,
+                                         npyio_stream *from,
+                                         int level,
+                                         uint32_t flags);
 
 /**
  * Copy member `index` of an archive being read into this one as it is
@@ -2456,8 +2460,7 @@ NPYIO_API npyio_status npyio_npz_add_npy(npyio_npz_writer *npz,
  *         NPYIO_E_IO.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_copy(npyio_npz_writer *npz, npyio_npz *src,
-                                      size_t index, const char *key);
+NPYIO_API npyio_status npyio_npz_writer_copy(npyio_npz_writer *npz, const char *key, npyio_npz *src, size_t index);
 
 /**
  * Finish the archive: its central directory and end records, then for a
@@ -2479,15 +2482,15 @@ NPYIO_API void npyio_npz_writer_abort(npyio_npz_writer *npz);
 
 /**
  * Save several arrays as an archive in one call, as np.savez (level 0) or
- * np.savez_compressed (level 6) would: npyio_npz_create_path(), one
- * npyio_npz_add_array() per array, close.
+ * np.savez_compressed (level 6) would: npyio_npz_writer_create_path(), one
+ * npyio_npz_writer_add_with_header() per array, close.
  * @param[in] count the number of arrays (0 writes an empty archive).
  * @param[in] keys, headers, data, lens count entries each.
  * @return NPYIO_OK; the statuses of the calls above; nothing replaces the
  *         path unless every array was written.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_save(const char *path, size_t count,
+NPYIO_API npyio_status npyio_savez_with_header(const char *path, size_t count,
                                       const char *const *keys,
                                       const npyio_header *const *headers,
                                       const void *const *data,

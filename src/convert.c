@@ -899,7 +899,7 @@ npyio_status npyio_dtype_swap(const npyio_dtype *dtype, void *data,
         return st;
     if (data == NULL && nbytes > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
-    if (npyio_dtype_contains_objects(dtype))
+    if (npyio_dtype_has_objects(dtype))
         return npyio__fail(NPYIO_E_UNSUPPORTED,
                            "%s: the dtype holds Python objects, whose bytes "
                            "are pointers, not values", where);

@@ -3,7 +3,7 @@
  * comma-separated lists of types included) and the descr literals of .npy
  * headers (numpy.lib.format's descr_to_dtype: type strings, lists of
  * fields, (descr, shape) pairs), handed over as nodes of a literal parsed
- * by literal.c; and npyio_dtype_from_descr, which takes either as text.
+ * by literal.c; and npyio_dtype_parse, which takes either as text.
  * Builds through the dtype model (dtype.c) and the record module
  * (record.c), neither of which calls back; knows nothing of streams or of
  * the rest of the header dict.
@@ -1177,11 +1177,11 @@ static bool looks_like_literal(const char *text, size_t len)
     return i < len && !is_digit(text[i]) && text[i] != ',' && text[i] != ')';
 }
 
-npyio_status npyio_dtype_from_descr(const char *text, size_t len,
+npyio_status npyio_dtype_parse(const char *text, size_t len,
                                     const npyio_options *options,
                                     npyio_dtype **out)
 {
-    static const char where[] = "npyio_dtype_from_descr";
+    static const char where[] = "npyio_dtype_parse";
     npyio__lit_config config;
     npyio__lit_doc doc;
     npyio__mem mem;

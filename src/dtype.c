@@ -354,10 +354,10 @@ static bool valid_order_char(char c)
     return c == '<' || c == '>' || c == '=' || c == '|';
 }
 
-npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
+npyio_status npyio_dtype_new_scalar(npyio_kind kind, size_t itemsize,
                                 char byteorder, npyio_dtype **out)
 {
-    static const char where[] = "npyio_dtype_scalar";
+    static const char where[] = "npyio_dtype_new_scalar";
     npyio__mem mem;
 
     if (out == NULL)
@@ -367,7 +367,7 @@ npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
         kind == NPYIO_KIND_TIMEDELTA)
         return npyio__fail(NPYIO_E_INVALID_ARG,
                            "%s: kind %d is not a scalar kind (datetimes: use "
-                           "npyio_dtype_datetime)", where, (int)kind);
+                           "npyio_dtype_new_datetime)", where, (int)kind);
     if (kind == NPYIO_KIND_OBJECT && itemsize == 0)
         itemsize = SIZE_INTP;
     if (!npyio__dtype_valid_size(kind, itemsize) ||
@@ -385,11 +385,11 @@ npyio_status npyio_dtype_scalar(npyio_kind kind, size_t itemsize,
     return npyio__dtype_make_scalar(&mem, kind, itemsize, byteorder, out);
 }
 
-npyio_status npyio_dtype_datetime(npyio_kind kind, const char *unit,
+npyio_status npyio_dtype_new_datetime(npyio_kind kind, const char *unit,
                                   int64_t multiplier, char byteorder,
                                   npyio_dtype **out)
 {
-    static const char where[] = "npyio_dtype_datetime";
+    static const char where[] = "npyio_dtype_new_datetime";
     npyio__mem mem;
     int u;
 
@@ -519,7 +519,7 @@ int64_t npyio_dtype_datetime_multiplier(const npyio_dtype *dtype)
     return dtype->multiplier;
 }
 
-int npyio_dtype_equal(const npyio_dtype *a, const npyio_dtype *b)
+int npyio_dtype_is_equal(const npyio_dtype *a, const npyio_dtype *b)
 {
     if (a == b)
         return 1;
@@ -630,10 +630,10 @@ const int64_t *npyio_dtype_field_shape(const npyio_dtype *dtype, size_t i)
                                                        : NULL;
 }
 
-npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
+npyio_status npyio_dtype_find_field(const npyio_dtype *dtype,
                                      const char *name, size_t *index)
 {
-    static const char where[] = "npyio_dtype_field_index";
+    static const char where[] = "npyio_dtype_find_field";
     size_t i, n;
     npyio_status st;
 
@@ -660,7 +660,7 @@ npyio_status npyio_dtype_field_index(const npyio_dtype *dtype,
                        name);
 }
 
-int npyio_dtype_contains_objects(const npyio_dtype *dtype)
+int npyio_dtype_has_objects(const npyio_dtype *dtype)
 {
     return dtype != NULL && dtype->magic == NPYIO__MAGIC_DTYPE &&
            dtype->has_objects;
@@ -674,7 +674,7 @@ bool npyio__compound_equal(const npyio_dtype *a, const npyio_dtype *b)
     int d;
 
     if (a->kind == NPYIO_KIND_SUBARRAY) {
-        if (a->ndim != b->ndim || !npyio_dtype_equal(a->base, b->base))
+        if (a->ndim != b->ndim || !npyio_dtype_is_equal(a->base, b->base))
             return false;
         for (d = 0; d < a->ndim; d++)
             if (a->shape[d] != b->shape[d])
@@ -692,7 +692,7 @@ bool npyio__compound_equal(const npyio_dtype *a, const npyio_dtype *b)
             (f->title != NULL && (f->title_len != g->title_len ||
                                   memcmp(f->title, g->title,
                                          f->title_len) != 0)) ||
-            !npyio_dtype_equal(f->dtype, g->dtype))
+            !npyio_dtype_is_equal(f->dtype, g->dtype))
             return false;
     }
     return true;

@@ -25,7 +25,7 @@ npyio_status npyio__fail(npyio_status status, const char *fmt, ...)
 npyio_status npyio__with_context(npyio_status status, const char *context);
 
 /* At the return of a public function: the message starts with the name of
- * the function the caller called ("npyio_load: ..."), not with one used
+ * the function the caller called ("npyio_load_with_header: ..."), not with one used
  * inside it (a leading "npyio_<other>: " is replaced), nor with none.
  * Returns status. */
 npyio_status npyio__as_called(npyio_status status, const char *function);

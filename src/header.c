@@ -1106,11 +1106,11 @@ npyio_status npyio__header_as_read(const npyio__mem *mem,
 
     *out = NULL;
     st = npyio__check_flags(flags, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
-                            "npyio_header_as_read");
+                            "npyio_header_new_as_read");
     if (st != NPYIO_OK)
         return st;
     if (flags & NPYIO_READ_NATIVE)
-        st = npyio_dtype_native(header->dtype, &dt);
+        st = npyio_dtype_new_native(header->dtype, &dt);
     else
         dt = npyio_dtype_ref(header->dtype);
     if (st != NPYIO_OK)
@@ -1124,21 +1124,21 @@ npyio_status npyio__header_as_read(const npyio__mem *mem,
     return st;
 }
 
-npyio_status npyio_header_as_read(const npyio_header *header, uint32_t flags,
+npyio_status npyio_header_new_as_read(const npyio_header *header, uint32_t flags,
                                   npyio_header **out)
 {
     npyio__mem mem;
 
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG,
-                           "npyio_header_as_read: out is NULL");
+                           "npyio_header_new_as_read: out is NULL");
     *out = NULL;
     if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_header_as_read: "
+        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_header_new_as_read: "
                            "header is not an npyio_header");
     npyio__dtype_mem(header->dtype, &mem);
     return npyio__as_called(npyio__header_as_read(&mem, header, flags, out),
-                            "npyio_header_as_read");
+                            "npyio_header_new_as_read");
 }
 
 /* ---- getters ---------------------------------------------------------------------------- */
@@ -1163,7 +1163,7 @@ const int64_t *npyio_header_shape(const npyio_header *header)
     return is_header(header) ? header->shape : NULL;
 }
 
-int npyio_header_fortran_order(const npyio_header *header)
+int npyio_header_is_fortran_order(const npyio_header *header)
 {
     return is_header(header) && header->fortran_order;
 }

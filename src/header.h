@@ -78,7 +78,7 @@ npyio_status npyio__header_new(const npyio__mem *mem,
                                const int64_t *shape, int fortran_order,
                                npyio_header **out);
 
-/* npyio_header_as_read() through mem. */
+/* npyio_header_new_as_read() through mem. */
 npyio_status npyio__header_as_read(const npyio__mem *mem,
                                    const npyio_header *header, uint32_t flags,
                                    npyio_header **out);

@@ -104,7 +104,7 @@ npyio_status npyio__header_check_data(npyio_stream *s, const npyio_header *h,
     npyio_status st;
 
     *checked = false;
-    if (npyio_dtype_contains_objects(h->dtype))
+    if (npyio_dtype_has_objects(h->dtype))
         return NPYIO_OK; /* a pickle's length is not in the header */
     /* Read ahead already: no need to ask the stream what it is. */
     *checked = npyio__stream_buffered(s) >= (uint64_t)h->nbytes;

@@ -39,7 +39,7 @@ const npyio_header *npyio_map_header(const npyio_map *map)
     return live(map) ? map->header : NULL;
 }
 
-int npyio_map_aligned(const npyio_map *map)
+int npyio_map_is_aligned(const npyio_map *map)
 {
     size_t alignment;
 
@@ -74,7 +74,7 @@ static npyio_status map_length(const npyio_header *h, size_t *len)
 {
     uint64_t total = (uint64_t)h->data_offset + (uint64_t)h->nbytes;
 
-    if (npyio_dtype_contains_objects(h->dtype))
+    if (npyio_dtype_has_objects(h->dtype))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "the array holds Python "
                            "objects (a pickle): it cannot be mapped");
     if (total > SIZE_MAX)
@@ -150,7 +150,7 @@ static npyio_status map_open_body(const char *path, uint32_t flags,
                                   const npyio_options *options,
                                   npyio_map **out)
 {
-    static const char where[] = "npyio_map_open";
+    static const char where[] = "npyio_map_open_path";
     npyio_stream *file = NULL;
     int64_t size = 0;
     npyio_status st;
@@ -173,13 +173,13 @@ static npyio_status map_open_body(const char *path, uint32_t flags,
     return npyio__with_context(st, path);
 }
 
-npyio_status npyio_map_open(const char *path, uint32_t flags,
+npyio_status npyio_map_open_path(const char *path, uint32_t flags,
                             const npyio_options *options, npyio_map **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(map_open_body(path, flags, options, out),
-                            "npyio_map_open");
+                            "npyio_map_open_path");
 }
 
 /* The header np.save would write for h's array: the layout the created
@@ -194,7 +194,7 @@ static npyio_status fresh_header(const npyio_header *h, const npyio__mem *mem,
 
 /* Write the header, then size the file for its data: blocks reserved, so
  * that a full disk fails here and not as SIGBUS in the caller's hands, or
- * with NPYIO_WRITE_SPARSE a hole that reads as zeros. */
+ * with NPYIO_MAP_SPARSE a hole that reads as zeros. */
 static npyio_status lay_out(npyio_stream *file, const npyio_header *h,
                             size_t total, const npyio__mem *mem, bool sparse)
 {
@@ -227,7 +227,7 @@ static npyio_status map_create_body(const char *path,
                                     const npyio_options *options,
                                     npyio_map **out)
 {
-    static const char where[] = "npyio_map_create";
+    static const char where[] = "npyio_map_create_path";
     npyio_stream *file = NULL;
     npyio__mem mem;
     npyio_header *h = NULL;
@@ -241,7 +241,7 @@ static npyio_status map_create_body(const char *path,
     if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is not an "
                            "npyio_header", where);
-    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_SPARSE,
+    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_MAP_SPARSE,
                             where);
     if (st != NPYIO_OK)
         return st;
@@ -265,7 +265,7 @@ static npyio_status map_create_body(const char *path,
         return st;
     }
     st = npyio__with_context(lay_out(file, h, total, &mem,
-                                     (flags & NPYIO_WRITE_SPARSE) != 0),
+                                     (flags & NPYIO_MAP_SPARSE) != 0),
                              path);
     if (st == NPYIO_OK)
         st = npyio__with_context(map_at(file, 0, h,
@@ -286,7 +286,7 @@ static npyio_status map_create_body(const char *path,
     return st; /* (a failed commit names the path) */
 }
 
-npyio_status npyio_map_create(const char *path, const npyio_header *header,
+npyio_status npyio_map_create_path(const char *path, const npyio_header *header,
                               uint32_t flags, const npyio_options *options,
                               npyio_map **out)
 {
@@ -294,5 +294,5 @@ npyio_status npyio_map_create(const char *path, const npyio_header *header,
         *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(map_create_body(path, header, flags, options,
                                             out),
-                            "npyio_map_create");
+                            "npyio_map_create_path");
 }

@@ -12,7 +12,7 @@
  * whose back end maps: a file): its header is read and checked there (the
  * data must lie within the range), then only the pages of its data are
  * mapped, shared, read-only or read-write (flags: NPYIO_MAP_WRITE,
- * NPYIO_WRITE_NO_SYNC as for npyio_map_open()). The stream may be closed
+ * NPYIO_WRITE_NO_SYNC as for npyio_map_open_path()). The stream may be closed
  * afterwards (the mapping keeps the file).
  */
 npyio_status npyio__map_array_at(npyio_stream *file, int64_t start,

@@ -453,26 +453,26 @@ npyio_status npyio_npz_find(const npyio_npz *npz, const char *key,
 }
 
 static npyio_status field_value(const npyio_npz *npz, size_t index,
-                                npyio_npz_field field, int64_t *value)
+                                npyio_npz_stat_id field, int64_t *value)
 {
     const npyio__zip_entry *e = &npz->dir.entries[index];
     const member_kind *k = &npz->kinds[index];
 
     switch (field) {
-    case NPYIO_NPZ_METHOD: *value = e->method; break;
-    case NPYIO_NPZ_FLAGS: *value = e->flags; break;
-    case NPYIO_NPZ_CRC32: *value = e->crc; break;
-    case NPYIO_NPZ_COMPRESSED_SIZE: *value = (int64_t)e->csize; break;
-    case NPYIO_NPZ_SIZE: *value = (int64_t)e->usize; break;
-    case NPYIO_NPZ_HEADER_OFFSET: *value = e->header_offset; break;
-    case NPYIO_NPZ_DATA_OFFSET: *value = e->data_offset; break;
-    case NPYIO_NPZ_IS_ARRAY: *value = k->readable ? k->is_array : -1; break;
-    case NPYIO_NPZ_ARRAY_OFFSET: *value = k->array_offset; break;
-    case NPYIO_NPZ_ALIGNED:
+    case NPYIO_NPZ_STAT_METHOD: *value = e->method; break;
+    case NPYIO_NPZ_STAT_FLAGS: *value = e->flags; break;
+    case NPYIO_NPZ_STAT_CRC32: *value = e->crc; break;
+    case NPYIO_NPZ_STAT_COMPRESSED_SIZE: *value = (int64_t)e->csize; break;
+    case NPYIO_NPZ_STAT_SIZE: *value = (int64_t)e->usize; break;
+    case NPYIO_NPZ_STAT_HEADER_OFFSET: *value = e->header_offset; break;
+    case NPYIO_NPZ_STAT_DATA_OFFSET: *value = e->data_offset; break;
+    case NPYIO_NPZ_STAT_IS_ARRAY: *value = k->readable ? k->is_array : -1; break;
+    case NPYIO_NPZ_STAT_ARRAY_OFFSET: *value = k->array_offset; break;
+    case NPYIO_NPZ_STAT_ALIGNED:
         *value = k->array_offset >= 0 && k->array_offset % 64 == 0;
         break;
-    case NPYIO_NPZ_READABLE: *value = k->readable; break;
-    case NPYIO_NPZ_NAME_CUT: *value = e->name_cut; break;
+    case NPYIO_NPZ_STAT_READABLE: *value = k->readable; break;
+    case NPYIO_NPZ_STAT_NAME_CUT: *value = e->name_cut; break;
     default:
         return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_npz_stat: field %d "
                            "is unknown to libnpyio %s", (int)field,
@@ -482,7 +482,7 @@ static npyio_status field_value(const npyio_npz *npz, size_t index,
 }
 
 static npyio_status npz_stat_body(const npyio_npz *npz, size_t index,
-                                  npyio_npz_field field, int64_t *value)
+                                  npyio_npz_stat_id field, int64_t *value)
 {
     static const char where[] = "npyio_npz_stat";
     npyio_status st = check_index(npz, index, where);
@@ -495,7 +495,7 @@ static npyio_status npz_stat_body(const npyio_npz *npz, size_t index,
 }
 
 npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
-                            npyio_npz_field field, int64_t *value)
+                            npyio_npz_stat_id field, int64_t *value)
 {
     return npyio__as_called(npz_stat_body(npz, index, field, value),
                             "npyio_npz_stat");
@@ -602,14 +602,14 @@ static npyio_status damage_instead(npyio_npz *npz, size_t index,
 static npyio_status npz_open_member_body(npyio_npz *npz, size_t index,
                                          npyio_stream **out)
 {
-    return open_member(npz, index, "npyio_npz_open_member", out);
+    return open_member(npz, index, "npyio_stream_open_member", out);
 }
 
-npyio_status npyio_npz_open_member(npyio_npz *npz, size_t index,
+npyio_status npyio_stream_open_member(npyio_npz *npz, size_t index,
                                    npyio_stream **out)
 {
     return npyio__as_called(npz_open_member_body(npz, index, out),
-                            "npyio_npz_open_member");
+                            "npyio_stream_open_member");
 }
 
 /* How a member's reader failed, for naming it once in messages. */
@@ -647,7 +647,7 @@ static npyio_status npz_open_reader_body(npyio_npz *npz, size_t index,
 {
     char label[128];
     reader_failure how;
-    npyio_status st = open_reader(npz, index, "npyio_npz_open_reader", out,
+    npyio_status st = open_reader(npz, index, "npyio_reader_open_member", out,
                                   &how);
 
     if (how == READER_FAILED)
@@ -657,17 +657,17 @@ static npyio_status npz_open_reader_body(npyio_npz *npz, size_t index,
     return st;
 }
 
-npyio_status npyio_npz_open_reader(npyio_npz *npz, size_t index,
+npyio_status npyio_reader_open_member(npyio_npz *npz, size_t index,
                                    npyio_reader **out)
 {
     return npyio__as_called(npz_open_reader_body(npz, index, out),
-                            "npyio_npz_open_reader");
+                            "npyio_reader_open_member");
 }
 
 static npyio_status npz_map_body(npyio_npz *npz, size_t index,
                                  npyio_map **out)
 {
-    static const char where[] = "npyio_npz_map";
+    static const char where[] = "npyio_map_open_member";
     const npyio__zip_entry *e;
     char label[128];
     npyio_status st = check_index(npz, index, where);
@@ -694,9 +694,9 @@ static npyio_status npz_map_body(npyio_npz *npz, size_t index,
                                label);
 }
 
-npyio_status npyio_npz_map(npyio_npz *npz, size_t index, npyio_map **out)
+npyio_status npyio_map_open_member(npyio_npz *npz, size_t index, npyio_map **out)
 {
-    return npyio__as_called(npz_map_body(npz, index, out), "npyio_npz_map");
+    return npyio__as_called(npz_map_body(npz, index, out), "npyio_map_open_member");
 }
 
 static npyio_status npz_verify_body(npyio_npz *npz, size_t index)

@@ -275,7 +275,7 @@ static npyio_status check_append_args(bool by_path, const char *path,
         return st != NPYIO_OK
                    ? st
                    : npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
-                                                   NPYIO_NPZ_NO_ALIGN |
+                                                   NPYIO_NPZ_WRITE_NO_ALIGN |
                                                    NPYIO_WRITE_WAIT_FOR_LOCK,
                                         where);
     }
@@ -284,7 +284,7 @@ static npyio_status check_append_args(bool by_path, const char *path,
         st = npyio__check_stream(out_stream, where);
     return st != NPYIO_OK
                ? st
-               : npyio__check_flags(flags, NPYIO_NPZ_NO_ALIGN |
+               : npyio__check_flags(flags, NPYIO_NPZ_WRITE_NO_ALIGN |
                                                NPYIO_WRITE_WAIT_FOR_LOCK,
                                     where);
 }
@@ -323,7 +323,7 @@ static npyio_status open_appender(bool by_path, const char *path,
                                   const npyio_options *options,
                                   npyio_npz_writer **out)
 {
-    static const char where[] = "npyio_npz_open_append";
+    static const char where[] = "npyio_npz_writer_open_append_path";
     npyio_npz_writer *w = NULL;
     npyio_status st;
 
@@ -357,7 +357,7 @@ npyio_status npyio__npz_open_append_streams(npyio_stream *original,
                          out);
 }
 
-npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
+npyio_status npyio_npz_writer_open_append_path(const char *path, uint32_t flags,
                                    const npyio_options *options,
                                    npyio_npz_writer **out)
 {
@@ -365,5 +365,5 @@ npyio_status npyio_npz_open_append(const char *path, uint32_t flags,
         *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(open_appender(true, path, NULL, NULL, flags,
                                           options, out),
-                            "npyio_npz_open_append");
+                            "npyio_npz_writer_open_append_path");
 }

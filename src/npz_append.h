@@ -7,12 +7,12 @@
 #include "stream.h"
 
 /*
- * npyio_npz_open_append over streams instead of a path: the archive read
+ * npyio_npz_writer_open_append_path over streams instead of a path: the archive read
  * from `original` (read at offsets; locked exclusively here where its
  * back end can), and written whole into `out` (empty, at offset 0; the
  * back end needs pwrite and resize), whose commit at close makes the
  * result final. Both are borrowed: closed by the caller after the
- * writer. flags as for npyio_npz_open_append but NPYIO_WRITE_NO_SYNC
+ * writer. flags as for npyio_npz_writer_open_append_path but NPYIO_WRITE_NO_SYNC
  * (durability is the streams' own: a commit without it).
  */
 npyio_status npyio__npz_open_append_streams(npyio_stream *original,

@@ -10,7 +10,7 @@
  * Member names are NumPy's (key + ".npy"), with fixed dates and
  * attributes, so the same arrays give the same bytes. Stored members'
  * data starts at a multiple of 64 (a padding extra field, as zipalign
- * writes), unless NPYIO_NPZ_NO_ALIGN.
+ * writes), unless NPYIO_NPZ_WRITE_NO_ALIGN.
  */
 #include "crc.h"
 #include "error.h"
@@ -69,7 +69,7 @@ npyio_status npyio__npz_writer_new(uint32_t flags,
     w->magic = NPYIO__MAGIC_NPZ_WRITER;
     w->mem = mem;
     w->durable = !(flags & NPYIO_WRITE_NO_SYNC);
-    w->align = !(flags & NPYIO_NPZ_NO_ALIGN);
+    w->align = !(flags & NPYIO_NPZ_WRITE_NO_ALIGN);
     st = npyio__options_copy_in(&mem, options, &w->options);
     if (st != NPYIO_OK) {
         npyio__free(w);
@@ -109,26 +109,26 @@ static npyio_status npz_create_path_body(const char *path, uint32_t flags,
                                          const npyio_options *options,
                                          npyio_npz_writer **out)
 {
-    static const char where[] = "npyio_npz_create_path";
+    static const char where[] = "npyio_npz_writer_create_path";
     npyio_status st;
 
     st = npyio__check_opener(out, path, where);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_NO_ALIGN,
+    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN,
                             where);
     return st != NPYIO_OK ? st
                           : create(path, NULL, flags, options, where, out);
 }
 
-npyio_status npyio_npz_create_path(const char *path, uint32_t flags,
+npyio_status npyio_npz_writer_create_path(const char *path, uint32_t flags,
                                    const npyio_options *options,
                                    npyio_npz_writer **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(npz_create_path_body(path, flags, options, out),
-                            "npyio_npz_create_path");
+                            "npyio_npz_writer_create_path");
 }
 
 static npyio_status npz_create_stream_body(npyio_stream *stream,
@@ -136,24 +136,24 @@ static npyio_status npz_create_stream_body(npyio_stream *stream,
                                            const npyio_options *options,
                                            npyio_npz_writer **out)
 {
-    static const char where[] = "npyio_npz_create_stream";
+    static const char where[] = "npyio_npz_writer_create_stream";
     npyio_status st;
 
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
-    st = npyio__check_flags(flags, NPYIO_NPZ_NO_ALIGN, where);
+    st = npyio__check_flags(flags, NPYIO_NPZ_WRITE_NO_ALIGN, where);
     return st != NPYIO_OK ? st
                           : create(NULL, stream, flags, options, where, out);
 }
 
-npyio_status npyio_npz_create_stream(npyio_stream *stream, uint32_t flags,
+npyio_status npyio_npz_writer_create_stream(npyio_stream *stream, uint32_t flags,
                                      const npyio_options *options,
                                      npyio_npz_writer **out)
 {
     return npyio__as_called(npz_create_stream_body(stream, flags, options,
                                                    out),
-                            "npyio_npz_create_stream");
+                            "npyio_npz_writer_create_stream");
 }
 
 /* ---- adding members ------------------------------------------------------------ */
@@ -182,7 +182,7 @@ static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
                                  const npyio_header *header, int level,
                                  uint32_t flags, npyio_writer **out)
 {
-    static const char where[] = "npyio_npz_add";
+    static const char where[] = "npyio_writer_create_member";
     npyio_stream *s = NULL;
     char *name = NULL;
     npyio_status st;
@@ -210,12 +210,12 @@ static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
     return st;
 }
 
-npyio_status npyio_npz_add(npyio_npz_writer *npz, const char *key,
+npyio_status npyio_writer_create_member(npyio_npz_writer *npz, const char *key,
                            const npyio_header *header, int level,
                            uint32_t flags, npyio_writer **out)
 {
     return npyio__as_called(npz_add_body(npz, key, header, level, flags, out),
-                            "npyio_npz_add");
+                            "npyio_writer_create_member");
 }
 
 static npyio_status npz_add_array_body(npyio_npz_writer *npz,
@@ -224,7 +224,7 @@ static npyio_status npz_add_array_body(npyio_npz_writer *npz,
                                        const void *data, size_t len,
                                        int level)
 {
-    static const char where[] = "npyio_npz_add_array";
+    static const char where[] = "npyio_npz_writer_add_with_header";
     npyio_writer *w = NULL;
     npyio_status st;
 
@@ -245,13 +245,11 @@ static npyio_status npz_add_array_body(npyio_npz_writer *npz,
     return npyio_writer_close(w);
 }
 
-npyio_status npyio_npz_add_array(npyio_npz_writer *npz, const char *key,
-                                 const npyio_header *header,
-                                 const void *data, size_t len, int level)
+npyio_status npyio_npz_writer_add_with_header(npyio_npz_writer *npz, const char *key, const npyio_header *header, const void *data, size_t len, int level, uint32_t flags)
 {
     return npyio__as_called(npz_add_array_body(npz, key, header, data, len,
                                                level),
-                            "npyio_npz_add_array");
+                            "npyio_npz_writer_add_with_header");
 }
 
 /* ---- adding .npy files as they are ------------------------------------------------ */
@@ -321,7 +319,7 @@ static npyio_status copy_npy_bytes(npyio_stream *member, npyio_stream *from,
 static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
                                      npyio_stream *from, int level)
 {
-    static const char where[] = "npyio_npz_add_npy";
+    static const char where[] = "npyio_npz_writer_add_npy";
     npyio_header *h = NULL;
     npyio_stream *s = NULL;
     unsigned char *buf = NULL;
@@ -350,7 +348,7 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
                            (uint64_t)npyio_header_nbytes(h)
                      : 0;
     if (st == NPYIO_OK && total < need &&
-        !npyio_dtype_contains_objects(npyio_header_dtype(h)))
+        !npyio_dtype_has_objects(npyio_header_dtype(h)))
         st = npyio__fail(NPYIO_E_TRUNCATED, "%s: the .npy file is %llu "
                          "bytes; its header describes %llu", where,
                          (unsigned long long)total, (unsigned long long)need);
@@ -363,11 +361,10 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
     return st;
 }
 
-npyio_status npyio_npz_add_npy(npyio_npz_writer *npz, const char *key,
-                               npyio_stream *from, int level)
+npyio_status npyio_npz_writer_add_npy(npyio_npz_writer *npz, const char *key, npyio_stream *from, int level, uint32_t flags)
 {
     return npyio__as_called(npz_add_npy_body(npz, key, from, level),
-                            "npyio_npz_add_npy");
+                            "npyio_npz_writer_add_npy");
 }
 
 /* ---- copying ------------------------------------------------------------------- */
@@ -412,7 +409,7 @@ static npyio_status copy_bytes(npyio_npz_writer *npz, npyio_stream *member,
 static npyio_status npz_copy_body(npyio_npz_writer *npz, npyio_npz *src,
                                   size_t index, const char *key)
 {
-    static const char where[] = "npyio_npz_copy";
+    static const char where[] = "npyio_npz_writer_copy";
     const npyio__zip_entry *se = NULL;
     npyio_stream *from = NULL, *s = NULL;
     char *name = NULL, label[160], shown[96];
@@ -451,11 +448,10 @@ static npyio_status npz_copy_body(npyio_npz_writer *npz, npyio_npz *src,
     return st;
 }
 
-npyio_status npyio_npz_copy(npyio_npz_writer *npz, npyio_npz *src,
-                            size_t index, const char *key)
+npyio_status npyio_npz_writer_copy(npyio_npz_writer *npz, const char *key, npyio_npz *src, size_t index)
 {
     return npyio__as_called(npz_copy_body(npz, src, index, key),
-                            "npyio_npz_copy");
+                            "npyio_npz_writer_copy");
 }
 
 /* ---- closing ------------------------------------------------------------------- */
@@ -517,7 +513,7 @@ static npyio_status npz_save_body(const char *path, size_t count,
                                   uint32_t flags,
                                   const npyio_options *options)
 {
-    static const char where[] = "npyio_npz_save";
+    static const char where[] = "npyio_savez_with_header";
     npyio_npz_writer *w = NULL;
     npyio_status st = NPYIO_OK;
     size_t i;
@@ -527,10 +523,9 @@ static npyio_status npz_save_body(const char *path, size_t count,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: keys, headers, data "
                            "and lens must be given for %zu arrays", where,
                            count);
-    st = npyio_npz_create_path(path, flags, options, &w);
+    st = npyio_npz_writer_create_path(path, flags, options, &w);
     for (i = 0; st == NPYIO_OK && i < count; i++)
-        st = npyio_npz_add_array(w, keys[i], headers[i], data[i], lens[i],
-                                 level);
+        st = npyio_npz_writer_add_with_header(w, keys[i], headers[i], data[i], lens[i], level, 0);
     if (st != NPYIO_OK) {
         npyio_npz_writer_abort(w);
         return st;
@@ -538,7 +533,7 @@ static npyio_status npz_save_body(const char *path, size_t count,
     return npyio_npz_writer_close(w);
 }
 
-npyio_status npyio_npz_save(const char *path, size_t count,
+npyio_status npyio_savez_with_header(const char *path, size_t count,
                             const char *const *keys,
                             const npyio_header *const *headers,
                             const void *const *data, const size_t *lens,
@@ -547,5 +542,5 @@ npyio_status npyio_npz_save(const char *path, size_t count,
 {
     return npyio__as_called(npz_save_body(path, count, keys, headers, data,
                                           lens, level, flags, options),
-                            "npyio_npz_save");
+                            "npyio_savez_with_header");
 }

@@ -372,7 +372,7 @@ static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
 
     if (st != NPYIO_OK)
         return st;
-    if (npyio_dtype_contains_objects(r->header->dtype))
+    if (npyio_dtype_has_objects(r->header->dtype))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the array holds Python "
                            "objects, stored as a pickle, which libnpyio "
                            "never unpickles (npyio_reader_read_pickle gives "
@@ -948,7 +948,7 @@ static npyio_status reader_read_pickle_body(npyio_reader *reader, void **bytes,
         return st;
     if (reader->sticky.failed != NPYIO_OK)
         return repeat_failure(reader, where);
-    if (!npyio_dtype_contains_objects(reader->header->dtype))
+    if (!npyio_dtype_has_objects(reader->header->dtype))
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the array holds no "
                            "Python objects; its data is not a pickle",
                            where);
@@ -1244,7 +1244,7 @@ static npyio_status load_body(const char *path, uint32_t flags,
     npyio_status st;
 
     if (header == NULL || data == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_load: %s is NULL",
+        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_load_with_header: %s is NULL",
                            header == NULL ? "header" : "data");
     *header = NULL;
     *data = NULL;
@@ -1254,7 +1254,7 @@ static npyio_status load_body(const char *path, uint32_t flags,
     return npyio__reader_load(r, flags, path, header, data);
 }
 
-npyio_status npyio_load(const char *path, uint32_t flags,
+npyio_status npyio_load_with_header(const char *path, uint32_t flags,
                         const npyio_options *options, npyio_header **header,
                         void **data)
 {
@@ -1263,10 +1263,10 @@ npyio_status npyio_load(const char *path, uint32_t flags,
     if (data != NULL)
         *data = NULL;
     return npyio__as_called(load_body(path, flags, options, header, data),
-                            "npyio_load");
+                            "npyio_load_with_header");
 }
 
-/* The type of a loaded array as npyio_load_array() names it: dtype.str,
+/* The type of a loaded array as npyio_load() names it: dtype.str,
  * or the descr list of a record (whose str, "|V12", would lose it). */
 static npyio_status type_text(const npyio_dtype *dt, char *type,
                               size_t type_cap, const char *where)
@@ -1289,7 +1289,7 @@ static npyio_status load_array_body(const char *path,
                                     size_t *len, char *type, size_t type_cap,
                                     int *ndim, int64_t *shape, int shape_cap)
 {
-    static const char where[] = "npyio_load_array";
+    static const char where[] = "npyio_load";
     npyio_header *h = NULL;
     npyio_status st;
 
@@ -1304,7 +1304,7 @@ static npyio_status load_array_body(const char *path,
     *data = NULL;
     *len = 0;
     *ndim = 0;
-    st = npyio_load(path, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, options, &h,
+    st = npyio_load_with_header(path, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, options, &h,
                     data);
     if (st == NPYIO_OK)
         st = type_text(h->dtype, type, type_cap, where);
@@ -1325,7 +1325,7 @@ static npyio_status load_array_body(const char *path,
     return st;
 }
 
-npyio_status npyio_load_array(const char *path, const npyio_options *options,
+npyio_status npyio_load(const char *path, const npyio_options *options,
                               void **data, size_t *len, char *type,
                               size_t type_cap, int *ndim, int64_t *shape,
                               int shape_cap)
@@ -1336,7 +1336,7 @@ npyio_status npyio_load_array(const char *path, const npyio_options *options,
         *len = 0;
     return npyio__as_called(load_array_body(path, options, data, len, type,
                                             type_cap, ndim, shape, shape_cap),
-                            "npyio_load_array");
+                            "npyio_load");
 }
 
 /* ---- reading with a type: the calls ----------------------------------------------- */
@@ -1398,7 +1398,7 @@ static npyio_status reader_type_text(const npyio_reader *r, char *type,
         memcpy(type, r->cast.to.name, need);
         return NPYIO_OK;
     }
-    st = npyio_dtype_native(r->header->dtype, &native);
+    st = npyio_dtype_new_native(r->header->dtype, &native);
     if (st == NPYIO_OK)
         st = type_text(native, type, type_cap, where);
     npyio_dtype_unref(native);

@@ -17,7 +17,7 @@ npyio_status npyio__reader_adopt(npyio_stream *stream,
 
 /*
  * Read all of an open reader's data (npyio_reader_read_alloc) and close
- * it: npyio_load()'s second half. `context` (a path, a member) prefixes
+ * it: npyio_load_with_header()'s second half. `context` (a path, a member) prefixes
  * failures. The header handed back describes the data handed back. The
  * reader is closed whatever happens; on failure *header and *data are
  * NULL.

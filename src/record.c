@@ -86,10 +86,10 @@ npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
     return NPYIO_OK;
 }
 
-npyio_status npyio_dtype_subarray(const npyio_dtype *base, int ndim,
+npyio_status npyio_dtype_new_subarray(const npyio_dtype *base, int ndim,
                                   const int64_t *shape, npyio_dtype **out)
 {
-    static const char where[] = "npyio_dtype_subarray";
+    static const char where[] = "npyio_dtype_new_subarray";
     npyio__mem mem;
     npyio_status st;
 
@@ -722,7 +722,7 @@ npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
         st = npyio__dtype_with_order(dtype->base, order, mem, &base);
         if (st == NPYIO_OK)
             st = npyio__make_subarray(base, dtype->ndim, dtype->shape,
-                                      "npyio_dtype_with_byteorder", mem, out);
+                                      "npyio_dtype_new_byteorder", mem, out);
         npyio_dtype_unref(base);
         return st;
     }
@@ -738,7 +738,7 @@ npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
     }
     if (st == NPYIO_OK)
         st = npyio__record_pack(&p, dtype->itemsize, dtype->alignment,
-                                "npyio_dtype_with_byteorder", out);
+                                "npyio_dtype_new_byteorder", out);
     npyio__pending_release(&p);
     return st;
 }
@@ -760,10 +760,10 @@ npyio_status npyio__dtype_with_order(const npyio_dtype *dtype, char order,
                                     out);
 }
 
-npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
+npyio_status npyio_dtype_new_byteorder(const npyio_dtype *dtype,
                                         char byteorder, npyio_dtype **out)
 {
-    static const char where[] = "npyio_dtype_with_byteorder";
+    static const char where[] = "npyio_dtype_new_byteorder";
     char order = byteorder == '=' ? npyio__host_order() : byteorder;
     npyio__mem mem;
     npyio_status st;
@@ -784,8 +784,8 @@ npyio_status npyio_dtype_with_byteorder(const npyio_dtype *dtype,
     return npyio__dtype_with_order(dtype, order, &mem, out);
 }
 
-npyio_status npyio_dtype_native(const npyio_dtype *dtype, npyio_dtype **out)
+npyio_status npyio_dtype_new_native(const npyio_dtype *dtype, npyio_dtype **out)
 {
-    return npyio_dtype_with_byteorder(dtype, '=', out);
+    return npyio_dtype_new_byteorder(dtype, '=', out);
 }
 

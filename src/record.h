@@ -10,7 +10,7 @@
 #include "alloc.h"
 #include "dtype.h"
 
-/* A subarray of base (ndim > 0), with the checks of npyio_dtype_subarray,
+/* A subarray of base (ndim > 0), with the checks of npyio_dtype_new_subarray,
  * allocated through mem. */
 npyio_status npyio__make_subarray(npyio_dtype *base, int ndim,
                                   const int64_t *shape, const char *where,
@@ -66,7 +66,7 @@ npyio_status npyio__record_pack(npyio__pending *p, size_t itemsize,
                                 size_t alignment, const char *where,
                                 npyio_dtype **out);
 
-/* npyio_dtype_with_byteorder() for a checked dtype and order ('<' or
+/* npyio_dtype_new_byteorder() for a checked dtype and order ('<' or
  * '>'), with whatever it makes allocated through mem. */
 npyio_status npyio__dtype_with_order(const npyio_dtype *dtype, char order,
                                      const npyio__mem *mem, npyio_dtype **out);

@@ -46,10 +46,10 @@ static npyio_status stream_open_path_body(const char *path, uint32_t mode,
     st = npyio__check_opener(out, path, where);
     if (st != NPYIO_OK)
         return st;
-    if (mode != NPYIO_OPEN_READ && mode != NPYIO_OPEN_WRITE)
+    if (mode != NPYIO_STREAM_READ && mode != NPYIO_STREAM_WRITE)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: mode must be "
-                           "NPYIO_OPEN_READ or NPYIO_OPEN_WRITE", where);
-    return open_owned(path, mode == NPYIO_OPEN_READ
+                           "NPYIO_STREAM_READ or NPYIO_STREAM_WRITE", where);
+    return open_owned(path, mode == NPYIO_STREAM_READ
                                 ? O_RDONLY
                                 : O_WRONLY | O_CREAT | O_TRUNC,
                       options, where, out);

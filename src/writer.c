@@ -56,7 +56,7 @@ npyio_status npyio__writer_new(const npyio_header *h, uint32_t flags,
     w->magic = NPYIO__MAGIC_WRITER;
     w->mem = mem;
     w->durable = !(flags & NPYIO_WRITE_NO_SYNC);
-    w->objects = h != NULL && npyio_dtype_contains_objects(h->dtype) != 0;
+    w->objects = h != NULL && npyio_dtype_has_objects(h->dtype) != 0;
     w->expected = h != NULL ? (uint64_t)h->nbytes : 0;
     w->sink = &new_array_sink;
     *out = w;
@@ -153,7 +153,7 @@ npyio_status npyio__writer_row_layout(const npyio_header *h,
     if (npyio__header_fortran_data(h))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: rows along axis 0 of "
                            "Fortran-order data are not contiguous", where);
-    if (npyio_dtype_contains_objects(h->dtype))
+    if (npyio_dtype_has_objects(h->dtype))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the array holds Python "
                            "objects (a pickle)", where);
     for (i = 1; i < h->ndim; i++)
@@ -390,10 +390,10 @@ static npyio_status writer_open_stream_body(npyio_stream *stream,
                                             npyio_writer **out)
 {
     return open_new(NULL, stream, header, flags, options,
-                    "npyio_writer_open_stream", out);
+                    "npyio_writer_create_stream", out);
 }
 
-npyio_status npyio_writer_open_stream(npyio_stream *stream,
+npyio_status npyio_writer_create_stream(npyio_stream *stream,
                                       const npyio_header *header,
                                       uint32_t flags,
                                       const npyio_options *options,
@@ -401,7 +401,7 @@ npyio_status npyio_writer_open_stream(npyio_stream *stream,
 {
     return npyio__as_called(writer_open_stream_body(stream, header, flags,
                                                     options, out),
-                            "npyio_writer_open_stream");
+                            "npyio_writer_create_stream");
 }
 
 static npyio_status writer_open_path_body(const char *path,
@@ -410,7 +410,7 @@ static npyio_status writer_open_path_body(const char *path,
                                           const npyio_options *options,
                                           npyio_writer **out)
 {
-    static const char where[] = "npyio_writer_open_path";
+    static const char where[] = "npyio_writer_create_path";
     npyio_status st = npyio__writer_check_open_args(header, out, where);
 
     if (st == NPYIO_OK)
@@ -420,7 +420,7 @@ static npyio_status writer_open_path_body(const char *path,
     return open_new(path, NULL, header, flags, options, where, out);
 }
 
-npyio_status npyio_writer_open_path(const char *path,
+npyio_status npyio_writer_create_path(const char *path,
                                     const npyio_header *header,
                                     uint32_t flags,
                                     const npyio_options *options,
@@ -428,7 +428,7 @@ npyio_status npyio_writer_open_path(const char *path,
 {
     return npyio__as_called(writer_open_path_body(path, header, flags,
                                                   options, out),
-                            "npyio_writer_open_path");
+                            "npyio_writer_create_path");
 }
 
 
@@ -468,14 +468,14 @@ static npyio_status save_body(const char *path, const npyio_header *header,
                               const void *data, size_t len, uint32_t flags,
                               const npyio_options *options)
 {
-    static const char where[] = "npyio_save";
+    static const char where[] = "npyio_save_with_header";
     npyio_writer *w = NULL;
     npyio_status st;
 
     if (header == NULL || header->magic != NPYIO__MAGIC_HEADER)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: header is not an "
                            "npyio_header", where);
-    if (npyio_dtype_contains_objects(header->dtype))
+    if (npyio_dtype_has_objects(header->dtype))
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the array holds Python "
                            "objects; write its pickle with "
                            "npyio_writer_write", where);
@@ -488,7 +488,7 @@ static npyio_status save_body(const char *path, const npyio_header *header,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
     st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC, where);
     if (st == NPYIO_OK)
-        st = npyio_writer_open_path(path, header, flags, options, &w);
+        st = npyio_writer_create_path(path, header, flags, options, &w);
     if (st != NPYIO_OK)
         return st;
     st = npyio_writer_write(w, data, len);
@@ -499,13 +499,13 @@ static npyio_status save_body(const char *path, const npyio_header *header,
     return npyio_writer_close(w);
 }
 
-npyio_status npyio_save(const char *path, const npyio_header *header,
+npyio_status npyio_save_with_header(const char *path, const npyio_header *header,
                         const void *data, size_t len, uint32_t flags,
                         const npyio_options *options)
 {
     return npyio__as_called(save_body(path, header, data, len, flags,
                                       options),
-                            "npyio_save");
+                            "npyio_save_with_header");
 }
 
 static npyio_status save_array_body(const char *path, const char *type,
@@ -514,14 +514,14 @@ static npyio_status save_array_body(const char *path, const char *type,
                                     uint32_t flags,
                                     const npyio_options *options)
 {
-    static const char where[] = "npyio_save_array";
+    static const char where[] = "npyio_save";
     npyio_dtype *dt = NULL;
     npyio_header *h = NULL;
     npyio_status st;
 
     if (type == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: type is NULL", where);
-    st = npyio_dtype_from_descr(type, strlen(type), options, &dt);
+    st = npyio_dtype_parse(type, strlen(type), options, &dt);
     /* The elements are a C program's: in this host's byte order. */
     if (st == NPYIO_OK && !npyio_dtype_is_native(dt))
         st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: type \"%s\" is in the "
@@ -531,19 +531,19 @@ static npyio_status save_array_body(const char *path, const char *type,
         st = npyio_header_new(dt, ndim, shape, 0, &h);
     npyio_dtype_unref(dt);
     if (st == NPYIO_OK)
-        st = npyio_save(path, h, data, len, flags, options);
+        st = npyio_save_with_header(path, h, data, len, flags, options);
     npyio_header_free(h);
     return st;
 }
 
-npyio_status npyio_save_array(const char *path, const char *type, int ndim,
+npyio_status npyio_save(const char *path, const char *type, int ndim,
                               const int64_t *shape, const void *data,
                               size_t len, uint32_t flags,
                               const npyio_options *options)
 {
     return npyio__as_called(save_array_body(path, type, ndim, shape, data,
                                             len, flags, options),
-                            "npyio_save_array");
+                            "npyio_save");
 }
 
 /* ---- sinks ------------------------------------------------------------------------- */

@@ -25,7 +25,7 @@ npyio_status npyio__writer_adopt(npyio_stream *stream,
  * header that cannot be written), checked before an archive starts the
  * member: a refusal after that would fail the whole archive.
  */
-/* npyio_writer_open_append and npyio_writer_open_in_place on a stream
+/* npyio_writer_open_append_path and npyio_writer_open_in_place_path on a stream
  * instead of a path (borrowed: closed by the caller after the writer):
  * one that reads and writes at offsets and can be resized (pread, pwrite,
  * resize), locked here where its back end can. An append whose header

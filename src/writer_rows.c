@@ -159,7 +159,7 @@ static npyio_status check_same_rows(const npyio_header *file,
 {
     int i;
 
-    if (!npyio_dtype_equal(file->dtype, rows->dtype) ||
+    if (!npyio_dtype_is_equal(file->dtype, rows->dtype) ||
         file->ndim != rows->ndim)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the rows' dtype or "
                            "number of dimensions differs from the file's",
@@ -260,18 +260,18 @@ npyio_status npyio__writer_open_append_stream(npyio_stream *stream,
                                               npyio_writer **out)
 {
     return open_append(false, NULL, stream, rows, flags, options,
-                       "npyio_writer_open_append", out);
+                       "npyio_writer_open_append_path", out);
 }
 
-npyio_status npyio_writer_open_append(const char *path,
+npyio_status npyio_writer_open_append_path(const char *path,
                                       const npyio_header *rows,
                                       uint32_t flags,
                                       const npyio_options *options,
                                       npyio_writer **out)
 {
     return npyio__as_called(open_append(true, path, NULL, rows, flags, options,
-                                        "npyio_writer_open_append", out),
-                            "npyio_writer_open_append");
+                                        "npyio_writer_open_append_path", out),
+                            "npyio_writer_open_append_path");
 }
 
 /* A writer of the file at w->path, through a temporary and a rename, with
@@ -284,7 +284,7 @@ static npyio_status open_rewrite(npyio_writer *w, const npyio_header *grown,
     npyio_status st = npyio__options_from_mem(&w->mem, &o);
 
     if (st == NPYIO_OK)
-        st = npyio_writer_open_path(w->path, grown,
+        st = npyio_writer_create_path(w->path, grown,
                                     w->durable ? 0 : NPYIO_WRITE_NO_SYNC, o,
                                     copy);
     npyio_options_free(o);
@@ -477,18 +477,18 @@ npyio_status npyio__writer_open_in_place_stream(npyio_stream *stream,
                                                 npyio_writer **out)
 {
     return open_in_place(false, NULL, stream, flags, options,
-                         "npyio_writer_open_in_place", out);
+                         "npyio_writer_open_in_place_path", out);
 }
 
-npyio_status npyio_writer_open_in_place(const char *path, uint32_t flags,
+npyio_status npyio_writer_open_in_place_path(const char *path, uint32_t flags,
                                         const npyio_options *options,
                                         npyio_writer **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
     return npyio__as_called(open_in_place(true, path, NULL, flags, options,
-                                          "npyio_writer_open_in_place", out),
-                            "npyio_writer_open_in_place");
+                                          "npyio_writer_open_in_place_path", out),
+                            "npyio_writer_open_in_place_path");
 }
 
 static npyio_status writer_write_rows_body(npyio_writer *writer, int64_t first,
@@ -504,7 +504,7 @@ static npyio_status writer_write_rows_body(npyio_writer *writer, int64_t first,
         return st;
     if (w->sink != &in_place_sink)
         return npyio__fail(NPYIO_E_STATE, "%s: the writer was not opened "
-                           "with npyio_writer_open_in_place", where);
+                           "with npyio_writer_open_in_place_path", where);
     h = w->layout;
     if (first < 0 || count < 0 || first > h->shape[0] ||
         count > h->shape[0] - first)

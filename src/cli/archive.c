@@ -15,7 +15,7 @@
 
 /* ---- members ------------------------------------------------------------ */
 
-int64_t cli_member_stat(const cli_input *in, size_t i, npyio_npz_field field)
+int64_t cli_member_stat(const cli_input *in, size_t i, npyio_npz_stat_id field)
 {
     int64_t v = -1;
 
@@ -47,11 +47,11 @@ const char *cli_method_name(int64_t method, char buf[32])
     }
 }
 
-/* Why npyio cannot read a member (NPYIO_NPZ_READABLE is 0). */
+/* Why npyio cannot read a member (NPYIO_NPZ_STAT_READABLE is 0). */
 const char *cli_unreadable_reason(const cli_input *in, size_t i,
                                   char buf[96])
 {
-    int64_t flags = cli_member_stat(in, i, NPYIO_NPZ_FLAGS);
+    int64_t flags = cli_member_stat(in, i, NPYIO_NPZ_STAT_FLAGS);
     char name[32];
 
     if (flags & 0x41)
@@ -60,7 +60,7 @@ const char *cli_unreadable_reason(const cli_input *in, size_t i,
         return "it is compressed patched data, which npyio does not read";
     snprintf(buf, 96, "its compression is %s, which npyio cannot "
                       "decompress (only stored and deflate)",
-             cli_method_name(cli_member_stat(in, i, NPYIO_NPZ_METHOD), name));
+             cli_method_name(cli_member_stat(in, i, NPYIO_NPZ_STAT_METHOD), name));
     return buf;
 }
 
@@ -72,9 +72,9 @@ int cli_member_too_short(cli_input *in, size_t i, char *why, size_t cap)
     const npyio_header *h = npyio_reader_header(in->reader);
     uint64_t need = (uint64_t)npyio_header_data_offset(h) +
                     (uint64_t)npyio_header_nbytes(h),
-             size = (uint64_t)cli_member_stat(in, i, NPYIO_NPZ_SIZE);
+             size = (uint64_t)cli_member_stat(in, i, NPYIO_NPZ_STAT_SIZE);
 
-    if (npyio_dtype_contains_objects(npyio_header_dtype(h)) || size >= need)
+    if (npyio_dtype_has_objects(npyio_header_dtype(h)) || size >= need)
         return 0;
     snprintf(why, cap, "%s is %" PRIu64 " bytes; its .npy header describes %"
              PRIu64, cli_member_label(in, i), size, need);
@@ -97,7 +97,7 @@ static int name_members(cli_input *in, const char *problem)
 
         sb_str(&b, i ? ", " : " ");
         text_escape(&b, key, strlen(key), 1);
-        if (cli_member_stat(in, i, NPYIO_NPZ_IS_ARRAY) == 0)
+        if (cli_member_stat(in, i, NPYIO_NPZ_STAT_IS_ARRAY) == 0)
             sb_str(&b, " (not an array)");
     }
     rc = cli_error(in->name, "%s", b.nomem ? problem : b.p);

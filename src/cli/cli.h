@@ -209,13 +209,13 @@ int cli_one_input(const cli_args *a,
 /* ---- an archive's members (archive.c) ---- */
 
 /* A member's statistic (npyio_npz_stat), -1 where it has none. */
-int64_t cli_member_stat(const cli_input *in, size_t i, npyio_npz_field field);
+int64_t cli_member_stat(const cli_input *in, size_t i, npyio_npz_stat_id field);
 
 /* A compression method's name as Python's zipfile gives it ("stored",
  * "deflate", ...), else "method N" written in buf. */
 const char *cli_method_name(int64_t method, char buf[32]);
 
-/* Why npyio cannot read member i (NPYIO_NPZ_READABLE is 0): static text
+/* Why npyio cannot read member i (NPYIO_NPZ_STAT_READABLE is 0): static text
  * or buf. */
 const char *cli_unreadable_reason(const cli_input *in, size_t i,
                                   char buf[96]);

@@ -21,7 +21,7 @@ int cli_read_through(cli_input *in, uint32_t flags, FILE *sink)
 {
     const npyio_header *h = npyio_reader_header(in->reader);
     int reorder = (flags & NPYIO_READ_C_ORDER) &&
-                  npyio_header_fortran_order(h) && cli_layouts_differ(h);
+                  npyio_header_is_fortran_order(h) && cli_layouts_differ(h);
     size_t got = 0,
            cap = cli_chunk_capacity(h, reorder ? CLI_REORDER_CHUNK
                                                : CLI_CHUNK);
@@ -29,7 +29,7 @@ int cli_read_through(cli_input *in, uint32_t flags, FILE *sink)
     npyio_status st;
     int rc = 0;
 
-    if (npyio_dtype_contains_objects(npyio_header_dtype(h))) {
+    if (npyio_dtype_has_objects(npyio_header_dtype(h))) {
         if (sink == NULL)
             return 0; /* a pickle's length is not in the header */
         return cli_error(in->name, "the array holds Python objects (a "

@@ -94,7 +94,7 @@ static npyio_status open_source(const cli_input *in, char order, source *src)
         src->flags |= NPYIO_READ_C_ORDER;
         return NPYIO_OK;
     }
-    if (npyio_header_fortran_order(h)) {
+    if (npyio_header_is_fortran_order(h)) {
         src->reader = in->reader;
         return NPYIO_OK;
     }
@@ -113,7 +113,7 @@ static npyio_status set_type(const source *src, const cli_args *a,
 
     if (a->dtype == NULL)
         return NPYIO_OK;
-    st = npyio_dtype_native(npyio_header_dtype(out_header), &native);
+    st = npyio_dtype_new_native(npyio_header_dtype(out_header), &native);
     if (st == NPYIO_OK)
         st = npyio_dtype_str(native, type, sizeof type, &len);
     npyio_dtype_unref(native);
@@ -141,9 +141,9 @@ static npyio_status output_header(const npyio_header *h, const cli_args *a,
     npyio_status st = NPYIO_OK;
 
     if (a->dtype != NULL)
-        st = npyio_dtype_from_descr(a->dtype, strlen(a->dtype), NULL, &type);
+        st = npyio_dtype_parse(a->dtype, strlen(a->dtype), NULL, &type);
     if (st == NPYIO_OK)
-        st = npyio_dtype_with_byteorder(type != NULL ? type
+        st = npyio_dtype_new_byteorder(type != NULL ? type
                                                      : npyio_header_dtype(h),
                                         a->byteorder, &dt);
     npyio_dtype_unref(type);
@@ -170,7 +170,7 @@ static npyio_status copy_data(const source *src, npyio_writer *w,
     const npyio_dtype *dt = npyio_header_dtype(out_header);
     const npyio_header *in = npyio_reader_header(src->reader);
     int reorder = (src->flags & NPYIO_READ_C_ORDER) &&
-                  npyio_header_fortran_order(in) && cli_layouts_differ(in);
+                  npyio_header_is_fortran_order(in) && cli_layouts_differ(in);
     size_t got = 0,
            cap = cli_chunk_capacity(in, reorder ? CLI_REORDER_CHUNK
                                                 : CLI_CHUNK);
@@ -208,12 +208,12 @@ static npyio_status open_output(const char *name, const npyio_header *h,
 
     *stream = NULL;
     if (strcmp(name, "-") != 0)
-        return npyio_writer_open_path(name, h,
+        return npyio_writer_create_path(name, h,
                                       no_sync ? NPYIO_WRITE_NO_SYNC : 0,
                                       options, w);
     st = npyio_stream_open_file(stdout, options, stream);
     if (st == NPYIO_OK)
-        st = npyio_writer_open_stream(*stream, h, 0, options, w);
+        st = npyio_writer_create_stream(*stream, h, 0, options, w);
     return st;
 }
 
@@ -227,12 +227,12 @@ static int prepare_input(const char *in_name, const cli_args *a,
         return cli_error(in_name, "an .npz archive: convert takes an .npy "
                                   "file (npyio unpack takes the arrays out "
                                   "of an archive)");
-    if (npyio_dtype_contains_objects(
+    if (npyio_dtype_has_objects(
             npyio_header_dtype(npyio_reader_header(in->reader))))
         return cli_error(in_name, "the array holds Python objects (a "
                                   "pickle), which npyio does not unpickle");
     if (cli_layouts_differ(npyio_reader_header(in->reader)) &&
-        (a->order == 'F') != (npyio_header_fortran_order(
+        (a->order == 'F') != (npyio_header_is_fortran_order(
                                   npyio_reader_header(in->reader)) != 0) &&
         cli_input_make_seekable(in) != 0)
         return EXIT_INVALID;

@@ -15,8 +15,8 @@ static int stored_as_dumped(const npyio_header *h)
 {
     const npyio_dtype *dt = npyio_header_dtype(h);
 
-    return !npyio_dtype_contains_objects(dt) && npyio_dtype_is_native(dt) &&
-           (!npyio_header_fortran_order(h) || !cli_layouts_differ(h));
+    return !npyio_dtype_has_objects(dt) && npyio_dtype_is_native(dt) &&
+           (!npyio_header_is_fortran_order(h) || !cli_layouts_differ(h));
 }
 
 static int dump_one(const cli_args *a, cli_input *in)

@@ -95,7 +95,7 @@ void cli_put_header_json(FILE *out, const npyio_header *h)
     put_shape(out, h, 1);
     fprintf(out, ", \"fortran_order\": %s, \"itemsize\": %zu, \"count\": %"
                  PRId64 ", \"nbytes\": %" PRId64,
-            npyio_header_fortran_order(h) ? "true" : "false",
+            npyio_header_is_fortran_order(h) ? "true" : "false",
             npyio_dtype_itemsize(dt), npyio_header_count(h),
             npyio_header_nbytes(h));
     free(descr);
@@ -116,7 +116,7 @@ void cli_put_header_text(FILE *out, const npyio_header *h, int indent)
     fprintf(out, "\n%*sfortran order   %s\n%*sitemsize        %zu\n"
                  "%*selements        %" PRId64 "\n%*sdata bytes      %" PRId64
                  "\n",
-            indent, "", npyio_header_fortran_order(h) ? "True" : "False",
+            indent, "", npyio_header_is_fortran_order(h) ? "True" : "False",
             indent, "", npyio_dtype_itemsize(dt), indent, "",
             npyio_header_count(h), indent, "", npyio_header_nbytes(h));
     free(descr);
@@ -170,7 +170,7 @@ static void list_array(cli_input *in, size_t i, listing *l)
     npyio_reader_close(in->reader);
     in->reader = NULL;
     in->member = i;
-    if (npyio_npz_open_reader(in->npz, i, &in->reader) != NPYIO_OK)
+    if (npyio_reader_open_member(in->npz, i, &in->reader) != NPYIO_OK)
         listing_fail(l, cli_library_message());
     else if (cli_member_too_short(in, i, l->why, sizeof l->why))
         l->failed = 1;
@@ -186,7 +186,7 @@ static void list_other(cli_input *in, size_t i, listing *l)
 {
     npyio_stream *s = NULL;
 
-    if (npyio_npz_open_member(in->npz, i, &s) != NPYIO_OK) {
+    if (npyio_stream_open_member(in->npz, i, &s) != NPYIO_OK) {
         l->array = -1;
         snprintf(l->why, sizeof l->why, "%s", cli_library_message());
         return;
@@ -200,10 +200,10 @@ static void list_other(cli_input *in, size_t i, listing *l)
 
 static void list_member(cli_input *in, size_t i, listing *l)
 {
-    l->array = cli_member_stat(in, i, NPYIO_NPZ_IS_ARRAY);
+    l->array = cli_member_stat(in, i, NPYIO_NPZ_STAT_IS_ARRAY);
     l->failed = 0;
     l->why[0] = '\0';
-    if (cli_member_stat(in, i, NPYIO_NPZ_READABLE) != 1) {
+    if (cli_member_stat(in, i, NPYIO_NPZ_STAT_READABLE) != 1) {
         char buf[96];
 
         l->array = -1;
@@ -224,7 +224,7 @@ static void member_json(FILE *out, cli_input *in, size_t i, const listing *l)
     fputs(", \"file\": ", out);
     cli_json_string(out, npyio_npz_name(in->npz, i));
     fputs(", \"compression\": ", out);
-    cli_json_string(out, cli_method_name(cli_member_stat(in, i, NPYIO_NPZ_METHOD), buf));
+    cli_json_string(out, cli_method_name(cli_member_stat(in, i, NPYIO_NPZ_STAT_METHOD), buf));
     if (l->array != 1 || l->failed) {
         fprintf(out, ", \"array\": %s",
                 l->array == 1 ? "true" : l->array == 0 ? "false" : "null");
@@ -239,10 +239,10 @@ static void member_json(FILE *out, cli_input *in, size_t i, const listing *l)
     fprintf(out, ", \"member_offset\": %" PRId64 ", \"compressed_size\": %"
                  PRId64 ", \"crc32\": %" PRId64 ", \"array\": true, "
                  "\"aligned\": %s}",
-            cli_member_stat(in, i, NPYIO_NPZ_DATA_OFFSET),
-            cli_member_stat(in, i, NPYIO_NPZ_COMPRESSED_SIZE),
-            cli_member_stat(in, i, NPYIO_NPZ_CRC32),
-            cli_member_stat(in, i, NPYIO_NPZ_ALIGNED) == 1 ? "true" : "false");
+            cli_member_stat(in, i, NPYIO_NPZ_STAT_DATA_OFFSET),
+            cli_member_stat(in, i, NPYIO_NPZ_STAT_COMPRESSED_SIZE),
+            cli_member_stat(in, i, NPYIO_NPZ_STAT_CRC32),
+            cli_member_stat(in, i, NPYIO_NPZ_STAT_ALIGNED) == 1 ? "true" : "false");
 }
 
 /* A message in text: escaped as messages are (its backslashes may be
@@ -268,11 +268,11 @@ static void member_text(FILE *out, cli_input *in, size_t i, const listing *l)
     fprintf(out, "\n    compression     %s\n    member offset   %" PRId64
                  "\n    size            %" PRId64 "\n    compressed size %"
                  PRId64 "\n    crc32           %08" PRIx64 "\n",
-            cli_method_name(cli_member_stat(in, i, NPYIO_NPZ_METHOD), buf),
-            cli_member_stat(in, i, NPYIO_NPZ_DATA_OFFSET),
-            cli_member_stat(in, i, NPYIO_NPZ_SIZE),
-            cli_member_stat(in, i, NPYIO_NPZ_COMPRESSED_SIZE),
-            cli_member_stat(in, i, NPYIO_NPZ_CRC32));
+            cli_method_name(cli_member_stat(in, i, NPYIO_NPZ_STAT_METHOD), buf),
+            cli_member_stat(in, i, NPYIO_NPZ_STAT_DATA_OFFSET),
+            cli_member_stat(in, i, NPYIO_NPZ_STAT_SIZE),
+            cli_member_stat(in, i, NPYIO_NPZ_STAT_COMPRESSED_SIZE),
+            cli_member_stat(in, i, NPYIO_NPZ_STAT_CRC32));
     if (l->failed) {
         fprintf(out, "    %s\n    error           ",
                 l->array == 1 ? "an .npy file" : "unknown content");
@@ -280,7 +280,7 @@ static void member_text(FILE *out, cli_input *in, size_t i, const listing *l)
         fputc('\n', out);
     } else if (l->array == 1) {
         fprintf(out, "    aligned         %s\n",
-                cli_member_stat(in, i, NPYIO_NPZ_ALIGNED) == 1 ? "True" : "False");
+                cli_member_stat(in, i, NPYIO_NPZ_STAT_ALIGNED) == 1 ? "True" : "False");
         cli_put_header_text(out, npyio_reader_header(in->reader), 4);
     } else if (l->array == 0) {
         fputs("    not an .npy file\n", out);

@@ -491,7 +491,7 @@ int cli_open_member(cli_input *in, size_t index)
     in->reader = NULL;
     in->member_raw = NULL;
     in->member = index;
-    if (npyio_npz_open_reader(in->npz, index, &in->reader) == NPYIO_OK)
+    if (npyio_reader_open_member(in->npz, index, &in->reader) == NPYIO_OK)
         return 0;
     return cli_fail(in->name); /* the library's message names the member */
 }
@@ -504,7 +504,7 @@ static int member_seek_data(cli_input *in, int64_t at)
 
     npyio_stream_close(in->member_raw);
     in->member_raw = NULL;
-    if (npyio_npz_open_member(in->npz, in->member, &in->member_raw) !=
+    if (npyio_stream_open_member(in->npz, in->member, &in->member_raw) !=
         NPYIO_OK)
         return cli_fail(in->name);
     for (; at > 0; at -= (int64_t)got) {

@@ -1,6 +1,6 @@
 /*
  * pack.c - `npyio pack OUT.npz NAME=FILE.npy...`: .npy files into an
- * archive, each member byte for byte its file (npyio_npz_add_npy), to a
+ * archive, each member byte for byte its file (npyio_npz_writer_add_npy), to a
  * new archive replaced atomically or appended crash-safely. Built on the
  * public API only.
  */
@@ -73,7 +73,7 @@ static int counted_read(void *user, void *buf, size_t cap, size_t *got)
     return 0;
 }
 
-/* Whose fault a failed npyio_npz_add_npy was: the input's (it could not
+/* Whose fault a failed npyio_npz_writer_add_npy was: the input's (it could not
  * be read, or it is no .npy file) or the archive's (writing it failed,
  * the only I/O error left once the input's reads succeeded). */
 static int report_add_failure(const counted *c, npyio_status st,
@@ -95,7 +95,7 @@ static int add_item(npyio_npz_writer *w, const pack_item *item,
 
     st = strcmp(item->file, "-") == 0
              ? npyio_stream_open_fd(0, a->options, &inner)
-             : npyio_stream_open_path(item->file, NPYIO_OPEN_READ,
+             : npyio_stream_open_path(item->file, NPYIO_STREAM_READ,
                                       a->options, &inner);
     if (st != NPYIO_OK)
         return cli_fail(item->file);
@@ -105,7 +105,7 @@ static int add_item(npyio_npz_writer *w, const pack_item *item,
     c.read_error[0] = '\0';
     st = npyio_stream_open_ops(&ops, &c, a->options, &outer);
     if (st == NPYIO_OK)
-        st = npyio_npz_add_npy(w, item->key, outer, a->level);
+        st = npyio_npz_writer_add_npy(w, item->key, outer, a->level, 0);
     npyio_stream_close(outer);
     npyio_stream_close(inner);
     return st == NPYIO_OK ? 0
@@ -133,7 +133,7 @@ static int pack_items(const cli_args *a, const pack_item *items, int n)
 {
     const char *out = a->files[0];
     uint32_t flags = (a->no_sync ? NPYIO_WRITE_NO_SYNC : 0) |
-                     (a->no_align ? NPYIO_NPZ_NO_ALIGN : 0);
+                     (a->no_align ? NPYIO_NPZ_WRITE_NO_ALIGN : 0);
     npyio_npz_writer *w = NULL;
     cli_progress bar;
     uint64_t done = 0;
@@ -141,10 +141,10 @@ static int pack_items(const cli_args *a, const pack_item *items, int n)
     int i, rc = 0;
 
     /* Appenders take turns: wait for one that holds the archive. */
-    st = a->append ? npyio_npz_open_append(out,
+    st = a->append ? npyio_npz_writer_open_append_path(out,
                                            flags | NPYIO_WRITE_WAIT_FOR_LOCK,
                                            a->options, &w)
-                   : npyio_npz_create_path(out, flags, a->options, &w);
+                   : npyio_npz_writer_create_path(out, flags, a->options, &w);
     if (st != NPYIO_OK)
         return cli_fail(out);
     cli_progress_start(&bar, "packing", total_size(items, n));

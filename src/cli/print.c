@@ -392,7 +392,7 @@ int cli_print(npyio_reader *reader, const char *name, int64_t max, FILE *out)
     memset(&L, 0, sizeof L);
     if (dt == NULL)
         return fail_lib(name);
-    if (npyio_dtype_contains_objects(dt))
+    if (npyio_dtype_has_objects(dt))
         return fail(name, "the array holds Python objects (a pickle), "
                           "which npyio does not unpickle");
     if (max < 0)
@@ -405,7 +405,7 @@ int cli_print(npyio_reader *reader, const char *name, int64_t max, FILE *out)
         goto done;
     }
     if ((rc = plan(&s, h, max, f, name)) != 0 ||
-        (rc = gather(&s, reader, npyio_header_fortran_order(h), name)) != 0)
+        (rc = gather(&s, reader, npyio_header_is_fortran_order(h), name)) != 0)
         goto done;
     for (i = 0; i < s.nkept; i++)
         fmt_scan(f, s.data + (size_t)i * s.itemsize, 1);

@@ -36,7 +36,7 @@ static const char *unsafe_name(const cli_input *in, size_t i, int written)
 {
     const char *name = npyio_npz_name(in->npz, i), *p = name;
 
-    if (cli_member_stat(in, i, NPYIO_NPZ_NAME_CUT) == 1)
+    if (cli_member_stat(in, i, NPYIO_NPZ_STAT_NAME_CUT) == 1)
         return "its stored name holds a NUL byte";
     if (name[0] == '/')
         return "its name is an absolute path";
@@ -243,7 +243,7 @@ static int copy_member(cli_input *in, size_t i, int out, unsigned char *buf,
     size_t got = 0;
     int rc = 0;
 
-    if (npyio_npz_open_member(in->npz, i, &s) != NPYIO_OK)
+    if (npyio_stream_open_member(in->npz, i, &s) != NPYIO_OK)
         return cli_fail(in->name);
     do {
         if (npyio_stream_read(s, buf, cap, &got) != NPYIO_OK) {
@@ -326,7 +326,7 @@ static int plan(cli_input *in, signed char *what, uint64_t *total)
         return cli_error(NULL, "out of memory");
     *total = 0;
     for (i = 0; i < n && rc == 0; i++) {
-        int64_t is_array = cli_member_stat(in, i, NPYIO_NPZ_IS_ARRAY);
+        int64_t is_array = cli_member_stat(in, i, NPYIO_NPZ_STAT_IS_ARRAY);
         const char *why = unsafe_name(in, i, is_array == 1);
 
         what[i] = (signed char)is_array;
@@ -335,7 +335,7 @@ static int plan(cli_input *in, signed char *what, uint64_t *total)
                            cli_member_label(in, i), why);
         } else if (is_array == 1) {
             names[k++] = npyio_npz_name(in->npz, i);
-            *total += (uint64_t)cli_member_stat(in, i, NPYIO_NPZ_SIZE);
+            *total += (uint64_t)cli_member_stat(in, i, NPYIO_NPZ_STAT_SIZE);
         }
     }
     if (rc == 0)

@@ -51,7 +51,7 @@ static int validate_one(const cli_args *a, cli_input *in)
     int rc;
 
     (void)a;
-    if (npyio_dtype_contains_objects(
+    if (npyio_dtype_has_objects(
             npyio_header_dtype(npyio_reader_header(in->reader)))) {
         rc = check_pickle(in);
     } else {
@@ -80,11 +80,11 @@ static int check_member_size(cli_input *in, size_t i)
 
 static int validate_member(cli_input *in, size_t i)
 {
-    int64_t is_array = cli_member_stat(in, i, NPYIO_NPZ_IS_ARRAY);
+    int64_t is_array = cli_member_stat(in, i, NPYIO_NPZ_STAT_IS_ARRAY);
     char buf[96];
     int rc;
 
-    if (cli_member_stat(in, i, NPYIO_NPZ_READABLE) != 1)
+    if (cli_member_stat(in, i, NPYIO_NPZ_STAT_READABLE) != 1)
         return cli_error(in->name, "%s cannot be checked: %s",
                          cli_member_label(in, i),
                          cli_unreadable_reason(in, i, buf));
@@ -98,7 +98,7 @@ static int validate_member(cli_input *in, size_t i)
         return rc;
     /* A pickle is walked from a stream of the member's bytes; its CRC is
      * checked at the end of that stream, which the walk may not reach. */
-    if (npyio_dtype_contains_objects(
+    if (npyio_dtype_has_objects(
             npyio_header_dtype(npyio_reader_header(in->reader)))) {
         rc = check_pickle(in);
         if (rc == 0 && npyio_npz_verify(in->npz, i) != NPYIO_OK)
@@ -117,7 +117,7 @@ static int validate_archive(const cli_args *a, cli_input *in)
 
     (void)a;
     for (i = 0; i < n; i++)
-        total += (uint64_t)cli_member_stat(in, i, NPYIO_NPZ_SIZE);
+        total += (uint64_t)cli_member_stat(in, i, NPYIO_NPZ_STAT_SIZE);
     cli_progress_attach(in, &bar, "validating", total);
     /* Every member, so that every problem is named. */
     for (i = 0; i < n; i++) {
@@ -126,7 +126,7 @@ static int validate_archive(const cli_args *a, cli_input *in)
             rc = EXIT_INVALID;
         /* Headers and members read whole count too. */
         in->progress_done =
-            before + (uint64_t)cli_member_stat(in, i, NPYIO_NPZ_SIZE);
+            before + (uint64_t)cli_member_stat(in, i, NPYIO_NPZ_STAT_SIZE);
         if (in->progress != NULL)
             cli_progress_update(in->progress, in->progress_done);
     }

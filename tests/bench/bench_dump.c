@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 
         for (j = 0; j < n; j++)
             v[j] = (double)j;
-        if (npyio_save_array(file, "=f8", 1, &n, v, (size_t)n * 8,
+        if (npyio_save(file, "=f8", 1, &n, v, (size_t)n * 8,
                              NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK)
             die(file);
         free(v);

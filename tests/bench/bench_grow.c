@@ -24,7 +24,7 @@ static npyio_header *f8_rows(int64_t rows)
     npyio_header *h = NULL;
     int64_t shape[2] = {rows, COLS};
 
-    npyio_dtype_from_descr("<f8", 3, NULL, &f8);
+    npyio_dtype_parse("<f8", 3, NULL, &f8);
     npyio_header_new(f8, 2, shape, 0, &h);
     npyio_dtype_unref(f8);
     return h;
@@ -36,7 +36,7 @@ static void make_file(const char *path, int64_t rows)
     size_t n = (size_t)npyio_header_nbytes(h);
     void *zeros = calloc(1, n ? n : 1);
 
-    if (npyio_save(path, h, zeros, (size_t)npyio_header_nbytes(h), 0,
+    if (npyio_save_with_header(path, h, zeros, (size_t)npyio_header_nbytes(h), 0,
                    NULL) != NPYIO_OK)
         die(path);
     free(zeros);
@@ -56,7 +56,7 @@ static double append_one(const char *path, int appends)
     for (i = 0; i < appends; i++) {
         npyio_writer *w = NULL;
 
-        if (npyio_writer_open_append(path, one, NPYIO_WRITE_NO_SYNC, o,
+        if (npyio_writer_open_append_path(path, one, NPYIO_WRITE_NO_SYNC, o,
                                      &w) != NPYIO_OK ||
             npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
             npyio_writer_close(w) != NPYIO_OK)
@@ -88,7 +88,7 @@ static double fill(const char *path, int64_t rows, int procs)
 
             memset(block, 1, (size_t)BLOCK * COLS * 8);
             npyio_options_new(&o);
-            if (npyio_writer_open_in_place(path, NPYIO_WRITE_NO_SYNC, o,
+            if (npyio_writer_open_in_place_path(path, NPYIO_WRITE_NO_SYNC, o,
                                            &w) != NPYIO_OK)
                 _exit(1);
             for (first = (int64_t)p * BLOCK; first < rows;

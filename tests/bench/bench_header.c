@@ -159,7 +159,7 @@ static npyio_header *record_header(int n)
         char name[32];
 
         snprintf(name, sizeof name, "field_%02d", i);
-        npyio_dtype_from_descr(type, strlen(type), NULL, &dt);
+        npyio_dtype_parse(type, strlen(type), NULL, &dt);
         if (npyio_record_builder_add(b, name, i == 7 ? "a title" : NULL, -1,
                                      dt, i % 5 == 4 ? 1 : 0, three) !=
             NPYIO_OK) {
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 
     if (rounds < 1 || rounds > 64)
         rounds = 7;
-    if (npyio_dtype_from_descr("<f8", 3, NULL, &f8) != NPYIO_OK ||
+    if (npyio_dtype_parse("<f8", 3, NULL, &f8) != NPYIO_OK ||
         npyio_header_new(f8, 2, shape, 0, &h) != NPYIO_OK) {
         fprintf(stderr, "bench: %s\n", npyio_last_error());
         return 1;

@@ -107,7 +107,7 @@ static double our_load(const char *path, unsigned flags)
 
     prime();
     t0 = now();
-    if (npyio_load(path, flags, NULL, &h, &data) != NPYIO_OK)
+    if (npyio_load_with_header(path, flags, NULL, &h, &data) != NPYIO_OK)
         die(path);
     t = now() - t0;
     npyio_free(data);
@@ -139,7 +139,7 @@ static double our_save(const char *path, const npyio_header *h,
     npyio_options_new(&o);
     prime();
     t0 = now();
-    if (npyio_save(path, h, data, (size_t)npyio_header_nbytes(h),
+    if (npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h),
                    durable ? 0 : NPYIO_WRITE_NO_SYNC, o) != NPYIO_OK)
         die(path);
     t = now() - t0;
@@ -153,7 +153,7 @@ static void one_load(const char *path)
     npyio_header *h = NULL;
     void *data = NULL;
 
-    if (npyio_load(path, 0, NULL, &h, &data) != NPYIO_OK)
+    if (npyio_load_with_header(path, 0, NULL, &h, &data) != NPYIO_OK)
         _exit(1);
 }
 
@@ -190,8 +190,8 @@ int main(int argc, char **argv)
     snprintf(npout, sizeof npout, "%s/npyio-bench-np.npy", dir);
 
     /* Inputs, written by libnpyio (byte-identical to np.save's). */
-    npyio_dtype_from_descr("<f8", 3, NULL, &f8);
-    npyio_dtype_from_descr(">f8", 3, NULL, &bf8);
+    npyio_dtype_parse("<f8", 3, NULL, &f8);
+    npyio_dtype_parse(">f8", 3, NULL, &bf8);
     shape2[1] = 1024;
     shape2[0] = count / shape2[1];
     npyio_header_new(f8, 1, &count, 0, &h_le);
@@ -200,11 +200,11 @@ int main(int argc, char **argv)
     data = thp_alloc(nbytes);
     for (k = 0; k < nbytes / 8; k++)
         ((double *)data)[k] = (double)k * 0.5;
-    if (npyio_save(le, h_le, data, (size_t)npyio_header_nbytes(h_le), 0,
+    if (npyio_save_with_header(le, h_le, data, (size_t)npyio_header_nbytes(h_le), 0,
                    NULL) != NPYIO_OK ||
-        npyio_save(be, h_be, data, (size_t)npyio_header_nbytes(h_be), 0,
+        npyio_save_with_header(be, h_be, data, (size_t)npyio_header_nbytes(h_be), 0,
                    NULL) != NPYIO_OK ||
-        npyio_save(ft, h_f, data, (size_t)npyio_header_nbytes(h_f), 0,
+        npyio_save_with_header(ft, h_f, data, (size_t)npyio_header_nbytes(h_f), 0,
                    NULL) != NPYIO_OK)
         die("writing inputs");
     offset = (size_t)npyio_header_data_offset(h_le);

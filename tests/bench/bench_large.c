@@ -93,7 +93,7 @@ static double our_map_sum(const char *path, double *sum)
     const double *d;
     size_t i, n = nbytes / 8;
 
-    if (npyio_map_open(path, 0, NULL, &m) != NPYIO_OK)
+    if (npyio_map_open_path(path, 0, NULL, &m) != NPYIO_OK)
         die(path);
     d = npyio_map_data(m);
     {
@@ -147,12 +147,12 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/npyio-bench-large.npy", dir);
     shape[1] = COLS;
     shape[0] = (int64_t)(nbytes / 8 / COLS);
-    npyio_dtype_from_descr("<f8", 3, NULL, &f8);
+    npyio_dtype_parse("<f8", 3, NULL, &f8);
     npyio_header_new(f8, 2, shape, 0, &h);
     data = thp_alloc(nbytes);
     for (k = 0; k < nbytes / 8; k++)
         data[k] = (double)(k % 1000);
-    if (npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+    if (npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h), 0,
                    NULL) != NPYIO_OK)
         die("writing the input");
     free(data);

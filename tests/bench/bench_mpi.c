@@ -6,9 +6,9 @@
  *
  * Each round, rank 0 lays out DIR/bench_mpi.npy (np.save's header for
  * ranks * rows float64 rows of 1 KiB, the data a sparse hole, through
- * npyio_map_create), and then, the three contenders interleaved round by
+ * npyio_map_create_path), and then, the three contenders interleaved round by
  * round over the same file and the same buffers:
- *   - npyio: every rank npyio_writer_open_in_place + write_rows of its
+ *   - npyio: every rank npyio_writer_open_in_place_path + write_rows of its
  *     block + close (NPYIO_WRITE_NO_SYNC);
  *   - MPI-IO: MPI_File_open of the same file, MPI_File_write_at_all of
  *     each rank's block at the header's data offset + its rows, close;
@@ -45,7 +45,7 @@ static npyio_header *rows_header(int64_t rows)
     npyio_header *h = NULL;
     const int64_t shape[2] = {rows, COLS};
 
-    if (npyio_dtype_from_descr("=f8", 3, NULL, &dt) != NPYIO_OK ||
+    if (npyio_dtype_parse("=f8", 3, NULL, &dt) != NPYIO_OK ||
         npyio_header_new(dt, 2, shape, 0, &h) != NPYIO_OK)
         die("a header");
     npyio_dtype_unref(dt);
@@ -58,7 +58,7 @@ static void lay_out(const char *path, const npyio_header *h, int rank)
 
     if (rank == 0) {
         unlink(path);
-        if (npyio_map_create(path, h, NPYIO_WRITE_SPARSE |
+        if (npyio_map_create_path(path, h, NPYIO_MAP_SPARSE |
                                           NPYIO_WRITE_NO_SYNC,
                              NULL, &m) != NPYIO_OK ||
             npyio_map_close(m) != NPYIO_OK)
@@ -72,7 +72,7 @@ static void by_npyio(const char *path, int64_t first, int64_t rows,
 {
     npyio_writer *w = NULL;
 
-    if (npyio_writer_open_in_place(path, NPYIO_WRITE_NO_SYNC, NULL, &w) !=
+    if (npyio_writer_open_in_place_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w) !=
             NPYIO_OK ||
         npyio_writer_write_rows(w, first, rows, block,
                                 (size_t)rows * COLS * 8) != NPYIO_OK ||

@@ -11,25 +11,25 @@
  * line. Each round runs every contender once, interleaved, priming
  * huge-page memory before each (PERF-NOTES). Lines:
  *
- *   stored read    npyio_npz_open_reader + read_alloc (CRC checked) vs
+ *   stored read    npyio_reader_open_member + read_alloc (CRC checked) vs
  *                  open + pread of the member's bytes into fresh memory,
  *                  and vs np.load(path)[key]
- *   mapped sum     npyio_npz_map of a stored member + sum vs npyio_map_open
+ *   mapped sum     npyio_map_open_member of a stored member + sum vs npyio_map_open_path
  *                  of the same .npy + sum
  *   deflated read  the member read (inflate straight into the destination,
  *                  CRC) vs zlib's one-call inflate of the same stream read
  *                  with pread, and vs np.load(path)[key]
- *   stored write   npyio_npz_save, one stored member, no fsync, vs open +
+ *   stored write   npyio_savez_with_header, one stored member, no fsync, vs open +
  *                  write of the same bytes, and vs np.savez
  *   deflate 6      8 members of random walk at level 6 (threads 1 and N)
  *                  vs zlib deflate of each into memory + write, and vs
  *                  np.savez_compressed
- *   append         npyio_npz_open_append + one 40-byte member + close, no
+ *   append         npyio_npz_writer_open_append_path + one 40-byte member + close, no
  *                  fsync, on a copy of the stored archive (the old bytes
  *                  cloned or copied in the kernel, our end records, the
  *                  result read back), vs the archive rewritten through
  *                  minizip from scratch with every old member copied raw
- *                  (npyio_npz_copy: the other design issue 27 weighed),
+ *                  (npyio_npz_writer_copy: the other design issue 27 weighed),
  *                  vs read() + write() of the archive's bytes, and vs
  *                  NumPy (np.load every array + np.savez with the new)
  */
@@ -75,16 +75,16 @@ static void make_inputs(void)
     {
         npyio_dtype *f8 = NULL;
 
-        if (npyio_dtype_from_descr("<f8", 3, NULL, &f8) != NPYIO_OK ||
+        if (npyio_dtype_parse("<f8", 3, NULL, &f8) != NPYIO_OK ||
             npyio_header_new(f8, 1, &shape, 0, &big_header) != NPYIO_OK ||
             npyio_header_new(f8, 1, &wshape, 0, &walk_header) != NPYIO_OK)
             die("header");
         npyio_dtype_unref(f8);
     }
     d = values;
-    if (npyio_npz_save(stored_npz, 1, &key, (const npyio_header **)&big_header,
-                       &d, &nbytes, 0, NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK ||
-        npyio_save(plain_npy, big_header, values, nbytes,
+    if (npyio_savez_with_header(stored_npz, 1, &key, (const npyio_header **)&big_header,
+                       &d, &nbytes, NULL, NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK ||
+        npyio_save_with_header(plain_npy, big_header, values, nbytes,
                    NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK)
         die("inputs");
     for (k = 0; k < WALK_MEMBERS; k++) {
@@ -100,9 +100,9 @@ static void make_inputs(void)
         ds[k] = walk[k];
         ls[k] = walk_bytes;
     }
-    if (npyio_npz_save(walk_npz, WALK_MEMBERS, keys, hs, ds, ls, 6,
+    if (npyio_savez_with_header(walk_npz, WALK_MEMBERS, keys, hs, ds, ls, 6,
                        NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK ||
-        npyio_save(walk_npy, walk_header, walk[0], walk_bytes,
+        npyio_save_with_header(walk_npy, walk_header, walk[0], walk_bytes,
                    NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK)
         die("walk inputs");
 }
@@ -121,7 +121,7 @@ static double our_member_read(const char *path, const char *key)
     t0 = now();
     if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
         npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
-        npyio_npz_open_reader(npz, index, &r) != NPYIO_OK ||
+        npyio_reader_open_member(npz, index, &r) != NPYIO_OK ||
         npyio_reader_read_alloc(r, 0, &data, NULL) != NPYIO_OK)
         die(path);
     npyio_reader_close(r);
@@ -140,8 +140,8 @@ static void member_place(const char *path, const char *key, int64_t *at,
 
     if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
         npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
-        npyio_npz_stat(npz, index, NPYIO_NPZ_DATA_OFFSET, at) != NPYIO_OK ||
-        npyio_npz_stat(npz, index, NPYIO_NPZ_COMPRESSED_SIZE, csize) !=
+        npyio_npz_stat(npz, index, NPYIO_NPZ_STAT_DATA_OFFSET, at) != NPYIO_OK ||
+        npyio_npz_stat(npz, index, NPYIO_NPZ_STAT_COMPRESSED_SIZE, csize) !=
             NPYIO_OK)
         die(path);
     npyio_npz_close(npz);
@@ -220,9 +220,9 @@ static double map_sum(const char *path, int member, double *sum)
     t0 = now();
     if (member) {
         if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
-            npyio_npz_map(npz, 0, &m) != NPYIO_OK)
+            npyio_map_open_member(npz, 0, &m) != NPYIO_OK)
             die(path);
-    } else if (npyio_map_open(path, 0, NULL, &m) != NPYIO_OK) {
+    } else if (npyio_map_open_path(path, 0, NULL, &m) != NPYIO_OK) {
         die(path);
     }
     v = npyio_map_data(m);
@@ -256,7 +256,7 @@ static double our_save(const char *path, size_t count, const void *const *d,
     npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, nthreads);
     prime();
     t0 = now();
-    if (npyio_npz_save(path, count, count == 1 ? (const char *const[]){"a"}
+    if (npyio_savez_with_header(path, count, count == 1 ? (const char *const[]){"a"}
                                                : keys,
                        hs, d, ls, level, NPYIO_WRITE_NO_SYNC, o) != NPYIO_OK)
         die(path);
@@ -359,9 +359,9 @@ static double our_append(const char *path, npyio_header *h)
     fresh_copy(stored_npz, path);
     prime();
     t0 = now();
-    if (npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL, &w) !=
+    if (npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w) !=
             NPYIO_OK ||
-        npyio_npz_add_array(w, "new", h, tiny, sizeof tiny, 0) != NPYIO_OK ||
+        npyio_npz_writer_add_with_header(w, "new", h, tiny, sizeof tiny, 0, 0) != NPYIO_OK ||
         npyio_npz_writer_close(w) != NPYIO_OK)
         die(npyio_last_error());
     t = now() - t0;
@@ -381,13 +381,13 @@ static double rewrite_append(const char *path, npyio_header *h)
     prime();
     t0 = now();
     if (npyio_npz_open_path(stored_npz, NULL, &src) != NPYIO_OK ||
-        npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w) !=
+        npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w) !=
             NPYIO_OK)
         die(npyio_last_error());
     for (i = 0; i < npyio_npz_count(src); i++)
-        if (npyio_npz_copy(w, src, i, NULL) != NPYIO_OK)
+        if (npyio_npz_writer_copy(w, NULL, src, i) != NPYIO_OK)
             die(npyio_last_error());
-    if (npyio_npz_add_array(w, "new", h, tiny, sizeof tiny, 0) != NPYIO_OK ||
+    if (npyio_npz_writer_add_with_header(w, "new", h, tiny, sizeof tiny, 0, 0) != NPYIO_OK ||
         npyio_npz_writer_close(w) != NPYIO_OK)
         die(npyio_last_error());
     npyio_npz_close(src);
@@ -540,7 +540,7 @@ int main(int argc, char **argv)
         npyio_header *h = NULL;
         npyio_dtype *i8 = NULL;
 
-        if (npyio_dtype_from_descr("<i8", 3, NULL, &i8) != NPYIO_OK ||
+        if (npyio_dtype_parse("<i8", 3, NULL, &i8) != NPYIO_OK ||
             npyio_header_new(i8, 1, tiny_shape, 0, &h) != NPYIO_OK)
             die(npyio_last_error());
         npyio_dtype_unref(i8);

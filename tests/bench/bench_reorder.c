@@ -22,15 +22,15 @@
  *                then reads that copy)
  * against NumPy np.ascontiguousarray(np.load(FILE)) (from the pipe:
  * np.load(io.BytesIO(pipe.read())), as NumPy cannot load a pipe) and the
- * library's npyio_load(FILE, NPYIO_READ_C_ORDER).
+ * library's npyio_load_with_header(FILE, NPYIO_READ_C_ORDER).
  *
  * Written in Fortran order (a C file):
  *   convert file `npyio convert --order F FILE OUT`
  *   convert pipe the same from a pipe
  * against NumPy np.save(OUT, np.asfortranarray(np.load(FILE))) and the
- * library's whole-array equivalent: npyio_load with NPYIO_READ_C_ORDER of
+ * library's whole-array equivalent: npyio_load_with_header with NPYIO_READ_C_ORDER of
  * the same bytes under a header that calls them the Fortran array of the
- * reversed shape (what the tool reads), then npyio_save of the result.
+ * reversed shape (what the tool reads), then npyio_save_with_header of the result.
  *
  * Every contender writes to the same OUT and reads the same files; each
  * round runs every contender once, in a rotating order, each after
@@ -78,7 +78,7 @@ static npyio_header *header_of(int ndim, const int64_t *shape, int fortran)
     npyio_dtype *f8 = NULL;
     npyio_header *h = NULL;
 
-    if (npyio_dtype_from_descr("<f8", 3, NULL, &f8) != NPYIO_OK ||
+    if (npyio_dtype_parse("<f8", 3, NULL, &f8) != NPYIO_OK ||
         npyio_header_new(f8, ndim, shape, fortran, &h) != NPYIO_OK)
         die("header");
     npyio_dtype_unref(f8);
@@ -103,9 +103,9 @@ static void make_files(const shape_case *s, const char *f_path,
     hv = header_of(s->ndim, reversed, 1);
     for (k = 0; k < n; k++)
         data[k] = (double)k;
-    if (npyio_save(f_path, hf, data, n * sizeof *data, 0, NULL) != NPYIO_OK ||
-        npyio_save(c_path, hc, data, n * sizeof *data, 0, NULL) != NPYIO_OK ||
-        npyio_save(view_path, hv, data, n * sizeof *data, 0, NULL) != NPYIO_OK)
+    if (npyio_save_with_header(f_path, hf, data, n * sizeof *data, 0, NULL) != NPYIO_OK ||
+        npyio_save_with_header(c_path, hc, data, n * sizeof *data, 0, NULL) != NPYIO_OK ||
+        npyio_save_with_header(view_path, hv, data, n * sizeof *data, 0, NULL) != NPYIO_OK)
         die("writing the inputs");
     free(data);
     npyio_header_free(hf);
@@ -215,7 +215,7 @@ static double our_whole(const char *path, int piped, const char *save_to)
     maybe_prime();
     t0 = now();
     if (!piped) {
-        if (npyio_load(path, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, NULL,
+        if (npyio_load_with_header(path, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, NULL,
                        &h, &data) != NPYIO_OK)
             die(path);
         in = h;
@@ -246,7 +246,7 @@ static double our_whole(const char *path, int piped, const char *save_to)
         for (i = 0; i < n; i++)
             shape[i] = npyio_header_shape(in)[n - 1 - i];
         out = header_of(n, shape, 1);
-        if (npyio_save(save_to, out, data, (size_t)npyio_header_nbytes(in),
+        if (npyio_save_with_header(save_to, out, data, (size_t)npyio_header_nbytes(in),
                        0, NULL) != NPYIO_OK)
             die(save_to);
         npyio_header_free(out);

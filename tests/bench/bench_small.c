@@ -10,18 +10,18 @@
  * same paths, one after the other within a round, so each replaces the
  * files of the one before (a first, unmeasured round creates them):
  *
- *   save, durability off: npyio_save (NPYIO_WRITE_NO_SYNC) against
+ *   save, durability off: npyio_save_with_header (NPYIO_WRITE_NO_SYNC) against
  *     open(O_TRUNC) + write + close (the plain floor), the atomic steps by
  *     hand (temporary + write + close + rename), the same as the
  *     outside-testing fixes require them (lstat, an unnamed temporary
  *     named just before the rename; then also the directory's stat, the
  *     temporary's fstat and a per-process name), and np.save;
- *   save, durable: npyio_save against the durable atomic steps by hand
+ *   save, durable: npyio_save_with_header against the durable atomic steps by hand
  *     (temporary + write + fsync + close + rename + fsync of the directory),
  *     on a tenth of the files;
- *   new files: npyio_save (durability off) of names that do not exist yet,
+ *   new files: npyio_save_with_header (durability off) of names that do not exist yet,
  *     against open(O_EXCL) + write + close;
- *   load: npyio_load against open + read + close, and np.load.
+ *   load: npyio_load_with_header against open + read + close, and np.load.
  *
  * Then the same saves into a directory that already holds 10,000 other
  * files (atomic writes look for stale temporaries only in small
@@ -63,7 +63,7 @@ static double save_ours(const bench *b, const char *stem, uint32_t flags,
 
     for (i = 0; i < files; i++) {
         path_of(b, stem, i, path, sizeof path);
-        if (npyio_save(path, b->h, b->values, VALUES * sizeof(float), flags,
+        if (npyio_save_with_header(path, b->h, b->values, VALUES * sizeof(float), flags,
                        NULL) != NPYIO_OK)
             die(path);
     }
@@ -185,7 +185,7 @@ static double load_ours(const bench *b, const char *stem)
         void *data = NULL;
 
         path_of(b, stem, i, path, sizeof path);
-        if (npyio_load(path, 0, NULL, &h, &data) != NPYIO_OK)
+        if (npyio_load_with_header(path, 0, NULL, &h, &data) != NPYIO_OK)
             die(path);
         npyio_free(data);
         npyio_header_free(h);
@@ -378,7 +378,7 @@ int main(int argc, char **argv)
     }
     if (rounds < 1 || rounds > MAX_ROUNDS || b.files < 1)
         die("--rounds or --files");
-    if (npyio_dtype_from_descr("=f4", 3, NULL, &f4) != NPYIO_OK ||
+    if (npyio_dtype_parse("=f4", 3, NULL, &f4) != NPYIO_OK ||
         npyio_header_new(f4, 1, &n, 0, &b.h) != NPYIO_OK ||
         npyio_header_emit(b.h, 0, bytes, 128, NULL) != NPYIO_OK)
         die("header");

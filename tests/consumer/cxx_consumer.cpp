@@ -64,7 +64,7 @@ template <class T, class F, class... Args> Owned<T> make(F f, Args... args)
 Owned<npyio_header> header_for(const char *descr,
                                const std::vector<int64_t> &shape)
 {
-    auto dtype = make<npyio_dtype>(npyio_dtype_from_descr, descr,
+    auto dtype = make<npyio_dtype>(npyio_dtype_parse, descr,
                                    std::strlen(descr),
                                    static_cast<const npyio_options *>(nullptr));
     return make<npyio_header>(npyio_header_new,
@@ -76,15 +76,15 @@ Owned<npyio_header> header_for(const char *descr,
 void save_and_load(const std::string &path, const std::vector<double> &v)
 {
     auto h = header_for("'<f8'", {3, 4});
-    ok(npyio_save(path.c_str(), h.get(), v.data(), v.size() * sizeof(double),
+    ok(npyio_save_with_header(path.c_str(), h.get(), v.data(), v.size() * sizeof(double),
                   NPYIO_WRITE_NO_SYNC, nullptr),
-       "npyio_save");
+       "npyio_save_with_header");
 
     npyio_header *raw_header = nullptr;
     void *raw_data = nullptr;
-    ok(npyio_load(path.c_str(), NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+    ok(npyio_load_with_header(path.c_str(), NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
                   nullptr, &raw_header, &raw_data),
-       "npyio_load");
+       "npyio_load_with_header");
     Owned<npyio_header> back(raw_header);
     Owned<void> data(raw_data);
     expect(npyio_header_ndim(back.get()) == 2 &&
@@ -113,7 +113,7 @@ void save_and_load(const std::string &path, const std::vector<double> &v)
                std::memcmp(all.data(), v.data(), all.size()) == 0,
            "the chunks equal the saved data");
 
-    auto m = make<npyio_map>(npyio_map_open, path.c_str(), 0u,
+    auto m = make<npyio_map>(npyio_map_open_path, path.c_str(), 0u,
                              static_cast<const npyio_options *>(nullptr));
     expect(std::memcmp(npyio_map_data(m.get()), v.data(),
                        v.size() * sizeof(double)) == 0,
@@ -141,14 +141,13 @@ void archive(const std::string &path)
     std::vector<uint8_t> b{9, 8, 7};
     {
         auto w = make<npyio_npz_writer>(
-            npyio_npz_create_path, path.c_str(), NPYIO_WRITE_NO_SYNC,
+            npyio_npz_writer_create_path, path.c_str(), NPYIO_WRITE_NO_SYNC,
             static_cast<const npyio_options *>(nullptr));
         auto ha = header_for("'<i4'", {2, 3});
         auto hb = header_for("'|u1'", {3});
-        ok(npyio_npz_add_array(w.get(), "a", ha.get(), a.data(),
-                               a.size() * sizeof(int32_t), 0),
+        ok(npyio_npz_writer_add_with_header(w.get(), "a", ha.get(), a.data(), a.size() * sizeof(int32_t), 0, 0),
            "adding a");
-        ok(npyio_npz_add_array(w.get(), "b", hb.get(), b.data(), b.size(), 6),
+        ok(npyio_npz_writer_add_with_header(w.get(), "b", hb.get(), b.data(), b.size(), 6, 0),
            "adding b");
         // Closing releases the writer whatever happens: the owner lets go.
         ok(npyio_npz_writer_close(w.release()), "closing the archive");
@@ -158,14 +157,14 @@ void archive(const std::string &path)
     expect(npyio_npz_count(z.get()) == 2, "two members");
     size_t index = 0;
     ok(npyio_npz_find(z.get(), "b", &index, nullptr), "finding b");
-    auto r = make<npyio_reader>(npyio_npz_open_reader, z.get(), index);
+    auto r = make<npyio_reader>(npyio_reader_open_member, z.get(), index);
     std::vector<uint8_t> got(3);
     ok(npyio_reader_read(r.get(), got.data(), got.size(), NPYIO_READ_NATIVE),
        "reading b");
     expect(got == b, "member b reads back");
     r.reset(); // readers of members go before their archive
     ok(npyio_npz_find(z.get(), "a", &index, nullptr), "finding a");
-    r = make<npyio_reader>(npyio_npz_open_reader, z.get(), index);
+    r = make<npyio_reader>(npyio_reader_open_member, z.get(), index);
     std::vector<int32_t> all(6);
     ok(npyio_reader_read(r.get(), all.data(), all.size() * sizeof(int32_t),
                          NPYIO_READ_NATIVE),

@@ -49,7 +49,7 @@ static void print_header(const npyio_header *h)
         printf("%s%" PRId64, i ? ", " : "", npyio_header_shape(h)[i]);
     printf("%s)\n", npyio_header_ndim(h) == 1 ? "," : "");
     printf("order           %s\n",
-           npyio_header_fortran_order(h) ? "Fortran" : "C");
+           npyio_header_is_fortran_order(h) ? "Fortran" : "C");
     printf("elements        %" PRId64 " (%" PRId64 " bytes of data)\n",
            npyio_header_count(h), npyio_header_nbytes(h));
 }

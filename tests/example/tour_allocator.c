@@ -39,11 +39,11 @@ int main(void)
     double x[3] = {1, 2, 3};
     int64_t n = 3;
 
-    npyio_save_array("x.npy", "f8", 1, &n, x, sizeof x, NPYIO_WRITE_NO_SYNC,
+    npyio_save("x.npy", "f8", 1, &n, x, sizeof x, NPYIO_WRITE_NO_SYNC,
                      NULL);
     npyio_options_new(&opts);
     npyio_options_set_allocator(opts, &mine, NULL);
-    npyio_load("x.npy", 0, opts, &h, &data);
+    npyio_load_with_header("x.npy", 0, opts, &h, &data);
     printf("held while loaded: %zu bytes\n", live);
     npyio_free(data);
     npyio_header_free(h);

@@ -12,16 +12,16 @@ int main(void)
     npyio_header *rows;
     npyio_writer *w;
 
-    npyio_save_array("log.npy", "i4", 2, shape, first, sizeof first,
+    npyio_save("log.npy", "i4", 2, shape, first, sizeof first,
                      NPYIO_WRITE_NO_SYNC, NULL);
-    npyio_dtype_from_descr("i4", 2, NULL, &i4);
+    npyio_dtype_parse("i4", 2, NULL, &i4);
     npyio_header_new(i4, 2, one, 0, &rows);        /* what is appended */
-    if (npyio_writer_open_append("log.npy", rows, 0, NULL, &w) != NPYIO_OK)
+    if (npyio_writer_open_append_path("log.npy", rows, 0, NULL, &w) != NPYIO_OK)
         return 1;                                  /* NPYIO_E_LOCKED if busy */
     npyio_writer_write(w, more, sizeof more);
     npyio_writer_close(w);         /* rows synced, then the shape rewritten */
 
-    if (npyio_writer_open_in_place("log.npy", 0, NULL, &w) != NPYIO_OK)
+    if (npyio_writer_open_in_place_path("log.npy", 0, NULL, &w) != NPYIO_OK)
         return 1;
     npyio_writer_write_rows(w, 0, 1, more, sizeof more);   /* row 0 */
     npyio_status st = npyio_writer_close(w);

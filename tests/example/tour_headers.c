@@ -10,11 +10,11 @@ int main(int argc, char **argv)
     void *data;
 
     /* The header handed back describes the bytes handed back. */
-    if (argc != 2 || npyio_load(argv[1], NPYIO_READ_NATIVE |
+    if (argc != 2 || npyio_load_with_header(argv[1], NPYIO_READ_NATIVE |
                                 NPYIO_READ_C_ORDER, NULL, &h, &data) != 0)
         return 1;
     size_t n = (size_t)npyio_header_nbytes(h);
-    npyio_save("copy.npy", h, data, n, 0, NULL);  /* temp file, fsync, rename */
+    npyio_save_with_header("copy.npy", h, data, n, 0, NULL);  /* temp file, fsync, rename */
 
     npyio_reader *r;                              /* into your own buffer */
     void *mine = malloc(n ? n : 1);
@@ -23,7 +23,7 @@ int main(int argc, char **argv)
     npyio_reader_close(r);
 
     npyio_writer *w;                              /* in pieces */
-    npyio_writer_open_path("pieces.npy", h, NPYIO_WRITE_NO_SYNC, NULL, &w);
+    npyio_writer_create_path("pieces.npy", h, NPYIO_WRITE_NO_SYNC, NULL, &w);
     npyio_writer_write(w, data, n / 2);
     npyio_writer_write(w, (char *)data + n / 2, n - n / 2);
     npyio_status st = npyio_writer_close(w);      /* checks the byte count */

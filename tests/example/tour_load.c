@@ -12,7 +12,7 @@ int main(int argc, char **argv)
     int ndim;
     int64_t shape[32];
 
-    if (argc != 2 || npyio_load_array(argv[1], NULL, &data, &len, type,
+    if (argc != 2 || npyio_load(argv[1], NULL, &data, &len, type,
                                       sizeof type, &ndim, shape,
                                       32) != NPYIO_OK) {
         fprintf(stderr, "%s\n", argc == 2 ? npyio_last_error() : "FILE?");

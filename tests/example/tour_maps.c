@@ -10,11 +10,11 @@ int main(void)
     npyio_map *m;
     int64_t shape[2] = {1000, 100};
 
-    npyio_dtype_from_descr("f8", 2, NULL, &f8);
+    npyio_dtype_parse("f8", 2, NULL, &f8);
     npyio_header_new(f8, 2, shape, 0, &h);
     npyio_dtype_unref(f8);
     /* Disk blocks reserved: a full disk fails here, not as SIGBUS later. */
-    if (npyio_map_create("big.npy", h, 0, NULL, &m) != NPYIO_OK)
+    if (npyio_map_create_path("big.npy", h, 0, NULL, &m) != NPYIO_OK)
         return 1;
     double *d = npyio_map_data(m);
     for (int i = 0; i < 1000 * 100; i++)
@@ -22,7 +22,7 @@ int main(void)
     npyio_map_close(m);                            /* msync, unless NO_SYNC */
     npyio_header_free(h);
 
-    if (npyio_map_open("big.npy", 0, NULL, &m) != NPYIO_OK)  /* read-only */
+    if (npyio_map_open_path("big.npy", 0, NULL, &m) != NPYIO_OK)  /* read-only */
         return 1;
     const double *v = npyio_map_data(m);           /* bytes as stored */
     double sum = 0;

@@ -13,8 +13,8 @@ int main(void)
     npyio_npz *npz;
     int32_t *data = NULL;
 
-    npyio_dtype_from_descr("f8", 2, NULL, &f8);
-    npyio_dtype_from_descr("i4", 2, NULL, &i4);
+    npyio_dtype_parse("f8", 2, NULL, &f8);
+    npyio_dtype_parse("i4", 2, NULL, &i4);
     npyio_header_new(f8, 1, &nx, 0, &hx);
     npyio_header_new(i4, 2, ny, 0, &hy);
     const char *keys[2] = {"x", "y"};
@@ -22,14 +22,14 @@ int main(void)
     const void *arrays[2] = {x, y};
     size_t lens[2] = {sizeof x, sizeof y};
     /* level 6: np.savez_compressed's; 0 stores, as np.savez does */
-    if (npyio_npz_save("pair.npz", 2, keys, headers, arrays, lens, 6,
+    if (npyio_savez_with_header("pair.npz", 2, keys, headers, arrays, lens, (const int[]){6, 6},
                        NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK)
         return 1;
 
     npyio_npz_open_path("pair.npz", NULL, &npz);
     for (size_t i = 0; i < npyio_npz_count(npz); i++) {
         int64_t size;
-        npyio_npz_stat(npz, i, NPYIO_NPZ_SIZE, &size);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_SIZE, &size);
         printf("%s (%s): %lld bytes\n", npyio_npz_key(npz, i),
                npyio_npz_name(npz, i), (long long)size);
     }

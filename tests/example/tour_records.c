@@ -9,8 +9,8 @@ int main(void)
     npyio_record_builder *b;
     int64_t three = 3, count = 2;
 
-    npyio_dtype_from_descr("<i4", 3, NULL, &i4);
-    npyio_dtype_from_descr("<f8", 3, NULL, &f8);
+    npyio_dtype_parse("<i4", 3, NULL, &i4);
+    npyio_dtype_parse("<f8", 3, NULL, &f8);
     npyio_record_builder_new(0, NULL, &b);
     npyio_record_builder_add(b, "id", NULL, -1, i4, 0, NULL);
     npyio_record_builder_add(b, "pos", NULL, -1, f8, 1, &three);
@@ -19,7 +19,7 @@ int main(void)
     unsigned char rows[2][28] = {{0}};             /* 4 + 3 * 8 bytes each */
     npyio_header *h;
     npyio_header_new(rec, 1, &count, 0, &h);
-    npyio_save("records.npy", h, rows, sizeof rows, NPYIO_WRITE_NO_SYNC, NULL);
+    npyio_save_with_header("records.npy", h, rows, sizeof rows, NPYIO_WRITE_NO_SYNC, NULL);
 
     for (size_t i = 0; i < npyio_dtype_field_count(rec); i++) {
         const npyio_dtype *f = npyio_dtype_field_dtype(rec, i);

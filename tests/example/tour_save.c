@@ -10,7 +10,7 @@ int main(void)
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 4; j++)
             grid[i][j] = i + j / 4.0;
-    if (npyio_save_array("grid.npy", "f8", 2, shape, grid, sizeof grid, 0,
+    if (npyio_save("grid.npy", "f8", 2, shape, grid, sizeof grid, 0,
                          NULL) != NPYIO_OK) {
         fprintf(stderr, "%s\n", npyio_last_error());
         return 1;

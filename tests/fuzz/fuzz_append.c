@@ -2,14 +2,14 @@
  * fuzz_append.c - libFuzzer target for the writers that change an
  * existing file: the input is the file (any bytes), written to a scratch
  * path, then
- *   - npyio_writer_open_append() of one row of the file's own dtype and
+ *   - npyio_writer_open_append_path() of one row of the file's own dtype and
  *     trailing shape, written and closed: the file must then load as the
  *     old rows plus that row (the old bytes as read before), or, if any
  *     step failed, be byte for byte what it was;
- *   - npyio_writer_open_in_place() writing row 0: afterwards row 0 is the
+ *   - npyio_writer_open_in_place_path() writing row 0: afterwards row 0 is the
  *     new row and every other byte of the data is unchanged, or the file
  *     is as it was;
- *   - npyio_writer_open_path() with NPYIO_WRITE_UNKNOWN_ROWS replacing the
+ *   - npyio_writer_create_path() with NPYIO_WRITE_UNKNOWN_ROWS replacing the
  *     file: the old rows written back in pieces and one more, which then
  *     load back with the count in the header, or the file as it was.
  * Never a crash, leak or hang, under the untrusted limits.
@@ -30,7 +30,7 @@ static void *load_raw(const char *path, npyio_header **h)
 {
     void *d = NULL;
 
-    if (npyio_load(path, 0, tight(), h, &d) != NPYIO_OK)
+    if (npyio_load_with_header(path, 0, tight(), h, &d) != NPYIO_OK)
         return NULL;
     return d;
 }
@@ -42,7 +42,7 @@ static npyio_header *one_row(const npyio_header *h)
     int i, n = npyio_header_ndim(h);
     npyio_header *row = NULL;
 
-    if (n < 1 || n > 64 || npyio_header_fortran_order(h))
+    if (n < 1 || n > 64 || npyio_header_is_fortran_order(h))
         return NULL;
     shape[0] = 1;
     for (i = 1; i < n; i++)
@@ -122,7 +122,7 @@ static void try_append(const char *path, const uint8_t *file, size_t size,
 
     if (bytes == NULL)
         return;
-    st = npyio_writer_open_append(path, row, NPYIO_WRITE_NO_SYNC, tight(),
+    st = npyio_writer_open_append_path(path, row, NPYIO_WRITE_NO_SYNC, tight(),
                                   &w);
     if (st == NPYIO_OK)
         st = npyio_writer_write(w, bytes, row_len);
@@ -143,13 +143,13 @@ static void try_in_place(const char *path, const uint8_t *file, size_t size,
     size_t row_len;
     npyio_status st;
 
-    if (rows < 1 || npyio_header_fortran_order(h))
+    if (rows < 1 || npyio_header_is_fortran_order(h))
         return;
     row_len = old_len / (size_t)rows;
     row = malloc(row_len + 1);
     check(row != NULL);
     memset(row, 0x5A, row_len);
-    st = npyio_writer_open_in_place(path, NPYIO_WRITE_NO_SYNC, tight(), &w);
+    st = npyio_writer_open_in_place_path(path, NPYIO_WRITE_NO_SYNC, tight(), &w);
     if (st == NPYIO_OK)
         st = npyio_writer_write_rows(w, 0, 1, row, row_len);
     if (st == NPYIO_OK)
@@ -184,7 +184,7 @@ static void try_unknown_rows(const char *path, const uint8_t *file,
 
     if (bytes == NULL)
         return;
-    st = npyio_writer_open_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS |
+    st = npyio_writer_create_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS |
                                              NPYIO_WRITE_NO_SYNC,
                                 tight(), &w);
     for (; st == NPYIO_OK && at < old_len; at += piece)
@@ -208,7 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_put_file(path, data, size);
     old = load_raw(path, &h);
     if (old != NULL &&
-        !npyio_dtype_contains_objects(npyio_header_dtype(h))) {
+        !npyio_dtype_has_objects(npyio_header_dtype(h))) {
         len = (size_t)npyio_header_nbytes(h);
         try_append(path, data, size, h, old, len);
         fuzz_put_file(path, data, size);

@@ -114,9 +114,9 @@ static inline int fuzz_cli_over_cap(const char *path)
     if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK)
         return 0;
     for (i = 0; i < npyio_npz_count(npz) && !over; i++) {
-        if (npyio_npz_stat(npz, i, NPYIO_NPZ_METHOD, &method) != NPYIO_OK ||
-            npyio_npz_stat(npz, i, NPYIO_NPZ_SIZE, &size) != NPYIO_OK ||
-            npyio_npz_stat(npz, i, NPYIO_NPZ_COMPRESSED_SIZE, &csize) !=
+        if (npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_METHOD, &method) != NPYIO_OK ||
+            npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_SIZE, &size) != NPYIO_OK ||
+            npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_COMPRESSED_SIZE, &csize) !=
                 NPYIO_OK) {
             over = 1;
         } else if (method != 0 && size > 0 && csize > 0 &&
@@ -212,7 +212,7 @@ static inline void *fuzz_cli_native(const char *path, npyio_header **h,
     void *d = NULL;
 
     *h = NULL;
-    if (npyio_load(path, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+    if (npyio_load_with_header(path, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
                    fuzz_options(1 << 23, 1 << 22), h, &d) != NPYIO_OK) {
         npyio_header_free(*h);
         *h = NULL;
@@ -258,7 +258,7 @@ static inline int member_equals(const char *path, size_t i,
 
     check(got != NULL);
     check(npyio_npz_open_path(path, NULL, &npz) == NPYIO_OK);
-    check(npyio_npz_open_member(npz, i, &s) == NPYIO_OK);
+    check(npyio_stream_open_member(npz, i, &s) == NPYIO_OK);
     same = npyio_stream_read(s, got, len + 1, &n) == NPYIO_OK && n == len &&
            memcmp(got, bytes, len) == 0;
     npyio_stream_close(s);

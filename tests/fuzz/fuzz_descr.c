@@ -1,13 +1,13 @@
 /*
  * fuzz_descr.c - libFuzzer target for dtype descriptions: the input is a
  * descr as a header holds it, or a type string. A dtype that parses must
- * come back equal (npyio_dtype_equal) from each way out of it:
+ * come back equal (npyio_dtype_is_equal) from each way out of it:
  *   - its descr text (what np.save would write), parsed again, which also
  *     gives the same text again;
  *   - for scalars, its dtype.str, parsed again;
  *   - rebuilt from what the getters say (fields with names, titles,
  *     offsets, element types and shapes; subarrays; the itemsize) through
- *     the record builder and npyio_dtype_subarray().
+ *     the record builder and npyio_dtype_new_subarray().
  * Never a crash, leak or hang; nesting bounded by the untrusted limits.
  *
  * Built two ways: with clang -fsanitize=fuzzer for fuzzing (NPYIO_FUZZ=ON),
@@ -43,8 +43,8 @@ static void same_through_text(const npyio_dtype *dt)
 
     if (text == NULL)
         return; /* records no file can hold (overlapping fields, ...) */
-    check(npyio_dtype_from_descr(text, len, NULL, &back) == NPYIO_OK);
-    check(npyio_dtype_equal(dt, back));
+    check(npyio_dtype_parse(text, len, NULL, &back) == NPYIO_OK);
+    check(npyio_dtype_is_equal(dt, back));
     again = text_of(npyio_dtype_descr, back, &again_len);
     check(again != NULL && again_len == len && memcmp(again, text, len) == 0);
     free(again);
@@ -55,8 +55,8 @@ static void same_through_text(const npyio_dtype *dt)
         return; /* dtype.str of these is '|V<n>' */
     text = text_of(npyio_dtype_str, dt, &len);
     check(text != NULL);
-    check(npyio_dtype_from_descr(text, len, NULL, &back) == NPYIO_OK);
-    check(npyio_dtype_equal(dt, back));
+    check(npyio_dtype_parse(text, len, NULL, &back) == NPYIO_OK);
+    check(npyio_dtype_is_equal(dt, back));
     free(text);
     npyio_dtype_unref(back);
 }
@@ -74,7 +74,7 @@ static npyio_dtype *rebuild(const npyio_dtype *dt)
         npyio_dtype *base = rebuild(npyio_dtype_subarray_base(dt));
 
         if (base != NULL)
-            check(npyio_dtype_subarray(base, npyio_dtype_subarray_ndim(dt),
+            check(npyio_dtype_new_subarray(base, npyio_dtype_subarray_ndim(dt),
                                        npyio_dtype_subarray_shape(dt),
                                        &out) == NPYIO_OK);
         npyio_dtype_unref(base);
@@ -110,12 +110,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     npyio_dtype *dt = NULL, *again;
 
-    if (npyio_dtype_from_descr((const char *)data, size, tight(), &dt) !=
+    if (npyio_dtype_parse((const char *)data, size, tight(), &dt) !=
         NPYIO_OK)
         return 0;
     same_through_text(dt);
     again = rebuild(dt);
-    check(again == NULL || npyio_dtype_equal(dt, again));
+    check(again == NULL || npyio_dtype_is_equal(dt, again));
     npyio_dtype_unref(again);
     npyio_dtype_unref(dt);
     return 0;

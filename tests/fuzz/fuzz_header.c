@@ -26,7 +26,7 @@ static void round_trip(const npyio_header *h)
     if (again != NULL) {
         check(npyio_header_count(again) == npyio_header_count(h));
         check(npyio_header_nbytes(again) == npyio_header_nbytes(h));
-        check(npyio_dtype_equal(npyio_header_dtype(again),
+        check(npyio_dtype_is_equal(npyio_header_dtype(again),
                                 npyio_header_dtype(h)));
         second = malloc(len);
         check(second != NULL);
@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st = npyio_header_parse(data, size, tight, &h, NULL);
     npyio_header_free(h);
     /* The same bytes as a descr (type string or literal). */
-    if (npyio_dtype_from_descr((const char *)data, size, tight, &dt) ==
+    if (npyio_dtype_parse((const char *)data, size, tight, &dt) ==
         NPYIO_OK) {
         char text[256];
         size_t len;

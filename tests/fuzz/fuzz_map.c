@@ -1,16 +1,16 @@
 /*
  * fuzz_map.c - libFuzzer target for memory maps: the input is a file (any
  * bytes), written to a scratch path, then
- *   - npyio_map_open() read-only: it maps exactly when npyio_load() loads
+ *   - npyio_map_open_path() read-only: it maps exactly when npyio_load_with_header() loads
  *     the file (object dtypes aside), with the same header and the same
  *     bytes as stored;
- *   - npyio_map_open(NPYIO_MAP_WRITE): one byte changed through the map
+ *   - npyio_map_open_path(NPYIO_MAP_WRITE): one byte changed through the map
  *     changes that byte of the file and nothing else;
- *   - npyio_map_create() for the file's header, over an existing file (the
+ *   - npyio_map_create_path() for the file's header, over an existing file (the
  *     input) or a new path, sparse or reserved: the created file holds the
  *     header np.save writes for it, the data written through the map, and
  *     loads back equal; a failed create leaves the existing file as it was;
- *   - if the input is an archive, npyio_npz_map() of every member agrees
+ *   - if the input is an archive, npyio_map_open_member() of every member agrees
  *     with reading the member (where both succeed).
  * Never a crash, leak or out-of-bounds read; files bounded by the input.
  *
@@ -47,14 +47,14 @@ static void same_header(const npyio_header *a, const npyio_header *b)
     free(y);
 }
 
-/* Read-only: agrees with npyio_load(). */
+/* Read-only: agrees with npyio_load_with_header(). */
 static void map_read(const char *path, const npyio_header *h,
                      const void *data)
 {
     npyio_map *m = NULL;
-    npyio_status st = npyio_map_open(path, 0, tight(), &m);
+    npyio_status st = npyio_map_open_path(path, 0, tight(), &m);
 
-    if (h == NULL || npyio_dtype_contains_objects(npyio_header_dtype(h))) {
+    if (h == NULL || npyio_dtype_has_objects(npyio_header_dtype(h))) {
         check(st != NPYIO_OK);
         return;
     }
@@ -74,7 +74,7 @@ static void map_write(const char *path, const uint8_t *file, size_t size,
     size_t at, len = 0;
 
     if (h == NULL || npyio_header_nbytes(h) == 0 ||
-        npyio_map_open(path, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC, tight(),
+        npyio_map_open_path(path, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC, tight(),
                        &m) != NPYIO_OK)
         return;
     p = npyio_map_data(m);
@@ -101,10 +101,10 @@ static void map_create(const char *path, const uint8_t *old, size_t old_size,
     void *loaded = NULL;
     unsigned char *head, *file;
     size_t nbytes = (size_t)npyio_header_nbytes(h), head_len = 0, len = 0;
-    npyio_status st = npyio_map_create(path, h, flags, tight(), &m);
+    npyio_status st = npyio_map_create_path(path, h, flags, tight(), &m);
 
     if (st != NPYIO_OK) {
-        check(npyio_dtype_contains_objects(npyio_header_dtype(h)) ||
+        check(npyio_dtype_has_objects(npyio_header_dtype(h)) ||
               st == NPYIO_E_LIMIT || st == NPYIO_E_OVERFLOW);
         if (old != NULL)
             fuzz_check_file(path, old, old_size);
@@ -122,7 +122,7 @@ static void map_create(const char *path, const uint8_t *old, size_t old_size,
     check(head != NULL && file != NULL && len == head_len + nbytes);
     check(memcmp(file, head, head_len) == 0);
     check(memcmp(file + head_len, data, nbytes) == 0);
-    check(npyio_load(path, 0, tight(), &back, &loaded) == NPYIO_OK);
+    check(npyio_load_with_header(path, 0, tight(), &back, &loaded) == NPYIO_OK);
     same_header(back, h);
     free(head);
     free(file);
@@ -144,9 +144,9 @@ static void map_members(const char *path)
         void *whole = NULL;
         size_t len = 0;
 
-        if (npyio_npz_map(npz, i, &m) != NPYIO_OK)
+        if (npyio_map_open_member(npz, i, &m) != NPYIO_OK)
             continue;
-        if (npyio_npz_open_reader(npz, i, &r) == NPYIO_OK &&
+        if (npyio_reader_open_member(npz, i, &r) == NPYIO_OK &&
             npyio_reader_read_alloc(r, 0, &whole, &len) == NPYIO_OK) {
             same_header(npyio_map_header(m), npyio_reader_header(r));
             check(len == (size_t)npyio_header_nbytes(npyio_map_header(m)));
@@ -168,7 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t flags = NPYIO_WRITE_NO_SYNC;
 
     fuzz_put_file(path, data, size);
-    if (npyio_load(path, 0, tight(), &h, &arr) != NPYIO_OK) {
+    if (npyio_load_with_header(path, 0, tight(), &h, &arr) != NPYIO_OK) {
         npyio_header_free(h);
         h = NULL;
     }
@@ -176,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     map_write(path, data, size, h);
     if (h != NULL) {
         if (size > 0 && (data[size - 1] & 1))
-            flags |= NPYIO_WRITE_SPARSE;
+            flags |= NPYIO_MAP_SPARSE;
         map_create(path, data, size, h, arr, flags);
         map_create(fresh, NULL, 0, h, arr, flags);
         unlink(fresh);

@@ -143,7 +143,7 @@ static void compare_rows(source *s, int pipe, uint32_t flags,
     }
     h = npyio_reader_header(s->reader);
     rows = npyio_header_ndim(h) > 0 ? npyio_header_shape(h)[0] : 0;
-    if (rows <= 0 || (npyio_header_fortran_order(h) &&
+    if (rows <= 0 || (npyio_header_is_fortran_order(h) &&
                       !(flags & NPYIO_READ_C_ORDER))) {
         close_source(s);
         return;

@@ -24,7 +24,7 @@ static npyio_status read_bytes(npyio_npz *npz, size_t i, size_t *total)
     static unsigned char buf[65536];
     npyio_stream *s = NULL;
     size_t got = sizeof buf;
-    npyio_status st = npyio_npz_open_member(npz, i, &s);
+    npyio_status st = npyio_stream_open_member(npz, i, &s);
 
     *total = 0;
     while (st == NPYIO_OK && got == sizeof buf) {
@@ -43,14 +43,14 @@ static void read_array(npyio_npz *npz, size_t i)
     size_t len = 0, at = 0, got = 0;
     npyio_status st;
 
-    if (npyio_npz_open_reader(npz, i, &r) != NPYIO_OK)
+    if (npyio_reader_open_member(npz, i, &r) != NPYIO_OK)
         return;
     st = npyio_reader_read_alloc(r, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
                                  &whole, &len);
     npyio_reader_close(r);
     if (st != NPYIO_OK)
         return;
-    check(npyio_npz_open_reader(npz, i, &c) == NPYIO_OK);
+    check(npyio_reader_open_member(npz, i, &c) == NPYIO_OK);
     while ((st = npyio_reader_read_chunk(c, chunk, sizeof chunk,
                                          NPYIO_READ_NATIVE |
                                              NPYIO_READ_C_ORDER,
@@ -75,15 +75,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (i = 0; i < npyio_npz_count(npz); i++) {
             int64_t usize = -1, readable = 0, v;
             size_t found = 0, total = 0;
-            npyio_npz_field f;
+            npyio_npz_stat_id f;
             npyio_status bytes, verified;
 
-            for (f = NPYIO_NPZ_METHOD; f <= NPYIO_NPZ_READABLE; f++)
+            for (f = NPYIO_NPZ_STAT_METHOD; f <= NPYIO_NPZ_STAT_READABLE; f++)
                 check(npyio_npz_stat(npz, i, f, &v) == NPYIO_OK);
             check(npyio_npz_find(npz, npyio_npz_key(npz, i), &found, NULL) ==
                   NPYIO_OK);
-            npyio_npz_stat(npz, i, NPYIO_NPZ_SIZE, &usize);
-            npyio_npz_stat(npz, i, NPYIO_NPZ_READABLE, &readable);
+            npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_SIZE, &usize);
+            npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_READABLE, &readable);
             bytes = read_bytes(npz, i, &total);
             verified = npyio_npz_verify(npz, i);
             check(bytes == verified);

@@ -2,10 +2,10 @@
  * fuzz_npz_write.c - libFuzzer target for writing .npz archives, driven by
  * the input: a first byte of options (alignment, whether to append), then
  * up to 8 members, each chosen by the next bytes:
- *   - how it is added: a whole array (npyio_npz_add_array), a member writer
- *     fed in input-sized pieces (npyio_npz_add, sometimes with
+ *   - how it is added: a whole array (npyio_npz_writer_add_with_header), a member writer
+ *     fed in input-sized pieces (npyio_writer_create_member, sometimes with
  *     NPYIO_WRITE_UNKNOWN_ROWS), or a length-prefixed slice of the input
- *     taken as an .npy file (npyio_npz_add_npy);
+ *     taken as an .npy file (npyio_npz_writer_add_npy);
  *   - its key (usually "m<i>", sometimes bytes of the input, which may be
  *     refused), its zlib level (0 to 9, sometimes out of range), and its
  *     dtype and shape from a table and the input.
@@ -74,7 +74,7 @@ static npyio_header *make_header(input *in)
     int64_t shape[3];
     int i, ndim = (int)(next(in) % 4);
 
-    check(npyio_dtype_from_descr(d, strlen(d), NULL, &dt) == NPYIO_OK);
+    check(npyio_dtype_parse(d, strlen(d), NULL, &dt) == NPYIO_OK);
     for (i = 0; i < ndim; i++)
         shape[i] = next(in) % 5;
     check(npyio_header_new(dt, ndim, shape, ndim > 1 && (next(in) & 1),
@@ -129,7 +129,7 @@ static npyio_header *no_rows(npyio_header *h)
     for (i = 0; i < n; i++)
         shape[i] = i == 0 ? 0 : npyio_header_shape(h)[i];
     check(npyio_header_new(npyio_header_dtype(h), n, shape,
-                           npyio_header_fortran_order(h), &zero) == NPYIO_OK);
+                           npyio_header_is_fortran_order(h), &zero) == NPYIO_OK);
     npyio_header_free(h);
     return zero;
 }
@@ -145,7 +145,7 @@ static npyio_status add_by_writer(npyio_npz_writer *npz, input *in,
 
     if (flags && npyio_header_ndim(h) == 0)
         flags = 0;
-    st = npyio_npz_add(npz, e->key, h, level, flags, &w);
+    st = npyio_writer_create_member(npz, e->key, h, level, flags, &w);
     if (st != NPYIO_OK) {
         npyio_header_free(h);
         return st;
@@ -173,8 +173,7 @@ static npyio_status add_whole(npyio_npz_writer *npz, input *in, expect *e,
     e->header = make_header(in);
     e->len = (size_t)npyio_header_nbytes(e->header);
     e->bytes = take(in, e->len);
-    return npyio_npz_add_array(npz, e->key, e->header, e->bytes, e->len,
-                               level);
+    return npyio_npz_writer_add_with_header(npz, e->key, e->header, e->bytes, e->len, level, 0);
 }
 
 static npyio_status add_file(npyio_npz_writer *npz, input *in, expect *e,
@@ -189,7 +188,7 @@ static npyio_status add_file(npyio_npz_writer *npz, input *in, expect *e,
         e->len = in->left;
     e->bytes = take(in, e->len);
     check(npyio_stream_open_memory(e->bytes, e->len, NULL, &s) == NPYIO_OK);
-    st = npyio_npz_add_npy(npz, e->key, s, level);
+    st = npyio_npz_writer_add_npy(npz, e->key, s, level, 0);
     npyio_stream_close(s);
     return st;
 }
@@ -253,25 +252,25 @@ static void check_member(npyio_npz *npz, size_t i, const expect *e)
     if (e->header == NULL) {
         got = malloc(e->len + 2);
         check(got != NULL);
-        check(npyio_npz_open_member(npz, i, &s) == NPYIO_OK);
+        check(npyio_stream_open_member(npz, i, &s) == NPYIO_OK);
         check(npyio_stream_read(s, got, e->len + 1, &n) == NPYIO_OK);
         check(n == e->len && memcmp(got, e->bytes, n) == 0);
         npyio_stream_close(s);
         free(got);
         return;
     }
-    check(npyio_npz_open_reader(npz, i, &r) == NPYIO_OK);
+    check(npyio_reader_open_member(npz, i, &r) == NPYIO_OK);
     check(npyio_reader_read_alloc(r, 0, &data, &len) == NPYIO_OK);
     check(len == e->len && memcmp(data, e->bytes, len) == 0);
     h = npyio_reader_header(r);
-    check(npyio_dtype_equal(npyio_header_dtype(h),
+    check(npyio_dtype_is_equal(npyio_header_dtype(h),
                             npyio_header_dtype(e->header)));
     check(npyio_header_ndim(h) == npyio_header_ndim(e->header));
     check(npyio_header_ndim(h) == 0 ||
           memcmp(npyio_header_shape(h), npyio_header_shape(e->header),
                  sizeof(int64_t) * (size_t)npyio_header_ndim(h)) == 0);
-    check(npyio_header_fortran_order(h) ==
-              npyio_header_fortran_order(e->header) ||
+    check(npyio_header_is_fortran_order(h) ==
+              npyio_header_is_fortran_order(e->header) ||
           !order_matters(h));
     npyio_free(data);
     npyio_reader_close(r);
@@ -294,7 +293,7 @@ static void append_one(const char *path, input *in, plan *p, uint32_t flags)
     npyio_npz_writer *npz = NULL;
     expect *e = &p->m[p->count];
 
-    check(npyio_npz_open_append(path, flags, tight(), &npz) == NPYIO_OK);
+    check(npyio_npz_writer_open_append_path(path, flags, tight(), &npz) == NPYIO_OK);
     snprintf(e->key, sizeof e->key, "appended");
     if (add_whole(npz, in, e, (int)(next(in) % 10)) == NPYIO_OK)
         p->count++;
@@ -309,7 +308,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_scratch("fuzz_npz_write", 0, ".npz");
     input in = {data, size};
     unsigned opts = next(&in);
-    uint32_t flags = NPYIO_WRITE_NO_SYNC | (opts & 1 ? NPYIO_NPZ_NO_ALIGN : 0);
+    uint32_t flags = NPYIO_WRITE_NO_SYNC | (opts & 1 ? NPYIO_NPZ_WRITE_NO_ALIGN : 0);
     npyio_npz_writer *npz = NULL;
     plan p;
     size_t i;
@@ -317,7 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&p, 0, sizeof p);
     p.usable = 1;
     fuzz_put_file(path, old, sizeof old);
-    check(npyio_npz_create_path(path, flags, tight(), &npz) == NPYIO_OK);
+    check(npyio_npz_writer_create_path(path, flags, tight(), &npz) == NPYIO_OK);
     for (i = 0; i < MAX_MEMBERS && in.left > 0; i++)
         add_member(npz, &in, &p, i);
     if (npyio_npz_writer_close(npz) == NPYIO_OK) {

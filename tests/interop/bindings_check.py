@@ -17,7 +17,7 @@ in cffi's lib), so a constant that is missing or wrong there fails a check.
 
 Checks: the cdef file names every constant and function of the installed
 header; the version; statuses and messages of real failures; a limit set
-through its constant; arrays written with npyio_save (files byte-identical
+through its constant; arrays written with npyio_save_with_header (files byte-identical
 to np.save's, NumPy loads them equal) and read back from NumPy's files
 (as stored, and converted to native C order); a caller-defined stream of
 Python callbacks for reading and for writing, and a failing callback; a
@@ -161,7 +161,7 @@ class CtypesBinding(Binding):
             "npyio_options_new": (st, [PP]),
             "npyio_options_free": (None, [P]),
             "npyio_options_set_limit": (st, [P, ctypes.c_int32, i64]),
-            "npyio_dtype_from_descr": (st, [ctypes.c_char_p, sz, P, PP]),
+            "npyio_dtype_parse": (st, [ctypes.c_char_p, sz, P, PP]),
             "npyio_dtype_unref": (None, [P]),
             "npyio_dtype_kind": (ctypes.c_int32, [P]),
             "npyio_dtype_descr": (st, [P, ctypes.c_char_p, sz,
@@ -172,22 +172,22 @@ class CtypesBinding(Binding):
             "npyio_header_dtype": (P, [P]),
             "npyio_header_ndim": (ctypes.c_int, [P]),
             "npyio_header_shape": (ctypes.POINTER(i64), [P]),
-            "npyio_header_fortran_order": (ctypes.c_int, [P]),
+            "npyio_header_is_fortran_order": (ctypes.c_int, [P]),
             "npyio_header_nbytes": (i64, [P]),
-            "npyio_save": (st, [ctypes.c_char_p, P, ctypes.c_char_p, sz, u32,
+            "npyio_save_with_header": (st, [ctypes.c_char_p, P, ctypes.c_char_p, sz, u32,
                                 P]),
-            "npyio_load": (st, [ctypes.c_char_p, u32, P, PP, PP]),
+            "npyio_load_with_header": (st, [ctypes.c_char_p, u32, P, PP, PP]),
             "npyio_reader_open_path": (st, [ctypes.c_char_p, P, PP]),
             "npyio_reader_open_stream": (st, [P, P, PP]),
             "npyio_reader_header": (P, [P]),
             "npyio_reader_read": (st, [P, ctypes.c_char_p, sz, u32]),
             "npyio_reader_close": (st, [P]),
-            "npyio_writer_open_stream": (st, [P, P, u32, P, PP]),
+            "npyio_writer_create_stream": (st, [P, P, u32, P, PP]),
             "npyio_writer_write": (st, [P, ctypes.c_char_p, sz]),
             "npyio_writer_close": (st, [P]),
             "npyio_stream_open_ops": (st, [P, P, P, PP]),
             "npyio_stream_close": (st, [P]),
-            "npyio_map_open": (st, [ctypes.c_char_p, u32, P, PP]),
+            "npyio_map_open_path": (st, [ctypes.c_char_p, u32, P, PP]),
             "npyio_map_data": (P, [P]),
             "npyio_map_header": (P, [P]),
             "npyio_map_close": (st, [P]),
@@ -198,7 +198,7 @@ class CtypesBinding(Binding):
             "npyio_npz_name": (ctypes.c_char_p, [P, sz]),
             "npyio_npz_find": (st, [P, ctypes.c_char_p, ctypes.POINTER(sz),
                                     ctypes.POINTER(ctypes.c_int)]),
-            "npyio_npz_open_reader": (st, [P, sz, PP]),
+            "npyio_reader_open_member": (st, [P, sz, PP]),
             "npyio_npz_verify": (st, [P, sz]),
             "npyio_npz_load": (st, [P, sz, PP, ctypes.POINTER(sz),
                                     ctypes.c_char_p, sz,
@@ -213,8 +213,8 @@ class CtypesBinding(Binding):
                                    ctypes.POINTER(ctypes.c_int),
                                    ctypes.POINTER(ctypes.c_int64), sz]),
             "npyio_reader_set_type": (st, [P, ctypes.c_char_p, u32]),
-            "npyio_npz_create_path": (st, [ctypes.c_char_p, u32, P, PP]),
-            "npyio_npz_add_array": (st, [P, ctypes.c_char_p, P,
+            "npyio_npz_writer_create_path": (st, [ctypes.c_char_p, u32, P, PP]),
+            "npyio_npz_writer_add_with_header": (st, [P, ctypes.c_char_p, P,
                                          ctypes.c_char_p, sz, ctypes.c_int]),
             "npyio_npz_writer_close": (st, [P]),
         }
@@ -261,7 +261,7 @@ class CtypesBinding(Binding):
 
     def load(self, path, flags, options=None):
         header, data = ctypes.c_void_p(), ctypes.c_void_p()
-        status = self.lib.npyio_load(path.encode(), flags, options,
+        status = self.lib.npyio_load_with_header(path.encode(), flags, options,
                                      ctypes.byref(header), ctypes.byref(data))
         if status != self.C["NPYIO_OK"]:
             return status, None, None
@@ -390,7 +390,7 @@ class CffiBinding(Binding):
     def load(self, path, flags, options=None):
         header = self.ffi.new("npyio_header **")
         data = self.ffi.new("void **")
-        status = self.lib.npyio_load(path.encode(), flags,
+        status = self.lib.npyio_load_with_header(path.encode(), flags,
                                      options or self.ffi.NULL, header, data)
         if status != self.lib.NPYIO_OK:
             return status, None, None
@@ -570,7 +570,7 @@ def check_limit(t):
     t.expect_status(status, "NPYIO_OK", "setting NPYIO_LIMIT_NDIM")
     status, header, data = t.b.load(path, 0, options)
     t.expect_status(status, "NPYIO_E_LIMIT", "a 3-d file under ndim limit 2")
-    t.expect_message(["npyio_load", "3"], "ndim limit")
+    t.expect_message(["npyio_load_with_header", "3"], "ndim limit")
     status, header, data = t.b.load(path, 0)
     if t.expect_status(status, "NPYIO_OK", "a 3-d file without the limit"):
         t.b.call("npyio_header_free", header)
@@ -609,11 +609,11 @@ def native_c_bytes(array):
 
 
 def check_write(t, label, array, kind):
-    """npyio_save of the array's bytes under a header built from its descr:
+    """npyio_save_with_header of the array's bytes under a header built from its descr:
     the file equals np.save's byte for byte and loads equal."""
     from numpy.lib import format as npf
     descr = repr(npf.dtype_to_descr(array.dtype)).encode()
-    status, dtype = t.b.new_handle("npyio_dtype_from_descr", descr,
+    status, dtype = t.b.new_handle("npyio_dtype_parse", descr,
                                    len(descr), t.b.NULL)
     if not t.expect_status(status, "NPYIO_OK", "%s: dtype from %s"
                            % (label, descr)):
@@ -632,23 +632,23 @@ def check_write(t, label, array, kind):
         return
     ours, theirs = t.path(label + ".ours.npy"), t.path(label + ".numpy.npy")
     data = array.tobytes(order="F" if fortran else "C")
-    status = t.b.call("npyio_save", ours.encode(), header, data, len(data),
+    status = t.b.call("npyio_save_with_header", ours.encode(), header, data, len(data),
                       0, t.b.NULL)
     t.b.call("npyio_header_free", header)
-    if not t.expect_status(status, "NPYIO_OK", "%s: npyio_save" % label):
+    if not t.expect_status(status, "NPYIO_OK", "%s: npyio_save_with_header" % label):
         return
     np.save(theirs, array)
     with open(ours, "rb") as f1, open(theirs, "rb") as f2:
-        t.check(f1.read() == f2.read(), "%s: npyio_save's file differs from "
+        t.check(f1.read() == f2.read(), "%s: npyio_save_with_header's file differs from "
                 "np.save's" % label)
     back = np.load(ours)
     t.check(back.dtype == array.dtype and back.shape == array.shape
             and back.tobytes() == array.tobytes(),
-            "%s: NumPy loads npyio_save's file differently" % label)
+            "%s: NumPy loads npyio_save_with_header's file differently" % label)
 
 
 def check_read(t, label, array):
-    """npyio_load of NumPy's file: as stored, and native C order."""
+    """npyio_load_with_header of NumPy's file: as stored, and native C order."""
     path = t.path(label + ".numpy.npy")
     np.save(path, array)
     fortran = array.flags.f_contiguous and not array.flags.c_contiguous
@@ -658,20 +658,20 @@ def check_read(t, label, array):
                         (t.C["NPYIO_READ_NATIVE"] | t.C["NPYIO_READ_C_ORDER"],
                          native_c_bytes(array))):
         status, header, data = t.b.load(path, flags)
-        if not t.expect_status(status, "NPYIO_OK", "%s: npyio_load flags %d"
+        if not t.expect_status(status, "NPYIO_OK", "%s: npyio_load_with_header flags %d"
                                % (label, flags)):
             continue
         t.check(t.b.header_shape(header) == array.shape,
                 "%s: shape %r, NumPy %r" % (label, t.b.header_shape(header),
                                             array.shape))
-        t.check(bool(t.b.call("npyio_header_fortran_order", header)) ==
+        t.check(bool(t.b.call("npyio_header_is_fortran_order", header)) ==
                 (fortran and flags == 0), "%s: fortran_order" % label)
-        t.check(data[0] == want, "%s: npyio_load flags %d gives other bytes "
+        t.check(data[0] == want, "%s: npyio_load_with_header flags %d gives other bytes "
                 "than NumPy" % (label, flags))
         # The header handed back describes the bytes handed back: saved
         # together, they make the file np.save makes of what NumPy loaded.
         copy = t.path("%s.resaved-%d.npy" % (label, flags))
-        status = t.b.call("npyio_save", copy.encode(), header, data[0],
+        status = t.b.call("npyio_save_with_header", copy.encode(), header, data[0],
                           len(data[0]), t.C["NPYIO_WRITE_NO_SYNC"], t.b.NULL)
         expected = t.path("%s.expected-%d.npy" % (label, flags))
         np.save(expected, array if flags == 0 else native_c)
@@ -730,7 +730,7 @@ def check_callback_streams(t):
         status, reader = t.b.new_handle("npyio_reader_open_path",
                                         path.encode(), t.b.NULL)
         header = t.b.call("npyio_reader_header", reader)
-        status, writer = t.b.new_handle("npyio_writer_open_stream", stream,
+        status, writer = t.b.new_handle("npyio_writer_create_stream", stream,
                                         header, 0, t.b.NULL)
         if t.expect_status(status, "NPYIO_OK", "writer over callbacks"):
             t.expect_status(t.b.writer_write(writer, array.tobytes()),
@@ -766,15 +766,15 @@ def check_map(t):
     array = np.arange(24, dtype="<i4").reshape(4, 6)
     path = t.path("map.npy")
     np.save(path, array)
-    status, amap = t.b.new_handle("npyio_map_open", path.encode(),
+    status, amap = t.b.new_handle("npyio_map_open_path", path.encode(),
                                   0, t.b.NULL)
-    if t.expect_status(status, "NPYIO_OK", "npyio_map_open read-only"):
+    if t.expect_status(status, "NPYIO_OK", "npyio_map_open_path read-only"):
         t.check(bytes(t.b.map_view(amap)) == array.tobytes(),
                 "read-only map: other bytes than NumPy's")
         t.b.call("npyio_map_close", amap)
-    status, amap = t.b.new_handle("npyio_map_open", path.encode(),
+    status, amap = t.b.new_handle("npyio_map_open_path", path.encode(),
                                   t.C["NPYIO_MAP_WRITE"], t.b.NULL)
-    if t.expect_status(status, "NPYIO_OK", "npyio_map_open read-write"):
+    if t.expect_status(status, "NPYIO_OK", "npyio_map_open_path read-write"):
         view = t.b.map_view(amap)
         view[0:4] = np.array([-7], dtype="<i4").tobytes()
         t.expect_status(t.b.call("npyio_map_close", amap), "NPYIO_OK",
@@ -824,7 +824,7 @@ def check_npz_read(t):
                     "%s: find %r gives %d (%d)" % (how, key, index, ambiguous))
             t.expect_status(t.b.call("npyio_npz_verify", npz, index),
                             "NPYIO_OK", "%s: verify %r" % (how, key))
-            status, reader = t.b.new_handle("npyio_npz_open_reader", npz,
+            status, reader = t.b.new_handle("npyio_reader_open_member", npz,
                                             index)
             if t.expect_status(status, "NPYIO_OK", "%s: reader of %r"
                                % (how, key)):
@@ -911,26 +911,26 @@ def check_npz_write(t):
     from numpy.lib import format as npf
     arrays = npz_arrays()
     path = t.path("ours.npz")
-    status, npz = t.b.new_handle("npyio_npz_create_path", path.encode(),
+    status, npz = t.b.new_handle("npyio_npz_writer_create_path", path.encode(),
                                  t.C["NPYIO_WRITE_NO_SYNC"], t.b.NULL)
     if not t.expect_status(status, "NPYIO_OK", "npz_create_path"):
         return
     for n, (key, array) in enumerate(arrays.items()):
         descr = repr(npf.dtype_to_descr(array.dtype)).encode()
-        status, dtype = t.b.new_handle("npyio_dtype_from_descr", descr,
+        status, dtype = t.b.new_handle("npyio_dtype_parse", descr,
                                        len(descr), t.b.NULL)
         fortran = array.flags.f_contiguous and not array.flags.c_contiguous
         status, header = t.b.header_new(dtype, array.shape, fortran)
         t.b.call("npyio_dtype_unref", dtype)
         data = array.tobytes(order="F" if fortran else "C")
-        status = t.b.call("npyio_npz_add_array", npz, key.encode(), header,
+        status = t.b.call("npyio_npz_writer_add_with_header", npz, key.encode(), header,
                           data, len(data), 6 if n % 2 else 0)
         t.expect_status(status, "NPYIO_OK", "npz_add_array %r" % key)
         if n == 0:
-            status = t.b.call("npyio_npz_add_array", npz, b"../evil", header,
+            status = t.b.call("npyio_npz_writer_add_with_header", npz, b"../evil", header,
                               data, len(data), 0)
             t.expect_status(status, "NPYIO_E_INVALID_ARG", "a key with ..")
-            t.expect_message(["npyio_npz_add_array", "../evil"], "bad key")
+            t.expect_message(["npyio_npz_writer_add_with_header", "../evil"], "bad key")
         t.b.call("npyio_header_free", header)
     t.expect_status(t.b.call("npyio_npz_writer_close", npz), "NPYIO_OK",
                     "npz_writer_close")

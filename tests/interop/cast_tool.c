@@ -142,7 +142,7 @@ static int modes_cmd(const char *in, const char *type, uint32_t flags,
             npyio_dtype *dt = NULL;
 
             if (type != NULL &&
-                npyio_dtype_from_descr(type, strlen(type), NULL, &dt) !=
+                npyio_dtype_parse(type, strlen(type), NULL, &dt) !=
                     NPYIO_OK)
                 return fail(NPYIO_E_FORMAT, type);
             item = dt != NULL ? npyio_dtype_itemsize(dt)
@@ -204,7 +204,7 @@ static npyio_status member_chunks(npyio_npz *npz, size_t index,
     unsigned char *buf = malloc(len + 64);
     size_t done = 0, got = 0, item = len;
     npyio_status st = buf == NULL ? NPYIO_E_NOMEM
-                                  : npyio_npz_open_reader(npz, index, &r);
+                                  : npyio_reader_open_member(npz, index, &r);
 
     if (st == NPYIO_OK)
         st = npyio_reader_set_type(r, type, flags);

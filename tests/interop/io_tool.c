@@ -20,14 +20,14 @@
  *                                 when a row has 0 bytes (shape (k, 0))
  *   io_tool append-filled FILE N  append N rows of the file's dtype and
  *                                 row shape, every byte 0xA5
- *   io_tool loadsave IN FLAGS OUT npyio_load IN with FLAGS, npyio_save the
+ *   io_tool loadsave IN FLAGS OUT npyio_load_with_header IN with FLAGS, npyio_save_with_header the
  *                                 header and data it hands back as OUT
- *   io_tool arrays IN OUT         npyio_load_array IN, print its type and
- *                                 shape, npyio_save_array them as OUT
+ *   io_tool arrays IN OUT         npyio_load IN, print its type and
+ *                                 shape, npyio_save them as OUT
  *   io_tool churn FILE save|map   forever (the crash test kills it):
  *                                 generation g = 1, 2, ... of a (65536,)
  *                                 '<i8' array of g's replaces FILE, by
- *                                 npyio_save (synced) or by create-and-map
+ *                                 npyio_save_with_header (synced) or by create-and-map
  * Exit 0 on success, 1 with a message on stderr.
  */
 #include <stdbool.h>
@@ -50,7 +50,7 @@ static int read_cmd(const char *in, unsigned flags, const char *out)
     FILE *f;
     size_t n;
 
-    if (npyio_load(in, flags, NULL, &h, &data) != NPYIO_OK)
+    if (npyio_load_with_header(in, flags, NULL, &h, &data) != NPYIO_OK)
         return fail(in);
     n = (size_t)npyio_header_nbytes(h);
     f = fopen(out, "wb");
@@ -69,9 +69,9 @@ static int copy_cmd(const char *in, const char *out)
     void *data = NULL;
     int rc = 0;
 
-    if (npyio_load(in, 0, NULL, &h, &data) != NPYIO_OK)
+    if (npyio_load_with_header(in, 0, NULL, &h, &data) != NPYIO_OK)
         return fail(in);
-    if (npyio_save(out, h, data, (size_t)npyio_header_nbytes(h), 0,
+    if (npyio_save_with_header(out, h, data, (size_t)npyio_header_nbytes(h), 0,
                    NULL) != NPYIO_OK)
         rc = fail(out);
     npyio_free(data);
@@ -111,9 +111,9 @@ static int create_cmd(const char *out, long rows, long cols)
     unsigned char *d;
     long i;
 
-    if (npyio_dtype_from_descr("<f8", 3, NULL, &f8) != NPYIO_OK ||
+    if (npyio_dtype_parse("<f8", 3, NULL, &f8) != NPYIO_OK ||
         npyio_header_new(f8, 2, shape, 0, &h) != NPYIO_OK ||
-        npyio_map_create(out, h, 0, NULL, &m) != NPYIO_OK)
+        npyio_map_create_path(out, h, 0, NULL, &m) != NPYIO_OK)
         return fail(out);
     d = npyio_map_data(m);
     for (i = 0; i < rows * cols; i++)
@@ -129,7 +129,7 @@ static int negate_cmd(const char *path)
     unsigned char *d;
     int64_t i, n;
 
-    if (npyio_map_open(path, NPYIO_MAP_WRITE, NULL, &m) != NPYIO_OK)
+    if (npyio_map_open_path(path, NPYIO_MAP_WRITE, NULL, &m) != NPYIO_OK)
         return fail(path);
     d = npyio_map_data(m);
     n = npyio_header_count(npyio_map_header(m));
@@ -144,7 +144,7 @@ static npyio_header *rows_header(int64_t rows)
     npyio_header *h = NULL;
     int64_t shape[2] = {rows, 3};
 
-    npyio_dtype_from_descr("<i4", 3, NULL, &i4);
+    npyio_dtype_parse("<i4", 3, NULL, &i4);
     npyio_header_new(i4, 2, shape, 0, &h);
     npyio_dtype_unref(i4);
     return h;
@@ -174,7 +174,7 @@ static int append_cmd(const char *path, long n)
         npyio_writer *w = NULL;
 
         row_bytes(next, row);
-        if (npyio_writer_open_append(path, one, 0, NULL, &w) != NPYIO_OK ||
+        if (npyio_writer_open_append_path(path, one, 0, NULL, &w) != NPYIO_OK ||
             npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
             npyio_writer_close(w) != NPYIO_OK)
             return fail(path);
@@ -214,7 +214,7 @@ static int append_like_cmd(const char *path, long n, bool empty)
     if (bytes == NULL)
         return fail("malloc");
     memset(bytes, 0xA5, len);
-    if (npyio_writer_open_append(path, rows, 0, NULL, &w) != NPYIO_OK ||
+    if (npyio_writer_open_append_path(path, rows, 0, NULL, &w) != NPYIO_OK ||
         npyio_writer_write(w, bytes, len) != NPYIO_OK ||
         npyio_writer_close(w) != NPYIO_OK)
         return fail(path);
@@ -230,7 +230,7 @@ static int unknown_cmd(const char *path, long n)
     unsigned char row[12];
     long k;
 
-    if (npyio_writer_open_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
+    if (npyio_writer_create_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
                                &w) != NPYIO_OK)
         return fail(path);
     for (k = 0; k < n; k++) {
@@ -249,7 +249,7 @@ static int fill_cmd(const char *path, long p)
     npyio_writer *w = NULL;
     int64_t first, i;
 
-    if (npyio_writer_open_in_place(path, 0, NULL, &w) != NPYIO_OK)
+    if (npyio_writer_open_in_place_path(path, 0, NULL, &w) != NPYIO_OK)
         return fail(path);
     for (first = p * BLOCK;; first += 4 * BLOCK) {
         npyio_status st;
@@ -269,10 +269,10 @@ static int loadsave_cmd(const char *in, unsigned flags, const char *out)
 {
     npyio_header *h = NULL;
     void *data = NULL;
-    npyio_status st = npyio_load(in, flags, NULL, &h, &data);
+    npyio_status st = npyio_load_with_header(in, flags, NULL, &h, &data);
 
     if (st == NPYIO_OK)
-        st = npyio_save(out, h, data, (size_t)npyio_header_nbytes(h),
+        st = npyio_save_with_header(out, h, data, (size_t)npyio_header_nbytes(h),
                         NPYIO_WRITE_NO_SYNC, NULL);
     npyio_header_free(h);
     npyio_free(data);
@@ -286,7 +286,7 @@ static int arrays_cmd(const char *in, const char *out)
     int ndim = 0, i;
     void *data = NULL;
     size_t len = 0;
-    npyio_status st = npyio_load_array(in, NULL, &data, &len, type,
+    npyio_status st = npyio_load(in, NULL, &data, &len, type,
                                        sizeof type, &ndim, shape, 64);
 
     if (st != NPYIO_OK)
@@ -295,7 +295,7 @@ static int arrays_cmd(const char *in, const char *out)
     for (i = 0; i < ndim; i++)
         printf("%s%lld", i ? " " : "", (long long)shape[i]);
     printf("\n");
-    st = npyio_save_array(out, type, ndim, shape, data, len,
+    st = npyio_save(out, type, ndim, shape, data, len,
                           NPYIO_WRITE_NO_SYNC, NULL);
     npyio_free(data);
     return st == NPYIO_OK ? 0 : fail(out);
@@ -311,19 +311,19 @@ static int churn_cmd(const char *path, const char *how)
     int64_t shape[1] = {COUNT}, g;
     int i;
 
-    if (npyio_dtype_from_descr("<i8", 3, NULL, &i8) != NPYIO_OK ||
+    if (npyio_dtype_parse("<i8", 3, NULL, &i8) != NPYIO_OK ||
         npyio_header_new(i8, 1, shape, 0, &h) != NPYIO_OK)
         return fail("churn");
     for (g = 1;; g++) {
         for (i = 0; i < 8 * COUNT; i++)
             data[i] = (unsigned char)((uint64_t)g >> (8 * (i % 8)));
         if (strcmp(how, "save") == 0) {
-            if (npyio_save(path, h, data, sizeof data, 0, NULL) != NPYIO_OK)
+            if (npyio_save_with_header(path, h, data, sizeof data, 0, NULL) != NPYIO_OK)
                 return fail(path);
         } else {
             npyio_map *m = NULL;
 
-            if (npyio_map_create(path, h, 0, NULL, &m) != NPYIO_OK)
+            if (npyio_map_create_path(path, h, 0, NULL, &m) != NPYIO_OK)
                 return fail(path);
             memcpy(npyio_map_data(m), data, sizeof data);
             if (npyio_map_close(m) != NPYIO_OK)

@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
-"""Interop test: what npyio_load hands back, saved with npyio_save, is the
-array NumPy loads; and npyio_load_array / npyio_save_array round-trip.
+"""Interop test: what npyio_load_with_header hands back, saved with npyio_save_with_header, is the
+array NumPy loads; and npyio_load / npyio_save round-trip.
 
     loadsave_check.py --tool PATH --data DIR --workdir DIR
 
 For every array of the corpus (DIR/arrays/manifest.tsv; object arrays
 left out) and every flag combination (0, native byte order, C order,
-both), io_tool.c loads it with npyio_load and saves the header and data it
-got back with npyio_save. The result must be, header byte for byte, what
+both), io_tool.c loads it with npyio_load_with_header and saves the header and data it
+got back with npyio_save_with_header. The result must be, header byte for byte, what
 np.save writes of the array NumPy gets with the same conversion
 (astype to native byte order, C-order copy), and NumPy must load it with
 that dtype, shape and order, and the data bytes must be io_tool's own
 `read` of the same file with the same flags (checked against NumPy by
-io_roundtrip.py). Then io_tool's `arrays` command: npyio_load_array must
+io_roundtrip.py). Then io_tool's `arrays` command: npyio_load must
 give NumPy's dtype.str (the descr list for records) and shape, and
-npyio_save_array of those must write np.save's file of the native C-order
+npyio_save of those must write np.save's file of the native C-order
 array, header byte for byte. Prints one line per failure, then
 `N passed, M failed`; exit 0 only if all passed, 77 without NumPy.
 """
@@ -114,7 +114,7 @@ def main():
                    back.flags.f_contiguous == want.flags.f_contiguous),
                   "%s flags %d: NumPy loads %s %s" %
                   (name, flags, back.dtype, back.shape))
-        # npyio_load_array and npyio_save_array.
+        # npyio_load and npyio_save.
         out = os.path.join(args.workdir, "%s.array.npy" % name)
         r = subprocess.run([args.tool, "arrays", src, out],
                            capture_output=True, text=True)
@@ -127,7 +127,7 @@ def main():
             type_ok = ast.literal_eval(lines[0]) == npf.dtype_to_descr(want.dtype)
         else:
             type_ok = lines[0] == want.dtype.str
-        check(type_ok, "%s: npyio_load_array type %r, NumPy %r" %
+        check(type_ok, "%s: npyio_load type %r, NumPy %r" %
               (name, lines[0], want.dtype.str))
         shape = tuple(int(x) for x in lines[1].split())
         check(shape == want.shape, "%s: shape %r, NumPy %r" %
@@ -137,7 +137,7 @@ def main():
             got = f.read()
         off = data_offset(expected)
         check(got[:off] == expected[:off],
-              "%s: npyio_save_array header %r, np.save's %r" %
+              "%s: npyio_save header %r, np.save's %r" %
               (name, got[:off], expected[:off]))
     return tally.summary()
 

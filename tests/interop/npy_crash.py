@@ -6,7 +6,7 @@
 N times each (default 100), a process that replaces one file with
 generation 1, 2, ... of a (65536,) '<i8' array of one value is killed
 with SIGKILL at a random moment:
-  - by npyio_save (atomic): the file must load in NumPy as one whole
+  - by npyio_save_with_header (atomic): the file must load in NumPy as one whole
     generation (shape and every element equal);
   - by create-and-map, which replaces the file in place as NumPy's
     open_memmap does: the file may be absent, or must load with the

@@ -10,7 +10,7 @@
    `unzip -t` (when installed) and minizip's own reader read every member;
    stored members are aligned at 64 when asked; the same inputs give the
    same bytes.
-   Members appended (npyio_npz_open_append) to archives of NumPy's and
+   Members appended (npyio_npz_writer_open_append_path) to archives of NumPy's and
    ours: the same checks, old and new keys.
 2. Archives np.savez and np.savez_compressed write (keys with '/', 'é',
    'x.npy'): libnpyio lists NumPy's keys and hands back each member's

@@ -3,10 +3,10 @@
  *   npz_tool pack OUT LEVEL UNKNOWN ALIGN KEY=FILE.npy ...
  *       write an archive of those .npy files with npyio_npz_*: deflate
  *       LEVEL (0 stores), UNKNOWN 1 writes C-order arrays with an unknown
- *       row count in pieces, ALIGN 0 passes NPYIO_NPZ_NO_ALIGN; the
+ *       row count in pieces, ALIGN 0 passes NPYIO_NPZ_WRITE_NO_ALIGN; the
  *       environment's NPZ_TOOL_THREADS sets NPYIO_LIMIT_THREADS
  *   npz_tool append ARCHIVE LEVEL KEY=FILE.npy ...
- *       add those .npy files to an existing archive (npyio_npz_open_append)
+ *       add those .npy files to an existing archive (npyio_npz_writer_open_append_path)
  *   npz_tool unpack ARCHIVE DIR
  *       print "index<TAB>key<TAB>is_array<TAB>method<TAB>aligned" per
  *       member and write each readable member's bytes to DIR/<index>.bin
@@ -49,7 +49,7 @@ static npyio_status add_unknown(npyio_npz_writer *w, const char *key,
     npyio_writer *mw = NULL;
     int64_t rows = npyio_header_shape(h)[0];
     size_t row = rows > 0 ? len / (size_t)rows : 0, first = 0, k;
-    npyio_status st = npyio_npz_add(w, key, h, level,
+    npyio_status st = npyio_writer_create_member(w, key, h, level,
                                     NPYIO_WRITE_UNKNOWN_ROWS, &mw);
 
     for (k = 1; st == NPYIO_OK && k <= 3; k++) {
@@ -85,10 +85,10 @@ static int add_file(npyio_npz_writer *w, const char *spec, int level,
     if (npyio_reader_open_path(eq + 1, NULL, &r) != NPYIO_OK)
         return fail(eq + 1);
     h = npyio_reader_header(r);
-    if (npyio_dtype_contains_objects(npyio_header_dtype(h))) {
+    if (npyio_dtype_has_objects(npyio_header_dtype(h))) {
         st = npyio_reader_read_pickle(r, &data, &len);
         if (st == NPYIO_OK)
-            st = npyio_npz_add(w, key, h, level, 0, &mw);
+            st = npyio_writer_create_member(w, key, h, level, 0, &mw);
         if (st == NPYIO_OK)
             st = npyio_writer_write(mw, data, len);
         if (st == NPYIO_OK)
@@ -96,10 +96,10 @@ static int add_file(npyio_npz_writer *w, const char *spec, int level,
     } else {
         st = npyio_reader_read_alloc(r, 0, &data, &len);
         if (st == NPYIO_OK && unknown && npyio_header_ndim(h) > 0 &&
-            !npyio_header_fortran_order(h))
+            !npyio_header_is_fortran_order(h))
             st = add_unknown(w, key, h, data, len, level);
         else if (st == NPYIO_OK)
-            st = npyio_npz_add_array(w, key, h, data, len, level);
+            st = npyio_npz_writer_add_with_header(w, key, h, data, len, level, 0);
     }
     npyio_free(data);
     npyio_reader_close(r);
@@ -110,7 +110,7 @@ static int pack(int argc, char **argv)
 {
     int level = atoi(argv[3]), unknown = atoi(argv[4]), i;
     uint32_t flags = NPYIO_WRITE_NO_SYNC |
-                     (atoi(argv[5]) ? 0 : NPYIO_NPZ_NO_ALIGN);
+                     (atoi(argv[5]) ? 0 : NPYIO_NPZ_WRITE_NO_ALIGN);
     npyio_npz_writer *w = NULL;
     const char *threads = getenv("NPZ_TOOL_THREADS");
     npyio_options *o = NULL;
@@ -121,7 +121,7 @@ static int pack(int argc, char **argv)
          npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, atoi(threads)) !=
              NPYIO_OK))
         return fail("options");
-    st = npyio_npz_create_path(argv[2], flags, o, &w);
+    st = npyio_npz_writer_create_path(argv[2], flags, o, &w);
     npyio_options_free(o);
     if (st != NPYIO_OK)
         return fail(argv[2]);
@@ -139,7 +139,7 @@ static int append(int argc, char **argv)
     int level = atoi(argv[3]), i;
     npyio_npz_writer *w = NULL;
 
-    if (npyio_npz_open_append(argv[2], NPYIO_WRITE_NO_SYNC, NULL, &w) !=
+    if (npyio_npz_writer_open_append_path(argv[2], NPYIO_WRITE_NO_SYNC, NULL, &w) !=
         NPYIO_OK)
         return fail(argv[2]);
     for (i = 4; i < argc; i++) {
@@ -160,7 +160,7 @@ static int write_member(npyio_npz *npz, size_t i, const char *dir)
 
     snprintf(path, sizeof path, "%s/%zu.bin", dir, i);
     f = fopen(path, "wb");
-    if (f == NULL || npyio_npz_open_member(npz, i, &s) != NPYIO_OK)
+    if (f == NULL || npyio_stream_open_member(npz, i, &s) != NPYIO_OK)
         return fail(path);
     while (got == sizeof buf) {
         if (npyio_stream_read(s, buf, sizeof buf, &got) != NPYIO_OK)
@@ -181,10 +181,10 @@ static int unpack(const char *archive, const char *dir)
     for (i = 0; i < npyio_npz_count(npz); i++) {
         int64_t is_array = 0, method = 0, aligned = 0, readable = 0;
 
-        npyio_npz_stat(npz, i, NPYIO_NPZ_IS_ARRAY, &is_array);
-        npyio_npz_stat(npz, i, NPYIO_NPZ_METHOD, &method);
-        npyio_npz_stat(npz, i, NPYIO_NPZ_ALIGNED, &aligned);
-        npyio_npz_stat(npz, i, NPYIO_NPZ_READABLE, &readable);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_IS_ARRAY, &is_array);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_METHOD, &method);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_ALIGNED, &aligned);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_READABLE, &readable);
         printf("%zu\t%s\t%lld\t%lld\t%lld\n", i, npyio_npz_key(npz, i),
                (long long)is_array, (long long)method, (long long)aligned);
         if (readable && write_member(npz, i, dir) != 0)
@@ -213,8 +213,8 @@ static int list(const char *archive, int untrusted)
     for (i = 0; i < npyio_npz_count(npz); i++) {
         int64_t size = 0, at = 0;
 
-        npyio_npz_stat(npz, i, NPYIO_NPZ_SIZE, &size);
-        npyio_npz_stat(npz, i, NPYIO_NPZ_DATA_OFFSET, &at);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_SIZE, &size);
+        npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_DATA_OFFSET, &at);
         printf("%s\t%lld\t%lld\n", npyio_npz_key(npz, i), (long long)size,
                (long long)at);
     }
@@ -232,7 +232,7 @@ static int rows(char **argv)
 
     if (npyio_npz_open_path(argv[2], NULL, &npz) != NPYIO_OK ||
         npyio_npz_find(npz, argv[3], &index, NULL) != NPYIO_OK ||
-        npyio_npz_open_reader(npz, index, &r) != NPYIO_OK)
+        npyio_reader_open_member(npz, index, &r) != NPYIO_OK)
         return fail(argv[2]);
     len = (size_t)count *
           npyio_dtype_itemsize(npyio_header_dtype(npyio_reader_header(r)));
@@ -256,7 +256,7 @@ static int churn(const char *archive, const char *mode)
     npyio_dtype *i8 = NULL;
     npyio_header *h = NULL;
 
-    if (npyio_dtype_from_descr("<i8", 3, NULL, &i8) != NPYIO_OK ||
+    if (npyio_dtype_parse("<i8", 3, NULL, &i8) != NPYIO_OK ||
         npyio_header_new(i8, 1, &shape, 0, &h) != NPYIO_OK)
         return fail("header");
     for (g = 1;; g++) {
@@ -275,10 +275,9 @@ static int churn(const char *archive, const char *mode)
             values[k] = n;
         if (strcmp(mode, "append") == 0) {
             snprintf(key, sizeof key, "g%lld", (long long)n);
-            if (npyio_npz_open_append(archive, NPYIO_WRITE_WAIT_FOR_LOCK,
+            if (npyio_npz_writer_open_append_path(archive, NPYIO_WRITE_WAIT_FOR_LOCK,
                                       NULL, &w) != NPYIO_OK ||
-                npyio_npz_add_array(w, key, h, values, sizeof values,
-                                    (int)(n % 2) * 6) != NPYIO_OK ||
+                npyio_npz_writer_add_with_header(w, key, h, values, sizeof values, (int)(n % 2) * 6, 0) != NPYIO_OK ||
                 npyio_npz_writer_close(w) != NPYIO_OK)
                 return fail(archive);
         } else {
@@ -287,10 +286,10 @@ static int churn(const char *archive, const char *mode)
             const void *ds[2] = {values, values};
             size_t ls[2] = {sizeof values, sizeof values};
 
-            if (npyio_npz_create_path(archive, 0, NULL, &w) != NPYIO_OK ||
-                npyio_npz_add_array(w, keys[0], hs[0], ds[0], ls[0], 6) !=
+            if (npyio_npz_writer_create_path(archive, 0, NULL, &w) != NPYIO_OK ||
+                npyio_npz_writer_add_with_header(w, keys[0], hs[0], ds[0], ls[0], 6, 0) !=
                     NPYIO_OK ||
-                npyio_npz_add_array(w, keys[1], hs[1], ds[1], ls[1], 0) !=
+                npyio_npz_writer_add_with_header(w, keys[1], hs[1], ds[1], ls[1], 0, 0) !=
                     NPYIO_OK ||
                 npyio_npz_writer_close(w) != NPYIO_OK)
                 return fail(archive);

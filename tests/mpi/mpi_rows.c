@@ -49,7 +49,7 @@ static npyio_header *rows_header(int64_t rows)
     npyio_header *h = NULL;
     const int64_t shape[2] = {rows, COLS};
 
-    if (npyio_dtype_from_descr("=f8", 3, NULL, &dt) != NPYIO_OK ||
+    if (npyio_dtype_parse("=f8", 3, NULL, &dt) != NPYIO_OK ||
         npyio_header_new(dt, 2, shape, 0, &h) != NPYIO_OK)
         h = NULL;
     npyio_dtype_unref(dt);
@@ -82,7 +82,7 @@ static void run_fill(const char *path, int rank, int ranks)
     }
     /* Rank 0 lays out the file: the final header, the data a hole. */
     if (rank == 0) {
-        st = npyio_map_create(path, h, NPYIO_WRITE_SPARSE, NULL, &m);
+        st = npyio_map_create_path(path, h, NPYIO_MAP_SPARSE, NULL, &m);
         if (st == NPYIO_OK)
             st = npyio_map_close(m);
         if (st != NPYIO_OK)
@@ -91,7 +91,7 @@ static void run_fill(const char *path, int rank, int ranks)
     MPI_Barrier(MPI_COMM_WORLD);
     /* Every rank its own rows, in place. */
     fill_values(mine, (int64_t)rank * ROWS, ROWS);
-    st = npyio_writer_open_in_place(path, 0, NULL, &w);
+    st = npyio_writer_open_in_place_path(path, 0, NULL, &w);
     if (st == NPYIO_OK)
         st = npyio_writer_write_rows(w, (int64_t)rank * ROWS, ROWS, mine,
                                      sizeof mine);
@@ -146,7 +146,7 @@ static void check_appends(const char *path, int ranks)
     int64_t rows, r;
     int *seen = calloc((size_t)ranks * BATCHES, sizeof *seen), b, at = 0;
     int current = -1;
-    npyio_status st = npyio_load(path, NPYIO_READ_NATIVE, NULL, &h,
+    npyio_status st = npyio_load_with_header(path, NPYIO_READ_NATIVE, NULL, &h,
                                  (void **)&data);
 
     if (st != NPYIO_OK || seen == NULL) {
@@ -188,7 +188,7 @@ static void run_append(const char *path, int rank, int ranks)
         return;
     }
     if (rank == 0) {
-        st = npyio_save(path, empty, NULL, 0, 0, NULL);
+        st = npyio_save_with_header(path, empty, NULL, 0, 0, NULL);
         if (st != NPYIO_OK)
             fail(rank, "creating the empty file", st);
     }
@@ -199,7 +199,7 @@ static void run_append(const char *path, int rank, int ranks)
         for (r = 0; r < ROWS; r++)
             for (c = 0; c < COLS; c++)
                 block[r * COLS + c] = (double)((rank * 100 + k) * 1000 + r);
-        st = npyio_writer_open_append(path, batch, NPYIO_WRITE_WAIT_FOR_LOCK,
+        st = npyio_writer_open_append_path(path, batch, NPYIO_WRITE_WAIT_FOR_LOCK,
                                       NULL, &w);
         if (st == NPYIO_OK)
             st = npyio_writer_write(w, block, sizeof block);

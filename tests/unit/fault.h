@@ -71,7 +71,7 @@ static inline npyio_status fault_header(const npyio_options *o,
                                         npyio_header **h)
 {
     npyio_dtype *dt = NULL;
-    npyio_status st = npyio_dtype_from_descr(descr, strlen(descr), o, &dt);
+    npyio_status st = npyio_dtype_parse(descr, strlen(descr), o, &dt);
 
     if (st == NPYIO_OK)
         st = npyio_header_new(dt, ndim, shape, 0, h);
@@ -123,9 +123,9 @@ static inline npyio_status fault_npz_add_both(npyio_status st,
                                               const void *data, size_t len)
 {
     if (st == NPYIO_OK)
-        st = npyio_npz_add_array(w, "stored", h, data, len, 0);
+        st = npyio_npz_writer_add_with_header(w, "stored", h, data, len, 0, 0);
     if (st == NPYIO_OK)
-        st = npyio_npz_add_array(w, "deflated", h, data, len, 6);
+        st = npyio_npz_writer_add_with_header(w, "deflated", h, data, len, 6, 0);
     return st;
 }
 
@@ -151,7 +151,7 @@ static inline npyio_status fault_read_members(npyio_status st, npyio_npz *npz,
         unsigned char buf[1024];
         size_t got = 0;
 
-        st = npyio_npz_open_member(npz, i, &m);
+        st = npyio_stream_open_member(npz, i, &m);
         while (st == NPYIO_OK &&
                (st = npyio_stream_read(m, buf, sizeof buf, &got)) ==
                    NPYIO_OK &&

@@ -40,7 +40,7 @@ static inline npyio_header *make_header(const char *type, int ndim,
     npyio_dtype *dt = NULL;
     npyio_header *h = NULL;
 
-    assert_ok(npyio_dtype_from_descr(type, strlen(type), NULL, &dt));
+    assert_ok(npyio_dtype_parse(type, strlen(type), NULL, &dt));
     assert_ok(npyio_header_new(dt, ndim, shape, fortran, &h));
     npyio_dtype_unref(dt);
     return h;

@@ -16,7 +16,7 @@
  *    itself (opendir()) are not seen.
  *
  * The default allocator remains only where there is no handle (built-in
- * dtypes, npyio_dtype_scalar()); headers for built-in dtypes are therefore
+ * dtypes, npyio_dtype_new_scalar()); headers for built-in dtypes are therefore
  * made before a sequence starts. minizip, which writes the structure of
  * .npz archives, allocates with the C library's malloc() and has no hook
  * for another allocator (documented at npyio_options_set_allocator());
@@ -318,7 +318,7 @@ static npyio_dtype *descr(const char *text, const npyio_options *o)
 {
     npyio_dtype *dt = NULL;
 
-    assert_ok(npyio_dtype_from_descr(text, strlen(text), o, &dt));
+    assert_ok(npyio_dtype_parse(text, strlen(text), o, &dt));
     return dt;
 }
 
@@ -350,7 +350,7 @@ static void test_dtype_from_descr(void **state)
     begin();
     for (i = 0; i < sizeof dt / sizeof dt[0]; i++)
         dt[i] = descr(texts[i], opts);
-    end("npyio_dtype_from_descr");
+    end("npyio_dtype_parse");
     for (i = 0; i < sizeof dt / sizeof dt[0]; i++) {
         assert_false(dt[i]->immortal);
         assert_dtype_ours(dt[i], texts[i]);
@@ -374,11 +374,11 @@ static void test_dtypes_derived(void **state)
     assert_true(npyio_dtype_itemsize(rec) * 6 <= sizeof data);
     memset(data, 0x5a, sizeof data);
     begin();
-    assert_ok(npyio_dtype_with_byteorder(rec, '>', &out[0]));
-    assert_ok(npyio_dtype_native(rec, &out[1]));
-    assert_ok(npyio_dtype_with_byteorder(u100, '<', &out[2]));
-    assert_ok(npyio_dtype_subarray(rec, 2, shape, &out[3]));
-    assert_ok(npyio_dtype_native(out[3], &out[4]));
+    assert_ok(npyio_dtype_new_byteorder(rec, '>', &out[0]));
+    assert_ok(npyio_dtype_new_native(rec, &out[1]));
+    assert_ok(npyio_dtype_new_byteorder(u100, '<', &out[2]));
+    assert_ok(npyio_dtype_new_subarray(rec, 2, shape, &out[3]));
+    assert_ok(npyio_dtype_new_native(out[3], &out[4]));
     assert_ok(npyio_dtype_swap(rec, data, 2 * npyio_dtype_itemsize(rec)));
     assert_ok(npyio_dtype_swap(u100, data, npyio_dtype_itemsize(u100)));
     assert_ok(npyio_dtype_swap(out[3], data, npyio_dtype_itemsize(out[3])));
@@ -414,7 +414,7 @@ static void test_record_builder(void **state)
     assert_ok(npyio_record_builder_add(c, "p", NULL, -1, packed, 0, NULL));
     assert_ok(npyio_record_builder_add(c, "q", NULL, -1, f8, 1, shape));
     assert_ok(npyio_record_builder_finish(c, 0, &aligned));
-    assert_ok(npyio_dtype_with_byteorder(aligned, '>', &swapped));
+    assert_ok(npyio_dtype_new_byteorder(aligned, '>', &swapped));
     npyio_record_builder_free(b);
     npyio_record_builder_free(c);
     end("record builder");
@@ -519,9 +519,9 @@ static void fortran_big_endian_file(const char *path)
         data[k * ITEM + 3] = (unsigned char)v;
     }
     begin();
-    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h),
+    assert_ok(npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h),
                          NPYIO_WRITE_NO_SYNC, opts));
-    end("npyio_save");
+    end("npyio_save_with_header");
     npyio_header_free(h);
     npyio_dtype_unref(dt);
 }
@@ -604,10 +604,10 @@ static void test_reading(void **state)
     check_c_order(dst, 1, 2);
 
     begin();
-    assert_ok(npyio_load(paths[0], flags, opts, &loaded, &loaded_data));
-    end("npyio_load");
-    assert_header_ours(loaded, "npyio_load");
-    assert_block_ours(loaded_data, "npyio_load");
+    assert_ok(npyio_load_with_header(paths[0], flags, opts, &loaded, &loaded_data));
+    end("npyio_load_with_header");
+    assert_header_ours(loaded, "npyio_load_with_header");
+    assert_block_ours(loaded_data, "npyio_load_with_header");
     check_c_order(loaded_data, 0, ROWS);
 
     begin();
@@ -651,33 +651,33 @@ static void test_writing(void **state)
     (void)state;
     assert_non_null(rec_data);
     begin();
-    assert_ok(npyio_writer_open_path(paths[0], rec_h, NPYIO_WRITE_NO_SYNC, opts,
+    assert_ok(npyio_writer_create_path(paths[0], rec_h, NPYIO_WRITE_NO_SYNC, opts,
                                      &w));
     assert_ok(npyio_writer_write(w, rec_data, 3 * npyio_dtype_itemsize(rec)));
     assert_ok(npyio_writer_close(w));
-    end("npyio_writer_open_path");
+    end("npyio_writer_create_path");
 
     begin();
-    assert_ok(npyio_save(paths[1], rows_h, six,
+    assert_ok(npyio_save_with_header(paths[1], rows_h, six,
                          (size_t)npyio_header_nbytes(rows_h), NPYIO_WRITE_NO_SYNC, opts));
-    end("npyio_save");
+    end("npyio_save_with_header");
 
     begin(); /* append with room: the header is rewritten in place */
-    assert_ok(npyio_writer_open_append(paths[1], row_h, NPYIO_WRITE_NO_SYNC,
+    assert_ok(npyio_writer_open_append_path(paths[1], row_h, NPYIO_WRITE_NO_SYNC,
                                        opts, &w));
     assert_ok(npyio_writer_write(w, row, sizeof row));
     assert_ok(npyio_writer_close(w));
-    end("npyio_writer_open_append");
+    end("npyio_writer_open_append_path");
 
     begin(); /* in place */
-    assert_ok(npyio_writer_open_in_place(paths[1], NPYIO_WRITE_NO_SYNC, opts,
+    assert_ok(npyio_writer_open_in_place_path(paths[1], NPYIO_WRITE_NO_SYNC, opts,
                                          &w));
     assert_ok(npyio_writer_write_rows(w, 0, 1, row, sizeof row));
     assert_ok(npyio_writer_close(w));
-    end("npyio_writer_open_in_place");
+    end("npyio_writer_open_in_place_path");
 
     begin(); /* an unknown row count */
-    assert_ok(npyio_writer_open_path(paths[2], none_h,
+    assert_ok(npyio_writer_create_path(paths[2], none_h,
                                      NPYIO_WRITE_UNKNOWN_ROWS | NPYIO_WRITE_NO_SYNC, opts, &w));
     for (i = 0; i < 4; i++)
         assert_ok(npyio_writer_write(w, row, sizeof row));
@@ -686,15 +686,15 @@ static void test_writing(void **state)
 
     write_roomless_file(paths[3], 9);
     begin(); /* append without room: rewritten through a temporary */
-    assert_ok(npyio_writer_open_append(paths[3], row_h, NPYIO_WRITE_NO_SYNC,
+    assert_ok(npyio_writer_open_append_path(paths[3], row_h, NPYIO_WRITE_NO_SYNC,
                                        opts, &w));
     assert_ok(npyio_writer_write(w, row, sizeof row));
     assert_ok(npyio_writer_close(w));
-    end("npyio_writer_open_append (rewrite through a temporary)");
+    end("npyio_writer_open_append_path (rewrite through a temporary)");
 
     begin(); /* to a growable stream, an unknown row count */
     assert_ok(npyio_stream_open_growable(opts, &s));
-    assert_ok(npyio_writer_open_stream(s, none_h, NPYIO_WRITE_UNKNOWN_ROWS,
+    assert_ok(npyio_writer_create_stream(s, none_h, NPYIO_WRITE_UNKNOWN_ROWS,
                                        opts, &w));
     assert_ok(npyio_writer_write(w, row, sizeof row));
     assert_ok(npyio_writer_close(w));
@@ -704,16 +704,16 @@ static void test_writing(void **state)
     assert_block_ours(bytes, "npyio_stream_take_bytes");
 
     /* What was written reads back. */
-    assert_ok(npyio_load(paths[1], 0, NULL, &check, &data));
+    assert_ok(npyio_load_with_header(paths[1], 0, NULL, &check, &data));
     assert_int_equal(npyio_header_shape(check)[0], 3);
     assert_int_equal(((int32_t *)data)[0], 9);
     npyio_header_free(check);
     npyio_free(data);
-    assert_ok(npyio_load(paths[2], 0, NULL, &check, &data));
+    assert_ok(npyio_load_with_header(paths[2], 0, NULL, &check, &data));
     assert_int_equal(npyio_header_shape(check)[0], 4);
     npyio_header_free(check);
     npyio_free(data);
-    assert_ok(npyio_load(paths[3], 0, NULL, &check, &data));
+    assert_ok(npyio_load_with_header(paths[3], 0, NULL, &check, &data));
     assert_int_equal(npyio_header_shape(check)[0], 10);
     /* (rewritten: np.save's layout, where the roomless header was not) */
     assert_int_equal(npyio_header_data_offset(check), 128);
@@ -743,15 +743,15 @@ static void write_archive(const char *path, const npyio_header *h,
     npyio_writer *w = NULL;
     npyio_stream *npy = NULL;
 
-    assert_ok(npyio_save(paths[1], h, data, len, NPYIO_WRITE_NO_SYNC, opts));
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, opts, &npz));
-    assert_ok(npyio_npz_add_array(npz, "stored", h, data, len, 0));
-    assert_ok(npyio_npz_add_array(npz, "deflated", h, data, len, 6));
-    assert_ok(npyio_npz_add(npz, "rows", h, 1, NPYIO_WRITE_UNKNOWN_ROWS, &w));
+    assert_ok(npyio_save_with_header(paths[1], h, data, len, NPYIO_WRITE_NO_SYNC, opts));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, opts, &npz));
+    assert_ok(npyio_npz_writer_add_with_header(npz, "stored", h, data, len, 0, 0));
+    assert_ok(npyio_npz_writer_add_with_header(npz, "deflated", h, data, len, 6, 0));
+    assert_ok(npyio_writer_create_member(npz, "rows", h, 1, NPYIO_WRITE_UNKNOWN_ROWS, &w));
     assert_ok(npyio_writer_write(w, data, len));
     assert_ok(npyio_writer_close(w));
-    assert_ok(npyio_stream_open_path(paths[1], NPYIO_OPEN_READ, opts, &npy));
-    assert_ok(npyio_npz_add_npy(npz, "file", npy, 9));
+    assert_ok(npyio_stream_open_path(paths[1], NPYIO_STREAM_READ, opts, &npy));
+    assert_ok(npyio_npz_writer_add_npy(npz, "file", npy, 9, 0));
     assert_ok(npyio_stream_close(npy));
     assert_ok(npyio_npz_writer_close(npz));
 }
@@ -772,22 +772,22 @@ static void read_archive(const char *path, size_t members, size_t len,
     assert_ok(npyio_npz_open_path(path, opts, &npz));
     assert_int_equal(npyio_npz_count(npz), members);
     for (i = 0; i < members; i++) {
-        assert_ok(npyio_npz_open_reader(npz, i, &r));
-        assert_header_ours(npyio_reader_header(r), "npyio_npz_open_reader");
+        assert_ok(npyio_reader_open_member(npz, i, &r));
+        assert_header_ours(npyio_reader_header(r), "npyio_reader_open_member");
         assert_ok(npyio_reader_read_alloc(r, NPYIO_READ_NATIVE, &data, &got));
         assert_int_equal(got, len);
         assert_block_ours(data, "npyio_reader_read_alloc (member)");
         npyio_free(data);
         assert_ok(npyio_reader_close(r));
-        assert_ok(npyio_npz_open_member(npz, i, &s));
+        assert_ok(npyio_stream_open_member(npz, i, &s));
         assert_ok(npyio_stream_read(s, buf, sizeof buf, &got));
         assert_ok(npyio_stream_close(s));
         assert_ok(npyio_npz_verify(npz, i));
     }
     if (stored != NULL) {
         assert_ok(npyio_npz_find(npz, stored, &found, NULL));
-        assert_ok(npyio_npz_map(npz, found, &m));
-        assert_header_ours(npyio_map_header(m), "npyio_npz_map");
+        assert_ok(npyio_map_open_member(npz, found, &m));
+        assert_header_ours(npyio_map_header(m), "npyio_map_open_member");
     }
     assert_ok(npyio_npz_close(npz));
     assert_ok(npyio_map_close(m));
@@ -810,10 +810,9 @@ static void append_archive(const char *path, const npyio_header *h,
     npyio_npz_writer *npz = NULL;
 
     npyio__options_set_faults(opts, buffered ? no_kernel_copy : NULL, NULL);
-    assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, opts, &npz));
+    assert_ok(npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC, opts, &npz));
     npyio__options_set_faults(opts, NULL, NULL);
-    assert_ok(npyio_npz_add_array(npz, buffered ? "more2" : "more", h, data,
-                                  len, 3));
+    assert_ok(npyio_npz_writer_add_with_header(npz, buffered ? "more2" : "more", h, data, len, 3, 0));
     assert_ok(npyio_npz_writer_close(npz));
 }
 
@@ -841,7 +840,7 @@ static void test_npz(void **state)
     append_archive(path, h, data, len, 0);
     append_archive(path, h, data, len, 1);
     read_archive(path, 6, len, "stored", "more2");
-    assert_ok(npyio_npz_save(path, 2, keys, hs, ds, lens, 6,
+    assert_ok(npyio_savez_with_header(path, 2, keys, hs, ds, lens, (const int[]){6, 6},
                              NPYIO_WRITE_NO_SYNC, opts));
     read_archive(path, 2, len, NULL, "b");
     npyio_header_free(h);
@@ -863,13 +862,13 @@ static void test_maps(void **state)
 
     (void)state;
     begin();
-    assert_ok(npyio_map_create(paths[0], h, NPYIO_WRITE_NO_SYNC, opts, &m));
-    assert_header_ours(npyio_map_header(m), "npyio_map_create");
+    assert_ok(npyio_map_create_path(paths[0], h, NPYIO_WRITE_NO_SYNC, opts, &m));
+    assert_header_ours(npyio_map_header(m), "npyio_map_create_path");
     assert_ok(npyio_map_close(m));
-    assert_ok(npyio_map_open(paths[0], 0, opts, &m));
-    assert_header_ours(npyio_map_header(m), "npyio_map_open");
+    assert_ok(npyio_map_open_path(paths[0], 0, opts, &m));
+    assert_header_ours(npyio_map_header(m), "npyio_map_open_path");
     assert_ok(npyio_map_close(m));
-    assert_ok(npyio_map_open(paths[0], NPYIO_MAP_WRITE, opts, &m));
+    assert_ok(npyio_map_open_path(paths[0], NPYIO_MAP_WRITE, opts, &m));
     assert_ok(npyio_map_close(m));
     npyio_header_free(h);
     npyio_dtype_unref(rec);
@@ -905,7 +904,7 @@ static void test_streams(void **state)
     assert_ok(npyio_stream_open_ops(&ops, NULL, opts, &s[0]));
     assert_ok(npyio_stream_open_memory(some, sizeof some, opts, &s[1]));
     assert_ok(npyio_stream_open_growable(opts, &s[2]));
-    assert_ok(npyio_stream_open_path(paths[0], NPYIO_OPEN_WRITE, opts,
+    assert_ok(npyio_stream_open_path(paths[0], NPYIO_STREAM_WRITE, opts,
                                      &s[3]));
     assert_ok(npyio_stream_open_fd(fd, opts, &s[4]));
     assert_ok(npyio_stream_open_file(file, opts, &s[5]));

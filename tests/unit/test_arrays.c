@@ -137,7 +137,7 @@ static void check_write(const tsv_row *r)
 
     assert_ok(npyio_header_parse(file, len, NULL, &h, NULL));
     assert_ok(npyio_stream_open_growable(NULL, &s));
-    assert_ok(npyio_writer_open_stream(s, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, file + offset, len - offset));
     assert_ok(npyio_writer_close(w));
     assert_ok(npyio_stream_take_bytes(s, &out, &out_len));
@@ -148,7 +148,7 @@ static void check_write(const tsv_row *r)
     assert_ok(npyio_stream_close(s));
     if (strcmp(r->field[A_OBJECT], "0") == 0) {
         array_scratch_path(path, sizeof path, "arrays");
-        assert_ok(npyio_save(path, h, file + offset,
+        assert_ok(npyio_save_with_header(path, h, file + offset,
                              (size_t)npyio_header_nbytes(h), 0, NULL));
         f = fopen(path, "rb");
         saved = malloc(len + 1);
@@ -163,7 +163,7 @@ static void check_write(const tsv_row *r)
     free(file);
 }
 
-/* npyio_dtype_swap and npyio_dtype_with_byteorder against the conversions
+/* npyio_dtype_swap and npyio_dtype_new_byteorder against the conversions
  * NumPy's data was built with: file bytes -> native, and native bytes ->
  * little- and big-endian. */
 static void check_swap(const tsv_row *r)
@@ -190,7 +190,7 @@ static void check_swap(const tsv_row *r)
     for (k = 0; k < 2; k++) {
         npyio_dtype *target = NULL, *nat = NULL;
 
-        assert_ok(npyio_dtype_with_byteorder(dt, orders[k], &target));
+        assert_ok(npyio_dtype_new_byteorder(dt, orders[k], &target));
         want = array_file(r->field[A_NAME], suffix[k], &want_len);
         memcpy(data, native, nbytes);
         assert_ok(npyio_dtype_swap(target, data, nbytes));
@@ -198,9 +198,9 @@ static void check_swap(const tsv_row *r)
             fail_msg("%s: native -> '%c' differs from NumPy's",
                      r->field[A_NAME], orders[k]);
         /* A type is native exactly when it equals its native form. */
-        assert_ok(npyio_dtype_native(target, &nat));
+        assert_ok(npyio_dtype_new_native(target, &nat));
         assert_int_equal(npyio_dtype_is_native(target),
-                         npyio_dtype_equal(target, nat));
+                         npyio_dtype_is_equal(target, nat));
         if (orders[k] == host_order())
             assert_true(npyio_dtype_is_native(target));
         npyio_dtype_unref(nat);

@@ -232,7 +232,7 @@ static unsigned char *saved_i4(int64_t rows, size_t *len)
     for (i = 0; i < 2 * rows; i++)
         v[i] = 100 + i;
     path_in_dir(path, sizeof path, "saved.npy");
-    assert_ok(npyio_save_array(path, "i4", 2, shape, v,
+    assert_ok(npyio_save(path, "i4", 2, shape, v,
                                (size_t)(2 * rows) * sizeof *v,
                                NPYIO_WRITE_NO_SYNC, NULL));
     return read_data_file_abs(path, len);
@@ -300,7 +300,7 @@ static void append_both_ways(const void *file, size_t len, size_t clean_len,
 
     path_in_dir(path, sizeof path, "append.npy");
     write_whole(path, file, len);
-    assert_ok(npyio_writer_open_append(path, rows, NPYIO_WRITE_NO_SYNC, NULL,
+    assert_ok(npyio_writer_open_append_path(path, rows, NPYIO_WRITE_NO_SYNC, NULL,
                                        &w));
     assert_ok(npyio_writer_write(w, data, n));
     assert_ok(npyio_writer_close(w));
@@ -457,7 +457,7 @@ static void in_place_both_ways(uint32_t flags, backing *b)
     memset(rows, 0x5A, sizeof rows);
     path_in_dir(path, sizeof path, "in_place.npy");
     write_whole(path, file, len);
-    assert_ok(npyio_writer_open_in_place(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_writer_open_in_place_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
     assert_ok(npyio_writer_write_rows(w, 1, 2, rows, sizeof rows));
     assert_ok(npyio_writer_close(w));
     s = open_backing(b, file, len);
@@ -499,8 +499,8 @@ static void add_members(npyio_npz_writer *w)
     npyio_header *ha = make_header("i4", 2, sa, 0);
     npyio_header *hb = make_header("f8", 1, sb, 0);
 
-    assert_ok(npyio_npz_add_array(w, "a", ha, member_a, sizeof member_a, 0));
-    assert_ok(npyio_npz_add_array(w, "b", hb, member_b, sizeof member_b, 6));
+    assert_ok(npyio_npz_writer_add_with_header(w, "a", ha, member_a, sizeof member_a, 0, 0));
+    assert_ok(npyio_npz_writer_add_with_header(w, "b", hb, member_b, sizeof member_b, 6, 0));
     npyio_header_free(ha);
     npyio_header_free(hb);
 }
@@ -511,8 +511,7 @@ static void add_member_c(npyio_npz_writer *w)
     const int64_t shape[1] = {5};
     npyio_header *h = make_header("i2", 1, shape, 0);
 
-    assert_ok(npyio_npz_add_array(w, "added", h, member_c, sizeof member_c,
-                                  6));
+    assert_ok(npyio_npz_writer_add_with_header(w, "added", h, member_c, sizeof member_c, 6, 0));
     npyio_header_free(h);
 }
 
@@ -523,11 +522,11 @@ static void archive_both_ways(backing *b, const char *path)
     npyio_npz_writer *w = NULL;
     npyio_stream *s;
 
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
     add_members(w);
     assert_ok(npyio_npz_writer_close(w));
     s = open_backing(b, NULL, 0);
-    assert_ok(npyio_npz_create_stream(s, 0, NULL, &w));
+    assert_ok(npyio_npz_writer_create_stream(s, 0, NULL, &w));
     add_members(w);
     assert_ok(npyio_npz_writer_close(w));
     assert_ok(npyio_stream_close(s));
@@ -546,7 +545,7 @@ static void assert_member(const backing *b, const char *key,
     assert_ok(npyio_stream_open_memory(b->bytes, b->len, NULL, &s));
     assert_ok(npyio_npz_open_stream(s, NULL, &npz));
     assert_ok(npyio_npz_find(npz, key, &index, NULL));
-    assert_ok(npyio_npz_open_reader(npz, index, &r));
+    assert_ok(npyio_reader_open_member(npz, index, &r));
     assert_ok(npyio_reader_read_alloc(r, 0, &got, &got_len));
     assert_int_equal(got_len, n);
     assert_memory_equal(got, data, n);
@@ -603,7 +602,7 @@ static void append_member_both_ways(const void *zip, size_t len)
 
     path_in_dir(path, sizeof path, "append.npz");
     write_whole(path, zip, len);
-    assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
     add_member_c(w);
     assert_ok(npyio_npz_writer_close(w));
     w = start_member_append(zip, len, &out, &orig, &s);

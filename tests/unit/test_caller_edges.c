@@ -125,12 +125,12 @@ static void test_misaligned_allocator(void **state)
     void *data = NULL;
 
     (void)state;
-    assert_status(npyio_load(sample, 0, o, &h, &data), NPYIO_E_INVALID_ARG);
+    assert_status(npyio_load_with_header(sample, 0, o, &h, &data), NPYIO_E_INVALID_ARG);
     assert_error_contains("the caller's allocator returned a block that is "
                           "not aligned to 16 bytes, as it was asked");
     assert_null(h);
     assert_null(data);
-    assert_status(npyio_dtype_from_descr("[('a', '<i4')]", 14, o, &dt),
+    assert_status(npyio_dtype_parse("[('a', '<i4')]", 14, o, &dt),
                   NPYIO_E_INVALID_ARG);
     assert_null(dt);
     assert_int_equal(t.live, 0);
@@ -152,9 +152,9 @@ static void test_allocator_without_memory(void **state)
     void *data = NULL;
 
     (void)state;
-    assert_status(npyio_load(sample, 0, o, &h, &data), NPYIO_E_NOMEM);
+    assert_status(npyio_load_with_header(sample, 0, o, &h, &data), NPYIO_E_NOMEM);
     assert_status(npyio_reader_open_path(sample, o, &r), NPYIO_E_NOMEM);
-    assert_status(npyio_dtype_from_descr("[('a', '<i4')]", 14, o, &dt),
+    assert_status(npyio_dtype_parse("[('a', '<i4')]", 14, o, &dt),
                   NPYIO_E_NOMEM);
     assert_status(npyio_npz_open_path(keys_npz, o, &z), NPYIO_E_NOMEM);
     assert_status(npz_load_key(keys_npz, "plain", o, &data, NULL),
@@ -188,7 +188,7 @@ static void test_moving_realloc(void **state)
     char name[16];
 
     (void)state;
-    assert_ok(npyio_dtype_from_descr("'<i4'", 5, NULL, &i4));
+    assert_ok(npyio_dtype_parse("'<i4'", 5, NULL, &i4));
     assert_ok(npyio_record_builder_new(0, o, &b));
     for (i = 0; i < 3000; i++) {
         snprintf(name, sizeof name, "f%zu", i);
@@ -202,7 +202,7 @@ static void test_moving_realloc(void **state)
     npyio_record_builder_free(b);
     /* A stream that cannot seek, read whole: the buffer grows. */
     file = read_data_file("sample.npy", &len);
-    assert_ok(npyio_load(sample, 0, NULL, &h0, &data0));
+    assert_ok(npyio_load_with_header(sample, 0, NULL, &h0, &data0));
     assert_ok(npyio_stream_open_memory(file, len, o, &s));
     assert_ok(npyio_reader_open_stream(s, o, &r));
     assert_ok(npyio_reader_read_alloc(r, 0, &data, &got));
@@ -260,7 +260,7 @@ static void test_every_limit_at_its_edges(void **state)
                 npyio_options_free(o);
                 continue;
             }
-            st[0] = npyio_load(sample, 0, o, &h, &data);
+            st[0] = npyio_load_with_header(sample, 0, o, &h, &data);
             npyio_free(data);
             npyio_header_free(h);
             st[1] = npyio_reader_open_path(sample, o, &r);
@@ -278,7 +278,7 @@ static void test_every_limit_at_its_edges(void **state)
                                                NPYIO_READ_NATIVE);
                 npyio_reader_close(r);
             }
-            st[3] = npyio_map_open(sample, 0, o, &m);
+            st[3] = npyio_map_open_path(sample, 0, o, &m);
             npyio_map_close(m);
             h = NULL;
             data = NULL;

@@ -22,7 +22,7 @@ static npyio_dtype *dtype(const char *type)
 {
     npyio_dtype *dt = NULL;
 
-    assert_ok(npyio_dtype_from_descr(type, strlen(type), NULL, &dt));
+    assert_ok(npyio_dtype_parse(type, strlen(type), NULL, &dt));
     return dt;
 }
 
@@ -371,7 +371,7 @@ static void test_reader(void **state)
             for (k = 0; k < 8; k++)
                 be[8 * i + (size_t)k] = (unsigned char)(bits >> (56 - 8 * k));
         }
-        assert_ok(npyio_writer_open_path(path, h, NPYIO_WRITE_NO_SYNC, NULL,
+        assert_ok(npyio_writer_create_path(path, h, NPYIO_WRITE_NO_SYNC, NULL,
                                          &w));
         assert_ok(npyio_writer_write(w, be, sizeof be));
         assert_ok(npyio_writer_close(w));

@@ -307,15 +307,15 @@ static void test_maps(void **state)
 
         array_path(path, sizeof path, r->field[A_NAME]);
         if (strcmp(r->field[A_OBJECT], "0") != 0) {
-            assert_status(npyio_map_open(path, 0, NULL, &m),
+            assert_status(npyio_map_open_path(path, 0, NULL, &m),
                           NPYIO_E_UNSUPPORTED);
             assert_error_contains("cannot be mapped");
             assert_null(m);
         } else {
-            assert_ok(npyio_map_open(path, 0, NULL, &m));
+            assert_ok(npyio_map_open_path(path, 0, NULL, &m));
             assert_memory_equal(npyio_map_data(m), file + offset,
                                 len - offset);
-            assert_true(npyio_map_aligned(m)); /* data at a multiple of 64 */
+            assert_true(npyio_map_is_aligned(m)); /* data at a multiple of 64 */
             assert_int_equal(npyio_header_nbytes(npyio_map_header(m)),
                              len - offset);
             assert_ok(npyio_map_close(m));
@@ -343,7 +343,7 @@ static void test_map_write_and_create(void **state)
     f = fopen(path, "wb");
     assert_int_equal(fwrite(file, 1, len, f), len);
     fclose(f);
-    assert_ok(npyio_map_open(path, NPYIO_MAP_WRITE, NULL, &m));
+    assert_ok(npyio_map_open_path(path, NPYIO_MAP_WRITE, NULL, &m));
     memset(npyio_map_data(m), 0x42, 8);
     assert_ok(npyio_map_close(m));
     back = read_data_file_abs(path, &len);
@@ -353,19 +353,19 @@ static void test_map_write_and_create(void **state)
     free(back);
     /* A truncated file is refused before it could fault. */
     assert_int_equal(truncate(path, (off_t)len - 1), 0);
-    assert_status(npyio_map_open(path, 0, NULL, &m),
+    assert_status(npyio_map_open_path(path, 0, NULL, &m),
                   NPYIO_E_TRUNCATED);
     /* Create and map (1000, 1000), fill, read back with the reader. */
-    assert_ok(npyio_dtype_from_descr("=f8", 3, NULL, &f8));
+    assert_ok(npyio_dtype_parse("=f8", 3, NULL, &f8));
     assert_ok(npyio_header_new(f8, 2, shape, 0, &made));
     npyio_dtype_unref(f8);
-    assert_ok(npyio_map_create(path, made, 0, NULL, &m));
+    assert_ok(npyio_map_create_path(path, made, 0, NULL, &m));
     d = npyio_map_data(m);
     assert_int_equal(d[999999], 0.0); /* sized, reads as zeros */
     for (k = 0; k < 1000000; k++)
         d[k] = (double)k;
     assert_ok(npyio_map_close(m));
-    assert_ok(npyio_load(path, 0, NULL, &h, (void **)&d));
+    assert_ok(npyio_load_with_header(path, 0, NULL, &h, (void **)&d));
     assert_int_equal(npyio_header_count(h), 1000000);
     assert_true(d[123456] == 123456.0);
     npyio_free(d);

@@ -98,7 +98,7 @@ static unsigned char *npy_bytes(const char *descr, int64_t rows,
     {
         npyio_writer *w = NULL;
 
-        assert_ok(npyio_writer_open_stream(s, h, 0, NULL, &w));
+        assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
         assert_ok(npyio_writer_write(w, data, (size_t)rows * 3 * itemsize));
         assert_ok(npyio_writer_close(w));
     }
@@ -176,14 +176,14 @@ static void test_descriptor_closed_behind_the_stream(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "closed.npy");
-    assert_ok(npyio_save_array(path, "=i4", 1, (const int64_t[]){2},
+    assert_ok(npyio_save(path, "=i4", 1, (const int64_t[]){2},
                                (const int32_t[]){1, 2}, 8,
                                NPYIO_WRITE_NO_SYNC, NULL));
     /* The lowest free descriptor: the one the stream's open() takes. */
     next = open("/dev/null", O_RDONLY);
     assert_true(next >= 0);
     close(next);
-    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_READ, o, &s));
+    assert_ok(npyio_stream_open_path(path, NPYIO_STREAM_READ, o, &s));
     assert_int_equal(close(next), 0);
     assert_close_fails(s, "close: Bad file descriptor");
     all_given_back(o);
@@ -206,7 +206,7 @@ static void test_unwritable_destinations(void **state)
     assert_int_equal(symlink("loop-b", a), 0);
     assert_int_equal(symlink("loop-a", b), 0);
     before = entries(dir);
-    assert_failed(npyio_save_array(a, "=i4", 1, (const int64_t[]){2},
+    assert_failed(npyio_save(a, "=i4", 1, (const int64_t[]){2},
                                    (const int32_t[]){1, 2}, 8, 0, o),
                   NPYIO_E_IO, "loop-a: too many levels of symbolic links");
     assert_int_equal(entries(dir), before);
@@ -220,7 +220,7 @@ static void test_unwritable_destinations(void **state)
         (memcpy(addr.sun_path, sock, strlen(sock) + 1),
          bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0)) {
         before = entries(dir);
-        assert_failed(npyio_save_array(sock, "=i4", 1, (const int64_t[]){2},
+        assert_failed(npyio_save(sock, "=i4", 1, (const int64_t[]){2},
                                        (const int32_t[]){1, 2}, 8, 0, o),
                       NPYIO_E_IO, "socket: No such device or address");
         assert_int_equal(entries(dir), before);
@@ -303,7 +303,7 @@ static void test_file_cut_under_the_reader(void **state)
     (void)state;
     /* Fortran order: column 1 starts at byte 2400 of the data. */
     path_in_dir(path, sizeof path, "fortran.npy");
-    assert_ok(npyio_save(path, h, rows, sizeof rows, NPYIO_WRITE_NO_SYNC,
+    assert_ok(npyio_save_with_header(path, h, rows, sizeof rows, NPYIO_WRITE_NO_SYNC,
                          NULL));
     assert_ok(npyio_reader_open_path(path, o, &r));
     assert_int_equal(truncate(path, 128 + 3000), 0);
@@ -347,7 +347,7 @@ static void test_huge_element_swapped(void **state)
     for (i = 0; i < n; i++)
         data[i] = (uint32_t)i << 8; /* swapped: i in the top bytes */
     assert_ok(npyio_stream_open_growable(NULL, &s));
-    assert_ok(npyio_writer_open_stream(s, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, n * 4));
     assert_ok(npyio_writer_close(w));
     assert_ok(npyio_stream_take_bytes(s, &bytes, &len));
@@ -391,7 +391,7 @@ static npyio_header *long_header(int64_t rows)
 
 /* A file of an unknown row count, and appends, whose header is longer
  * than the 512 bytes the writers try first: the file is np.save's (the
- * same as npyio_save of the whole array), and an append of no rows
+ * same as npyio_save_with_header of the whole array), and an append of no rows
  * leaves it byte for byte. */
 static void test_long_headers(void **state)
 {
@@ -408,17 +408,17 @@ static void test_long_headers(void **state)
     for (i = 0; i < 5 * 40; i++)
         data[i] = (int16_t)i;
     path_in_dir(ref, sizeof ref, "long-ref.npy");
-    assert_ok(npyio_save(ref, all, data, sizeof data, NPYIO_WRITE_NO_SYNC,
+    assert_ok(npyio_save_with_header(ref, all, data, sizeof data, NPYIO_WRITE_NO_SYNC,
                          NULL));
     b = read_file(ref, &blen);
     assert_true(blen > 512 + sizeof data);
     path_in_dir(path, sizeof path, "long.npy");
-    assert_ok(npyio_writer_open_path(path, three, NPYIO_WRITE_UNKNOWN_ROWS |
+    assert_ok(npyio_writer_create_path(path, three, NPYIO_WRITE_UNKNOWN_ROWS |
                                                       NPYIO_WRITE_NO_SYNC,
                                      o, &w));
     assert_ok(npyio_writer_write(w, data, 3 * 80));
     assert_ok(npyio_writer_close(w));
-    assert_ok(npyio_writer_open_append(path, two, NPYIO_WRITE_NO_SYNC, o,
+    assert_ok(npyio_writer_open_append_path(path, two, NPYIO_WRITE_NO_SYNC, o,
                                        &w));
     assert_ok(npyio_writer_write(w, data + 3 * 40, 2 * 80));
     assert_ok(npyio_writer_close(w));
@@ -426,7 +426,7 @@ static void test_long_headers(void **state)
     assert_int_equal(alen, blen);
     assert_memory_equal(a, b, blen);
     free(a);
-    assert_ok(npyio_writer_open_append(path, none, NPYIO_WRITE_NO_SYNC, o,
+    assert_ok(npyio_writer_open_append_path(path, none, NPYIO_WRITE_NO_SYNC, o,
                                        &w));
     assert_ok(npyio_writer_close(w));
     a = read_file(path, &alen);
@@ -458,7 +458,7 @@ static void test_header_as_read(void **state)
     uint32_t flags;
 
     (void)state;
-    assert_ok(npyio_header_as_read(f, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+    assert_ok(npyio_header_new_as_read(f, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
                                    &got));
     assert_ok(npyio_header_emit(got, 0, a, sizeof a, &alen));
     assert_ok(npyio_header_emit(want, 0, b, sizeof b, &blen));
@@ -470,24 +470,24 @@ static void test_header_as_read(void **state)
                       : flags == 2 ? NPYIO_READ_C_ORDER
                                    : 0;
 
-        assert_ok(npyio_header_as_read(f, f1, &got));
+        assert_ok(npyio_header_new_as_read(f, f1, &got));
         assert_int_equal(npyio_dtype_is_native(npyio_header_dtype(got)),
                          f1 == NPYIO_READ_NATIVE);
-        assert_int_equal(npyio_header_fortran_order(got),
+        assert_int_equal(npyio_header_is_fortran_order(got),
                          f1 != NPYIO_READ_C_ORDER);
         assert_int_equal(npyio_header_ndim(got), 2);
         assert_memory_equal(npyio_header_shape(got), npyio_header_shape(f),
                             2 * sizeof(int64_t));
         npyio_header_free(got);
     }
-    assert_failed(npyio_header_as_read(f, NPYIO_WRITE_NO_SYNC, &got),
-                  NPYIO_E_INVALID_ARG, "npyio_header_as_read: flag 0x10 is "
+    assert_failed(npyio_header_new_as_read(f, NPYIO_WRITE_NO_SYNC, &got),
+                  NPYIO_E_INVALID_ARG, "npyio_header_new_as_read: flag 0x10 is "
                   "not one this function takes (it takes 0x");
     assert_null(got);
-    assert_failed(npyio_header_as_read(f, 0, NULL), NPYIO_E_INVALID_ARG,
-                  "npyio_header_as_read: out is NULL");
-    assert_failed(npyio_header_as_read(NULL, 0, &got), NPYIO_E_INVALID_ARG,
-                  "npyio_header_as_read: header is not an npyio_header");
+    assert_failed(npyio_header_new_as_read(f, 0, NULL), NPYIO_E_INVALID_ARG,
+                  "npyio_header_new_as_read: out is NULL");
+    assert_failed(npyio_header_new_as_read(NULL, 0, &got), NPYIO_E_INVALID_ARG,
+                  "npyio_header_new_as_read: header is not an npyio_header");
     npyio_header_free(f);
     npyio_header_free(want);
 }
@@ -583,7 +583,7 @@ static void test_failed_member_stays_failed(void **state)
 
         assert_ok(npyio_stream_open_memory(bytes, len, o, &s));
         assert_ok(npyio_npz_open_stream(s, o, &npz));
-        assert_ok(npyio_npz_open_member(npz, 1, &m));
+        assert_ok(npyio_stream_open_member(npz, 1, &m));
         assert_failed(drain(m, &total), cases[i].status, cases[i].first);
         assert_failed(npyio_stream_read(m, buf, sizeof buf, &got),
                       cases[i].status, "failed earlier");
@@ -627,8 +627,8 @@ static unsigned char *one_member(size_t n, int level, int64_t threads,
     assert_ok(npyio_options_new(&o));
     assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, threads));
     assert_ok(npyio_stream_open_growable(NULL, &s));
-    assert_ok(npyio_npz_create_stream(s, 0, o, &w));
-    assert_ok(npyio_npz_add_array(w, "x", h, data, n, level));
+    assert_ok(npyio_npz_writer_create_stream(s, 0, o, &w));
+    assert_ok(npyio_npz_writer_add_with_header(w, "x", h, data, n, level, 0));
     assert_ok(npyio_npz_writer_close(w));
     npyio_header_free(h);
     npyio_options_free(o);
@@ -650,7 +650,7 @@ static void check_one_member(const unsigned char *archive, size_t len,
     assert_ok(npyio_stream_open_memory(archive, len, NULL, &s));
     assert_ok(npyio_npz_open_stream(s, NULL, &npz));
     assert_ok(npyio_npz_verify(npz, 0));
-    assert_ok(npyio_npz_open_reader(npz, 0, &r));
+    assert_ok(npyio_reader_open_member(npz, 0, &r));
     assert_ok(npyio_reader_read(r, back, n, 0));
     for (i = 0; i < n; i++)
         if (back[i] != byte_at(i))
@@ -693,9 +693,9 @@ static void assert_copy_cut(npyio_npz *src, const npyio_options *o)
     npyio_npz_writer *w = NULL;
 
     assert_ok(npyio_stream_open_growable(o, &s));
-    assert_ok(npyio_npz_create_stream(s, 0, o, &w));
-    assert_failed(npyio_npz_copy(w, src, 0, NULL), NPYIO_E_TRUNCATED,
-                  "npyio_npz_copy: member 0 ('x.npy'): the source archive "
+    assert_ok(npyio_npz_writer_create_stream(s, 0, o, &w));
+    assert_failed(npyio_npz_writer_copy(w, NULL, src, 0), NPYIO_E_TRUNCATED,
+                  "npyio_npz_writer_copy: member 0 ('x.npy'): the source archive "
                   "ends inside it");
     assert_failed(npyio_npz_writer_close(w), NPYIO_E_STATE,
                   "member 'x.npy' was not finished");
@@ -731,7 +731,7 @@ static void test_archive_cut_after_open(void **state)
         restore(path, archive, len);
         assert_ok(npyio_npz_open_path(path, o, &npz));
         assert_int_equal(truncate(path, 50000), 0);
-        assert_ok(npyio_npz_open_member(npz, 0, &m));
+        assert_ok(npyio_stream_open_member(npz, 0, &m));
         assert_failed(drain(m, &total), NPYIO_E_TRUNCATED, cases[i].message);
         assert_ok(npyio_stream_close(m));
         assert_copy_cut(npz, o);
@@ -763,7 +763,7 @@ static npyio_status read_fortran_member(const unsigned char *archive,
         assert_ok(npyio_stream_open_memory(archive, len, NULL, &s));
     assert_ok(npyio_npz_open_stream(s, NULL, &npz));
     assert_string_equal(npyio_npz_name(npz, 16), "f8le_300x2_f.npy");
-    assert_ok(npyio_npz_open_reader(npz, 16, &r));
+    assert_ok(npyio_reader_open_member(npz, 16, &r));
     if (whole) {
         st = npyio_reader_read(r, out, 4800, NPYIO_READ_C_ORDER);
         *total = st == NPYIO_OK ? 4800 : 0;
@@ -908,8 +908,8 @@ static void test_archive_closed_before_its_member(void **state)
     assert_ok(npyio_options_set_allocator(o, &a, NULL));
     path_in_dir(path, sizeof path, "member-open.npz");
     before = entries(dir);
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
-    assert_ok(npyio_npz_add(w, "a", h, 0, 0, &m));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
+    assert_ok(npyio_writer_create_member(w, "a", h, 0, 0, &m));
     assert_ok(npyio_writer_write(m, (const int32_t[]){1, 2, 3, 4}, 16));
     assert_failed(npyio_npz_writer_close(w), NPYIO_E_STATE,
                   "npyio_npz_writer_close: a member's writer is still open "

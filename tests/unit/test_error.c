@@ -116,7 +116,7 @@ static size_t small_npy(unsigned char *buf, size_t cap)
     npyio_header *h = NULL;
     size_t len = 0;
 
-    assert_ok(npyio_dtype_from_descr("<i4", 3, NULL, &dt));
+    assert_ok(npyio_dtype_parse("<i4", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, shape, 0, &h));
     assert_ok(npyio_header_emit(h, 0, buf, cap, &len));
     memset(buf + len, 7, 16);
@@ -151,7 +151,7 @@ static npyio_status produce_nomem(void)
 
     assert_ok(npyio_options_new(&o));
     assert_ok(npyio_options_set_allocator(o, &a, NULL));
-    st = npyio_dtype_from_descr("[('a', '<i4'), ('b', '<f8')]", 28, o, &dt);
+    st = npyio_dtype_parse("[('a', '<i4'), ('b', '<f8')]", 28, o, &dt);
     npyio_options_free(o);
     return st;
 }
@@ -216,12 +216,12 @@ static npyio_status produce_state(void)
     npyio_header *h = NULL;
     npyio_status st;
 
-    assert_ok(npyio_dtype_from_descr("<i4", 3, NULL, &dt));
+    assert_ok(npyio_dtype_parse("<i4", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, shape, 0, &h));
     assert_ok(npyio_stream_open_growable(NULL, &s));
-    assert_ok(npyio_npz_create_stream(s, 0, NULL, &w));
-    assert_ok(npyio_npz_add(w, "a", h, 0, 0, &m));
-    st = npyio_npz_add(w, "b", h, 0, 0, &again); /* a's writer is open */
+    assert_ok(npyio_npz_writer_create_stream(s, 0, NULL, &w));
+    assert_ok(npyio_writer_create_member(w, "a", h, 0, 0, &m));
+    st = npyio_writer_create_member(w, "b", h, 0, 0, &again); /* a's writer is open */
     npyio_writer_abort(m);
     npyio_npz_writer_abort(w);
     npyio_stream_close(s);
@@ -255,12 +255,12 @@ static npyio_status produce_locked(void)
 
     assert_true(fd >= 0);
     close(fd);
-    assert_ok(npyio_save_array(path, "=i4", 1, (const int64_t[]){2}, v,
+    assert_ok(npyio_save(path, "=i4", 1, (const int64_t[]){2}, v,
                                sizeof v, NPYIO_WRITE_NO_SYNC, NULL));
-    assert_ok(npyio_dtype_from_descr("=i4", 3, NULL, &dt));
+    assert_ok(npyio_dtype_parse("=i4", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, (const int64_t[]){1}, 0, &rows));
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &first));
-    st = npyio_writer_open_append(path, rows, 0, NULL, &second);
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &first));
+    st = npyio_writer_open_append_path(path, rows, 0, NULL, &second);
     npyio_writer_abort(first);
     npyio_header_free(rows);
     npyio_dtype_unref(dt);
@@ -475,7 +475,7 @@ static void read_every_way(const char *file)
     npyio_status st;
 
     assert_ok(npyio_reader_open_path(file, NULL, &r));
-    if (!npyio_dtype_contains_objects(
+    if (!npyio_dtype_has_objects(
             npyio_header_dtype(npyio_reader_header(r)))) {
         assert_ok(npyio_reader_read_alloc(r, NPYIO_READ_NATIVE |
                                                  NPYIO_READ_C_ORDER,
@@ -489,7 +489,7 @@ static void read_every_way(const char *file)
                                              &got)) == NPYIO_OK)
             ;
         assert_int_equal(st, NPYIO_END);
-        assert_ok(npyio_load(file, NPYIO_READ_NATIVE, NULL, &h, &data));
+        assert_ok(npyio_load_with_header(file, NPYIO_READ_NATIVE, NULL, &h, &data));
         npyio_header_free(h);
         npyio_free(data);
     }
@@ -555,7 +555,7 @@ static void test_success_keeps_the_message(void **state)
         npyio_dtype *dt = NULL;
 
         /* Every string, accepted or not: after a refusal, a new sentinel. */
-        if (npyio_dtype_from_descr(text, strlen(text), NULL, &dt) ==
+        if (npyio_dtype_parse(text, strlen(text), NULL, &dt) ==
             NPYIO_OK)
             assert_kept(text);
         else
@@ -573,25 +573,25 @@ static void test_success_keeps_the_message(void **state)
         int64_t shape[2] = {4, 3}, one[2] = {1, 3};
         double zeros[12] = {0};
 
-        assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &dt));
+        assert_ok(npyio_dtype_parse("<f8", 3, NULL, &dt));
         assert_ok(npyio_header_new(dt, 2, shape, 0, &h));
         assert_ok(npyio_header_new(dt, 2, one, 0, &rows));
         snprintf(path, sizeof path, "%s/a.npy", dir);
-        assert_ok(npyio_save(path, h, zeros, (size_t)npyio_header_nbytes(h), 0,
+        assert_ok(npyio_save_with_header(path, h, zeros, (size_t)npyio_header_nbytes(h), 0,
                              NULL));
-        assert_kept("npyio_save");
-        assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+        assert_kept("npyio_save_with_header");
+        assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &w));
         assert_ok(npyio_writer_write(w, zeros, 24));
         assert_ok(npyio_writer_close(w));
         assert_kept("append");
-        assert_ok(npyio_writer_open_in_place(path, 0, NULL, &w));
+        assert_ok(npyio_writer_open_in_place_path(path, 0, NULL, &w));
         assert_ok(npyio_writer_write_rows(w, 0, 1, zeros, 24));
         assert_ok(npyio_writer_close(w));
         assert_kept("in place");
-        assert_ok(npyio_map_open(path, NPYIO_MAP_WRITE, NULL, &m));
+        assert_ok(npyio_map_open_path(path, NPYIO_MAP_WRITE, NULL, &m));
         assert_ok(npyio_map_close(m));
         snprintf(path, sizeof path, "%s/b.npy", dir);
-        assert_ok(npyio_map_create(path, h, 0, NULL, &m));
+        assert_ok(npyio_map_create_path(path, h, 0, NULL, &m));
         assert_ok(npyio_map_close(m));
         assert_kept("maps");
         npyio_header_free(h);
@@ -630,34 +630,34 @@ static void every_path_function_fails(const char *path, npyio_status want,
     double v[3] = {0};
     void *d = NULL;
 
-    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &dt));
+    assert_ok(npyio_dtype_parse("<f8", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
-    assert_status(npyio_save(path, h, v, (size_t)npyio_header_nbytes(h), 0,
+    assert_status(npyio_save_with_header(path, h, v, (size_t)npyio_header_nbytes(h), 0,
                              NULL), want);
-    assert_called("npyio_save", path, cause);
-    assert_status(npyio_load(path, 0, NULL, &back, &d), want);
-    assert_called("npyio_load", path, cause);
+    assert_called("npyio_save_with_header", path, cause);
+    assert_status(npyio_load_with_header(path, 0, NULL, &back, &d), want);
+    assert_called("npyio_load_with_header", path, cause);
     assert_status(npyio_reader_open_path(path, NULL, &r), want);
     assert_called("npyio_reader_open_path", path, cause);
-    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s),
+    assert_status(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s),
                   want);
     assert_called("npyio_stream_open_path", path, cause);
-    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_WRITE, NULL, &s),
+    assert_status(npyio_stream_open_path(path, NPYIO_STREAM_WRITE, NULL, &s),
                   want);
     assert_called("npyio_stream_open_path", path, cause);
-    assert_status(npyio_writer_open_path(path, h, 0, NULL, &w), want);
-    assert_called("npyio_writer_open_path", path, cause);
-    assert_status(npyio_writer_open_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS,
+    assert_status(npyio_writer_create_path(path, h, 0, NULL, &w), want);
+    assert_called("npyio_writer_create_path", path, cause);
+    assert_status(npyio_writer_create_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS,
                                          NULL, &w), want);
-    assert_called("npyio_writer_open_path", path, cause);
-    assert_status(npyio_writer_open_append(path, h, 0, NULL, &w), want);
-    assert_called("npyio_writer_open_append", path, cause);
-    assert_status(npyio_writer_open_in_place(path, 0, NULL, &w), want);
-    assert_called("npyio_writer_open_in_place", path, cause);
-    assert_status(npyio_map_open(path, 0, NULL, &m), want);
-    assert_called("npyio_map_open", path, cause);
-    assert_status(npyio_map_create(path, h, 0, NULL, &m), want);
-    assert_called("npyio_map_create", path, cause);
+    assert_called("npyio_writer_create_path", path, cause);
+    assert_status(npyio_writer_open_append_path(path, h, 0, NULL, &w), want);
+    assert_called("npyio_writer_open_append_path", path, cause);
+    assert_status(npyio_writer_open_in_place_path(path, 0, NULL, &w), want);
+    assert_called("npyio_writer_open_in_place_path", path, cause);
+    assert_status(npyio_map_open_path(path, 0, NULL, &m), want);
+    assert_called("npyio_map_open_path", path, cause);
+    assert_status(npyio_map_create_path(path, h, 0, NULL, &m), want);
+    assert_called("npyio_map_create_path", path, cause);
     npyio_header_free(h);
     npyio_dtype_unref(dt);
 }
@@ -674,13 +674,13 @@ static void test_messages_name_the_called_function(void **state)
     every_path_function_fails("/nonexistent-npyio-dir/x.npy",
                               NPYIO_E_NOT_FOUND, "No such file or directory");
     /* A directory where a file is expected. */
-    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &dt));
+    assert_ok(npyio_dtype_parse("<f8", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
-    assert_status(npyio_load("/", 0, NULL, &back, &d), NPYIO_E_IO);
-    assert_called("npyio_load", "/", "Is a directory");
-    assert_status(npyio_save("/tmp", h, v, (size_t)npyio_header_nbytes(h), 0,
+    assert_status(npyio_load_with_header("/", 0, NULL, &back, &d), NPYIO_E_IO);
+    assert_called("npyio_load_with_header", "/", "Is a directory");
+    assert_status(npyio_save_with_header("/tmp", h, v, (size_t)npyio_header_nbytes(h), 0,
                              NULL), NPYIO_E_IO);
-    assert_called("npyio_save", "/tmp", "is a directory");
+    assert_called("npyio_save_with_header", "/tmp", "is a directory");
     npyio_header_free(h);
     npyio_dtype_unref(dt);
 }
@@ -801,15 +801,15 @@ static void test_io_messages_name_the_called_function(void **state)
     assert_true(fd >= 0);
     assert_int_equal(write(fd, bad, sizeof bad - 1), (ssize_t)(sizeof bad - 1));
     close(fd);
-    assert_status(npyio_map_open(path, 0, NULL, &m),
+    assert_status(npyio_map_open_path(path, 0, NULL, &m),
                   NPYIO_E_FORMAT);
-    assert_named("npyio_map_open", "descr");
-    assert_called("npyio_map_open", path, "descr");
-    assert_status(npyio_writer_open_in_place(path, 0, NULL, &w),
+    assert_named("npyio_map_open_path", "descr");
+    assert_called("npyio_map_open_path", path, "descr");
+    assert_status(npyio_writer_open_in_place_path(path, 0, NULL, &w),
                   NPYIO_E_FORMAT);
-    assert_called("npyio_writer_open_in_place", path, "descr");
-    assert_status(npyio_load(path, 0, NULL, &h, &data), NPYIO_E_FORMAT);
-    assert_called("npyio_load", path, "descr");
+    assert_called("npyio_writer_open_in_place_path", path, "descr");
+    assert_status(npyio_load_with_header(path, 0, NULL, &h, &data), NPYIO_E_FORMAT);
+    assert_called("npyio_load_with_header", path, "descr");
     unlink(path);
 
     /* A writer whose sink fails: the header cannot be written. */
@@ -819,9 +819,9 @@ static void test_io_messages_name_the_called_function(void **state)
         npyio_stream *sink = NULL;
 
         assert_ok(npyio_stream_open_ops(&ops, NULL, NULL, &sink));
-        assert_status(npyio_writer_open_stream(sink, npyio_reader_header(r), 0,
+        assert_status(npyio_writer_create_stream(sink, npyio_reader_header(r), 0,
                                                NULL, &w), NPYIO_E_IO);
-        assert_named("npyio_writer_open_stream", "write callback failed");
+        assert_named("npyio_writer_create_stream", "write callback failed");
         npyio_stream_close(sink);
     }
     npyio_reader_close(r);

@@ -41,7 +41,7 @@ static npyio_header *header_of(const char *type, int64_t rows, int64_t cols)
     npyio_header *h = NULL;
     int64_t shape[2] = {rows, cols};
 
-    assert_ok(npyio_dtype_from_descr(type, strlen(type), NULL, &dt));
+    assert_ok(npyio_dtype_parse(type, strlen(type), NULL, &dt));
     assert_ok(npyio_header_new(dt, 2, shape, 0, &h));
     npyio_dtype_unref(dt);
     return h;
@@ -54,7 +54,7 @@ static int64_t check_rows(const char *file)
     int32_t *d = NULL;
     int64_t rows, i;
 
-    assert_ok(npyio_load(file, NPYIO_READ_NATIVE, NULL, &h, (void **)&d));
+    assert_ok(npyio_load_with_header(file, NPYIO_READ_NATIVE, NULL, &h, (void **)&d));
     assert_int_equal(npyio_header_shape(h)[1], 3);
     rows = npyio_header_shape(h)[0];
     for (i = 0; i < 3 * rows; i++)
@@ -75,7 +75,7 @@ static void append_rows(const char *file, int64_t first, int64_t n,
 
     for (i = 0; i < 3 * n; i++)
         d[i] = (int32_t)(first + i / 3);
-    assert_ok(npyio_writer_open_append(file, rows, NPYIO_WRITE_NO_SYNC, o, &w));
+    assert_ok(npyio_writer_open_append_path(file, rows, NPYIO_WRITE_NO_SYNC, o, &w));
     assert_ok(npyio_writer_write(w, d, (size_t)(3 * n) * sizeof *d));
     assert_ok(npyio_writer_close(w));
     npyio_header_free(rows);
@@ -95,7 +95,7 @@ static void test_append_in_a_loop(void **state)
         npyio_header *h = header_of("=i4", 2, 3);
         static const int32_t first[6] = {0, 0, 0, 1, 1, 1};
 
-        assert_ok(npyio_save(path, h, first, (size_t)npyio_header_nbytes(h), 0,
+        assert_ok(npyio_save_with_header(path, h, first, (size_t)npyio_header_nbytes(h), 0,
                              NULL));
         npyio_header_free(h);
     }
@@ -143,20 +143,20 @@ static void test_append_refusals(void **state)
     static const int32_t data[6] = {0, 0, 0, 1, 1, 1};
 
     (void)state;
-    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     before = read_data_file_abs(path, &len_before);
     wrong_type = header_of("=f4", 1, 3);
     wrong_cols = header_of("=i4", 1, 4);
-    assert_status(npyio_writer_open_append(path, wrong_type, 0, NULL, &w),
+    assert_status(npyio_writer_open_append_path(path, wrong_type, 0, NULL, &w),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("dtype or number of dimensions differs");
     assert_null(w);
-    assert_status(npyio_writer_open_append(path, wrong_cols, 0, NULL, &w),
+    assert_status(npyio_writer_open_append_path(path, wrong_cols, 0, NULL, &w),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("dimension 1 of the rows is 4, the file's is 3");
     /* Too few bytes at close: the header is not touched. */
-    assert_ok(npyio_writer_open_append(path, h, 0, NULL, &w));
+    assert_ok(npyio_writer_open_append_path(path, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 12));
     assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
     assert_int_equal(check_rows(path), 2);
@@ -179,7 +179,7 @@ static void test_unknown_row_count(void **state)
     int i;
 
     (void)state;
-    assert_ok(npyio_writer_open_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
+    assert_ok(npyio_writer_create_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
                                      &w));
     for (i = 0; i < 37; i++) {
         row[0] = row[1] = row[2] = i;
@@ -188,7 +188,7 @@ static void test_unknown_row_count(void **state)
     assert_ok(npyio_writer_close(w));
     assert_int_equal(check_rows(path), 37);
     /* Not a whole number of rows. */
-    assert_ok(npyio_writer_open_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
+    assert_ok(npyio_writer_create_path(path, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
                                      &w));
     assert_ok(npyio_writer_write(w, row, 8));
     assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
@@ -197,7 +197,7 @@ static void test_unknown_row_count(void **state)
     /* A pipe cannot have its header rewritten: refused at open. */
     assert_int_equal(pipe(fds), 0);
     assert_ok(npyio_stream_open_fd(fds[1], NULL, &s));
-    assert_status(npyio_writer_open_stream(s, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
+    assert_status(npyio_writer_create_stream(s, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
                                            &w),
                   NPYIO_E_UNSUPPORTED);
     assert_error_contains("needs a stream that can seek");
@@ -217,7 +217,7 @@ static void test_rows_from_four_processes(void **state)
     int p, status;
 
     (void)state;
-    assert_ok(npyio_save(path, h, zeros, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, zeros, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     for (p = 0; p < 4; p++) {
         pid_t pid = fork();
@@ -228,7 +228,7 @@ static void test_rows_from_four_processes(void **state)
             int32_t block[3 * BLOCK];
             int64_t first, i;
 
-            if (npyio_writer_open_in_place(path, 0, NULL, &mine) != NPYIO_OK)
+            if (npyio_writer_open_in_place_path(path, 0, NULL, &mine) != NPYIO_OK)
                 _exit(1);
             for (first = p * BLOCK; first < ROWS; first += 4 * BLOCK) {
                 for (i = 0; i < 3 * BLOCK; i++)
@@ -246,7 +246,7 @@ static void test_rows_from_four_processes(void **state)
     }
     assert_int_equal(check_rows(path), ROWS);
     /* A range past the end is refused; so is writing rows elsewhere. */
-    assert_ok(npyio_writer_open_in_place(path, 0, NULL, &w));
+    assert_ok(npyio_writer_open_in_place_path(path, 0, NULL, &w));
     assert_status(npyio_writer_write_rows(w, ROWS - 1, 2, zeros, 24),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("not within the file's 4000 rows");
@@ -297,15 +297,15 @@ static void test_append_to_degenerate_fortran(void **state)
     write_fortran_file(path, "(1, 3)", one, 3);
     append_rows(path, 1, 2, NULL);
     assert_int_equal(check_rows(path), 3);
-    assert_ok(npyio_load(path, 0, NULL, &h, &d));
-    assert_int_equal(npyio_header_fortran_order(h), 0);
+    assert_ok(npyio_load_with_header(path, 0, NULL, &h, &d));
+    assert_int_equal(npyio_header_is_fortran_order(h), 0);
     npyio_header_free(h);
     npyio_free(d);
     write_fortran_file(path, "(0, 3)", one, 0);
     append_rows(path, 0, 4, NULL);
     assert_int_equal(check_rows(path), 4);
-    assert_ok(npyio_load(path, 0, NULL, &h, &d));
-    assert_int_equal(npyio_header_fortran_order(h), 0);
+    assert_ok(npyio_load_with_header(path, 0, NULL, &h, &d));
+    assert_int_equal(npyio_header_is_fortran_order(h), 0);
     npyio_header_free(h);
     npyio_free(d);
     /* Rows described in Fortran order are refused. */
@@ -316,9 +316,9 @@ static void test_append_to_degenerate_fortran(void **state)
         int64_t shape[2] = {2, 3};
         char type[4] = {host_order(), 'i', '4', 0};
 
-        assert_ok(npyio_dtype_from_descr(type, 3, NULL, &dt));
+        assert_ok(npyio_dtype_parse(type, 3, NULL, &dt));
         assert_ok(npyio_header_new(dt, 2, shape, 1, &rows));
-        assert_status(npyio_writer_open_append(path, rows, 0, NULL, &w),
+        assert_status(npyio_writer_open_append_path(path, rows, 0, NULL, &w),
                       NPYIO_E_INVALID_ARG);
         assert_error_contains("Fortran order");
         npyio_header_free(rows);
@@ -335,11 +335,11 @@ static void test_append_zero_byte_rows(void **state)
     void *d = NULL;
 
     (void)state;
-    assert_ok(npyio_save(path, h, "", (size_t)npyio_header_nbytes(h), 0, NULL));
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_save_with_header(path, h, "", (size_t)npyio_header_nbytes(h), 0, NULL));
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, "", 0));
     assert_ok(npyio_writer_close(w));
-    assert_ok(npyio_load(path, 0, NULL, &back, &d));
+    assert_ok(npyio_load_with_header(path, 0, NULL, &back, &d));
     assert_int_equal(npyio_header_shape(back)[0], 8);
     assert_int_equal(npyio_header_shape(back)[1], 0);
     npyio_header_free(back);
@@ -367,17 +367,17 @@ static void test_failed_append_cuts_back(void **state)
     unsigned char *before, *after;
 
     (void)state;
-    assert_ok(npyio_save(path, h, first, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, first, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     before = read_data_file_abs(path, &len_before);
     /* Aborted after two of three rows. */
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 24));
     assert_true(file_size(path) > (int64_t)len_before); /* they are there */
     npyio_writer_abort(w);
     assert_int_equal(file_size(path), (int64_t)len_before);
     /* Closed short of the rows announced. */
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 12));
     assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
     after = read_data_file_abs(path, &len_after);
@@ -385,7 +385,7 @@ static void test_failed_append_cuts_back(void **state)
     assert_memory_equal(after, before, len_before);
     /* Failed midway: more bytes than announced is refused and the writer
      * stays failed; closing it cuts the file back too. */
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 36));
     assert_status(npyio_writer_write(w, data, 4), NPYIO_E_INVALID_ARG);
     assert_status(npyio_writer_close(w), NPYIO_E_STATE);
@@ -427,7 +427,7 @@ static void test_failed_append_keeps_bytes_after_data(void **state)
         data[i] = (int32_t)(2 + i / 3);
     for (i = 0; i < sizeof tail; i++)
         tail[i] = (unsigned char)(0x30 + i);
-    assert_ok(npyio_save(path, h, first, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, first, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     f = fopen(path, "ab");
     assert_non_null(f);
@@ -436,21 +436,21 @@ static void test_failed_append_keeps_bytes_after_data(void **state)
     before = read_data_file_abs(path, &len_before);
     /* Aborted inside the tail, aborted past it, closed short of the rows
      * announced (past it, in two writes). */
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 24));
     npyio_writer_abort(w);
     assert_file_is(path, before, len_before);
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 48));
     npyio_writer_abort(w);
     assert_file_is(path, before, len_before);
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 12));
     assert_ok(npyio_writer_write(w, data + 3, 36));
     assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
     assert_file_is(path, before, len_before);
     /* A whole append: the rows over the tail, NumPy's view 7 rows. */
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, sizeof data));
     assert_ok(npyio_writer_close(w));
     assert_int_equal(check_rows(path), 7);
@@ -475,13 +475,13 @@ static void test_header_rewrite_touches_only_the_shape(void **state)
     (void)state;
     for (i = 0; i < 27; i++)
         data[i] = i / 3;
-    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     {
         npyio_header *rows = header_of("=i4", 1, 3);
         int32_t row[3] = {9, 9, 9};
 
-        assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &w));
+        assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &w));
         assert_ok(npyio_writer_write(w, row, sizeof row));
         npyio_header_free(rows);
     }
@@ -512,25 +512,25 @@ static void test_append_locks(void **state)
     npyio_writer *a = NULL, *b = NULL, *p1 = NULL, *p2 = NULL;
 
     (void)state;
-    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &a));
-    assert_status(npyio_writer_open_append(path, rows, 0, NULL, &b),
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &a));
+    assert_status(npyio_writer_open_append_path(path, rows, 0, NULL, &b),
                   NPYIO_E_LOCKED);
     assert_error_contains("an appender holds an exclusive lock");
     assert_null(b);
-    assert_status(npyio_writer_open_in_place(path, 0, NULL, &p1),
+    assert_status(npyio_writer_open_in_place_path(path, 0, NULL, &p1),
                   NPYIO_E_LOCKED);
     assert_error_contains("an appender holds an exclusive lock");
     npyio_writer_abort(a);
-    assert_ok(npyio_writer_open_in_place(path, 0, NULL, &p1));
-    assert_ok(npyio_writer_open_in_place(path, 0, NULL, &p2)); /* shared */
-    assert_status(npyio_writer_open_append(path, rows, 0, NULL, &a),
+    assert_ok(npyio_writer_open_in_place_path(path, 0, NULL, &p1));
+    assert_ok(npyio_writer_open_in_place_path(path, 0, NULL, &p2)); /* shared */
+    assert_status(npyio_writer_open_append_path(path, rows, 0, NULL, &a),
                   NPYIO_E_LOCKED);
     assert_error_contains("in place hold a shared lock");
     assert_ok(npyio_writer_close(p1));
     assert_ok(npyio_writer_close(p2));
-    assert_ok(npyio_writer_open_append(path, rows, 0, NULL, &a)); /* free now */
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &a)); /* free now */
     {
         int32_t row[3] = {2, 2, 2};
 
@@ -555,7 +555,7 @@ static void test_append_waits_for_the_lock(void **state)
     pid_t pid;
 
     (void)state;
-    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     assert_int_equal(pipe(go), 0);
     assert_int_equal(pipe(ready), 0);
@@ -572,18 +572,18 @@ static void test_append_waits_for_the_lock(void **state)
         if (npyio_options_new(&o) != NPYIO_OK)
             _exit(1);
         /* Without waiting: refused while the parent holds the lock. */
-        if (npyio_writer_open_append(path, rows, 0, NULL, &w) != NPYIO_E_LOCKED)
+        if (npyio_writer_open_append_path(path, rows, 0, NULL, &w) != NPYIO_E_LOCKED)
             _exit(2);
         if (write(ready[1], "r", 1) != 1)
             _exit(3);
-        if (npyio_writer_open_append(path, rows, NPYIO_WRITE_WAIT_FOR_LOCK, o,
+        if (npyio_writer_open_append_path(path, rows, NPYIO_WRITE_WAIT_FOR_LOCK, o,
                                      &w) != NPYIO_OK ||
             npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
             npyio_writer_close(w) != NPYIO_OK)
             _exit(4);
         _exit(0);
     }
-    assert_ok(npyio_writer_open_in_place(path, 0, NULL, &p1));
+    assert_ok(npyio_writer_open_in_place_path(path, 0, NULL, &p1));
     assert_int_equal(write(go[1], "g", 1), 1);
     assert_int_equal(read(ready[0], &byte, 1), 1);
     {
@@ -631,7 +631,7 @@ static void test_two_appenders(void **state)
                 int32_t row[3] = {100 * (p + 1), 100 * (p + 1),
                                   100 * (p + 1)};
 
-                if (npyio_writer_open_append(path, rows,
+                if (npyio_writer_open_append_path(path, rows,
                                              NPYIO_WRITE_WAIT_FOR_LOCK | NPYIO_WRITE_NO_SYNC, o, &w) != NPYIO_OK)
                     _exit(2);
                 if (npyio_writer_write(w, row, sizeof row) != NPYIO_OK ||
@@ -650,7 +650,7 @@ static void test_two_appenders(void **state)
         int32_t *d = NULL;
         int64_t i, count[2] = {0, 0};
 
-        assert_ok(npyio_load(path, NPYIO_READ_NATIVE, NULL, &h, (void **)&d));
+        assert_ok(npyio_load_with_header(path, NPYIO_READ_NATIVE, NULL, &h, (void **)&d));
         assert_int_equal(npyio_header_shape(h)[0], 9 + 2 * EACH);
         for (i = 0; i < 9 + 2 * EACH; i++) {
             int32_t v = d[3 * i];
@@ -720,7 +720,7 @@ static void test_unknown_rows_close_reports_io_errors(void **state)
     (void)state;
     memset(&sink, 0, sizeof sink);
     assert_ok(npyio_stream_open_ops(&ops, &sink, NULL, &s));
-    assert_ok(npyio_writer_open_stream(s, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
+    assert_ok(npyio_writer_create_stream(s, h, NPYIO_WRITE_UNKNOWN_ROWS, NULL,
                                        &w));
     assert_ok(npyio_writer_write(w, row, sizeof row));
     sink.fail_seeks = true;

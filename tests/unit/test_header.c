@@ -80,7 +80,7 @@ static void check_facts(const tsv_row *r, const npyio_header *h)
     assert_int_equal(ndim, npyio_header_ndim(h));
     for (i = 0; i < ndim; i++)
         assert_int_equal(npyio_header_shape(h)[i], shape[i]);
-    assert_int_equal(npyio_header_fortran_order(h),
+    assert_int_equal(npyio_header_is_fortran_order(h),
                      atoi(r->field[COL_FORTRAN]));
     assert_int_equal(npyio_header_count(h), strtoll(r->field[COL_COUNT],
                                                      NULL, 10));
@@ -174,7 +174,7 @@ static void test_new_headers_match_numpy(void **state)
         size_t canon_len;
         unsigned char *canon = valid_file(r->field[COL_CANON], &canon_len);
 
-        assert_ok(npyio_dtype_from_descr(r->field[COL_DESCR],
+        assert_ok(npyio_dtype_parse(r->field[COL_DESCR],
                                          strlen(r->field[COL_DESCR]), NULL,
                                          &dt));
         assert_ok(npyio_header_new(dt, ndim, shape,
@@ -367,9 +367,9 @@ static void assert_same_header(const npyio_header *a, const npyio_header *b,
     size_t la = 0, lb = 0;
     int i;
 
-    if (!npyio_dtype_equal(npyio_header_dtype(a), npyio_header_dtype(b)) ||
+    if (!npyio_dtype_is_equal(npyio_header_dtype(a), npyio_header_dtype(b)) ||
         npyio_header_ndim(a) != npyio_header_ndim(b) ||
-        npyio_header_fortran_order(a) != npyio_header_fortran_order(b) ||
+        npyio_header_is_fortran_order(a) != npyio_header_is_fortran_order(b) ||
         npyio_header_nbytes(a) != npyio_header_nbytes(b) ||
         npyio_header_data_offset(a) != npyio_header_data_offset(b))
         fail_msg("%s: the two parsers disagree", dict);
@@ -451,8 +451,8 @@ static void test_header_new_checks(void **state)
     int64_t wide[1] = {INT64_C(1) << 61};
 
     (void)state;
-    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &f8));
-    assert_ok(npyio_dtype_from_descr("u1", 2, NULL, &u1));
+    assert_ok(npyio_dtype_parse("<f8", 3, NULL, &f8));
+    assert_ok(npyio_dtype_parse("u1", 2, NULL, &u1));
     assert_status(npyio_header_new(f8, 3, shape, 0, &h), NPYIO_E_INVALID_ARG);
     assert_error_contains("shape[1] is negative (-1)");
     assert_null(h);
@@ -490,7 +490,7 @@ static void test_zero_dimension(void **state)
     int64_t fine[3] = {INT64_C(1) << 30, INT64_C(1) << 20, 0};
 
     (void)state;
-    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &f8));
+    assert_ok(npyio_dtype_parse("<f8", 3, NULL, &f8));
     assert_status(npyio_header_new(f8, 3, huge, 1, &h), NPYIO_E_OVERFLOW);
     assert_error_contains("array is too big");
     assert_null(h);
@@ -552,7 +552,7 @@ static void test_size_rule_matches_numpy(void **state)
         snprintf(text, sizeof text, "{'descr': %s, 'fortran_order': False, "
                  "'shape': %s, }\n", descr, r->field[1]);
         b = make_header(text, 1, &len);
-        assert_ok(npyio_dtype_from_descr(descr, strlen(descr), NULL, &dt));
+        assert_ok(npyio_dtype_parse(descr, strlen(descr), NULL, &dt));
         if (numpy_loads) {
             assert_ok(npyio_header_parse(b, len, NULL, &h, NULL));
             npyio_header_free(h);
@@ -616,10 +616,10 @@ static void test_header_new_ndim_limit(void **state)
         ones[i] = 1;
     for (i = 0; i < 64; i++)
         sub_shape[i] = 1;
-    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &f8));
-    assert_ok(npyio_dtype_subarray(f8, 32, sub_shape, &sub32));
-    assert_ok(npyio_dtype_subarray(f8, 64, sub_shape, &sub64));
-    assert_ok(npyio_dtype_subarray(sub32, 32, sub_shape, &nested));
+    assert_ok(npyio_dtype_parse("<f8", 3, NULL, &f8));
+    assert_ok(npyio_dtype_new_subarray(f8, 32, sub_shape, &sub32));
+    assert_ok(npyio_dtype_new_subarray(f8, 64, sub_shape, &sub64));
+    assert_ok(npyio_dtype_new_subarray(sub32, 32, sub_shape, &nested));
 
     assert_ok(npyio_header_new(f8, 64, ones, 0, &h));
     check_reads_back(h);

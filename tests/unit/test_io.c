@@ -70,7 +70,7 @@ static void test_round_trip_in_memory(void **state)
     for (i = 0; i < 12; i++)
         data[i] = (double)i * 1.5;
     assert_ok(npyio_stream_open_growable(NULL, &s));
-    assert_ok(npyio_writer_open_stream(s, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 40)); /* in two parts */
     assert_ok(npyio_writer_write(w, (char *)data + 40, 56));
     assert_ok(npyio_writer_close(w));
@@ -101,7 +101,7 @@ static void test_write_counts(void **state)
 
     (void)state;
     assert_ok(npyio_stream_open_growable(NULL, &s));
-    assert_ok(npyio_writer_open_stream(s, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 12));
     assert_status(npyio_writer_write(w, data, 8), NPYIO_E_INVALID_ARG);
     assert_error_contains("8 more bytes would make 20, but the header "
@@ -110,7 +110,7 @@ static void test_write_counts(void **state)
     assert_status(npyio_writer_write(w, data, 4), NPYIO_E_STATE);
     assert_error_contains("failed earlier (invalid argument");
     assert_status(npyio_writer_close(w), NPYIO_E_STATE);
-    assert_ok(npyio_writer_open_stream(s, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 12));
     assert_status(npyio_writer_close(w), NPYIO_E_TRUNCATED);
     assert_error_contains("12 bytes of data were written, but the header "
@@ -152,7 +152,7 @@ static void test_write_failing_midway(void **state)
 
     (void)state;
     assert_ok(npyio_stream_open_ops(&ops, &k, NULL, &s));
-    assert_ok(npyio_writer_open_stream(s, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_status(npyio_writer_write(w, data, sizeof data), NPYIO_E_IO);
     assert_error_contains("writing array data at stream offset 1128");
     assert_status(npyio_writer_write(w, data, 8), NPYIO_E_STATE);
@@ -163,7 +163,7 @@ static void test_write_failing_midway(void **state)
     k.taken = 0;
     k.limit = 50;
     assert_ok(npyio_stream_open_ops(&ops, &k, NULL, &s));
-    assert_status(npyio_writer_open_stream(s, h, 0, NULL, &w), NPYIO_E_IO);
+    assert_status(npyio_writer_create_stream(s, h, 0, NULL, &w), NPYIO_E_IO);
     assert_null(w);
     assert_ok(npyio_stream_close(s));
     npyio_header_free(h);
@@ -181,7 +181,7 @@ static unsigned char *npy_bytes(const char *type, int64_t n, size_t *len)
     void *bytes = NULL;
 
     assert_ok(npyio_stream_open_growable(NULL, &s));
-    assert_ok(npyio_writer_open_stream(s, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, (size_t)npyio_header_nbytes(h)));
     assert_ok(npyio_writer_close(w));
     assert_ok(npyio_stream_take_bytes(s, &bytes, len));
@@ -362,7 +362,7 @@ static void test_object_arrays(void **state)
 
     (void)state;
     assert_ok(npyio_stream_open_growable(NULL, &s));
-    assert_ok(npyio_writer_open_stream(s, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     /* A pickle of any length: no count applies. */
     assert_ok(npyio_writer_write(w, pickle, sizeof pickle));
     assert_ok(npyio_writer_close(w));
@@ -381,7 +381,7 @@ static void test_object_arrays(void **state)
     assert_ok(npyio_stream_close(m));
     assert_ok(npyio_stream_close(s));
     npyio_free(bytes);
-    assert_status(npyio_save("/tmp/x.npy", h, pickle,
+    assert_status(npyio_save_with_header("/tmp/x.npy", h, pickle,
                              (size_t)npyio_header_nbytes(h), 0, NULL),
                   NPYIO_E_INVALID_ARG);
     npyio_header_free(h);
@@ -402,12 +402,12 @@ static void test_save_and_load_path(void **state)
     (void)state;
     umask(mask);
     path_in_dir(path, sizeof path, "a.npy");
-    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     assert_int_equal(stray_files("a.npy"), 0);
     assert_int_equal(stat(path, &info), 0);
     assert_int_equal(info.st_mode & 0777, 0666 & ~mask);
-    assert_ok(npyio_load(path, NPYIO_READ_NATIVE, NULL, &back,
+    assert_ok(npyio_load_with_header(path, NPYIO_READ_NATIVE, NULL, &back,
                          (void **)&native));
     assert_int_equal(npyio_header_count(back), 5);
     assert_int_equal(((int16_t *)native)[4], 5);
@@ -415,7 +415,7 @@ static void test_save_and_load_path(void **state)
     npyio_header_free(back);
     /* A replaced file keeps its mode. */
     assert_int_equal(chmod(path, 0640), 0);
-    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     assert_int_equal(stat(path, &info), 0);
     assert_int_equal(info.st_mode & 0777, 0640);
@@ -437,7 +437,7 @@ static void test_failed_write_keeps_the_old_file(void **state)
     path_in_dir(path, sizeof path, "keep.npy");
     write_file(path, "previous contents", 17);
     /* Too few bytes: close fails, the old file stays, no temporary. */
-    assert_ok(npyio_writer_open_path(path, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_path(path, h, 0, NULL, &w));
 #if defined(__linux__)
     /* The temporary has no name while it is written (O_TMPFILE), so a
      * process killed now leaves nothing behind. */
@@ -452,7 +452,7 @@ static void test_failed_write_keeps_the_old_file(void **state)
     assert_memory_equal(before, "previous contents", 17);
     assert_int_equal(stray_files("keep.npy"), 0);
     /* Abandoned: the same. */
-    assert_ok(npyio_writer_open_path(path, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_path(path, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 16));
     npyio_writer_abort(w);
     after = read_file(path, &len);
@@ -460,7 +460,7 @@ static void test_failed_write_keeps_the_old_file(void **state)
     assert_int_equal(stray_files("keep.npy"), 0);
     /* Durability off still replaces atomically. */
     assert_ok(npyio_options_new(&o));
-    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h),
+    assert_ok(npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h),
                          NPYIO_WRITE_NO_SYNC, o));
     free(after);
     after = read_file(path, &len);
@@ -486,7 +486,7 @@ static void test_symlink_is_written_through(void **state)
     path_in_dir(link, sizeof link, "link.npy");
     write_file(target, "old", 3);
     assert_int_equal(symlink("target.npy", link), 0);
-    assert_ok(npyio_save(link, h, "\x07\x08", (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(link, h, "\x07\x08", (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     assert_int_equal(lstat(link, &info), 0);
     assert_true(S_ISLNK(info.st_mode)); /* still a link */
@@ -518,7 +518,7 @@ static void test_fifo_is_written_directly(void **state)
     /* A reader first, so that opening for writing does not block. */
     fd = open(path, O_RDONLY | O_NONBLOCK);
     assert_true(fd >= 0);
-    assert_ok(npyio_save(path, h, "\x07\x08", (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, "\x07\x08", (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     assert_int_equal(stray_files("fifo.npy"), 0);
     assert_int_equal(lstat(path, &info), 0);
@@ -595,7 +595,7 @@ static void test_fifo_is_read_as_a_pipe(void **state)
     for (i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
         pid_t pid = feed_fifo(path, file, sizeof file, pieces[i]);
 
-        assert_ok(npyio_load(path, 0, NULL, &back, &data));
+        assert_ok(npyio_load_with_header(path, 0, NULL, &back, &data));
         assert_int_equal(npyio_header_nbytes(back), 64);
         assert_memory_equal(data, file + 128, 64);
         npyio_free(data);
@@ -608,7 +608,7 @@ static void test_fifo_is_read_as_a_pipe(void **state)
     {
         pid_t pid = feed_fifo(path, file, 150, 150);
 
-        assert_status(npyio_load(path, 0, NULL, &back, &data),
+        assert_status(npyio_load_with_header(path, 0, NULL, &back, &data),
                       NPYIO_E_TRUNCATED);
         assert_null(data);
         reap(pid);
@@ -652,11 +652,11 @@ static void test_fifo_is_read_as_a_pipe(void **state)
         /* A reader that took the second array's bytes would wait for
          * more forever: the alarm ends the test instead. */
         alarm(30);
-        assert_ok(npyio_load(path, 0, NULL, &back, &data));
+        assert_ok(npyio_load_with_header(path, 0, NULL, &back, &data));
         assert_memory_equal(data, file + 128, 64);
         npyio_free(data);
         npyio_header_free(back);
-        assert_ok(npyio_load(path, 0, NULL, &back, &data));
+        assert_ok(npyio_load_with_header(path, 0, NULL, &back, &data));
         alarm(0);
         assert_int_equal(((unsigned char *)data)[0], 0xEE);
         assert_memory_equal((unsigned char *)data + 1, file + 129, 63);
@@ -681,19 +681,19 @@ static void test_path_errors(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "missing/dir/a.npy");
-    assert_status(npyio_writer_open_path(path, h, 0, NULL, &w),
+    assert_status(npyio_writer_create_path(path, h, 0, NULL, &w),
                   NPYIO_E_NOT_FOUND);
     assert_error_contains("missing/dir/a.npy");
     assert_null(w);
-    assert_status(npyio_writer_open_path(dir, h, 0, NULL, &w), NPYIO_E_IO);
+    assert_status(npyio_writer_create_path(dir, h, 0, NULL, &w), NPYIO_E_IO);
     assert_error_contains("is a directory");
     path_in_dir(path, sizeof path, "absent.npy");
-    assert_status(npyio_load(path, 0, NULL, &back, &data), NPYIO_E_NOT_FOUND);
+    assert_status(npyio_load_with_header(path, 0, NULL, &back, &data), NPYIO_E_NOT_FOUND);
     assert_null(back);
     assert_null(data);
-    assert_status(npyio_writer_open_path(NULL, h, 0, NULL, &w),
+    assert_status(npyio_writer_create_path(NULL, h, 0, NULL, &w),
                   NPYIO_E_INVALID_ARG);
-    assert_status(npyio_writer_open_path(path, NULL, 0, NULL, &w),
+    assert_status(npyio_writer_create_path(path, NULL, 0, NULL, &w),
                   NPYIO_E_INVALID_ARG);
     npyio_header_free(h);
 }
@@ -714,7 +714,7 @@ static void test_through_a_pipe(void **state)
     (void)state;
     assert_int_equal(pipe(fds), 0);
     assert_ok(npyio_stream_open_fd(fds[1], NULL, &out));
-    assert_ok(npyio_writer_open_stream(out, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(out, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, sizeof data));
     assert_ok(npyio_writer_close(w));
     assert_ok(npyio_stream_close(out));
@@ -758,7 +758,7 @@ static void test_chunks_from_a_pipe(void **state)
     }
     assert_int_equal(pipe(fds), 0);
     assert_ok(npyio_stream_open_fd(fds[1], NULL, &out));
-    assert_ok(npyio_writer_open_stream(out, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(out, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, sizeof data));
     assert_ok(npyio_writer_close(w));
     assert_ok(npyio_stream_close(out));
@@ -782,7 +782,7 @@ static void test_chunks_from_a_pipe(void **state)
     /* Again, chunks only: every element, in order, converted. */
     assert_int_equal(pipe(fds), 0);
     assert_ok(npyio_stream_open_fd(fds[1], NULL, &out));
-    assert_ok(npyio_writer_open_stream(out, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_stream(out, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, sizeof data));
     assert_ok(npyio_writer_close(w));
     assert_ok(npyio_stream_close(out));
@@ -827,7 +827,7 @@ static void assert_npy_is(const char *path, int32_t a, int32_t b, int32_t c)
     npyio_header *h = NULL;
     int32_t *v = NULL;
 
-    assert_ok(npyio_load(path, NPYIO_READ_NATIVE, NULL, &h, (void **)&v));
+    assert_ok(npyio_load_with_header(path, NPYIO_READ_NATIVE, NULL, &h, (void **)&v));
     assert_int_equal(npyio_header_ndim(h), 1);
     assert_int_equal(npyio_header_shape(h)[0], 3);
     assert_int_equal(npyio_dtype_kind(npyio_header_dtype(h)), NPYIO_KIND_INT);
@@ -900,7 +900,7 @@ static void test_protected_symlinks(void **state)
 
     /* Refused by every writer of a path: the victim untouched, the link
      * still there, nothing else left in the directory. */
-    assert_status(npyio_save(link, h, le123, (size_t)npyio_header_nbytes(h), 0,
+    assert_status(npyio_save_with_header(link, h, le123, (size_t)npyio_header_nbytes(h), 0,
                              NULL), NPYIO_E_IO);
     assert_error_contains("protected_symlinks");
     assert_error_contains("refusing to follow this symbolic link");
@@ -909,10 +909,10 @@ static void test_protected_symlinks(void **state)
     assert_file_is(victim, "victim's contents", 17);
     assert_link_of(link, NOBODY);
     assert_int_equal(entries(sticky), 1);
-    assert_status(npyio_writer_open_path(link, h, 0, NULL, &w), NPYIO_E_IO);
+    assert_status(npyio_writer_create_path(link, h, 0, NULL, &w), NPYIO_E_IO);
     assert_error_contains("protected_symlinks");
     assert_null(w);
-    assert_status(npyio_map_create(link, h, 0, NULL, &m), NPYIO_E_IO);
+    assert_status(npyio_map_create_path(link, h, 0, NULL, &m), NPYIO_E_IO);
     assert_error_contains("protected_symlinks");
     assert_null(m);
     assert_file_is(victim, "victim's contents", 17);
@@ -922,7 +922,7 @@ static void test_protected_symlinks(void **state)
      * pointing at the refused one, does not launder it. */
     path_in_dir(hop, sizeof hop, "hop.npy");
     make_link(link, hop, 0);
-    assert_status(npyio_save(hop, h, le123, (size_t)npyio_header_nbytes(h), 0,
+    assert_status(npyio_save_with_header(hop, h, le123, (size_t)npyio_header_nbytes(h), 0,
                              NULL), NPYIO_E_IO);
     assert_error_contains("protected_symlinks");
     assert_file_is(victim, "victim's contents", 17);
@@ -932,13 +932,13 @@ static void test_protected_symlinks(void **state)
     /* Followed: the caller's own link in the sticky directory. */
     assert_int_equal(unlink(link), 0);
     make_link(victim, link, 0);
-    assert_ok(npyio_save(link, h, le123, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(link, h, le123, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     assert_link_of(link, 0);
     assert_npy_is(victim, 1, 2, 3);
     assert_int_equal(entries(sticky), 1);
     /* ... through the chain too, by map_create as well. */
-    assert_ok(npyio_map_create(hop, h, 0, NULL, &m));
+    assert_ok(npyio_map_create_path(hop, h, 0, NULL, &m));
     assert_non_null(m);
     memcpy(npyio_map_data(m), "\7\0\0\0\10\0\0\0\11\0\0\0", 12);
     assert_ok(npyio_map_close(m));
@@ -953,7 +953,7 @@ static void test_protected_symlinks(void **state)
     make_sticky_dir(sticky2, NOBODY);
     write_file(victim2, "old", 3);
     make_link(victim2, link2, NOBODY);
-    assert_ok(npyio_save(link2, h, le123, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(link2, h, le123, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     assert_link_of(link2, NOBODY);
     assert_npy_is(victim2, 1, 2, 3);
@@ -967,7 +967,7 @@ static void test_protected_symlinks(void **state)
     assert_int_equal(chmod(plain, 0755), 0);
     write_file(victim3, "old", 3);
     make_link(victim3, link3, NOBODY);
-    assert_ok(npyio_save(link3, h, le123, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(link3, h, le123, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     assert_link_of(link3, NOBODY);
     assert_npy_is(victim3, 1, 2, 3);
@@ -994,7 +994,7 @@ static void test_replaced_file_keeps_owner(void **state)
     write_file(path, "old", 3);
     assert_int_equal(chown(path, NOBODY, NOBODY), 0);
     assert_int_equal(chmod(path, 0640), 0);
-    assert_ok(npyio_save(path, h, le123, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, le123, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     assert_int_equal(stat(path, &info), 0);
     assert_int_equal(info.st_uid, NOBODY);
@@ -1005,7 +1005,7 @@ static void test_replaced_file_keeps_owner(void **state)
     assert_int_equal(stray_files("owned.npy"), 0);
     /* A set-group-id mode survives the chown; map_create keeps all too. */
     assert_int_equal(chmod(path, 02750), 0);
-    assert_ok(npyio_map_create(path, h, 0, NULL, &m));
+    assert_ok(npyio_map_create_path(path, h, 0, NULL, &m));
     memcpy(npyio_map_data(m), "\4\0\0\0\5\0\0\0\6\0\0\0", 12);
     assert_ok(npyio_map_close(m));
     assert_int_equal(stat(path, &info), 0);
@@ -1036,12 +1036,12 @@ static void test_killed_writer_leaves_no_temporary(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "k.npy");
-    assert_ok(npyio_save(path, small, le123, (size_t)npyio_header_nbytes(small),
+    assert_ok(npyio_save_with_header(path, small, le123, (size_t)npyio_header_nbytes(small),
                          0, NULL));
     before = read_file(path, &before_len);
     /* Whether writers here have unnamed temporaries (O_TMPFILE: Linux,
      * where the file system has it). */
-    assert_ok(npyio_writer_open_path(path, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_path(path, h, 0, NULL, &w));
     n = stray_files("k.npy");
     npyio_writer_abort(w);
     assert_true(n <= 1);
@@ -1051,7 +1051,7 @@ static void test_killed_writer_leaves_no_temporary(void **state)
     assert_true(pid >= 0);
     if (pid == 0) { /* no cmocka in here: report through the pipe */
         close(fds[0]);
-        if (npyio_writer_open_path(path, h, 0, NULL, &w) != NPYIO_OK ||
+        if (npyio_writer_create_path(path, h, 0, NULL, &w) != NPYIO_OK ||
             npyio_writer_write(w, data, sizeof data / 2) != NPYIO_OK ||
             write(fds[1], "w", 1) != 1)
             _exit(1);
@@ -1071,7 +1071,7 @@ static void test_killed_writer_leaves_no_temporary(void **state)
     assert_file_is(path, before, before_len);
     assert_npy_is(path, 1, 2, 3);
     /* The next write: the file replaced, and no temporary anywhere. */
-    assert_ok(npyio_save(path, h, data, (size_t)npyio_header_nbytes(h), 0,
+    assert_ok(npyio_save_with_header(path, h, data, (size_t)npyio_header_nbytes(h), 0,
                          NULL));
     assert_int_equal(stray_files("k.npy"), 0);
     assert_int_equal(unlink(path), 0);
@@ -1096,7 +1096,7 @@ static void test_new_file_appears_whole(void **state)
     (void)state;
     path_in_dir(path, sizeof path, "new.npy");
     assert_false(exists(path));
-    assert_ok(npyio_writer_open_path(path, h, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_writer_create_path(path, h, NPYIO_WRITE_NO_SYNC, NULL, &w));
     assert_ok(npyio_writer_write(w, le123, 8));
     assert_false(exists(path));
 #if defined(__linux__)
@@ -1109,7 +1109,7 @@ static void test_new_file_appears_whole(void **state)
     assert_int_equal(unlink(path), 0);
 
     /* The name taken while the writer runs. */
-    assert_ok(npyio_writer_open_path(path, h, 0, NULL, &w));
+    assert_ok(npyio_writer_create_path(path, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, le123, sizeof le123));
     write_file(path, "someone else's", 14);
     assert_ok(npyio_writer_close(w));
@@ -1121,12 +1121,12 @@ static void test_new_file_appears_whole(void **state)
     npyio_header_free(h);
     h = make_header("<i4", 1, shape, 0);
     assert_int_equal(unlink(path), 0);
-    assert_ok(npyio_save(path, h, NULL, 0, NPYIO_WRITE_NO_SYNC, NULL));
+    assert_ok(npyio_save_with_header(path, h, NULL, 0, NPYIO_WRITE_NO_SYNC, NULL));
     {
         npyio_header *back = NULL;
         void *data = NULL;
 
-        assert_ok(npyio_load(path, 0, NULL, &back, &data));
+        assert_ok(npyio_load_with_header(path, 0, NULL, &back, &data));
         assert_int_equal(npyio_header_nbytes(back), 0);
         assert_int_equal(npyio_header_data_offset(back), 128);
         npyio_free(data);

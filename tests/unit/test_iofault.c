@@ -284,7 +284,7 @@ static npyio_status write_npy(void *ctx, const npyio_options *o,
         fault_header(o, "<f8", 2, (const int64_t[]){4, 10}, &h);
 
     if (st == NPYIO_OK)
-        st = npyio_writer_open_stream(s, h, NPYIO_WRITE_UNKNOWN_ROWS, o, &w);
+        st = npyio_writer_create_stream(s, h, NPYIO_WRITE_UNKNOWN_ROWS, o, &w);
     st = fault_write_close(st, w, values, sizeof values);
     npyio_header_free(h);
     return written(st, s, ctx, r);
@@ -301,10 +301,10 @@ static npyio_status write_npz(void *ctx, const npyio_options *o,
         fault_header(o, "<f8", 1, (const int64_t[]){40}, &h);
 
     if (st == NPYIO_OK)
-        st = npyio_npz_create_stream(s, 0, o, &w);
+        st = npyio_npz_writer_create_stream(s, 0, o, &w);
     st = fault_npz_add_both(st, w, h, values, sizeof values);
     if (st == NPYIO_OK)
-        st = npyio_npz_add(w, "rows", h, 6, NPYIO_WRITE_UNKNOWN_ROWS, &m);
+        st = npyio_writer_create_member(w, "rows", h, 6, NPYIO_WRITE_UNKNOWN_ROWS, &m);
     if (st == NPYIO_OK)
         st = npyio_writer_write(m, values, sizeof values / 2);
     if (m != NULL) {

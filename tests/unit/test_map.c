@@ -1,5 +1,5 @@
 /*
- * test_map.c - npyio_map_create(): the layout of the file it creates
+ * test_map.c - npyio_map_create_path(): the layout of the file it creates
  * whatever file its header came from, and the disk blocks it reserves so
  * that a full disk is a clean error rather than SIGBUS later. (The path's
  * treatment, links and owners, is test_io.c's: it is the writers'.) And
@@ -70,7 +70,7 @@ static void put_f64(unsigned char *p, double v, char order)
 }
 
 /*
- * The header handed to npyio_map_create() describes a file whose data
+ * The header handed to npyio_map_create_path() describes a file whose data
  * starts elsewhere than np.save's (at 80, 96, 192): the created file gets
  * np.save's own header, data at 128, and the map's header says so. (The
  * library used to write np.save's header but map the data at the old
@@ -115,7 +115,7 @@ static void test_create_from_another_layout(void **state)
         assert_int_equal(npyio_header_version(h), cases[k].major);
 
         path_in_dir(path, sizeof path, "created.npy");
-        assert_ok(npyio_map_create(path, h, 0, NULL, &m));
+        assert_ok(npyio_map_create_path(path, h, 0, NULL, &m));
         assert_non_null(m);
         mh = npyio_map_header(m);
         assert_int_equal(npyio_header_data_offset(mh), 128);
@@ -123,11 +123,11 @@ static void test_create_from_another_layout(void **state)
         assert_int_equal(npyio_header_ndim(mh), 2);
         assert_int_equal(npyio_header_shape(mh)[0], 4);
         assert_int_equal(npyio_header_shape(mh)[1], 3);
-        assert_int_equal(npyio_header_fortran_order(mh), cases[k].fortran);
+        assert_int_equal(npyio_header_is_fortran_order(mh), cases[k].fortran);
         assert_int_equal(npyio_header_nbytes(mh), 96);
-        assert_true(npyio_dtype_equal(npyio_header_dtype(mh),
+        assert_true(npyio_dtype_is_equal(npyio_header_dtype(mh),
                                       npyio_header_dtype(h)));
-        assert_true(npyio_map_aligned(m));
+        assert_true(npyio_map_is_aligned(m));
         for (i = 0; i < 12; i++)
             put_f64((unsigned char *)npyio_map_data(m) + 8 * i,
                     (double)i * 1.25 - 3.0, order);
@@ -143,12 +143,12 @@ static void test_create_from_another_layout(void **state)
         free(file);
 
         /* And it loads back, values and header. */
-        assert_ok(npyio_load(path, NPYIO_READ_NATIVE, NULL, &back,
+        assert_ok(npyio_load_with_header(path, NPYIO_READ_NATIVE, NULL, &back,
                              (void **)&values));
         assert_int_equal(npyio_header_ndim(back), 2);
         assert_int_equal(npyio_header_shape(back)[0], 4);
         assert_int_equal(npyio_header_shape(back)[1], 3);
-        assert_int_equal(npyio_header_fortran_order(back), cases[k].fortran);
+        assert_int_equal(npyio_header_is_fortran_order(back), cases[k].fortran);
         assert_int_equal(npyio_dtype_kind(npyio_header_dtype(back)),
                          NPYIO_KIND_FLOAT);
         assert_int_equal(npyio_dtype_itemsize(npyio_header_dtype(back)), 8);
@@ -224,10 +224,10 @@ static int unmount_small(void **state)
 }
 
 /*
- * npyio_map_create() reserves the data's blocks: a file system too small
+ * npyio_map_create_path() reserves the data's blocks: a file system too small
  * for the array fails at once with NPYIO_E_IO, leaving nothing behind and
  * an existing file as it was, instead of creating a sparse file whose
- * pages raise SIGBUS when written. NPYIO_WRITE_SPARSE opts out.
+ * pages raise SIGBUS when written. NPYIO_MAP_SPARSE opts out.
  */
 static void test_full_disk(void **state)
 {
@@ -252,7 +252,7 @@ static void test_full_disk(void **state)
     snprintf(fits, sizeof fits, "%s/fits.npy", small);
 
     /* No room: an error, and no file, no temporary. */
-    assert_status(npyio_map_create(path, hb, 0, NULL, &m), NPYIO_E_IO);
+    assert_status(npyio_map_create_path(path, hb, 0, NULL, &m), NPYIO_E_IO);
     assert_null(m);
     msg = npyio_last_error();
     if (strstr(msg, "posix_fallocate") == NULL &&
@@ -263,13 +263,13 @@ static void test_full_disk(void **state)
     assert_int_equal(entries(small), 0);
 
     /* The same over an existing file: it stays as it was. */
-    assert_ok(npyio_save(path, hs,
+    assert_ok(npyio_save_with_header(path, hs,
                          "\0\0\0\0\0\0\360\77\0\0\0\0\0\0\0\100"
                          "\0\0\0\0\0\0\10\100\0\0\0\0\0\0\20\100", (size_t)npyio_header_nbytes(hs), 0,
                          NULL));
     before = read_file(path, &before_len);
     assert_int_equal(before_len, 128 + 32);
-    assert_status(npyio_map_create(path, hb, 0, NULL, &m), NPYIO_E_IO);
+    assert_status(npyio_map_create_path(path, hb, 0, NULL, &m), NPYIO_E_IO);
     assert_null(m);
     assert_error_contains("big.npy");
     after = read_file(path, &after_len);
@@ -282,7 +282,7 @@ static void test_full_disk(void **state)
     /* Sparse on request: created at once, no space taken; the data is
      * not touched (it would raise SIGBUS). */
     assert_ok(npyio_options_new(&o));
-    assert_ok(npyio_map_create(sparse, hb, NPYIO_WRITE_SPARSE, o, &m));
+    assert_ok(npyio_map_create_path(sparse, hb, NPYIO_MAP_SPARSE, o, &m));
     assert_non_null(m);
     assert_int_equal(npyio_header_data_offset(npyio_map_header(m)), 128);
     assert_int_equal(stat(sparse, &info), 0);
@@ -293,14 +293,14 @@ static void test_full_disk(void **state)
     assert_int_equal(entries(small), 1);
 
     /* What fits is reserved, then written and read back. */
-    assert_ok(npyio_map_create(fits, hm, 0, NULL, &m));
+    assert_ok(npyio_map_create_path(fits, hm, 0, NULL, &m));
     assert_non_null(m);
     assert_int_equal(stat(fits, &info), 0);
     assert_int_equal(info.st_size, 128 + (8 << 15));
     assert_true((long long)info.st_blocks * 512 >= 128 + (8 << 15));
     memset(npyio_map_data(m), 0x5a, 8 << 15);
     assert_ok(npyio_map_close(m));
-    assert_ok(npyio_load(fits, 0, NULL, &back, (void **)&data));
+    assert_ok(npyio_load_with_header(fits, 0, NULL, &back, (void **)&data));
     assert_int_equal(npyio_header_count(back), mid);
     pattern = malloc(8 << 15);
     assert_non_null(pattern);

@@ -95,13 +95,13 @@ static npyio_status op_descr(const npyio_options *o)
     npyio_dtype *dt = NULL, *native = NULL;
     char text[512];
     size_t len = 0;
-    npyio_status st = npyio_dtype_from_descr(nested, sizeof nested - 1, o,
+    npyio_status st = npyio_dtype_parse(nested, sizeof nested - 1, o,
                                              &dt);
 
     if (st == NPYIO_OK)
         st = npyio_dtype_descr(dt, text, sizeof text, &len);
     if (st == NPYIO_OK)
-        st = npyio_dtype_native(dt, &native);
+        st = npyio_dtype_new_native(dt, &native);
     npyio_dtype_unref(native);
     npyio_dtype_unref(dt);
     return st;
@@ -112,7 +112,7 @@ static npyio_status op_builder(const npyio_options *o)
     static const int64_t shape[2] = {2, 3};
     npyio_record_builder *b = NULL;
     npyio_dtype *f8 = NULL, *rec = NULL;
-    npyio_status st = npyio_dtype_from_descr("<f8", 3, o, &f8);
+    npyio_status st = npyio_dtype_parse("<f8", 3, o, &f8);
 
     if (st == NPYIO_OK)
         st = npyio_record_builder_new(NPYIO_RECORD_ALIGNED, o, &b);
@@ -135,7 +135,7 @@ static npyio_status op_header(const npyio_options *o)
     npyio_header *h = NULL, *back = NULL;
     unsigned char bytes[1024];
     size_t len = 0;
-    npyio_status st = npyio_dtype_from_descr(nested, sizeof nested - 1, o,
+    npyio_status st = npyio_dtype_parse(nested, sizeof nested - 1, o,
                                              &dt);
 
     if (st == NPYIO_OK)
@@ -158,7 +158,7 @@ static npyio_status op_read(const npyio_options *o)
     void *data = NULL;
     unsigned char chunk[200], rows[4096];
     size_t len = 0, got = 0;
-    npyio_status st = npyio_load(corpus_npy, NPYIO_READ_NATIVE |
+    npyio_status st = npyio_load_with_header(corpus_npy, NPYIO_READ_NATIVE |
                                      NPYIO_READ_C_ORDER, o, &h, &data);
 
     npyio_free(data);
@@ -183,7 +183,7 @@ static npyio_status header_with(const npyio_options *o, const char *type,
                                 npyio_header **h)
 {
     npyio_dtype *dt = NULL;
-    npyio_status st = npyio_dtype_from_descr(type, strlen(type), o, &dt);
+    npyio_status st = npyio_dtype_parse(type, strlen(type), o, &dt);
 
     if (st == NPYIO_OK)
         st = npyio_header_new(dt, ndim, shape, 0, h);
@@ -215,7 +215,7 @@ static npyio_status op_write(const npyio_options *o)
     npyio_status st = header_with(o, ">f8", 2, (const int64_t[]){3, 4}, &h);
 
     if (st == NPYIO_OK)
-        st = npyio_writer_open_path(out_npy, h, NPYIO_WRITE_NO_SYNC |
+        st = npyio_writer_create_path(out_npy, h, NPYIO_WRITE_NO_SYNC |
                                     NPYIO_WRITE_UNKNOWN_ROWS, o, &w);
     return write_through(st, w, h, v, sizeof v);
 }
@@ -228,14 +228,14 @@ static npyio_status op_append(const npyio_options *o)
     npyio_status st = header_with(o, ">f8", 2, (const int64_t[]){1, 4}, &h);
 
     if (st == NPYIO_OK)
-        st = npyio_writer_open_append(out_npy, h, NPYIO_WRITE_NO_SYNC, o, &w);
+        st = npyio_writer_open_append_path(out_npy, h, NPYIO_WRITE_NO_SYNC, o, &w);
     return write_through(st, w, h, v, sizeof v);
 }
 
 static npyio_status op_map(const npyio_options *o)
 {
     npyio_map *m = NULL;
-    npyio_status st = npyio_map_open(corpus_npy, 0, o, &m);
+    npyio_status st = npyio_map_open_path(corpus_npy, 0, o, &m);
 
     npyio_map_close(m);
     return st;
@@ -255,9 +255,9 @@ static npyio_status op_npz_read(const npyio_options *o)
         size_t len = 0;
         int64_t is_array = 0;
 
-        st = npyio_npz_stat(npz, i, NPYIO_NPZ_IS_ARRAY, &is_array);
+        st = npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_IS_ARRAY, &is_array);
         if (st == NPYIO_OK && is_array == 1) {
-            st = npyio_npz_open_reader(npz, i, &r);
+            st = npyio_reader_open_member(npz, i, &r);
             if (st == NPYIO_OK)
                 st = npyio_reader_read_alloc(r, NPYIO_READ_NATIVE |
                                                  NPYIO_READ_C_ORDER,
@@ -270,7 +270,7 @@ static npyio_status op_npz_read(const npyio_options *o)
         if (st == NPYIO_OK)
             st = npyio_npz_verify(npz, i);
         if (st == NPYIO_OK)
-            st = npyio_npz_open_member(npz, i, &s);
+            st = npyio_stream_open_member(npz, i, &s);
         while (st == NPYIO_OK && (st = npyio_stream_read(s, buf, sizeof buf,
                                                          &got)) == NPYIO_OK &&
                got > 0)
@@ -305,13 +305,13 @@ static npyio_status op_npz_write(const npyio_options *o)
                                       sizeof big / sizeof big[0]}, &h);
 
     if (st == NPYIO_OK)
-        st = npyio_npz_create_path(out_npz, NPYIO_WRITE_NO_SYNC, o, &w);
+        st = npyio_npz_writer_create_path(out_npz, NPYIO_WRITE_NO_SYNC, o, &w);
     if (st == NPYIO_OK)
-        st = npyio_npz_add_array(w, "stored", h, big, sizeof big, 0);
+        st = npyio_npz_writer_add_with_header(w, "stored", h, big, sizeof big, 0, 0);
     if (st == NPYIO_OK)
-        st = npyio_npz_add_array(w, "deflated", h, big, sizeof big, 1);
+        st = npyio_npz_writer_add_with_header(w, "deflated", h, big, sizeof big, 1, 0);
     if (st == NPYIO_OK)
-        st = npyio_npz_add(w, "rows", h, 6, NPYIO_WRITE_UNKNOWN_ROWS, &m);
+        st = npyio_writer_create_member(w, "rows", h, 6, NPYIO_WRITE_UNKNOWN_ROWS, &m);
     if (st == NPYIO_OK)
         st = npyio_writer_write(m, big, 4096);
     if (m != NULL) {
@@ -321,13 +321,13 @@ static npyio_status op_npz_write(const npyio_options *o)
             st = closed;
     }
     if (st == NPYIO_OK)
-        st = npyio_stream_open_path(corpus_npy, NPYIO_OPEN_READ, o, &s);
+        st = npyio_stream_open_path(corpus_npy, NPYIO_STREAM_READ, o, &s);
     if (st == NPYIO_OK)
-        st = npyio_npz_add_npy(w, "as_is", s, 6);
+        st = npyio_npz_writer_add_npy(w, "as_is", s, 6, 0);
     if (st == NPYIO_OK)
         st = npyio_npz_open_path(corpus_npz, o, &src);
     if (st == NPYIO_OK)
-        st = npyio_npz_copy(w, src, 16, NULL);
+        st = npyio_npz_writer_copy(w, NULL, src, 16);
     if (st == NPYIO_OK)
         st = npyio_npz_writer_close(w);
     else
@@ -345,9 +345,9 @@ static npyio_status append_member(const npyio_options *o, const char *key)
     npyio_status st = header_with(o, "<f8", 1, (const int64_t[]){16}, &h);
 
     if (st == NPYIO_OK)
-        st = npyio_npz_open_append(out_npz, NPYIO_WRITE_NO_SYNC, o, &w);
+        st = npyio_npz_writer_open_append_path(out_npz, NPYIO_WRITE_NO_SYNC, o, &w);
     if (st == NPYIO_OK)
-        st = npyio_npz_add_array(w, key, h, big, 16 * sizeof big[0], 6);
+        st = npyio_npz_writer_add_with_header(w, key, h, big, 16 * sizeof big[0], 6, 0);
     if (st == NPYIO_OK)
         st = npyio_npz_writer_close(w);
     else
@@ -399,7 +399,7 @@ static void test_npy(void **state)
     assert_true(fail_each("read", op_read, NULL, 1) > 2);
     assert_true(fail_each("map", op_map, NULL, 1) > 0);
     /* An existing file replaced, appended to: kept on every failure. */
-    assert_ok(npyio_save_array(out_npy, "=f8", 1, (const int64_t[]){4}, old,
+    assert_ok(npyio_save(out_npy, "=f8", 1, (const int64_t[]){4}, old,
                                sizeof old, NPYIO_WRITE_NO_SYNC, NULL));
     assert_true(fail_each("write", op_write, out_npy, 1) > 1);
     assert_true(fail_each("append", op_append, out_npy, 1) > 1);

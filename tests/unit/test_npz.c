@@ -40,7 +40,7 @@ static npyio_npz *open_archive(const char *name, const npyio_options *o)
     return npz;
 }
 
-static int64_t stat_of(const npyio_npz *npz, size_t i, npyio_npz_field f)
+static int64_t stat_of(const npyio_npz *npz, size_t i, npyio_npz_stat_id f)
 {
     int64_t v = -2;
 
@@ -58,11 +58,11 @@ static void assert_members_kept(npyio_npz *before, npyio_npz *after)
     for (i = 0; i < n; i++) {
         assert_string_equal(npyio_npz_name(after, i),
                             npyio_npz_name(before, i));
-        assert_int_equal(stat_of(after, i, NPYIO_NPZ_DATA_OFFSET),
-                         stat_of(before, i, NPYIO_NPZ_DATA_OFFSET));
-        assert_int_equal(stat_of(after, i, NPYIO_NPZ_CRC32),
-                         stat_of(before, i, NPYIO_NPZ_CRC32));
-        if (stat_of(after, i, NPYIO_NPZ_READABLE))
+        assert_int_equal(stat_of(after, i, NPYIO_NPZ_STAT_DATA_OFFSET),
+                         stat_of(before, i, NPYIO_NPZ_STAT_DATA_OFFSET));
+        assert_int_equal(stat_of(after, i, NPYIO_NPZ_STAT_CRC32),
+                         stat_of(before, i, NPYIO_NPZ_STAT_CRC32));
+        if (stat_of(after, i, NPYIO_NPZ_STAT_READABLE))
             assert_ok(npyio_npz_verify(after, i));
     }
 }
@@ -92,27 +92,27 @@ static void check_facts(const npyio_npz *npz, size_t i, const tsv_row *r)
 {
     assert_string_equal(npyio_npz_name(npz, i), r->field[M_FILE]);
     assert_string_equal(npyio_npz_key(npz, i), r->field[M_KEY]);
-    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_METHOD),
+    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_METHOD),
                      atoll(r->field[M_METHOD]));
-    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_FLAGS),
+    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_FLAGS),
                      atoll(r->field[M_FLAGS]));
-    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_COMPRESSED_SIZE),
+    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_COMPRESSED_SIZE),
                      atoll(r->field[M_CSIZE]));
-    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_SIZE),
+    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_SIZE),
                      atoll(r->field[M_USIZE]));
-    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_CRC32),
+    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_CRC32),
                      atoll(r->field[M_CRC]));
-    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_HEADER_OFFSET),
+    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_HEADER_OFFSET),
                      atoll(r->field[M_HEADER_OFFSET]));
-    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_DATA_OFFSET),
+    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_DATA_OFFSET),
                      atoll(r->field[M_DATA_OFFSET]));
     /* Members this library cannot decompress are neither. */
     if (strcmp(r->field[M_METHOD], "0") == 0 ||
         strcmp(r->field[M_METHOD], "8") == 0)
-        assert_int_equal(stat_of(npz, i, NPYIO_NPZ_IS_ARRAY),
+        assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_IS_ARRAY),
                          atoll(r->field[M_IS_ARRAY]));
     else
-        assert_int_equal(stat_of(npz, i, NPYIO_NPZ_IS_ARRAY), -1);
+        assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_IS_ARRAY), -1);
 }
 
 /* NumPy's bytes of a member: the .npy file of its source array, or the
@@ -136,7 +136,7 @@ static void check_member_stream(npyio_npz *npz, size_t i, const tsv_row *r)
     unsigned char *want, *got;
     size_t want_len, got_len;
 
-    assert_ok(npyio_npz_open_member(npz, i, &s));
+    assert_ok(npyio_stream_open_member(npz, i, &s));
     got = read_stream(s, &got_len);
     assert_ok(npyio_stream_close(s));
     want = expected_bytes(r, &want_len);
@@ -166,13 +166,13 @@ static void check_member_reads(npyio_npz *npz, size_t i, const tsv_row *r)
         size_t alen = 0, blen = 0;
 
         assert_ok(npyio_reader_open_path(path, NULL, &fr));
-        assert_ok(npyio_npz_open_reader(npz, i, &mr));
+        assert_ok(npyio_reader_open_member(npz, i, &mr));
         fh = npyio_reader_header(fr);
         mh = npyio_reader_header(mr);
         assert_int_equal(npyio_header_nbytes(fh), npyio_header_nbytes(mh));
         assert_int_equal(npyio_header_data_offset(fh),
                          npyio_header_data_offset(mh));
-        objects = npyio_dtype_contains_objects(npyio_header_dtype(fh));
+        objects = npyio_dtype_has_objects(npyio_header_dtype(fh));
         if (objects) {
             assert_ok(npyio_reader_read_pickle(fr, &a, &alen));
             assert_ok(npyio_reader_read_pickle(mr, &b, &blen));
@@ -198,14 +198,14 @@ static void check_member_bytes(npyio_npz *npz, size_t i, const tsv_row *r)
     npyio_reader *reader = NULL;
 
     if (strcmp(method, "0") != 0 && strcmp(method, "8") != 0) {
-        assert_int_equal(stat_of(npz, i, NPYIO_NPZ_READABLE), 0);
-        assert_status(npyio_npz_open_reader(npz, i, &reader),
+        assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_READABLE), 0);
+        assert_status(npyio_reader_open_member(npz, i, &reader),
                       NPYIO_E_UNSUPPORTED);
         assert_error_contains(method[1] == '2' ? "bzip2" : "lzma");
         assert_null(reader);
         return;
     }
-    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_READABLE), 1);
+    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_READABLE), 1);
     check_member_stream(npz, i, r);
     check_member_reads(npz, i, r);
 }
@@ -313,7 +313,7 @@ static void rewrite_archive(const char *archive, const char *path,
     size_t k;
 
     tsv_load("npz/manifest.tsv", &t);
-    assert_ok(npyio_npz_create_path(path, flags, NULL, &w));
+    assert_ok(npyio_npz_writer_create_path(path, flags, NULL, &w));
     for (k = 0; k < t.count; k++) {
         const tsv_row *r = &t.rows[k];
         char rel[256], src[1024];
@@ -329,15 +329,14 @@ static void rewrite_archive(const char *archive, const char *path,
         assert_ok(npyio_reader_open_path(data_path(rel, src, sizeof src),
                                          NULL, &reader));
         h = (npyio_header *)npyio_reader_header(reader);
-        if (npyio_dtype_contains_objects(npyio_header_dtype(h))) {
+        if (npyio_dtype_has_objects(npyio_header_dtype(h))) {
             assert_ok(npyio_reader_read_pickle(reader, &data, &len));
-            assert_ok(npyio_npz_add(w, r->field[M_KEY], h, level, 0, &mw));
+            assert_ok(npyio_writer_create_member(w, r->field[M_KEY], h, level, 0, &mw));
             assert_ok(npyio_writer_write(mw, data, len));
             assert_ok(npyio_writer_close(mw));
         } else {
             assert_ok(npyio_reader_read_alloc(reader, 0, &data, &len));
-            assert_ok(npyio_npz_add_array(w, r->field[M_KEY], h, data, len,
-                                          level));
+            assert_ok(npyio_npz_writer_add_with_header(w, r->field[M_KEY], h, data, len, level, 0));
         }
         npyio_free(data);
         assert_ok(npyio_reader_close(reader));
@@ -366,7 +365,7 @@ static void test_written_like_numpy(void **state)
 
         path_in_dir(path, sizeof path, archives[a]);
         rewrite_archive(archives[a], path, a == 0 ? 0 : 6,
-                        NPYIO_NPZ_NO_ALIGN | NPYIO_WRITE_NO_SYNC);
+                        NPYIO_NPZ_WRITE_NO_ALIGN | NPYIO_WRITE_NO_SYNC);
         assert_ok(npyio_npz_open_path(path, NULL, &npz));
         for (k = 0; k < t.count; k++) {
             const tsv_row *r = &t.rows[k];
@@ -395,24 +394,24 @@ static void test_aligned_members_map(void **state)
     rewrite_archive("savez.npz", path, 0, NPYIO_WRITE_NO_SYNC);
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
     for (i = 0; i < npyio_npz_count(npz); i++) {
-        int64_t offset = stat_of(npz, i, NPYIO_NPZ_ARRAY_OFFSET);
+        int64_t offset = stat_of(npz, i, NPYIO_NPZ_STAT_ARRAY_OFFSET);
         npyio_reader *r = NULL;
         npyio_map *m = NULL;
         void *data = NULL;
         size_t len = 0;
 
         assert_true(offset > 0 && offset % 64 == 0);
-        assert_int_equal(stat_of(npz, i, NPYIO_NPZ_ALIGNED), 1);
-        assert_ok(npyio_npz_open_reader(npz, i, &r));
-        if (npyio_dtype_contains_objects(npyio_header_dtype(
+        assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_ALIGNED), 1);
+        assert_ok(npyio_reader_open_member(npz, i, &r));
+        if (npyio_dtype_has_objects(npyio_header_dtype(
                 npyio_reader_header(r)))) {
-            assert_status(npyio_npz_map(npz, i, &m), NPYIO_E_UNSUPPORTED);
+            assert_status(npyio_map_open_member(npz, i, &m), NPYIO_E_UNSUPPORTED);
             assert_ok(npyio_reader_close(r));
             continue;
         }
         assert_ok(npyio_reader_read_alloc(r, 0, &data, &len));
         assert_ok(npyio_reader_close(r));
-        assert_ok(npyio_npz_map(npz, i, &m));
+        assert_ok(npyio_map_open_member(npz, i, &m));
         assert_int_equal(npyio_header_nbytes(npyio_map_header(m)), len);
         if (len > 0)
             assert_memory_equal(npyio_map_data(m), data, len);
@@ -439,11 +438,11 @@ static void test_unknown_rows(void **state)
     for (i = 0; i < 300; i++)
         rows[i] = i * 0.5;
     path_in_dir(path, sizeof path, "rows.npz");
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
     for (level = 0; level <= 9; level += 9) {
         npyio_writer *mw = NULL;
 
-        assert_ok(npyio_npz_add(w, level ? "deflated" : "stored", h, level,
+        assert_ok(npyio_writer_create_member(w, level ? "deflated" : "stored", h, level,
                                 NPYIO_WRITE_UNKNOWN_ROWS, &mw));
         for (i = 0; i < 300; i += 30)
             assert_ok(npyio_writer_write(mw, rows + i, 30 * sizeof *rows));
@@ -457,14 +456,14 @@ static void test_unknown_rows(void **state)
         double *got = NULL;
 
         assert_ok(npyio_npz_verify(npz, (size_t)i));
-        assert_ok(npyio_npz_open_reader(npz, (size_t)i, &r));
+        assert_ok(npyio_reader_open_member(npz, (size_t)i, &r));
         assert_int_equal(npyio_header_shape(npyio_reader_header(r))[0], 100);
         assert_ok(npyio_reader_read_alloc(r, 0, (void **)&got, NULL));
         assert_memory_equal(got, rows, sizeof rows);
         npyio_free(got);
         assert_ok(npyio_reader_close(r));
     }
-    assert_int_equal(stat_of(npz, 1, NPYIO_NPZ_METHOD), 8);
+    assert_int_equal(stat_of(npz, 1, NPYIO_NPZ_STAT_METHOD), 8);
     assert_ok(npyio_npz_close(npz));
     npyio_header_free(h);
 }
@@ -485,22 +484,22 @@ static void test_bad_keys(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "keys.npz");
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
-    assert_ok(npyio_npz_add_array(w, "dup", h, v, sizeof v, 0));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_add_with_header(w, "dup", h, v, sizeof v, 0, 0));
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        assert_status(npyio_npz_add_array(w, bad[i], h, v, sizeof v, 0),
+        assert_status(npyio_npz_writer_add_with_header(w, bad[i], h, v, sizeof v, 0, 0),
                       NPYIO_E_INVALID_ARG);
-    assert_ok(npyio_npz_add_array(w, "x.npy", h, v, sizeof v, 1));
-    assert_ok(npyio_npz_add_array(w, "\xc3\xa9/..x", h, v, sizeof v, 0));
-    assert_status(npyio_npz_add_array(w, "k", h, v, 4, 0),
+    assert_ok(npyio_npz_writer_add_with_header(w, "x.npy", h, v, sizeof v, 1, 0));
+    assert_ok(npyio_npz_writer_add_with_header(w, "\xc3\xa9/..x", h, v, sizeof v, 0, 0));
+    assert_status(npyio_npz_writer_add_with_header(w, "k", h, v, 4, 0, 0),
                   NPYIO_E_INVALID_ARG);
     assert_ok(npyio_npz_writer_close(w));
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
     assert_int_equal(npyio_npz_count(npz), 3);
     assert_string_equal(npyio_npz_name(npz, 1), "x.npy.npy");
     assert_string_equal(npyio_npz_key(npz, 1), "x.npy");
-    assert_int_equal(stat_of(npz, 2, NPYIO_NPZ_FLAGS) & 0x800, 0x800);
-    assert_int_equal(stat_of(npz, 0, NPYIO_NPZ_FLAGS) & 0x800, 0);
+    assert_int_equal(stat_of(npz, 2, NPYIO_NPZ_STAT_FLAGS) & 0x800, 0x800);
+    assert_int_equal(stat_of(npz, 0, NPYIO_NPZ_STAT_FLAGS) & 0x800, 0);
     assert_ok(npyio_npz_close(npz));
     npyio_header_free(h);
 }
@@ -524,21 +523,21 @@ static void test_writer_refusals_keep_archive(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "refusals.npz");
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
-    assert_status(npyio_npz_add(w, "f", fortran, 0, NPYIO_WRITE_UNKNOWN_ROWS,
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_status(npyio_writer_create_member(w, "f", fortran, 0, NPYIO_WRITE_UNKNOWN_ROWS,
                                 &mw),
                   NPYIO_E_UNSUPPORTED);
-    assert_error_contains("npyio_npz_add: rows along axis 0 of Fortran-order");
+    assert_error_contains("npyio_writer_create_member: rows along axis 0 of Fortran-order");
     assert_null(mw);
-    assert_status(npyio_npz_add(w, "s", scalar, 6, NPYIO_WRITE_UNKNOWN_ROWS,
+    assert_status(npyio_writer_create_member(w, "s", scalar, 6, NPYIO_WRITE_UNKNOWN_ROWS,
                                 &mw),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("a 0-d array has no rows");
-    assert_status(npyio_npz_add(w, "o", objects, 0, NPYIO_WRITE_UNKNOWN_ROWS,
+    assert_status(npyio_writer_create_member(w, "o", objects, 0, NPYIO_WRITE_UNKNOWN_ROWS,
                                 &mw),
                   NPYIO_E_UNSUPPORTED);
     assert_error_contains("Python objects");
-    assert_ok(npyio_npz_add(w, "f", ok, 6, NPYIO_WRITE_UNKNOWN_ROWS, &mw));
+    assert_ok(npyio_writer_create_member(w, "f", ok, 6, NPYIO_WRITE_UNKNOWN_ROWS, &mw));
     assert_ok(npyio_writer_write(mw, v, sizeof v));
     assert_ok(npyio_writer_close(mw));
     assert_ok(npyio_npz_writer_close(w));
@@ -570,11 +569,11 @@ static void test_inflate_output_held_back(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "held.npz");
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
-    assert_ok(npyio_npz_add_array(w, "m2", h, "'fortran_ord", 12, 6));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_add_with_header(w, "m2", h, "'fortran_ord", 12, 6, 0));
     assert_ok(npyio_npz_writer_close(w));
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
-    assert_ok(npyio_npz_open_reader(npz, 0, &r));
+    assert_ok(npyio_reader_open_member(npz, 0, &r));
     assert_ok(npyio_reader_read_alloc(r, 0, &got, NULL));
     assert_memory_equal(got, "'fortran_ord", 12);
     assert_ok(npyio_reader_close(r));
@@ -598,17 +597,17 @@ static void test_failed_member_keeps_old_file(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "keep.npz");
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
-    assert_ok(npyio_npz_add_array(w, "a", h, v, sizeof v, 0));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_add_with_header(w, "a", h, v, sizeof v, 0, 0));
     assert_ok(npyio_npz_writer_close(w));
     before = read_file(path, &blen);
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
-    assert_ok(npyio_npz_add(w, "b", h, 0, 0, &mw));
-    assert_status(npyio_npz_add(w, "c", h, 0, 0, &other), NPYIO_E_STATE);
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_writer_create_member(w, "b", h, 0, 0, &mw));
+    assert_status(npyio_writer_create_member(w, "c", h, 0, 0, &other), NPYIO_E_STATE);
     assert_null(other);
     assert_ok(npyio_writer_write(mw, v, 8));
     assert_status(npyio_writer_close(mw), NPYIO_E_TRUNCATED);
-    assert_status(npyio_npz_add_array(w, "d", h, v, sizeof v, 0),
+    assert_status(npyio_npz_writer_add_with_header(w, "d", h, v, sizeof v, 0, 0),
                   NPYIO_E_STATE);
     assert_status(npyio_npz_writer_close(w), NPYIO_E_STATE);
     assert_error_contains("'b.npy' was not finished");
@@ -637,9 +636,9 @@ static void test_streams(void **state)
 
     (void)state;
     assert_ok(npyio_stream_open_growable(NULL, &s));
-    assert_ok(npyio_npz_create_stream(s, 0, NULL, &w));
-    assert_ok(npyio_npz_add_array(w, "v", h, v, sizeof v, 0));
-    assert_ok(npyio_npz_add_array(w, "z", h, v, sizeof v, 9));
+    assert_ok(npyio_npz_writer_create_stream(s, 0, NULL, &w));
+    assert_ok(npyio_npz_writer_add_with_header(w, "v", h, v, sizeof v, 0, 0));
+    assert_ok(npyio_npz_writer_add_with_header(w, "z", h, v, sizeof v, 9, 0));
     assert_ok(npyio_npz_writer_close(w));
     assert_ok(npyio_stream_take_bytes(s, &bytes, &len));
     assert_ok(npyio_stream_close(s));
@@ -656,7 +655,7 @@ static void test_streams(void **state)
     npyio_free(bytes);
     assert_int_equal(pipe(fds), 0);
     assert_ok(npyio_stream_open_fd(fds[1], NULL, &s));
-    assert_status(npyio_npz_create_stream(s, 0, NULL, &w),
+    assert_status(npyio_npz_writer_create_stream(s, 0, NULL, &w),
                   NPYIO_E_UNSUPPORTED);
     assert_ok(npyio_stream_close(s));
     assert_ok(npyio_stream_open_fd(fds[0], NULL, &s));
@@ -673,7 +672,7 @@ static void test_streams(void **state)
         size_t ls[1] = {sizeof v};
 
         path_in_dir(path, sizeof path, "one.npz");
-        assert_ok(npyio_npz_save(path, 1, keys, hs, ds, ls, 6,
+        assert_ok(npyio_savez_with_header(path, 1, keys, hs, ds, ls, (const int[]){6},
                                  NPYIO_WRITE_NO_SYNC, NULL));
         assert_ok(npz_load_key(path, "v", NULL, (void **)&got, NULL));
         assert_memory_equal(got, v, sizeof v);
@@ -770,26 +769,24 @@ static void test_append(void **state)
         copy_corpus_file(archives[a], path);
         old_bytes = read_file(path, &old_len);
         /* Abandoned: nothing changes. */
-        assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL,
+        assert_ok(npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC, NULL,
                                         &w));
-        assert_ok(npyio_npz_add_array(w, "gone", h, v, sizeof v, 0));
+        assert_ok(npyio_npz_writer_add_with_header(w, "gone", h, v, sizeof v, 0, 0));
         npyio_npz_writer_abort(w);
         now = read_file(path, &now_len);
         assert_int_equal(now_len, old_len);
         assert_memory_equal(now, old_bytes, old_len);
         free(now);
         /* Appended, while a second appender is refused. */
-        assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL,
+        assert_ok(npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC, NULL,
                                         &w));
-        assert_status(npyio_npz_open_append(path, 0, NULL, &second),
+        assert_status(npyio_npz_writer_open_append_path(path, 0, NULL, &second),
                       NPYIO_E_LOCKED);
         if (a == 2)
-            assert_status(npyio_npz_add_array(w, "plain", h, v, sizeof v,
-                                              0),
+            assert_status(npyio_npz_writer_add_with_header(w, "plain", h, v, sizeof v, 0, 0),
                           NPYIO_E_INVALID_ARG);
-        assert_ok(npyio_npz_add_array(w, "new_stored", h, v, sizeof v, 0));
-        assert_ok(npyio_npz_add_array(w, "new_deflated", h, v, sizeof v,
-                                      6));
+        assert_ok(npyio_npz_writer_add_with_header(w, "new_stored", h, v, sizeof v, 0, 0));
+        assert_ok(npyio_npz_writer_add_with_header(w, "new_deflated", h, v, sizeof v, 6, 0));
         assert_ok(npyio_npz_writer_close(w));
         assert_ok(npyio_stream_open_memory(old_bytes, old_len, NULL,
                                            (npyio_stream **)&second));
@@ -799,8 +796,8 @@ static void test_append(void **state)
         n = npyio_npz_count(before);
         assert_int_equal(npyio_npz_count(after), n + 2);
         assert_members_kept(before, after);
-        assert_int_equal(stat_of(after, n, NPYIO_NPZ_ALIGNED), 1);
-        assert_int_equal(stat_of(after, n + 1, NPYIO_NPZ_METHOD), 8);
+        assert_int_equal(stat_of(after, n, NPYIO_NPZ_STAT_ALIGNED), 1);
+        assert_int_equal(stat_of(after, n + 1, NPYIO_NPZ_STAT_METHOD), 8);
         assert_ok(npyio_npz_close(after));
         assert_ok(npyio_npz_close(before));
         assert_ok(npyio_stream_close((npyio_stream *)second));
@@ -831,23 +828,23 @@ static void test_keys_clash(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "clash.npz");
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
-    assert_ok(npyio_npz_add_array(w, "x", h, v, sizeof v, 0));
-    assert_status(npyio_npz_add_array(w, "x.npy", h, v, sizeof v, 0),
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_add_with_header(w, "x", h, v, sizeof v, 0, 0));
+    assert_status(npyio_npz_writer_add_with_header(w, "x.npy", h, v, sizeof v, 0, 0),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("key 'x.npy': the archive already has a member "
                           "'x.npy'");
-    assert_ok(npyio_npz_add_array(w, "y.npy", h, v, sizeof v, 0));
-    assert_status(npyio_npz_add_array(w, "y", h, v, sizeof v, 6),
+    assert_ok(npyio_npz_writer_add_with_header(w, "y.npy", h, v, sizeof v, 0, 0));
+    assert_status(npyio_npz_writer_add_with_header(w, "y", h, v, sizeof v, 6, 0),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("already has a member 'y.npy.npy'");
     assert_ok(npyio_npz_writer_close(w));
     copy_corpus_file("odd.npz", path);
-    assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
-    assert_status(npyio_npz_add_array(w, "notes.txt", h, v, sizeof v, 0),
+    assert_ok(npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_status(npyio_npz_writer_add_with_header(w, "notes.txt", h, v, sizeof v, 0, 0),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("already has a member 'notes.txt'");
-    assert_ok(npyio_npz_add_array(w, "notes", h, v, sizeof v, 0));
+    assert_ok(npyio_npz_writer_add_with_header(w, "notes", h, v, sizeof v, 0, 0));
     assert_ok(npyio_npz_writer_close(w));
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
     assert_int_equal(npyio_npz_count(npz), 6);
@@ -883,9 +880,9 @@ static void test_append_hostile(void **state)
         copy_corpus_file(rel, path);
         old_bytes = read_file(path, &old_len);
         before = open_archive(rel, NULL);
-        assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL,
+        assert_ok(npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC, NULL,
                                         &w));
-        assert_ok(npyio_npz_add_array(w, "new", h, v, sizeof v, 0));
+        assert_ok(npyio_npz_writer_add_with_header(w, "new", h, v, sizeof v, 0, 0));
         assert_ok(npyio_npz_writer_close(w));
         assert_ok(npyio_npz_open_path(path, NULL, &after));
         n = npyio_npz_count(before);
@@ -897,8 +894,8 @@ static void test_append_hostile(void **state)
          * comment comes back as it was (the last 76 bytes). */
         now = read_file(path, &now_len);
         assert_true(now_len > old_len);
-        i = (size_t)stat_of(before, n - 1, NPYIO_NPZ_DATA_OFFSET) +
-            (size_t)stat_of(before, n - 1, NPYIO_NPZ_COMPRESSED_SIZE);
+        i = (size_t)stat_of(before, n - 1, NPYIO_NPZ_STAT_DATA_OFFSET) +
+            (size_t)stat_of(before, n - 1, NPYIO_NPZ_STAT_COMPRESSED_SIZE);
         assert_memory_equal(now, old_bytes, i);
         if (strcmp(t.rows[k].field[0], "comment_zip64.npz") == 0)
             assert_memory_equal(now + now_len - 76,
@@ -934,7 +931,7 @@ static void test_append_locator_in_offset(void **state)
     assert_int_equal(fseeko(f, (off_t)stub, SEEK_SET), 0);
     assert_int_equal(fwrite(zip, 1, len, f), len);
     assert_int_equal(fclose(f), 0);
-    assert_status(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL,
+    assert_status(npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC, NULL,
                                         &w),
                   NPYIO_E_UNSUPPORTED);
     assert_null(w);
@@ -978,7 +975,7 @@ static void test_parallel_deflate(void **state)
         assert_ok(npyio_options_new(&o));
         assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, threads));
         path_in_dir(path, sizeof path, "par.npz");
-        assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
+        assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
         for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
             int64_t shape = (int64_t)sizes[k];
             npyio_header *h = make_header("|u1", 1, &shape, 0);
@@ -987,7 +984,7 @@ static void test_parallel_deflate(void **state)
             size_t at = 0, piece = 777777;
 
             snprintf(key, sizeof key, "m%zu", k);
-            assert_ok(npyio_npz_add(w, key, h, 6, 0, &mw));
+            assert_ok(npyio_writer_create_member(w, key, h, 6, 0, &mw));
             while (at < sizes[k]) {
                 size_t n = sizes[k] - at < piece ? sizes[k] - at : piece;
 
@@ -1006,7 +1003,7 @@ static void test_parallel_deflate(void **state)
             size_t len = 0;
 
             assert_ok(npyio_npz_verify(npz, k));
-            assert_ok(npyio_npz_open_reader(npz, k, &r));
+            assert_ok(npyio_reader_open_member(npz, k, &r));
             assert_ok(npyio_reader_read_alloc(r, 0, &got, &len));
             assert_int_equal(len, sizes[k]);
             if (len > 0)
@@ -1034,7 +1031,7 @@ static void test_copy(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "copied.npz");
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
     for (a = 0; a < 2; a++) {
         src = open_archive(archives[a], NULL);
         for (i = 0; i < npyio_npz_count(src); i++) {
@@ -1042,8 +1039,8 @@ static void test_copy(void **state)
             npyio_status st;
 
             snprintf(key, sizeof key, "k%zu", i);
-            st = npyio_npz_copy(w, src, i, a == 0 ? NULL : key);
-            if (!stat_of(src, i, NPYIO_NPZ_READABLE)) {
+            st = npyio_npz_writer_copy(w, a == 0 ? NULL : key, src, i);
+            if (!stat_of(src, i, NPYIO_NPZ_STAT_READABLE)) {
                 assert_int_equal(st, NPYIO_E_UNSUPPORTED);
                 continue;
             }
@@ -1051,7 +1048,7 @@ static void test_copy(void **state)
             n++;
         }
         if (a == 0) /* its name is taken now */
-            assert_status(npyio_npz_copy(w, src, 0, NULL),
+            assert_status(npyio_npz_writer_copy(w, NULL, src, 0),
                           NPYIO_E_INVALID_ARG);
         assert_ok(npyio_npz_close(src));
     }
@@ -1061,10 +1058,10 @@ static void test_copy(void **state)
     assert_int_equal(npyio_npz_count(out), n);
     for (i = 0; i < npyio_npz_count(src); i++) {
         assert_string_equal(npyio_npz_name(out, i), npyio_npz_name(src, i));
-        assert_int_equal(stat_of(out, i, NPYIO_NPZ_COMPRESSED_SIZE),
-                         stat_of(src, i, NPYIO_NPZ_COMPRESSED_SIZE));
-        assert_int_equal(stat_of(out, i, NPYIO_NPZ_CRC32),
-                         stat_of(src, i, NPYIO_NPZ_CRC32));
+        assert_int_equal(stat_of(out, i, NPYIO_NPZ_STAT_COMPRESSED_SIZE),
+                         stat_of(src, i, NPYIO_NPZ_STAT_COMPRESSED_SIZE));
+        assert_int_equal(stat_of(out, i, NPYIO_NPZ_STAT_CRC32),
+                         stat_of(src, i, NPYIO_NPZ_STAT_CRC32));
         assert_ok(npyio_npz_verify(out, i));
     }
     for (; i < n; i++)
@@ -1072,12 +1069,12 @@ static void test_copy(void **state)
     assert_ok(npyio_npz_close(out));
     assert_ok(npyio_npz_close(src));
     /* A stored member with a wrong CRC. */
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
     assert_ok(npyio_npz_open_path(data_path("npz/bad/stored_crc_mismatch.npz",
                                             bad, sizeof bad),
                                   NULL, &src));
-    assert_ok(npyio_npz_copy(w, src, 0, NULL));
-    assert_status(npyio_npz_copy(w, src, 1, NULL), NPYIO_E_CHECKSUM);
+    assert_ok(npyio_npz_writer_copy(w, NULL, src, 0));
+    assert_status(npyio_npz_writer_copy(w, NULL, src, 1), NPYIO_E_CHECKSUM);
     assert_status(npyio_npz_writer_close(w), NPYIO_E_STATE);
     assert_ok(npyio_npz_close(src));
 }
@@ -1105,7 +1102,7 @@ static void *read_members(void *arg)
             void *got = NULL;
             size_t len = 0;
 
-            if (npyio_npz_open_reader(r->npz, i, &reader) != NPYIO_OK)
+            if (npyio_reader_open_member(r->npz, i, &reader) != NPYIO_OK)
                 continue; /* object arrays: compared by the main thread */
             if (npyio_reader_read_alloc(reader, NPYIO_READ_NATIVE, &got,
                                         &len) == NPYIO_OK &&
@@ -1137,7 +1134,7 @@ static void test_threads_read_members(void **state)
         for (i = 0; i < n; i++) {
             npyio_reader *reader = NULL;
 
-            if (npyio_npz_open_reader(npz, i, &reader) != NPYIO_OK)
+            if (npyio_reader_open_member(npz, i, &reader) != NPYIO_OK)
                 continue;
             if (npyio_reader_read_alloc(reader, NPYIO_READ_NATIVE, &want[i],
                                         &want_len[i]) != NPYIO_OK)
@@ -1183,7 +1180,7 @@ static void test_duplicates(void **state)
     assert_ok(npyio_npz_find(npz, "x.npy", &index, NULL));
     assert_int_equal(index, 2); /* "x.npy" + ".npy" */
     assert_status(npyio_npz_find(npz, "x", &index, NULL), NPYIO_E_NOT_FOUND);
-    assert_status(npyio_npz_stat(npz, 4, NPYIO_NPZ_SIZE, &(int64_t){0}),
+    assert_status(npyio_npz_stat(npz, 4, NPYIO_NPZ_STAT_SIZE, &(int64_t){0}),
                   NPYIO_E_INVALID_ARG);
     assert_status(npyio_npz_stat(npz, 0, 99, &(int64_t){0}),
                   NPYIO_E_INVALID_ARG);
@@ -1219,18 +1216,18 @@ static void test_deflated_rows_and_chunks(void **state)
             int64_t rows, i;
             npyio_status st;
 
-            assert_ok(npyio_npz_open_reader(npz, index, &r));
+            assert_ok(npyio_reader_open_member(npz, index, &r));
             assert_ok(npyio_reader_read_alloc(r, flag_sets[f],
                                               (void **)&whole, &len));
             assert_ok(npyio_reader_close(r));
-            assert_ok(npyio_npz_open_reader(npz, index, &r));
+            assert_ok(npyio_reader_open_member(npz, index, &r));
             h = npyio_reader_header(r);
             rows = npyio_header_shape(h)[0];
             row = len / (size_t)rows;
             buf = malloc(len + 1);
             /* The rows last to first, one at a time (C order out, as the
              * whole read gave it, only when it is C order). */
-            if (!npyio_header_fortran_order(h) ||
+            if (!npyio_header_is_fortran_order(h) ||
                 (flag_sets[f] & NPYIO_READ_C_ORDER)) {
                 for (i = rows - 1; i >= 0; i--) {
                     assert_ok(npyio_reader_read_rows(r, i, 1, buf, row,
@@ -1268,11 +1265,11 @@ static unsigned char *member_bytes(const char *path, const char *key,
 
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
     assert_ok(npyio_npz_find(npz, key, &i, NULL));
-    assert_ok(npyio_npz_open_member(npz, i, &s));
+    assert_ok(npyio_stream_open_member(npz, i, &s));
     bytes = read_stream(s, len);
     assert_ok(npyio_stream_close(s));
     if (aligned != NULL)
-        *aligned = stat_of(npz, i, NPYIO_NPZ_ALIGNED);
+        *aligned = stat_of(npz, i, NPYIO_NPZ_STAT_ALIGNED);
     assert_ok(npyio_npz_close(npz));
     return bytes;
 }
@@ -1301,17 +1298,17 @@ static void test_add_npy(void **state)
         npyio_npz_writer *w = NULL;
         npyio_stream *s = NULL;
 
-        assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
+        assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
         for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             snprintf(rel, sizeof rel, "arrays/%s.npy", cases[c]);
             assert_ok(npyio_stream_open_path(data_path(rel, src, sizeof src),
-                                             NPYIO_OPEN_READ, NULL, &s));
-            assert_ok(npyio_npz_add_npy(w, cases[c], s, levels[l]));
+                                             NPYIO_STREAM_READ, NULL, &s));
+            assert_ok(npyio_npz_writer_add_npy(w, cases[c], s, levels[l], 0));
             assert_ok(npyio_stream_close(s));
         }
         assert_ok(npyio_stream_open_memory(legacy_npy, sizeof legacy_npy - 1,
                                            NULL, &s));
-        assert_ok(npyio_npz_add_npy(w, "legacy", s, levels[l]));
+        assert_ok(npyio_npz_writer_add_npy(w, "legacy", s, levels[l], 0));
         assert_ok(npyio_stream_close(s));
         assert_ok(npyio_npz_writer_close(w));
         for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -1357,22 +1354,22 @@ static void test_add_npy_refused(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "add_npy_bad.npz");
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
     assert_ok(npyio_stream_open_memory(text, sizeof text - 1, NULL, &s));
-    assert_status(npyio_npz_add_npy(w, "t", s, 0), NPYIO_E_FORMAT);
+    assert_status(npyio_npz_writer_add_npy(w, "t", s, 0, 0), NPYIO_E_FORMAT);
     assert_ok(npyio_stream_close(s));
     /* Cut inside the header: nothing written either. */
     assert_ok(npyio_stream_open_memory(legacy_npy, 20, NULL, &s));
-    assert_status(npyio_npz_add_npy(w, "h", s, 6), NPYIO_E_TRUNCATED);
+    assert_status(npyio_npz_writer_add_npy(w, "h", s, 6, 0), NPYIO_E_TRUNCATED);
     assert_error_contains("ends inside its header");
     assert_ok(npyio_stream_close(s));
-    assert_status(npyio_npz_add_npy(w, "n", NULL, 0), NPYIO_E_INVALID_ARG);
+    assert_status(npyio_npz_writer_add_npy(w, "n", NULL, 0, 0), NPYIO_E_INVALID_ARG);
     assert_ok(npyio_stream_open_memory(legacy_npy, sizeof legacy_npy - 1,
                                        NULL, &s));
-    assert_status(npyio_npz_add_npy(w, "bad\\key", s, 0),
+    assert_status(npyio_npz_writer_add_npy(w, "bad\\key", s, 0, 0),
                   NPYIO_E_INVALID_ARG);
-    assert_status(npyio_npz_add_npy(w, "ok", s, 10), NPYIO_E_INVALID_ARG);
-    assert_ok(npyio_npz_add_npy(w, "ok", s, 0));
+    assert_status(npyio_npz_writer_add_npy(w, "ok", s, 10, 0), NPYIO_E_INVALID_ARG);
+    assert_ok(npyio_npz_writer_add_npy(w, "ok", s, 0, 0));
     assert_ok(npyio_stream_close(s));
     assert_ok(npyio_npz_writer_close(w));
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
@@ -1382,9 +1379,9 @@ static void test_add_npy_refused(void **state)
     /* Data cut short (the header wants 6 bytes, 5 follow): the archive
      * fails, and the old file stays. */
     before = read_file(path, &blen);
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
     assert_ok(npyio_stream_open_memory(legacy_npy, 80 + 5, NULL, &s));
-    assert_status(npyio_npz_add_npy(w, "short", s, 6), NPYIO_E_TRUNCATED);
+    assert_status(npyio_npz_writer_add_npy(w, "short", s, 6, 0), NPYIO_E_TRUNCATED);
     assert_error_contains("its header describes 86");
     assert_ok(npyio_stream_close(s));
     assert_status(npyio_npz_writer_close(w), NPYIO_E_STATE);
@@ -1402,10 +1399,10 @@ static void test_name_cut(void **state)
 
     (void)state;
     assert_string_equal(npyio_npz_name(npz, 0), "ok.npy");
-    assert_int_equal(stat_of(npz, 0, NPYIO_NPZ_NAME_CUT), 1);
+    assert_int_equal(stat_of(npz, 0, NPYIO_NPZ_STAT_NAME_CUT), 1);
     assert_ok(npyio_npz_close(npz));
     npz = open_archive("keys.npz", NULL);
-    assert_int_equal(stat_of(npz, 0, NPYIO_NPZ_NAME_CUT), 0);
+    assert_int_equal(stat_of(npz, 0, NPYIO_NPZ_STAT_NAME_CUT), 0);
     assert_ok(npyio_npz_close(npz));
 }
 

@@ -40,8 +40,8 @@ static int make_bomb(void **state)
     if (scratch_make("test_npz_bomb") != 0)
         return -1;
     path_in_dir(path, sizeof path, "bomb.npz");
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
-    assert_ok(npyio_npz_add(w, "zeros", h, 9, 0, &mw));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_writer_create_member(w, "zeros", h, 9, 0, &mw));
     for (k = 0; k < GIB >> 20; k++)
         assert_ok(npyio_writer_write(mw, zeros, 1 << 20));
     assert_ok(npyio_writer_close(mw));
@@ -65,7 +65,7 @@ static void test_default_limits_read_in_bounded_memory(void **state)
 
     (void)state;
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
-    assert_ok(npyio_npz_open_reader(npz, 0, &r));
+    assert_ok(npyio_reader_open_member(npz, 0, &r));
     while ((st = npyio_reader_read_chunk(r, buf, cap, 0, &got)) ==
            NPYIO_OK) {
         assert_true(buf[0] == 0 && buf[got - 1] == 0);
@@ -96,7 +96,7 @@ static void test_untrusted_refuses_before_inflating(void **state)
     assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_NPZ_TOTAL_BYTES,
                                       2 * GIB));
     assert_ok(npyio_npz_open_path(path, o, &npz));
-    assert_status(npyio_npz_open_reader(npz, 0, &r), NPYIO_E_LIMIT);
+    assert_status(npyio_reader_open_member(npz, 0, &r), NPYIO_E_LIMIT);
     assert_error_contains("NPYIO_LIMIT_NPZ_MEMBER_BYTES");
     assert_status(npyio_npz_verify(npz, 0), NPYIO_E_LIMIT);
     assert_ok(npyio_npz_close(npz));

@@ -172,7 +172,7 @@ static void test_reader_and_verify(void **state)
 /* Failures that are not damage keep their messages, with the member
  * named once: a refused method, an object array, an intact member whose
  * header lacks a key. (npyio_npz_load() takes an open archive, not a
- * path: its messages name the member, as npyio_npz_open_reader()'s do;
+ * path: its messages name the member, as npyio_reader_open_member()'s do;
  * only damage names the archive's path too.) */
 static void test_other_failures_named_once(void **state)
 {

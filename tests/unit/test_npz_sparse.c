@@ -35,7 +35,7 @@ static npyio_header *bytes_header(int64_t n)
     npyio_dtype *dt = NULL;
     npyio_header *h = NULL;
 
-    assert_ok(npyio_dtype_from_descr("|u1", 3, NULL, &dt));
+    assert_ok(npyio_dtype_parse("|u1", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
     npyio_dtype_unref(dt);
     return h;
@@ -70,7 +70,7 @@ static void add_small(npyio_npz_writer *w, const char *key, uint8_t v)
     uint8_t data[5] = {v, v, v, v, v};
     npyio_header *h = bytes_header(5);
 
-    assert_ok(npyio_npz_add_array(w, key, h, data, sizeof data, 0));
+    assert_ok(npyio_npz_writer_add_with_header(w, key, h, data, sizeof data, 0, 0));
     npyio_header_free(h);
 }
 
@@ -99,8 +99,8 @@ static void test_append_keeps_holes(void **state)
     (void)state;
     assert_non_null(zeros);
     path_in_dir(path, sizeof path, "sparse.npz");
-    assert_ok(npyio_npz_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
-    assert_ok(npyio_npz_add_array(w, "big", h, zeros, BIG, 0));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_add_with_header(w, "big", h, zeros, BIG, 0, 0));
     add_small(w, "a", 1);
     assert_ok(npyio_npz_writer_close(w));
     if (!punch(path, 4096, BIG)) {
@@ -110,7 +110,7 @@ static void test_append_keeps_holes(void **state)
     }
     before = blocks_bytes(path);
     assert_true(before < BIG / 4);
-    assert_ok(npyio_npz_open_append(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
+    assert_ok(npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC, NULL, &w));
     add_small(w, "b", 2);
     assert_ok(npyio_npz_writer_close(w));
     after = blocks_bytes(path);

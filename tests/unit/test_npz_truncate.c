@@ -2,7 +2,7 @@
  * test_npz_truncate.c - an archive truncated by another process while a
  * member is read. A reader that does not map the member reads with pread
  * and finds the bytes missing: NPYIO_E_TRUNCATED, naming the member, and
- * no signal (a map of the same member would take SIGBUS: npyio_npz_map()
+ * no signal (a map of the same member would take SIGBUS: npyio_map_open_member()
  * says so). Stored and deflated members, read whole, in chunks, as a raw
  * member stream, and checked by npyio_npz_verify(); the truncation is an
  * ftruncate() on a descriptor of the test's own, as another process's
@@ -49,12 +49,12 @@ static int make_archive(void **state)
         values[i] = (double)(bits >> 11);
     }
     path_in_dir(archive, sizeof archive, "a.npz");
-    ok = npyio_dtype_from_descr("=f8", 3, NULL, &dt) == NPYIO_OK &&
+    ok = npyio_dtype_parse("=f8", 3, NULL, &dt) == NPYIO_OK &&
          npyio_header_new(dt, 1, shape, 0, &h) == NPYIO_OK &&
-         npyio_npz_create_path(archive, NPYIO_WRITE_NO_SYNC, NULL, &w) ==
+         npyio_npz_writer_create_path(archive, NPYIO_WRITE_NO_SYNC, NULL, &w) ==
              NPYIO_OK &&
-         npyio_npz_add_array(w, "stored", h, values, BYTES, 0) == NPYIO_OK &&
-         npyio_npz_add_array(w, "deflated", h, values, BYTES, 1) ==
+         npyio_npz_writer_add_with_header(w, "stored", h, values, BYTES, 0, 0) == NPYIO_OK &&
+         npyio_npz_writer_add_with_header(w, "deflated", h, values, BYTES, 1, 0) ==
              NPYIO_OK;
     if (w != NULL && npyio_npz_writer_close(w) != NPYIO_OK)
         ok = 0;
@@ -126,7 +126,7 @@ static void truncated_mid_chunks(const char *key, int fraction)
 
     copy_archive(path, sizeof path);
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
-    assert_ok(npyio_npz_open_reader(npz, member_index(npz, key), &r));
+    assert_ok(npyio_reader_open_member(npz, member_index(npz, key), &r));
     assert_ok(npyio_reader_read_chunk(r, chunk, sizeof chunk, 0, &got));
     assert_int_equal(got, sizeof chunk);
     assert_memory_equal(chunk, values, sizeof chunk);
@@ -169,7 +169,7 @@ static void test_whole_read_after_truncation(void **state)
     copy_archive(path, sizeof path);
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
     for (i = 0; i < 2; i++)
-        assert_ok(npyio_npz_open_reader(npz, member_index(npz, keys[i]),
+        assert_ok(npyio_reader_open_member(npz, member_index(npz, keys[i]),
                                         &r[i]));
     truncate_from_outside(path, BYTES / 2);
     for (i = 0; i < 2; i++) {
@@ -186,7 +186,7 @@ static void test_whole_read_after_truncation(void **state)
     assert_int_equal(unlink(path), 0);
 }
 
-/* The member's raw stream (npyio_npz_open_member): a short read is the
+/* The member's raw stream (npyio_stream_open_member): a short read is the
  * end of the file, which the stream reports as truncation too. */
 static void test_member_stream_truncated(void **state)
 {
@@ -200,7 +200,7 @@ static void test_member_stream_truncated(void **state)
     assert_non_null(back);
     copy_archive(path, sizeof path);
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
-    assert_ok(npyio_npz_open_member(npz, member_index(npz, "stored"), &s));
+    assert_ok(npyio_stream_open_member(npz, member_index(npz, "stored"), &s));
     assert_ok(npyio_reader_open_stream(s, NULL, &r));
     truncate_from_outside(path, 4096);
     assert_status(npyio_reader_read(r, back, BYTES, 0), NPYIO_E_TRUNCATED);
@@ -212,7 +212,7 @@ static void test_member_stream_truncated(void **state)
 }
 
 /*
- * What npyio_npz_map() documents: a map of the stored member touched
+ * What npyio_map_open_member() documents: a map of the stored member touched
  * after the cut raises SIGBUS (in a child, which it kills; the default
  * action is restored there, over a sanitizer's handler).
  */
@@ -227,7 +227,7 @@ static void test_map_truncated_raises_sigbus(void **state)
     (void)state;
     copy_archive(path, sizeof path);
     assert_ok(npyio_npz_open_path(path, NULL, &npz));
-    assert_ok(npyio_npz_map(npz, member_index(npz, "stored"), &m));
+    assert_ok(npyio_map_open_member(npz, member_index(npz, "stored"), &m));
     assert_memory_equal(npyio_map_data(m), values, BYTES);
     pid = fork();
     assert_true(pid >= 0);

@@ -361,7 +361,7 @@ static void test_read_alloc_buffers_are_2mib_aligned(void **state)
     void *data = NULL;
 
     (void)state;
-    assert_ok(npyio_dtype_from_descr("<f8", 3, NULL, &dt));
+    assert_ok(npyio_dtype_parse("<f8", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
     len = (size_t)npyio_header_data_offset(h) + (size_t)npyio_header_nbytes(h);
     file = calloc(len, 1);

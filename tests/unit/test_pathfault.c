@@ -16,7 +16,7 @@
  * map and map a file; read, load from, map a member of, write and append
  * to an archive. Single faults after them: OS calls out of memory, a
  * stream read again after its first read failed, and a failed directory
- * sync under npyio_map_create; then a full disk.
+ * sync under npyio_map_create_path; then a full disk.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -139,10 +139,10 @@ static npyio_status load(void *ctx, const npyio_options *o, fault_result *r)
     npyio_header *h = NULL;
     void *data = NULL;
     npyio_status st =
-        ctx == NULL ? npyio_load(src_npy, NPYIO_READ_NATIVE |
+        ctx == NULL ? npyio_load_with_header(src_npy, NPYIO_READ_NATIVE |
                                               NPYIO_READ_C_ORDER,
                                  o, &h, &data)
-                    : npyio_load(ctx, NPYIO_READ_NATIVE, o, &h, &data);
+                    : npyio_load_with_header(ctx, NPYIO_READ_NATIVE, o, &h, &data);
 
     return fault_keep_loaded(st, r, h, data);
 }
@@ -158,7 +158,7 @@ static npyio_status save(void *ctx, const npyio_options *o, fault_result *r)
 
     (void)ctx;
     if (st == NPYIO_OK)
-        st = npyio_writer_open_path(out_npy, h, NPYIO_WRITE_UNKNOWN_ROWS, o,
+        st = npyio_writer_create_path(out_npy, h, NPYIO_WRITE_UNKNOWN_ROWS, o,
                                     &w);
     st = fault_write_close(st, w, values, sizeof values);
     npyio_header_free(h);
@@ -175,7 +175,7 @@ static npyio_status append(void *ctx, const npyio_options *o,
 
     (void)ctx;
     if (st == NPYIO_OK)
-        st = npyio_writer_open_append(out_npy, h, 0, o, &w);
+        st = npyio_writer_open_append_path(out_npy, h, 0, o, &w);
     st = fault_write_close(st, w, values, 16 * sizeof values[0]);
     npyio_header_free(h);
     return result_add_file(st, r, out_npy);
@@ -193,7 +193,7 @@ static npyio_status append_roomless(void *ctx, const npyio_options *o,
 
     (void)ctx;
     if (st == NPYIO_OK)
-        st = npyio_writer_open_append(roomless_npy, h, 0, o, &w);
+        st = npyio_writer_open_append_path(roomless_npy, h, 0, o, &w);
     st = fault_write_close(st, w, rows, sizeof rows);
     npyio_header_free(h);
     return result_add_file(st, r, roomless_npy);
@@ -205,7 +205,7 @@ static npyio_status save_new(void *ctx, const npyio_options *o,
                              fault_result *r)
 {
     (void)ctx;
-    return result_add_file(npyio_save_array(new_npy, "=f8", 2,
+    return result_add_file(npyio_save(new_npy, "=f8", 2,
                                             (const int64_t[]){4, 16}, values,
                                             sizeof values, 0, o),
                            r, new_npy);
@@ -216,7 +216,7 @@ static npyio_status rows_in_place(void *ctx, const npyio_options *o,
                                   fault_result *r)
 {
     npyio_writer *w = NULL;
-    npyio_status st = npyio_writer_open_in_place(out_npy, 0, o, &w);
+    npyio_status st = npyio_writer_open_in_place_path(out_npy, 0, o, &w);
 
     (void)ctx;
     if (st == NPYIO_OK)
@@ -250,7 +250,7 @@ static npyio_status map_create(void *ctx, const npyio_options *o,
     snprintf(descr + at, sizeof descr - at, "]");
     st = fault_header(o, descr, 1, (const int64_t[]){2}, &h);
     if (st == NPYIO_OK)
-        st = npyio_map_create(map_npy, h, NPYIO_WRITE_NO_SYNC, o, &m);
+        st = npyio_map_create_path(map_npy, h, NPYIO_WRITE_NO_SYNC, o, &m);
     if (st == NPYIO_OK) {
         memcpy(npyio_map_data(m), values, 160);
         st = npyio_map_close(m);
@@ -264,7 +264,7 @@ static npyio_status map_open(void *ctx, const npyio_options *o,
                              fault_result *r)
 {
     npyio_map *m = NULL;
-    npyio_status st = npyio_map_open(src_npy, 0, o, &m);
+    npyio_status st = npyio_map_open_path(src_npy, 0, o, &m);
 
     (void)ctx;
     if (st == NPYIO_OK) {
@@ -310,7 +310,7 @@ static npyio_status map_npz(void *ctx, const npyio_options *o,
 
     (void)ctx;
     if (st == NPYIO_OK)
-        st = npyio_npz_map(npz, 2, &m);
+        st = npyio_map_open_member(npz, 2, &m);
     if (st == NPYIO_OK) {
         result_add(r, npyio_map_data(m),
                    (size_t)npyio_header_nbytes(npyio_map_header(m)));
@@ -334,7 +334,7 @@ static npyio_status write_npz(void *ctx, const npyio_options *o,
 
     (void)ctx;
     if (st == NPYIO_OK)
-        st = npyio_npz_create_path(out_npz, 0, o, &w);
+        st = npyio_npz_writer_create_path(out_npz, 0, o, &w);
     st = fault_npz_add_both(st, w, h, values, sizeof values);
     st = fault_npz_close(st, w);
     npyio_header_free(h);
@@ -351,10 +351,9 @@ static npyio_status append_npz(void *ctx, const npyio_options *o,
 
     (void)ctx;
     if (st == NPYIO_OK)
-        st = npyio_npz_open_append(out_npz, 0, o, &w);
+        st = npyio_npz_writer_open_append_path(out_npz, 0, o, &w);
     if (st == NPYIO_OK)
-        st = npyio_npz_add_array(w, "more", h, values, 8 * sizeof values[0],
-                                 6);
+        st = npyio_npz_writer_add_with_header(w, "more", h, values, 8 * sizeof values[0], 6, 0);
     st = fault_npz_close(st, w);
     npyio_header_free(h);
     return result_add_file(st, r, out_npz);
@@ -447,18 +446,18 @@ static void test_os_out_of_memory(void **state)
 
     (void)state;
     arm_named("open", 1, ENOMEM);
-    assert_status(npyio_load(src_npy, 0, named_options(), &h, &data),
+    assert_status(npyio_load_with_header(src_npy, 0, named_options(), &h, &data),
                   NPYIO_E_NOMEM);
     disarm_named();
-    assert_error_contains("npyio_load: cannot open");
+    assert_error_contains("npyio_load_with_header: cannot open");
     assert_error_contains("Cannot allocate memory");
     assert_null(h);
     assert_null(data);
     arm_named("mmap", 1, ENOMEM);
-    assert_status(npyio_map_open(src_npy, 0, named_options(), &m),
+    assert_status(npyio_map_open_path(src_npy, 0, named_options(), &m),
                   NPYIO_E_NOMEM);
     disarm_named();
-    assert_error_contains("npyio_map_open: ");
+    assert_error_contains("npyio_map_open_path: ");
     assert_error_contains("mmap: Cannot allocate memory");
     assert_null(m);
 }
@@ -475,7 +474,7 @@ static void test_stream_read_again(void **state)
 
     (void)state;
     assert_true(len < sizeof buf);
-    assert_ok(npyio_stream_open_path(src_npy, NPYIO_OPEN_READ,
+    assert_ok(npyio_stream_open_path(src_npy, NPYIO_STREAM_READ,
                                      named_options(), &s));
     arm_named("pread", 1, EIO);
     assert_status(npyio_stream_read(s, buf, 100, &got), NPYIO_E_IO);
@@ -496,7 +495,7 @@ static void test_stream_read_again(void **state)
 }
 
 /*
- * npyio_map_create past the point of no return: a sync of the directory
+ * npyio_map_create_path past the point of no return: a sync of the directory
  * that fails after the new file took the path is NPYIO_E_IO ("may not
  * survive a crash") with no map, and the path holds the new file (its
  * header, zeros), as the header documents, for an existing file and a
@@ -519,12 +518,12 @@ static void test_map_create_failure_after_rename(void **state)
 
         /* The file's sync, then the directory's. */
         arm_named("fsync", 2, EIO);
-        st = npyio_map_create(paths[i], h, 0, named_options(), &m);
+        st = npyio_map_create_path(paths[i], h, 0, named_options(), &m);
         disarm_named();
         assert_int_equal(st, NPYIO_E_IO);
         assert_error_contains("may not survive a crash");
         assert_null(m);
-        assert_ok(npyio_load(paths[i], 0, NULL, &back, (void **)&data));
+        assert_ok(npyio_load_with_header(paths[i], 0, NULL, &back, (void **)&data));
         assert_int_equal(npyio_header_nbytes(back), sizeof zeros);
         assert_memory_equal(data, zeros, sizeof zeros);
         npyio_free(data);
@@ -555,7 +554,7 @@ static int setup(void **state)
     snprintf(aligned_npz, sizeof aligned_npz, "%s/npz/%s",
              NPYIO_TEST_DATA_DIR, "aligned_store.npz");
     /* An old file to replace and to append to, and an old archive. */
-    if (npyio_save_array(out_npy, "=f8", 2, (const int64_t[]){1, 8}, values,
+    if (npyio_save(out_npy, "=f8", 2, (const int64_t[]){1, 8}, values,
                          8 * sizeof values[0], NPYIO_WRITE_NO_SYNC,
                          NULL) != NPYIO_OK)
         return -1;
@@ -565,15 +564,15 @@ static int setup(void **state)
         npyio_dtype *dt = NULL;
         const void *data[1] = {values};
         size_t lens[1] = {sizeof values};
-        npyio_status st = npyio_dtype_from_descr("=f8", 3, NULL, &dt);
+        npyio_status st = npyio_dtype_parse("=f8", 3, NULL, &dt);
 
         if (st == NPYIO_OK)
             st = npyio_header_new(dt, 1, (const int64_t[]){64}, 0, &h);
         npyio_dtype_unref(dt);
         if (st == NPYIO_OK)
-            st = npyio_npz_save(out_npz, 1, keys,
+            st = npyio_savez_with_header(out_npz, 1, keys,
                                 (const npyio_header *const[]){h}, data,
-                                lens, 0, NPYIO_WRITE_NO_SYNC, NULL);
+                                lens, NULL, NPYIO_WRITE_NO_SYNC, NULL);
         npyio_header_free(h);
         if (st != NPYIO_OK)
             return -1;
@@ -678,19 +677,19 @@ static void test_full_disk(void **state)
     hb = make_header("<f8", 1, (const int64_t[]){262144}, 0);
     hrows = make_header("<f8", 2, (const int64_t[]){32768, 8}, 0);
     h1 = make_header("<f8", 2, (const int64_t[]){1, 8}, 0);
-    assert_ok(npyio_save(npy, h1, values, 8 * sizeof values[0], 0, NULL));
-    assert_ok(npyio_npz_save(npz, 1, keys, (const npyio_header *const[]){h1},
+    assert_ok(npyio_save_with_header(npy, h1, values, 8 * sizeof values[0], 0, NULL));
+    assert_ok(npyio_savez_with_header(npz, 1, keys, (const npyio_header *const[]){h1},
                              (const void *const[]){values},
-                             (const size_t[]){8 * sizeof values[0]}, 0, 0,
+                             (const size_t[]){8 * sizeof values[0]}, NULL, 0,
                              NULL));
     old_npy = snapshot(npy, &npy_len);
     old_npz = snapshot(npz, &npz_len);
 
-    no_space(npyio_save(npy, hb, big, sizeof big, 0, NULL));
+    no_space(npyio_save_with_header(npy, hb, big, sizeof big, 0, NULL));
     unchanged(npy, old_npy, npy_len);
-    no_space(npyio_save(fresh, hb, big, sizeof big, 0, NULL));
+    no_space(npyio_save_with_header(fresh, hb, big, sizeof big, 0, NULL));
     /* An append: the rows do not fit; the file is cut back. */
-    st = npyio_writer_open_append(npy, hrows, 0, NULL, &w);
+    st = npyio_writer_open_append_path(npy, hrows, 0, NULL, &w);
     assert_ok(st);
     st = npyio_writer_write(w, big, sizeof big);
     if (st == NPYIO_OK)
@@ -700,12 +699,12 @@ static void test_full_disk(void **state)
     no_space(st);
     unchanged(npy, old_npy, npy_len);
     /* Archives: a new one, and an append. */
-    no_space(npyio_npz_save(npz, 1, keys, (const npyio_header *const[]){hb},
+    no_space(npyio_savez_with_header(npz, 1, keys, (const npyio_header *const[]){hb},
                             (const void *const[]){big},
-                            (const size_t[]){sizeof big}, 0, 0, NULL));
+                            (const size_t[]){sizeof big}, NULL, 0, NULL));
     unchanged(npz, old_npz, npz_len);
-    assert_ok(npyio_npz_open_append(npz, 0, NULL, &zw));
-    st = npyio_npz_add_array(zw, "big", hb, big, sizeof big, 0);
+    assert_ok(npyio_npz_writer_open_append_path(npz, 0, NULL, &zw));
+    st = npyio_npz_writer_add_with_header(zw, "big", hb, big, sizeof big, 0, 0);
     if (st == NPYIO_OK)
         st = npyio_npz_writer_close(zw);
     else

@@ -272,11 +272,11 @@ static void test_record_corpus(void **state)
         print_message("%s\n", r->field[M_NAME]);
         h = parse_case(r);
         dt = npyio_header_dtype(h);
-        assert_int_equal(npyio_dtype_contains_objects(dt),
+        assert_int_equal(npyio_dtype_has_objects(dt),
                          atoi(r->field[M_OBJECT]));
         /* Objects are pointers: sizes and offsets of records holding them
          * are the host's, and NumPy's were taken where pointers are 8. */
-        if (sizeof(void *) != 8 && npyio_dtype_contains_objects(dt)) {
+        if (sizeof(void *) != 8 && npyio_dtype_has_objects(dt)) {
             while (row < fields.count &&
                    strcmp(fields.rows[row].field[F_CASE],
                           r->field[M_NAME]) == 0)
@@ -296,13 +296,13 @@ static void test_record_corpus(void **state)
         assert_int_equal(npyio_dtype_field_count(dt),
                          atoll(r->field[M_NFIELDS]));
         assert_int_equal(npyio_header_ndim(h), atoi(r->field[M_NDIM]));
-        assert_int_equal(npyio_header_fortran_order(h),
+        assert_int_equal(npyio_header_is_fortran_order(h),
                          atoi(r->field[M_FORTRAN]));
         assert_int_equal(npyio_header_count(h),
                          strtoll(r->field[M_COUNT], NULL, 10));
         assert_int_equal(npyio_header_nbytes(h),
                          strtoll(r->field[M_NBYTES], NULL, 10));
-        assert_int_equal(npyio_dtype_contains_objects(dt),
+        assert_int_equal(npyio_dtype_has_objects(dt),
                          atoi(r->field[M_OBJECT]));
         /* Field facts: rows for this case follow in order. */
         /* (fields.tsv lists no fields for folded top-level subarrays) */
@@ -314,7 +314,7 @@ static void test_record_corpus(void **state)
              * header folds it into the shape: plan the descr itself. */
             npyio_dtype *sub = NULL;
 
-            assert_ok(npyio_dtype_from_descr(r->field[M_DESCR],
+            assert_ok(npyio_dtype_parse(r->field[M_DESCR],
                                              strlen(r->field[M_DESCR]), NULL,
                                              &sub));
             assert_int_equal(npyio_dtype_kind(sub), NPYIO_KIND_SUBARRAY);
@@ -366,8 +366,8 @@ static void test_descr_text_round_trip(void **state)
         if (strncmp(r->field[M_NAME], "toplevel_", 9) == 0)
             continue;
         h = parse_case(r);
-        assert_ok(npyio_dtype_from_descr(descr, strlen(descr), NULL, &dt));
-        assert_true(npyio_dtype_equal(dt, npyio_header_dtype(h)));
+        assert_ok(npyio_dtype_parse(descr, strlen(descr), NULL, &dt));
+        assert_true(npyio_dtype_is_equal(dt, npyio_header_dtype(h)));
         if (strcmp(r->field[M_FILE], r->field[M_CANON]) == 0) {
             assert_status(npyio_dtype_descr(dt, NULL, 0, &len),
                           NPYIO_E_BUFFER_TOO_SMALL);
@@ -389,7 +389,7 @@ static npyio_dtype *scalar(const char *type)
 {
     npyio_dtype *dt = NULL;
 
-    assert_ok(npyio_dtype_from_descr(type, strlen(type), NULL, &dt));
+    assert_ok(npyio_dtype_parse(type, strlen(type), NULL, &dt));
     return dt;
 }
 
@@ -441,11 +441,11 @@ static void expect_numpy_descr(const tsv_table *t, const char *name,
     assert_ok(npyio_dtype_descr(dt, text, sizeof text, NULL));
     if (strcmp(text, r->field[M_DESCR]) != 0)
         fail_msg("%s: built %s\n NumPy %s", name, text, r->field[M_DESCR]);
-    if (sizeof(void *) == 8 || !npyio_dtype_contains_objects(dt))
+    if (sizeof(void *) == 8 || !npyio_dtype_has_objects(dt))
         assert_int_equal(npyio_dtype_itemsize(dt),
                          atoll(r->field[M_ITEMSIZE]));
     h = parse_case(r);
-    assert_true(npyio_dtype_equal(dt, npyio_header_dtype(h)));
+    assert_true(npyio_dtype_is_equal(dt, npyio_header_dtype(h)));
     npyio_header_free(h);
     npyio_dtype_unref(dt);
 }
@@ -515,7 +515,7 @@ after_aligned:
     add_dtype(b, "a", finish(inner, 0), 1, two);
     expect_numpy_descr(&t, "subarray_of_record", finish(b, 0));
     rec = scalar("<i4");
-    assert_ok(npyio_dtype_subarray(rec, 1, two, &sub));
+    assert_ok(npyio_dtype_new_subarray(rec, 1, two, &sub));
     npyio_dtype_unref(rec); /* the subarray keeps its own reference */
     b = builder(0);
     add_dtype(b, "a", sub, 1, three);
@@ -543,7 +543,7 @@ after_aligned:
     add(b, "a", NULL, -1, "<i4", 0, NULL);
     add(b, "o", NULL, -1, "O", 0, NULL);
     rec = finish(b, 0);
-    assert_true(npyio_dtype_contains_objects(rec));
+    assert_true(npyio_dtype_has_objects(rec));
     expect_numpy_descr(&t, "object_field", rec);
     tsv_free(&t);
 }
@@ -600,7 +600,7 @@ static void test_builder_errors(void **state)
 }
 
 /* Names and titles must be strict UTF-8: otherwise the format 3.0 header
- * npyio_save writes is one npyio_header_parse refuses ("invalid UTF-8").
+ * npyio_save_with_header writes is one npyio_header_parse refuses ("invalid UTF-8").
  * They were accepted; a valid non-ASCII name saves and reads back. */
 static void test_builder_refuses_invalid_utf8(void **state)
 {
@@ -641,7 +641,7 @@ static void test_builder_refuses_invalid_utf8(void **state)
     assert_ok(npyio_header_emit(h, 0, bytes, len, &len));
     assert_int_equal(bytes[6], 3); /* format 3.0: UTF-8 */
     assert_ok(npyio_header_parse(bytes, len, NULL, &back, &used));
-    assert_true(npyio_dtype_equal(npyio_header_dtype(back), rec));
+    assert_true(npyio_dtype_is_equal(npyio_header_dtype(back), rec));
     free(bytes);
     npyio_header_free(back);
     npyio_header_free(h);
@@ -724,7 +724,7 @@ static void test_builder_many_fields(void **state)
     assert_ok(npyio_record_builder_finish(b, 0, &rec));
     assert_int_equal(npyio_dtype_field_count(rec), N + 1);
     assert_int_equal(npyio_dtype_itemsize(rec), 4 * (N + 1));
-    assert_ok(npyio_dtype_field_index(rec, "f19999", &index));
+    assert_ok(npyio_dtype_find_field(rec, "f19999", &index));
     assert_int_equal(index, N - 1);
     npyio_dtype_unref(rec);
     npyio_record_builder_free(b);
@@ -792,7 +792,7 @@ static void test_swap_refuses_overlapping_fields(void **state)
     add(b, "p", NULL, -1, "|u1", 0, NULL);
     assert_ok(npyio_record_builder_add(b, "q", NULL, -1, alias, 1, two));
     outer = finish(b, 0);
-    assert_ok(npyio_dtype_subarray(outer, 1, two, &sub));
+    assert_ok(npyio_dtype_new_subarray(outer, 1, two, &sub));
 
     for (i = 0; i < 4; i++) {
         npyio_dtype *dt = i == 0 ? overlap : i == 1 ? alias : i == 2 ? outer
@@ -843,16 +843,16 @@ static void test_field_queries(void **state)
     size_t index = 9, len = 9;
 
     (void)state;
-    assert_ok(npyio_dtype_from_descr(descr, strlen(descr), NULL, &rec));
+    assert_ok(npyio_dtype_parse(descr, strlen(descr), NULL, &rec));
     assert_int_equal(npyio_dtype_kind(rec), NPYIO_KIND_RECORD);
     assert_int_equal(npyio_dtype_byteorder(rec), '|');
     assert_int_equal(npyio_dtype_alignment(rec), 1);
     assert_int_equal(npyio_dtype_field_count(rec), 2);
-    assert_ok(npyio_dtype_field_index(rec, "y", &index));
+    assert_ok(npyio_dtype_find_field(rec, "y", &index));
     assert_int_equal(index, 1);
-    assert_ok(npyio_dtype_field_index(rec, "T", &index));
+    assert_ok(npyio_dtype_find_field(rec, "T", &index));
     assert_int_equal(index, 1);
-    assert_status(npyio_dtype_field_index(rec, "z", &index),
+    assert_status(npyio_dtype_find_field(rec, "z", &index),
                   NPYIO_E_NOT_FOUND);
     assert_error_contains("no field named 'z'");
     assert_string_equal(npyio_dtype_field_title(rec, 1, &len), "T");
@@ -865,14 +865,14 @@ static void test_field_queries(void **state)
     assert_int_equal(len, 0);
     assert_int_equal(npyio_dtype_field_offset(rec, 2), -1);
     assert_null(npyio_dtype_field_dtype(rec, 2));
-    assert_false(npyio_dtype_contains_objects(rec));
+    assert_false(npyio_dtype_has_objects(rec));
     /* Native order: every field, through subarrays. */
-    assert_ok(npyio_dtype_native(rec, &native));
+    assert_ok(npyio_dtype_new_native(rec, &native));
     assert_true(npyio_dtype_is_native(npyio_dtype_field_dtype(native, 1)));
     assert_true(npyio_dtype_is_native(npyio_dtype_field_dtype(native, 0)));
     assert_string_equal(npyio_dtype_field_title(native, 1, NULL), "T");
     assert_int_equal(npyio_dtype_field_ndim(native, 1), 2);
-    assert_false(npyio_dtype_equal(rec, native) &&
+    assert_false(npyio_dtype_is_equal(rec, native) &&
                  !npyio_dtype_is_native(npyio_dtype_field_dtype(rec, 1)));
     npyio_dtype_unref(native);
     npyio_dtype_unref(rec);
@@ -885,7 +885,7 @@ static void test_subarray_constructor(void **state)
     char text[64];
 
     (void)state;
-    assert_ok(npyio_dtype_subarray(f8, 2, shape, &sub));
+    assert_ok(npyio_dtype_new_subarray(f8, 2, shape, &sub));
     assert_int_equal(npyio_dtype_kind(sub), NPYIO_KIND_SUBARRAY);
     assert_int_equal(npyio_dtype_itemsize(sub), 48);
     assert_int_equal(npyio_dtype_alignment(sub), npyio_dtype_alignment(f8));
@@ -896,13 +896,13 @@ static void test_subarray_constructor(void **state)
     assert_string_equal(text, "('<f8', (2, 3))");
     assert_ok(npyio_dtype_str(sub, text, sizeof text, NULL));
     assert_string_equal(text, "|V48");
-    assert_ok(npyio_dtype_subarray(f8, 0, NULL, &same));
+    assert_ok(npyio_dtype_new_subarray(f8, 0, NULL, &same));
     assert_ptr_equal(same, f8); /* () is the base itself, as in NumPy */
     npyio_dtype_unref(same);
-    assert_status(npyio_dtype_subarray(f8, 1, bad, &same),
+    assert_status(npyio_dtype_new_subarray(f8, 1, bad, &same),
                   NPYIO_E_INVALID_ARG);
-    assert_status(npyio_dtype_subarray(f8, 2, huge, &same), NPYIO_E_OVERFLOW);
-    assert_status(npyio_dtype_subarray(f8, 65, shape, &same),
+    assert_status(npyio_dtype_new_subarray(f8, 2, huge, &same), NPYIO_E_OVERFLOW);
+    assert_status(npyio_dtype_new_subarray(f8, 65, shape, &same),
                   NPYIO_E_INVALID_ARG);
     /* Each dimension must fit in a C int, as NumPy requires ("dimension
      * does not fit into a C int"), even when another is 0. */
@@ -910,12 +910,12 @@ static void test_subarray_constructor(void **state)
         int64_t wide[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0};
         int64_t edge[2] = {INT32_MAX, 0};
 
-        assert_status(npyio_dtype_subarray(f8, 3, wide, &same),
+        assert_status(npyio_dtype_new_subarray(f8, 3, wide, &same),
                       NPYIO_E_OVERFLOW);
         assert_error_contains("subarray dimension 0 (1099511627776) is "
                               "above NumPy's limit of 2147483647");
         assert_null(same);
-        assert_ok(npyio_dtype_subarray(f8, 2, edge, &same));
+        assert_ok(npyio_dtype_new_subarray(f8, 2, edge, &same));
         assert_int_equal(npyio_dtype_itemsize(same), 0);
         npyio_dtype_unref(same);
     }
@@ -934,12 +934,12 @@ static void test_header_folds_subarray(void **state)
     char text[64];
 
     (void)state;
-    assert_ok(npyio_dtype_subarray(i4, 2, inner, &sub));
+    assert_ok(npyio_dtype_new_subarray(i4, 2, inner, &sub));
     assert_ok(npyio_header_new(sub, 1, outer, 0, &h));
     assert_int_equal(npyio_header_ndim(h), 3);
     assert_int_equal(npyio_header_shape(h)[0], 5);
     assert_int_equal(npyio_header_shape(h)[2], 3);
-    assert_true(npyio_dtype_equal(npyio_header_dtype(h), i4));
+    assert_true(npyio_dtype_is_equal(npyio_header_dtype(h), i4));
     assert_int_equal(npyio_header_count(h), 30);
     assert_ok(npyio_dtype_str(npyio_header_dtype(h), text, sizeof text, NULL));
     assert_string_equal(text, "<i4");
@@ -973,7 +973,7 @@ static void test_swap_apply(void **state)
         if (atoll(r->field[M_ITEMSIZE]) > 100000 ||
             (sizeof(void *) != 8 && atoi(r->field[M_OBJECT]) != 0))
             continue; /* (object sizes: see test_record_corpus) */
-        assert_ok(npyio_dtype_from_descr(r->field[M_DESCR],
+        assert_ok(npyio_dtype_parse(r->field[M_DESCR],
                                          strlen(r->field[M_DESCR]), NULL,
                                          &dt));
         size = npyio_dtype_itemsize(dt);

@@ -135,7 +135,7 @@ static void make_array(array *a, const type_case *type, int ndim,
         a->row_elements *= (size_t)shape[d];
     a->row_bytes = a->row_elements * a->itemsize;
     a->reorders = fortran && a->count > 0 && layouts_differ(ndim, shape);
-    assert_ok(npyio_dtype_from_descr(type->descr, strlen(type->descr), NULL,
+    assert_ok(npyio_dtype_parse(type->descr, strlen(type->descr), NULL,
                                      &dt));
     assert_int_equal(npyio_dtype_itemsize(dt), type->itemsize);
     assert_ok(npyio_header_new(dt, ndim, shape, fortran, &h));
@@ -620,7 +620,7 @@ static void converter_case(const array *a, unsigned flags, bool seekable,
     unsigned char *dst = malloc(a->nbytes + 1);
     size_t first, count;
 
-    assert_ok(npyio_dtype_from_descr(a->type->descr,
+    assert_ok(npyio_dtype_parse(a->type->descr,
                                      strlen(a->type->descr), NULL, &dt));
     npyio__mem_init(&mem, NULL);
     memset(&spec, 0, sizeof spec);

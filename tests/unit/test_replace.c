@@ -131,7 +131,7 @@ static npyio_status save_with(const char *path, int32_t v,
     int32_t data[3] = {v, v, v};
     int64_t n = 3;
 
-    return npyio_save_array(path, "i4", 1, &n, data, sizeof data,
+    return npyio_save(path, "i4", 1, &n, data, sizeof data,
                             NPYIO_WRITE_NO_SYNC, o);
 }
 
@@ -168,7 +168,7 @@ static void assert_saved(const char *path, int32_t v)
     npyio_header *h = NULL;
     int32_t *got = NULL;
 
-    assert_ok(npyio_load(path, NPYIO_READ_NATIVE, NULL, &h, (void **)&got));
+    assert_ok(npyio_load_with_header(path, NPYIO_READ_NATIVE, NULL, &h, (void **)&got));
     assert_int_equal(npyio_header_count(h), 3);
     assert_int_equal(got[0], v);
     assert_int_equal(got[2], v);
@@ -334,7 +334,7 @@ static void test_killed_named_writer(void **state)
     if (pid == 0) { /* no cmocka in here: report through the pipe */
         close(fds[0]);
         fail_next_open = 1;
-        if (npyio_writer_open_path(path, h, 0, without_unnamed_files(),
+        if (npyio_writer_create_path(path, h, 0, without_unnamed_files(),
                                    &w) != NPYIO_OK ||
             npyio_writer_write(w, data, sizeof data) != NPYIO_OK ||
             write(fds[1], "w", 1) != 1)

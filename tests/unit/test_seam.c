@@ -283,7 +283,7 @@ static void test_append_streams_refusals(void **state)
     assert_ok(npyio_stream_open_memory(bytes, sizeof bytes, NULL, &mem));
     assert_status(npyio__npz_open_append_streams(mem, mem, 0, NULL, NULL),
                   NPYIO_E_INVALID_ARG);
-    assert_error_contains("npyio_npz_open_append: out is NULL");
+    assert_error_contains("npyio_npz_writer_open_append_path: out is NULL");
     assert_status(npyio__npz_open_append_streams(NULL, mem, 0, NULL, &w),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("stream is NULL");

@@ -278,10 +278,10 @@ static void test_file_and_path_streams(void **state)
     (void)state;
     assert_true(fd >= 0);
     close(fd);
-    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_WRITE, NULL, &s));
+    assert_ok(npyio_stream_open_path(path, NPYIO_STREAM_WRITE, NULL, &s));
     assert_ok(npyio__stream_write(s, "abcdef", 6, "test"));
     assert_ok(npyio_stream_close(s));
-    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s));
+    assert_ok(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s));
     assert_true(npyio__stream_seekable(s));
     assert_ok(npyio__stream_seek(s, 2, NPYIO_SEEK_SET, &pos));
     assert_ok(npyio__stream_read(s, buf, sizeof buf, &got, "test"));
@@ -303,7 +303,7 @@ static void test_file_and_path_streams(void **state)
     assert_ok(npyio_stream_close(s));
     fclose(f);
     unlink(path);
-    assert_status(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s),
+    assert_status(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s),
                   NPYIO_E_NOT_FOUND);
     assert_error_contains("No such file or directory");
     assert_status(npyio_stream_open_path(path, 3, NULL, &s),
@@ -360,11 +360,11 @@ static npyio_status write_through_cookie(cookie_sink *k, const void *data,
     int64_t i, step = 4099;
 
     assert_non_null(f);
-    assert_ok(npyio_dtype_from_descr("|u1", 3, NULL, &dt));
+    assert_ok(npyio_dtype_parse("|u1", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, &n, 0, &h));
     *expected = (size_t)npyio_header_data_offset(h) + (size_t)n;
     assert_ok(npyio_stream_open_file(f, NULL, &s));
-    st = npyio_writer_open_stream(s, h, 0, NULL, &w);
+    st = npyio_writer_create_stream(s, h, 0, NULL, &w);
     for (i = 0; st == NPYIO_OK && i < n; i += step)
         st = npyio_writer_write(w, (const unsigned char *)data + i,
                                 (size_t)(n - i < step ? n - i : step));

@@ -91,7 +91,7 @@ static void read_shared_file(worker *w, int round)
     int64_t first = (int64_t)((w->id * 131 + round * 17) % (COUNT - 16));
     int ok;
 
-    ok = npyio_load(s->npy_path, NPYIO_READ_NATIVE, s->options, &h, &data) ==
+    ok = npyio_load_with_header(s->npy_path, NPYIO_READ_NATIVE, s->options, &h, &data) ==
              NPYIO_OK &&
          member_ok(s, data, (size_t)npyio_header_nbytes(h), 0);
     npyio_free(data);
@@ -113,7 +113,7 @@ static void read_shared_archive(worker *w, int round)
     npyio_reader *r = NULL;
     void *data = NULL;
     size_t len = 0;
-    int ok = npyio_npz_open_reader(s->npz, (size_t)m, &r) == NPYIO_OK &&
+    int ok = npyio_reader_open_member(s->npz, (size_t)m, &r) == NPYIO_OK &&
              npyio_reader_read_alloc(r, NPYIO_READ_NATIVE, &data, &len) ==
                  NPYIO_OK &&
              member_ok(s, data, len, m);
@@ -141,20 +141,20 @@ static void write_own_files(worker *w, int round)
     snprintf(npz, sizeof npz, "%s/own-%d.npz", dir, w->id);
     snprintf(key, sizeof key, "t%dr%d", w->id, round);
     /* The shared array's file bytes, as stored ('>f8'). */
-    ok = npyio_load(s->npy_path, 0, s->options, &h, &raw) == NPYIO_OK;
+    ok = npyio_load_with_header(s->npy_path, 0, s->options, &h, &raw) == NPYIO_OK;
     npyio_header_free(h);
     h = NULL;
-    ok = ok && npyio_save(npy, s->header, raw, sizeof s->want,
+    ok = ok && npyio_save_with_header(npy, s->header, raw, sizeof s->want,
                           NPYIO_WRITE_NO_SYNC, s->options) == NPYIO_OK;
     {
         const void *arrays[1] = {raw};
         size_t lens[1] = {sizeof s->want};
 
-        ok = ok && npyio_npz_save(npz, 1, keys, headers, arrays, lens,
+        ok = ok && npyio_savez_with_header(npz, 1, keys, headers, arrays, lens,
                                   round % 2 ? 6 : 0, NPYIO_WRITE_NO_SYNC,
                                   s->options) == NPYIO_OK;
     }
-    ok = ok && npyio_load(npy, NPYIO_READ_NATIVE, s->options, &h, &data) ==
+    ok = ok && npyio_load_with_header(npy, NPYIO_READ_NATIVE, s->options, &h, &data) ==
                    NPYIO_OK &&
          member_ok(s, data, (size_t)npyio_header_nbytes(h), 0);
     npyio_free(data);
@@ -181,7 +181,7 @@ static void own_last_error(worker *w, int round)
 
     snprintf(mine, sizeof mine, "missing-thread-%d-round-%d", w->id, round);
     snprintf(path, sizeof path, "%s/%s.npy", dir, mine);
-    if (npyio_load(path, 0, w->s->options, &h, &data) != NPYIO_E_NOT_FOUND ||
+    if (npyio_load_with_header(path, 0, w->s->options, &h, &data) != NPYIO_E_NOT_FOUND ||
         strstr(npyio_last_error(), mine) == NULL)
         failed(w, "its own failure", round);
     use_shared_types(w, round); /* successes leave the message alone */
@@ -226,7 +226,7 @@ static void make_shared(shared *s, npyio_options *o)
         if (host_order() == '>')
             assert_ok(npyio_dtype_swap(npyio_header_dtype(h), be,
                                        sizeof be)); /* already big */
-        assert_ok(npyio_save(s->npy_path, h, be, sizeof be,
+        assert_ok(npyio_save_with_header(s->npy_path, h, be, sizeof be,
                              NPYIO_WRITE_NO_SYNC, o));
     }
     s->header = h;
@@ -237,7 +237,7 @@ static void make_shared(shared *s, npyio_options *o)
     assert_ok(npyio_header_emit(h, 0, s->emitted, s->emitted_len,
                                 &s->emitted_len));
     path_in_dir(npz, sizeof npz, "shared.npz");
-    assert_ok(npyio_npz_create_path(npz, NPYIO_WRITE_NO_SYNC, o, &w));
+    assert_ok(npyio_npz_writer_create_path(npz, NPYIO_WRITE_NO_SYNC, o, &w));
     for (m = 0; m < MEMBERS; m++) {
         npyio_header *native = NULL;
         char key[8];
@@ -246,8 +246,7 @@ static void make_shared(shared *s, npyio_options *o)
             scaled[m][i] = s->want[i] * (m + 1);
         snprintf(key, sizeof key, "m%d", m);
         native = make_header("=f8", 1, (const int64_t[]){COUNT}, 0);
-        assert_ok(npyio_npz_add_array(w, key, native, scaled[m],
-                                      sizeof scaled[m], m % 2 ? 6 : 0));
+        assert_ok(npyio_npz_writer_add_with_header(w, key, native, scaled[m], sizeof scaled[m], m % 2 ? 6 : 0, 0));
         npyio_header_free(native);
     }
     assert_ok(npyio_npz_writer_close(w));
@@ -308,7 +307,7 @@ static void *load_growing(void *arg)
     for (n = 0; n < LOADS; n++) {
         npyio_header *h = NULL;
         int32_t *d = NULL;
-        npyio_status st = npyio_load(j->path, NPYIO_READ_NATIVE, NULL, &h,
+        npyio_status st = npyio_load_with_header(j->path, NPYIO_READ_NATIVE, NULL, &h,
                                      (void **)&d);
         int64_t rows, i;
 
@@ -351,7 +350,7 @@ static void test_readers_while_another_process_appends(void **state)
 
     (void)state;
     path_in_dir(path, sizeof path, "growing.npy");
-    assert_ok(npyio_save_array(path, "=i4", 2, two, first, sizeof first,
+    assert_ok(npyio_save(path, "=i4", 2, two, first, sizeof first,
                                NPYIO_WRITE_NO_SYNC, NULL));
     child = fork();
     assert_true(child >= 0);
@@ -361,14 +360,14 @@ static void test_readers_while_another_process_appends(void **state)
         npyio_header *row = NULL;
         int k;
 
-        if (npyio_dtype_from_descr("'=i4'", 5, NULL, &dt) != NPYIO_OK ||
+        if (npyio_dtype_parse("'=i4'", 5, NULL, &dt) != NPYIO_OK ||
             npyio_header_new(dt, 2, one, 0, &row) != NPYIO_OK)
             _exit(2);
         for (k = 2; k < 2 + APPENDS; k++) {
             int32_t v[3] = {k, k, k};
             npyio_writer *w = NULL;
 
-            if (npyio_writer_open_append(path, row, NPYIO_WRITE_NO_SYNC |
+            if (npyio_writer_open_append_path(path, row, NPYIO_WRITE_NO_SYNC |
                                                         NPYIO_WRITE_WAIT_FOR_LOCK,
                                          NULL, &w) != NPYIO_OK ||
                 npyio_writer_write(w, v, sizeof v) != NPYIO_OK ||
@@ -399,7 +398,7 @@ static void test_readers_while_another_process_appends(void **state)
         npyio_header *h = NULL;
         void *d = NULL;
 
-        assert_ok(npyio_load(path, 0, NULL, &h, &d));
+        assert_ok(npyio_load_with_header(path, 0, NULL, &h, &d));
         assert_int_equal(npyio_header_shape(h)[0], 2 + APPENDS);
         npyio_free(d);
         npyio_header_free(h);

@@ -233,7 +233,7 @@ static void test_read_ahead_is_invisible(void **state)
     assert_true(fd >= 0);
     assert_int_equal(write(fd, bytes, 10000), 10000);
     close(fd);
-    assert_ok(npyio_stream_open_path(path, NPYIO_OPEN_READ, NULL, &s));
+    assert_ok(npyio_stream_open_path(path, NPYIO_STREAM_READ, NULL, &s));
     assert_ok(npyio__stream_read(s, buf, 8, &got, "test"));
     assert_memory_equal(buf, bytes, 8);
     assert_ok(npyio__stream_remaining(s, &left));
@@ -285,22 +285,22 @@ static void test_read_ahead_knows_short_files(void **state)
     (void)state;
     assert_true(fd >= 0);
     close(fd);
-    assert_ok(npyio_save_array(path, "=f4", 1, &n, values, sizeof values,
+    assert_ok(npyio_save(path, "=f4", 1, &n, values, sizeof values,
                                NPYIO_WRITE_NO_SYNC, NULL));
     file = read_data_file_abs(path, &len);
     assert_int_equal(len, 192);
     assert_int_equal(truncate(path, 150), 0);
-    assert_status(npyio_load(path, 0, NULL, &h, &data), NPYIO_E_TRUNCATED);
+    assert_status(npyio_load_with_header(path, 0, NULL, &h, &data), NPYIO_E_TRUNCATED);
     assert_error_contains("the data section is 22 bytes, but the header "
                           "promises 64");
     assert_int_equal(truncate(path, 60), 0);
-    assert_status(npyio_load(path, 0, NULL, &h, &data), NPYIO_E_TRUNCATED);
+    assert_status(npyio_load_with_header(path, 0, NULL, &h, &data), NPYIO_E_TRUNCATED);
     assert_error_contains("the file ends after 60 bytes, inside its 128-byte "
                           "header");
     fd = open(path, O_WRONLY);
     assert_int_equal(pwrite(fd, file, len, 0), (ssize_t)len);
     close(fd);
-    assert_ok(npyio_load(path, 0, NULL, &h, &data));
+    assert_ok(npyio_load_with_header(path, 0, NULL, &h, &data));
     assert_memory_equal(data, values, sizeof values);
     npyio_free(data);
     npyio_header_free(h);

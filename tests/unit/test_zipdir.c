@@ -32,7 +32,7 @@ static const char *zip_path(const char *name, char *buf, size_t cap)
     return buf;
 }
 
-static int64_t stat_of(const npyio_npz *npz, size_t i, npyio_npz_field f)
+static int64_t stat_of(const npyio_npz *npz, size_t i, npyio_npz_stat_id f)
 {
     int64_t v = -2;
 
@@ -51,7 +51,7 @@ static unsigned char *member_bytes(npyio_npz *npz, size_t i, size_t *len)
     size_t got = 0;
 
     *len = 0;
-    assert_ok(npyio_npz_open_member(npz, i, &s));
+    assert_ok(npyio_stream_open_member(npz, i, &s));
     do {
         assert_ok(npyio_stream_read(s, buf + *len, (1 << 16) - *len, &got));
         *len += got;
@@ -61,7 +61,7 @@ static unsigned char *member_bytes(npyio_npz *npz, size_t i, size_t *len)
 }
 
 /* One member against its manifest row: facts, bytes, a verified CRC, and
- * npyio_npz_load's array equal to npyio_load's of the source file. */
+ * npyio_npz_load's array equal to npyio_load_with_header's of the source file. */
 static void check_member(npyio_npz *npz, const tsv_row *r, int by_path)
 {
     size_t i = (size_t)atoll(r->field[V_INDEX]), len = 0, want_len = 0;
@@ -70,14 +70,14 @@ static void check_member(npyio_npz *npz, const tsv_row *r, int by_path)
 
     assert_string_equal(npyio_npz_name(npz, i), r->field[V_NAME]);
     assert_string_equal(npyio_npz_key(npz, i), r->field[V_KEY]);
-    assert_stat(npz, i, NPYIO_NPZ_METHOD, r->field[V_METHOD]);
-    assert_stat(npz, i, NPYIO_NPZ_COMPRESSED_SIZE, r->field[V_CSIZE]);
-    assert_stat(npz, i, NPYIO_NPZ_SIZE, r->field[V_USIZE]);
-    assert_stat(npz, i, NPYIO_NPZ_CRC32, r->field[V_CRC]);
-    assert_stat(npz, i, NPYIO_NPZ_HEADER_OFFSET, r->field[V_HEADER_OFFSET]);
-    assert_stat(npz, i, NPYIO_NPZ_DATA_OFFSET, r->field[V_DATA_OFFSET]);
-    assert_stat(npz, i, NPYIO_NPZ_ARRAY_OFFSET, r->field[V_ARRAY_OFFSET]);
-    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_IS_ARRAY), 1);
+    assert_stat(npz, i, NPYIO_NPZ_STAT_METHOD, r->field[V_METHOD]);
+    assert_stat(npz, i, NPYIO_NPZ_STAT_COMPRESSED_SIZE, r->field[V_CSIZE]);
+    assert_stat(npz, i, NPYIO_NPZ_STAT_SIZE, r->field[V_USIZE]);
+    assert_stat(npz, i, NPYIO_NPZ_STAT_CRC32, r->field[V_CRC]);
+    assert_stat(npz, i, NPYIO_NPZ_STAT_HEADER_OFFSET, r->field[V_HEADER_OFFSET]);
+    assert_stat(npz, i, NPYIO_NPZ_STAT_DATA_OFFSET, r->field[V_DATA_OFFSET]);
+    assert_stat(npz, i, NPYIO_NPZ_STAT_ARRAY_OFFSET, r->field[V_ARRAY_OFFSET]);
+    assert_int_equal(stat_of(npz, i, NPYIO_NPZ_STAT_IS_ARRAY), 1);
     if (len != want_len || memcmp(got, want, len) != 0)
         fail_msg("%s member %zu: %zu bytes, not those of %s (%zu)",
                  r->field[V_ARCHIVE], i, len, r->field[V_SOURCE], want_len);
@@ -94,7 +94,7 @@ static void check_member(npyio_npz *npz, const tsv_row *r, int by_path)
         assert_ok(npz_load_key(zip_path(r->field[V_ARCHIVE], path,
                                         sizeof path),
                                r->field[V_KEY], NULL, &a, &alen));
-        assert_ok(npyio_load(src, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+        assert_ok(npyio_load_with_header(src, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
                              NULL, &hb, &b));
         assert_int_equal(alen, npyio_header_nbytes(hb));
         assert_memory_equal(a, b, (size_t)npyio_header_nbytes(hb));
@@ -197,16 +197,16 @@ static void test_refused_archives(void **state)
         } else {
             assert_ok(npyio_npz_open_path(path, o, &npz));
             assert_int_equal(npyio_npz_count(npz), 2);
-            assert_refused(npyio_npz_open_member(npz, index, &m), want, text,
+            assert_refused(npyio_stream_open_member(npz, index, &m), want, text,
                            name);
             assert_null(m);
             assert_refused(npyio_npz_verify(npz, index), want, text, name);
-            assert_refused(npyio_npz_open_reader(npz, index, &rd), want,
+            assert_refused(npyio_reader_open_member(npz, index, &rd), want,
                            text, name);
             assert_null(rd);
-            assert_int_equal(stat_of(npz, index, NPYIO_NPZ_READABLE),
+            assert_int_equal(stat_of(npz, index, NPYIO_NPZ_STAT_READABLE),
                              want == NPYIO_E_UNSUPPORTED ? 0 : 1);
-            assert_int_equal(stat_of(npz, index, NPYIO_NPZ_IS_ARRAY),
+            assert_int_equal(stat_of(npz, index, NPYIO_NPZ_STAT_IS_ARRAY),
                              want == NPYIO_E_UNSUPPORTED ? -1 : 0);
             assert_ok(npyio_npz_verify(npz, 1 - index));
             assert_ok(npyio_npz_close(npz));

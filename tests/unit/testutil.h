@@ -58,7 +58,7 @@ static inline npyio_status read_member_whole(npyio_npz *npz, size_t index)
 {
     npyio_reader *r = NULL;
     void *data = NULL;
-    npyio_status st = npyio_npz_open_reader(npz, index, &r);
+    npyio_status st = npyio_reader_open_member(npz, index, &r);
 
     if (st != NPYIO_OK)
         return st;
