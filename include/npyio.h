@@ -467,6 +467,39 @@ NPYIO_API npyio_status npyio_load(const char *path,
                                   int *ndim, int64_t *shape, size_t shape_cap);
 
 /**
+ * Load a .npy file in one call as elements of a numeric type: the data in
+ * C order converted to `type` as npyio_reader_set_type() converts it (same
+ * types, rule and values; `f8` is this host's byte order), with its shape
+ * written into the caller's buffer.
+ *
+ * @param[in] path the file.
+ * @param[in] type the numeric type to deliver ("f8", "<i4", "c16"), or NULL
+ *            for the type as stored, in native byte order.
+ * @param[in] flags NPYIO_READ_CAST_SAME_KIND, NPYIO_READ_CAST_UNSAFE, or 0
+ *            (the 'safe' rule).
+ * @param[in] options limits and allocator, or NULL.
+ * @param[out] data receives the elements (npyio_free(); never NULL on
+ *             success, even for an empty array).
+ * @param[out] len receives their size in bytes: elements * itemsize.
+ * @param[out] ndim receives the number of dimensions.
+ * @param[out] shape receives ndim lengths (may be NULL if shape_cap is 0).
+ * @param[in] shape_cap the number of elements shape holds.
+ * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL (shape_cap < ndim: nothing is
+ *         handed back); the statuses of npyio_reader_set_type() (a
+ *         conversion refused, naming both types and the rule),
+ *         npyio_reader_open_path() and npyio_reader_read_alloc();
+ *         NPYIO_E_OVERFLOW (a value that does not fit an integer type,
+ *         with its index); NPYIO_E_INVALID_ARG (NULL outputs, unknown
+ *         flags). On failure *data is NULL and *len 0.
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_load_as(const char *path, const char *type,
+                                     uint32_t flags,
+                                     const npyio_options *options,
+                                     void **data, size_t *len, int *ndim,
+                                     int64_t *shape, size_t shape_cap);
+
+/**
  * Append rows along axis 0 to an existing C-order .npy file in one call:
  * npyio_writer_open_append_path(), one write, close, with everything that
  * call promises (the file locked meanwhile; a failure leaves it byte for
@@ -879,6 +912,18 @@ NPYIO_API npyio_status npyio_options_set_allocator(
 /** Reading: deliver Fortran-order data in C order (the element at index
  * (i, j, ..) lands where a C array's would). No effect on C-order files. */
 #define NPYIO_READ_C_ORDER 0x2u
+/** Reading with a type (npyio_reader_set_type(), npyio_load_as()): allow
+ * the conversions np.can_cast(from, to, 'same_kind') allows: the safe ones
+ * and those within a kind or up the order bool, unsigned, signed, float,
+ * complex (f8 to f4, i8 to i2, u2 to i1). Without either cast flag the
+ * rule is 'safe'. */
+#define NPYIO_READ_CAST_SAME_KIND 0x4u
+/** Reading with a type: allow every conversion between numeric types
+ * (np.can_cast(..., 'unsafe')): integers wrap modulo 2**n, complex to real
+ * keeps the real part, float to integer truncates (a value the integer
+ * type cannot hold is NPYIO_E_OVERFLOW). With NPYIO_READ_CAST_SAME_KIND
+ * too, the rule is 'unsafe' (the wider of the two). */
+#define NPYIO_READ_CAST_UNSAFE 0x8u
 /** Writing: skip the fsync calls. By default a file written to a path, its
  * directory entry, appended rows and mapped changes are on stable storage
  * when the call that finishes them returns, so a completed write survives
@@ -1853,7 +1898,10 @@ NPYIO_API npyio_status npyio_stream_close(npyio_stream *stream);
  */
 
 /* Reads take the flags NPYIO_READ_NATIVE and NPYIO_READ_C_ORDER (above);
- * with none, the bytes arrive exactly as stored. */
+ * with none, the bytes arrive exactly as stored. After
+ * npyio_reader_set_type() every read delivers elements of the type set:
+ * sizes below are then count * that type's itemsize, not
+ * npyio_header_nbytes(). */
 
 /**
  * Open a .npy file for reading: parse its header and check that the data
@@ -1992,6 +2040,58 @@ NPYIO_API npyio_status npyio_reader_read_rows(npyio_reader *reader,
                                               int64_t first, int64_t count,
                                               void *dst, size_t cap,
                                               uint32_t flags);
+
+/**
+ * Read the data as elements of another numeric type, converted as NumPy's
+ * astype converts them: every later read of this reader
+ * (npyio_reader_read(), _read_alloc(), _read_chunk(), _read_rows(), with
+ * NPYIO_READ_C_ORDER as before) delivers elements of `type`, count *
+ * its itemsize bytes. npyio_reader_header() still describes the file.
+ *
+ * Types: bool `b1`, integers `i1 i2 i4 i8 u1 u2 u4 u8`, floats `f2 f4 f8`
+ * and long double, complex `c8 c16` and long-double complex; a long
+ * double (complex) only of this host's sizeof(long double) (f16 on
+ * x86-64, f12 on 32-bit x86), read as this host's format. Any byte order
+ * on both sides: the file's, and the type string's (`f8` and `=f8` are
+ * this host's order; NPYIO_READ_NATIVE has no effect on a converted
+ * read). The conversion must be allowed by np.can_cast(from, to, rule):
+ * the rule is 'safe' unless flags ask for NPYIO_READ_CAST_SAME_KIND or
+ * NPYIO_READ_CAST_UNSAFE (both: unsafe).
+ *
+ * Values are NumPy's: integers wrap modulo 2**n, integer and float
+ * conversions round once to nearest even (int64 to f4, f8 to f2; long
+ * double to f2 rounds through f4, as NumPy does), complex to real keeps
+ * the real part, anything to bool is x != 0 (NaN is true). A float that
+ * converts to an integer type it does not fit (NaN, infinity, out of
+ * range after truncation: undefined in C, host-dependent in NumPy) is
+ * NPYIO_E_OVERFLOW naming the element's index and value, and the reader
+ * fails (later reads repeat it); what was converted before it is in the
+ * buffer.
+ *
+ * The conversion runs where the data arrives, in blocks of 64 KiB of the
+ * file's type through one bounce buffer (no second full-size copy), on
+ * the calling thread: it does not use NPYIO_LIMIT_THREADS. Two cases hold
+ * more: rows of Fortran-order data read without NPYIO_READ_C_ORDER (the
+ * rows' band in the file's type, then converted), and a whole read from a
+ * stream that cannot seek (the file's data, then the converted copy).
+ * Fortran-order data in C order with a type needs a seekable stream.
+ *
+ * @param[in,out] reader a reader that has read nothing yet.
+ * @param[in] type a numeric type string ("<f4", "i8", ">c16", "b1"), or
+ *            NULL for the data as stored (undoes an earlier call).
+ * @param[in] flags NPYIO_READ_CAST_SAME_KIND, NPYIO_READ_CAST_UNSAFE, or 0.
+ * @return NPYIO_OK; NPYIO_E_UNSUPPORTED (a type on either side that is not
+ *         numeric, named: records, S, U, V, O, M, m; a long double of
+ *         another size than this host's; a conversion the rule refuses:
+ *         "cannot cast '<f8' to '<i4' under the 'safe' rule");
+ *         NPYIO_E_FORMAT (type is not a type string); NPYIO_E_STATE (a read
+ *         has begun, or the reader failed); NPYIO_E_INVALID_ARG (not a
+ *         reader, unknown flags).
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_reader_set_type(npyio_reader *reader,
+                                             const char *type,
+                                             uint32_t flags);
 
 /**
  * Close a reader (not its stream). NULL is fine.
@@ -2601,17 +2701,51 @@ NPYIO_API npyio_status npyio_map_open_member(npyio_npz *npz, size_t index,
 NPYIO_API npyio_status npyio_npz_verify(npyio_npz *npz, size_t index);
 
 /**
- * Load one array of an archive in one call, as npyio_load_with_header() loads a file:
- * open, find `key` (npyio_npz_find()), read it whole (CRC checked), close.
- * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER.
- * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such member, named); the statuses of npyio_npz_open_path(),
- *         npyio_reader_open_member() and npyio_reader_read_alloc().
+ * Load member `index` of an open archive in one call and one free, as
+ * npyio_load() loads a file: the data in native byte order and C
+ * order (CRC checked), its type and shape written into the caller's
+ * buffers. Open the archive once (npyio_npz_open_path()) and load each
+ * member with one call; find a key's index with npyio_npz_find().
+ *
+ * @param[in] npz the archive.
+ * @param[in] index the member (0 .. npyio_npz_count() - 1).
+ * @param[out] data receives the elements (npyio_free(); never NULL on
+ *             success).
+ * @param[out] len receives their size in bytes.
+ * @param[out] type receives NumPy's dtype.str, NUL-terminated, or the
+ *             descr list of a record (as npyio_load()).
+ * @param[in] type_cap the size of type, NUL included.
+ * @param[out] ndim receives the number of dimensions.
+ * @param[out] shape receives ndim lengths.
+ * @param[in] shape_cap the number of elements shape holds.
+ * @return NPYIO_OK; NPYIO_E_BUFFER_TOO_SMALL (type or shape too small);
+ *         NPYIO_E_INVALID_ARG (index out of range, as for every call
+ *         taking an index); the statuses of
+ *         npyio_reader_open_member() and npyio_reader_read_alloc(), damage
+ *         reported as damage (see npyio_reader_open_member()). On failure
+ *         *data is NULL and *len 0.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_npz_load(const char *path, const char *key,
-                                      uint32_t flags,
-                                      const npyio_options *options,
-                                      npyio_header **header, void **data);
+NPYIO_API npyio_status npyio_npz_load(npyio_npz *npz, size_t index,
+                                      void **data, size_t *len, char *type,
+                                      size_t type_cap, int *ndim,
+                                      int64_t *shape, size_t shape_cap);
+
+/**
+ * Load member `index` of an open archive in one call as elements of a
+ * numeric type: npyio_load_as() for a member (the same types, rules,
+ * values and statuses, with npyio_npz_load()'s for the member).
+ *
+ * @param[in] type the numeric type to deliver, or NULL for the type as
+ *            stored in native byte order.
+ * @param[in] flags NPYIO_READ_CAST_SAME_KIND, NPYIO_READ_CAST_UNSAFE, or 0.
+ * @return as npyio_load_as() and npyio_npz_load().
+ * @since 1.0
+ */
+NPYIO_API npyio_status npyio_npz_load_as(npyio_npz *npz, size_t index,
+                                         const char *type, uint32_t flags,
+                                         void **data, size_t *len, int *ndim,
+                                         int64_t *shape, size_t shape_cap);
 
 /* ------------------------------------------------------------------------ */
 /* .npz archives: writing                                                   */

@@ -713,79 +713,70 @@ npyio_status npyio_npz_verify(npyio_npz *npz, size_t index)
     return npyio__as_called(npz_verify_body(npz, index), "npyio_npz_verify");
 }
 
-/* Member index of the archive at path, read whole. Failures name the
- * archive and the member once: the damage message names both ("member
- * 'b.npy' of PATH is damaged"); else the path goes in front. */
+/* Member index read whole in one call (npyio__reader_load_as), with
+ * `type` (NULL: as stored). Failures name the member once: damage as
+ * damage ("member 'b.npy' of PATH is damaged"), else the member's label
+ * in front. */
 static npyio_status load_member(npyio_npz *npz, size_t index,
-                                const char *path, uint32_t flags,
-                                npyio_header **header, void **data)
+                                const char *type, uint32_t flags,
+                                const char *where, void **data, size_t *len,
+                                char *type_out, size_t type_cap, int *ndim,
+                                int64_t *shape, size_t shape_cap)
 {
     npyio_reader *r = NULL;
     char label[128];
     reader_failure how;
     bool damaged = false;
-    npyio_status st = open_reader(npz, index, "npyio_npz_load", &r, &how);
+    npyio_status st = npyio__check_load_outputs(data, len, ndim, shape,
+                                                shape_cap, where);
 
+    if (st == NPYIO_OK && type_out == NULL && type_cap > 0)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: type is NULL", where);
+    if (st == NPYIO_OK)
+        st = npyio__check_flags(flags, NPYIO_READ_CAST_SAME_KIND |
+                                NPYIO_READ_CAST_UNSAFE, where);
+    if (st == NPYIO_OK)
+        st = check_index(npz, index, where);
+    if (st != NPYIO_OK)
+        return st;
+    st = open_reader(npz, index, where, &r, &how);
     member_label(&npz->dir.entries[index], index, label, sizeof label);
     if (how == READER_OPENED) {
-        /* Its failures name the member (label). */
-        st = npyio__reader_load(r, flags, label, header, data);
+        st = npyio__reader_load_as(r, type, flags, label, where, data, len,
+                                   type_out, type_cap, ndim, shape,
+                                   shape_cap);
         if (st != NPYIO_OK)
             st = damage_instead(npz, index, st, &damaged);
     } else if (how == READER_FAILED) {
         st = npyio__with_context(st, label);
     }
-    if (how == DAMAGED || damaged)
-        return st;
-    return npyio__with_context(st, path);
-}
-
-static npyio_status npz_load_body(const char *path, const char *key,
-                                  uint32_t flags,
-                                  const npyio_options *options,
-                                  npyio_header **header, void **data)
-{
-    static const char where[] = "npyio_npz_load";
-    npyio_npz *npz = NULL;
-    size_t index = 0;
-    npyio_status st, closed;
-
-    if (header == NULL || data == NULL || key == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
-                           header == NULL ? "header"
-                           : data == NULL ? "data"
-                                          : "key");
-    *header = NULL;
-    *data = NULL;
-    st = npyio__check_flags(flags, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
-                            where);
-    if (st == NPYIO_OK)
-        st = npyio_npz_open_path(path, options, &npz);
-    if (st != NPYIO_OK)
-        return st;
-    st = npyio__with_context(find_member(npz, key, &index, NULL), path);
-    if (st == NPYIO_OK)
-        st = load_member(npz, index, path, flags, header, data);
-    closed = npyio_npz_close(npz);
-    if (st == NPYIO_OK && closed != NPYIO_OK) {
-        npyio_header_free(*header);
-        npyio__free(*data);
-        *header = NULL;
-        *data = NULL;
-        st = closed;
-    }
     return st;
 }
 
-npyio_status npyio_npz_load(const char *path, const char *key,
-                            uint32_t flags, const npyio_options *options,
-                            npyio_header **header, void **data)
+npyio_status npyio_npz_load(npyio_npz *npz, size_t index, void **data,
+                            size_t *len, char *type, size_t type_cap,
+                            int *ndim, int64_t *shape, size_t shape_cap)
 {
-    if (header != NULL)
-        *header = NULL; /* outputs are cleared whatever is refused */
     if (data != NULL)
-        *data = NULL;
-    return npyio__as_called(npz_load_body(path, key, flags, options, header,
-                                          data),
+        *data = NULL; /* outputs are cleared whatever is refused */
+    if (len != NULL)
+        *len = 0;
+    return npyio__as_called(load_member(npz, index, NULL, 0,
+                                        "npyio_npz_load", data, len, type,
+                                        type_cap, ndim, shape, shape_cap),
                             "npyio_npz_load");
+}
+
+npyio_status npyio_npz_load_as(npyio_npz *npz, size_t index, const char *type,
+                               uint32_t flags, void **data, size_t *len,
+                               int *ndim, int64_t *shape, size_t shape_cap)
+{
+    if (data != NULL)
+        *data = NULL; /* outputs are cleared whatever is refused */
+    if (len != NULL)
+        *len = 0;
+    return npyio__as_called(load_member(npz, index, type, flags,
+                                        "npyio_npz_load_as", data, len, NULL,
+                                        0, ndim, shape, shape_cap),
+                            "npyio_npz_load_as");
 }

@@ -8,7 +8,9 @@
  * reader failed. Part of the array I/O core; knows nothing of zip
  * archives.
  */
+#include "cast.h"
 #include "convert.h"
+#include "descr.h"
 #include "error.h"
 #include "header_io.h"
 #include "options.h"
@@ -59,6 +61,10 @@ struct npyio_reader {
     npyio__converter chunks;
     /* A failed read: the first failure, repeated by later reads. */
     npyio__sticky sticky;
+    /* npyio_reader_set_type(): every read delivers elements converted
+     * by this plan (its target's itemsize, byte order). */
+    bool casting;
+    npyio__cast_plan cast;
 };
 
 /*
@@ -340,20 +346,31 @@ static npyio_status repeat_failure(const npyio_reader *r, const char *where)
 
 /* ---- conversions ---------------------------------------------------------------- */
 
-/* Checks common to every read of numbers (whole, chunks, rows). */
-static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
-                                  const char *where)
+/* A live reader that has not failed, and no flags but `allowed`. */
+static npyio_status check_call(npyio_reader *r, uint32_t flags,
+                               uint32_t allowed, const char *where)
 {
     npyio_status st = check_reader(r, where);
 
-    if (st != NPYIO_OK)
-        return st;
-    st = npyio__check_flags(flags, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
-                            where);
+    if (st == NPYIO_OK)
+        st = npyio__check_flags(flags, allowed, where);
     if (st != NPYIO_OK)
         return st;
     if (r->sticky.failed != NPYIO_OK)
         return repeat_failure(r, where);
+    return NPYIO_OK;
+}
+
+/* Checks common to every read of numbers (whole, chunks, rows). */
+static npyio_status check_numbers(npyio_reader *r, uint32_t flags,
+                                  const char *where)
+{
+    npyio_status st = check_call(r, flags,
+                                 NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                                 where);
+
+    if (st != NPYIO_OK)
+        return st;
     if (npyio_dtype_has_objects(r->header->dtype))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the array holds Python "
                            "objects, stored as a pickle, which libnpyio "
@@ -408,6 +425,18 @@ static void enter_state(npyio_reader *r, read_call call, uint32_t flags)
     }
 }
 
+/* A chunked pass that has delivered everything: its converter goes, the
+ * stream is checked to end there, and NPYIO_END (or the failure). */
+static npyio_status end_of_pass(npyio_reader *r, uint32_t flags)
+{
+    npyio_status st;
+
+    enter_state(r, CALL_CHUNK, flags);
+    end_chunks(r);
+    st = fail_reader(r, npyio__stream_finish(r->stream));
+    return st != NPYIO_OK ? st : NPYIO_END;
+}
+
 /* A whole read happens once, and not during a chunked pass. */
 static npyio_status check_read(npyio_reader *r, uint32_t flags,
                                const char *where)
@@ -432,7 +461,7 @@ static npyio_status make_converter(npyio_reader *r, uint32_t flags,
     spec.ndim = h->ndim;
     spec.shape = h->shape;
     spec.fortran = npyio__header_fortran_data(h);
-    spec.native = (flags & NPYIO_READ_NATIVE) != 0;
+    spec.native = (flags & NPYIO_READ_NATIVE) != 0 && !r->casting;
     spec.c_order = (flags & NPYIO_READ_C_ORDER) != 0;
     spec.bands = bands && spec.fortran;
     /* Only bands are read by seeks (asked only then: see
@@ -558,6 +587,209 @@ static npyio_status read_in_place(npyio_reader *r, const npyio__converter *c,
     return NPYIO_OK;
 }
 
+/* ---- reading with a type ------------------------------------------------------- */
+
+/* Elements of the file's type per block of a conversion: the bounce
+ * buffer and its converted block stay in cache together. */
+#define CAST_BYTES ((size_t)1 << 16)
+
+static uint64_t row_elements(const npyio_header *h);
+static npyio_status check_forward(npyio_reader *r, uint64_t offset);
+static npyio_status chunk_converter(npyio_reader *r, uint32_t flags,
+                                    uint64_t rows);
+
+/* Elements of the array (numeric types: itemsize > 0). */
+static uint64_t element_count(const npyio_header *h)
+{
+    if (h->dtype->itemsize == 0)
+        return 0;
+    return (uint64_t)h->nbytes / h->dtype->itemsize;
+}
+
+/* The bytes reads deliver for `elements` elements: of the type set, or as
+ * stored. */
+static npyio_status delivered_bytes(const npyio_reader *r, uint64_t elements,
+                                    const char *where, size_t *out)
+{
+    size_t size = r->casting ? r->cast.to.size : r->header->dtype->itemsize;
+
+    *out = 0;
+    if (size != 0 && elements > SIZE_MAX / size)
+        return npyio__fail(NPYIO_E_OVERFLOW, "%s: %llu elements of %zu "
+                           "bytes are more than this host's address space",
+                           where, (unsigned long long)elements, size);
+    *out = (size_t)(elements * size);
+    return NPYIO_OK;
+}
+
+/* Elements of the file's type in one block of a conversion. */
+static size_t cast_step(const npyio_reader *r)
+{
+    size_t fs = r->header->dtype->itemsize;
+
+    return fs == 0 || CAST_BYTES / fs == 0 ? 1 : CAST_BYTES / fs;
+}
+
+/* The most rows one block of a conversion touches (a converter's
+ * band_rows). */
+static uint64_t cast_band_rows(const npyio_reader *r)
+{
+    uint64_t row = row_elements(r->header);
+
+    return row == 0 ? 1 : cast_step(r) / row + 2;
+}
+
+/*
+ * Elements [pos, pos + n) as delivered (C order when `reorder`, else in
+ * file order), a block at a time through a bounce buffer of the file's
+ * type, converted into dst: never a second copy of the whole.
+ */
+static npyio_status read_cast(npyio_reader *r, npyio__converter *c,
+                              bool reorder, uint64_t pos, uint64_t n,
+                              unsigned char *dst)
+{
+    size_t fs = r->header->dtype->itemsize, ts = r->cast.to.size;
+    size_t step = cast_step(r);
+    uint64_t row = row_elements(r->header), done = 0;
+    void *bounce = NULL;
+    npyio_status st = npyio__alloc(&r->mem, (n < step ? (size_t)n : step) * fs,
+                                   "conversion buffer", &bounce);
+
+    while (st == NPYIO_OK && done < n) {
+        uint64_t p = pos + done, k = n - done < step ? n - done : step;
+        uint64_t last = p + k - 1;
+
+        if (reorder) {
+            st = read_band_part(r, c, p / row, last / row - p / row + 1,
+                                p % row, last % row + 1, bounce);
+        } else {
+            st = seek_data(r, p * fs);
+            if (st == NPYIO_OK)
+                st = read_data(r, bounce, (size_t)k * fs);
+        }
+        if (st == NPYIO_OK)
+            st = npyio__cast_apply(&r->cast, bounce, dst + done * ts,
+                                   (size_t)k, p);
+        done += k;
+    }
+    npyio__free(bounce);
+    return st;
+}
+
+static npyio_status refuse_pipe_reorder(const char *where)
+{
+    return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: Fortran-order data in C "
+                       "order needs a stream that can seek", where);
+}
+
+/* The whole array, converted, into dst. */
+static npyio_status read_cast_whole(npyio_reader *r, uint32_t flags,
+                                    void *dst)
+{
+    bool reorder = reorders(r, flags);
+    npyio__converter c;
+    npyio_status st = seek_data(r, 0); /* refused if a pipe moved on */
+
+    if (st == NPYIO_OK && reorder && !reader_seekable(r))
+        st = refuse_pipe_reorder("reading with a type");
+    if (st == NPYIO_OK)
+        st = make_converter(r, flags, reorder, cast_band_rows(r), &c);
+    if (st != NPYIO_OK)
+        return st;
+    enter_state(r, CALL_WHOLE, flags);
+    st = read_cast(r, &c, reorder, 0, element_count(r->header), dst);
+    npyio__converter_free(&c);
+    if (st == NPYIO_OK)
+        st = npyio__stream_finish(r->stream);
+    return fail_reader(r, st);
+}
+
+/* A block of the file's type read whole (from a pipe), converted into a
+ * new block that replaces it. */
+static npyio_status cast_block(npyio_reader *r, void **block)
+{
+    uint64_t n = element_count(r->header);
+    void *out = NULL;
+    npyio_status st = npyio__alloc(&r->mem, (size_t)n * r->cast.to.size,
+                                   "array data", &out);
+
+    if (st == NPYIO_OK)
+        st = npyio__cast_apply(&r->cast, *block, out, (size_t)n, 0);
+    if (st != NPYIO_OK) {
+        npyio__free(out);
+        return st;
+    }
+    npyio__free(*block);
+    *block = out;
+    return NPYIO_OK;
+}
+
+/* Rows of any layout, converted. Fortran data kept in Fortran order is
+ * the one case read whole first (its band's runs, in the file's type):
+ * the rows' layout is not the file's, nor a sequence of blocks. */
+static npyio_status read_rows_cast(npyio_reader *r, npyio__converter *c,
+                                   bool reorder, uint64_t first,
+                                   uint64_t count, unsigned char *dst)
+{
+    const npyio_header *h = r->header;
+    size_t fs = h->dtype->itemsize;
+    uint64_t row = row_elements(h);
+    bool fortran = npyio__header_fortran_data(h);
+    void *band = NULL;
+    npyio_status st = check_forward(r, fortran ? first * fs
+                                               : first * row * fs);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (!fortran || reorder)
+        return fail_reader(r, read_cast(r, c, reorder, first * row,
+                                        count * row, dst));
+    st = npyio__alloc(&r->mem, (size_t)(count * row) * fs, "rows", &band);
+    if (st == NPYIO_OK)
+        st = fail_reader(r, read_band(r, c, first, count, band));
+    if (st == NPYIO_OK)
+        st = fail_reader(r, npyio__cast_apply(&r->cast, band, dst,
+                                              (size_t)(count * row),
+                                              first * row));
+    npyio__free(band);
+    return st;
+}
+
+/* The next chunk of a conversion: as many whole elements of the type as
+ * fit (in C order for reordered data, inside rows as it comes). */
+static npyio_status read_chunk_cast(npyio_reader *r, void *dst, size_t cap,
+                                    uint32_t flags, size_t *got)
+{
+    static const char where[] = "npyio_reader_read_chunk";
+    bool reorder = reorders(r, flags);
+    uint64_t row = row_elements(r->header), n;
+    uint64_t left = element_count(r->header) - r->chunk_pos;
+    size_t fs = r->header->dtype->itemsize, ts = r->cast.to.size;
+    npyio_status st;
+
+    if (reorder && !reader_seekable(r))
+        return refuse_pipe_reorder(where);
+    if (left == 0)
+        return end_of_pass(r, flags);
+    if (cap < ts)
+        return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is %zu "
+                           "bytes, the buffer %zu", where, ts, cap);
+    n = cap / ts < left ? cap / ts : left;
+    enter_state(r, CALL_CHUNK, flags);
+    st = check_forward(r, reorder ? r->chunk_pos / row * fs
+                                  : r->chunk_pos * fs);
+    if (st == NPYIO_OK)
+        st = chunk_converter(r, flags, cast_band_rows(r));
+    if (st == NPYIO_OK)
+        st = fail_reader(r, read_cast(r, &r->chunks, reorder, r->chunk_pos,
+                                      n, dst));
+    if (st == NPYIO_OK) {
+        r->chunk_pos += n;
+        *got = (size_t)(n * ts);
+    }
+    return st;
+}
+
 /* The whole data into dst: in place, or reordered in one band of all the
  * rows (the converter reads long columns in runs and short ones in
  * spans; on a pipe, in file order). */
@@ -566,8 +798,11 @@ static npyio_status read_converted(npyio_reader *r, uint32_t flags, void *dst)
     const npyio_header *h = r->header;
     bool reorder = reorders(r, flags);
     npyio__converter c;
-    npyio_status st = seek_data(r, 0); /* refused if a pipe moved on */
+    npyio_status st;
 
+    if (r->casting)
+        return read_cast_whole(r, flags, dst);
+    st = seek_data(r, 0); /* refused if a pipe moved on */
     if (st == NPYIO_OK)
         st = make_converter(r, flags, reorder, 0, &c);
     if (st != NPYIO_OK)
@@ -588,15 +823,18 @@ static npyio_status reader_read_body(npyio_reader *reader, void *dst, size_t cap
                                      uint32_t flags)
 {
     static const char where[] = "npyio_reader_read";
+    size_t need = 0;
     npyio_status st = check_read(reader, flags, where);
 
+    if (st == NPYIO_OK)
+        st = delivered_bytes(reader, element_count(reader->header), where,
+                             &need);
     if (st != NPYIO_OK)
         return st;
-    if (cap < (size_t)reader->header->nbytes)
-        return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: the data is %lld "
-                           "bytes, the buffer %zu", where,
-                           (long long)reader->header->nbytes, cap);
-    if (dst == NULL && reader->header->nbytes > 0)
+    if (cap < need)
+        return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: the data is %zu "
+                           "bytes, the buffer %zu", where, need, cap);
+    if (dst == NULL && need > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dst is NULL", where);
     return read_converted(reader, flags, dst);
 }
@@ -639,6 +877,8 @@ static npyio_status read_alloc_unseekable(npyio_reader *r, uint32_t flags,
         }
         raw = NULL;
     }
+    if (st == NPYIO_OK && r->casting)
+        st = fail_reader(r, cast_block(r, &block));
     npyio__free(raw);
     npyio__converter_free(&c);
     *out = block;
@@ -661,13 +901,17 @@ static npyio_status reader_read_alloc_body(npyio_reader *reader, uint32_t flags,
     st = check_read(reader, flags, where);
     if (st != NPYIO_OK)
         return st;
-    nbytes = (size_t)reader->header->nbytes;
+    st = delivered_bytes(reader, element_count(reader->header), where,
+                         &nbytes);
+    if (st != NPYIO_OK)
+        return st;
     if (reader->length_checked) { /* checked when it was opened */
         st = npyio__alloc(&reader->mem, nbytes, "array data", &block);
         if (st == NPYIO_OK)
             st = read_converted(reader, flags, block);
     } else {
-        st = read_alloc_unseekable(reader, flags, nbytes, &block);
+        st = read_alloc_unseekable(reader, flags,
+                                   (size_t)reader->header->nbytes, &block);
     }
     if (st != NPYIO_OK) {
         npyio__free(block);
@@ -805,7 +1049,8 @@ static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
     if (first < 0 || count < 0 || first > h->shape[0] ||
         count > h->shape[0] - first)
         return npyio__fail_rows(where, first, count, h->shape[0], "the");
-    need = (uint64_t)count * row_elements(h) * h->dtype->itemsize;
+    need = (uint64_t)count * row_elements(h) *
+           (reader->casting ? reader->cast.to.size : h->dtype->itemsize);
     if (need > cap)
         return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: %lld rows are "
                            "%llu bytes, the buffer %zu", where,
@@ -817,7 +1062,10 @@ static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
         return st;
     enter_state(reader, CALL_ROWS, flags);
     st = make_converter(reader, flags, true, (uint64_t)count, &c);
-    if (st == NPYIO_OK)
+    if (st == NPYIO_OK && reader->casting)
+        st = read_rows_cast(reader, &c, reorders(reader, flags),
+                            (uint64_t)first, (uint64_t)count, dst);
+    else if (st == NPYIO_OK)
         st = read_row_range(reader, &c, (uint64_t)first, (uint64_t)count,
                             dst);
     npyio__converter_free(&c);
@@ -870,13 +1118,9 @@ static npyio_status read_chunk_reordered(npyio_reader *r, void *dst,
     if (!reader_seekable(r))
         return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: Fortran-order data in "
                            "C order needs a stream that can seek", where);
-    if (left == 0 || itemsize == 0) {
-        enter_state(r, CALL_CHUNK, flags);
-        end_chunks(r);
-        st = fail_reader(r, npyio__stream_finish(r->stream));
-        return st != NPYIO_OK ? st : NPYIO_END; /* (elements of 0 bytes:
-                                                   nothing to deliver) */
-    }
+    if (left == 0 || itemsize == 0) /* (elements of 0 bytes: nothing to
+                                          deliver) */
+        return end_of_pass(r, flags);
     n = cap / itemsize < left ? cap / itemsize : left;
     if (n == 0)
         return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is "
@@ -922,15 +1166,13 @@ static npyio_status reader_read_chunk_body(npyio_reader *reader, void *dst,
         return st;
     h = reader->header;
     itemsize = h->dtype->itemsize;
+    if (reader->casting)
+        return read_chunk_cast(reader, dst, cap, flags, got);
     if (reorders(reader, flags))
         return read_chunk_reordered(reader, dst, cap, flags, got);
     left = (uint64_t)h->nbytes - reader->chunk_pos;
-    if (left == 0) {
-        enter_state(reader, CALL_CHUNK, flags);
-        end_chunks(reader);
-        st = fail_reader(reader, npyio__stream_finish(reader->stream));
-        return st != NPYIO_OK ? st : NPYIO_END;
-    }
+    if (left == 0)
+        return end_of_pass(reader, flags);
     if (cap < itemsize)
         return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: one element is %zu "
                            "bytes, the buffer %zu", where, itemsize, cap);
@@ -1099,3 +1341,162 @@ npyio_status npyio_load(const char *path, const npyio_options *options,
                                             type_cap, ndim, shape, shape_cap),
                             "npyio_load");
 }
+
+/* ---- reading with a type: the calls ----------------------------------------------- */
+
+static npyio_status reader_set_type_body(npyio_reader *r, const char *type,
+                                         uint32_t flags)
+{
+    static const char where[] = "npyio_reader_set_type";
+    npyio_dtype *dt = NULL;
+    npyio__cast_plan plan;
+    npyio_status st = check_call(r, flags,
+                                 NPYIO_READ_CAST_SAME_KIND |
+                                     NPYIO_READ_CAST_UNSAFE,
+                                 where);
+
+    if (st != NPYIO_OK)
+        return st;
+    if (r->state != READER_FRESH)
+        return npyio__fail(NPYIO_E_STATE, "%s: the type is set before the "
+                           "first read, and this reader has read", where);
+    if (type == NULL) {
+        r->casting = false;
+        return NPYIO_OK;
+    }
+    st = npyio__dtype_from_str(type, strlen(type), SIZE_MAX, &r->mem, &dt);
+    if (st == NPYIO_OK)
+        st = npyio__cast_plan_make(r->header->dtype, dt,
+                                   npyio__cast_rule(flags), &r->mem, &plan);
+    npyio_dtype_unref(dt);
+    if (st != NPYIO_OK)
+        return st;
+    r->cast = plan;
+    r->casting = true;
+    return NPYIO_OK;
+}
+
+npyio_status npyio_reader_set_type(npyio_reader *reader, const char *type,
+                                   uint32_t flags)
+{
+    return npyio__as_called(reader_set_type_body(reader, type, flags),
+                            "npyio_reader_set_type");
+}
+
+/* The type of the data a load hands back: the type set, or the file's in
+ * native order (dtype.str, a record's descr list). */
+static npyio_status reader_type_text(const npyio_reader *r, char *type,
+                                     size_t type_cap, const char *where)
+{
+    npyio_dtype *native = NULL;
+    npyio_status st;
+
+    if (r->casting) {
+        size_t need = strlen(r->cast.to.name) + 1;
+
+        if (need > type_cap)
+            return npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: the type needs "
+                               "%zu bytes (NUL included), type_cap is %zu",
+                               where, need, type_cap);
+        memcpy(type, r->cast.to.name, need);
+        return NPYIO_OK;
+    }
+    st = npyio_dtype_new_native(r->header->dtype, &native);
+    if (st == NPYIO_OK)
+        st = type_text(native, type, type_cap, where);
+    npyio_dtype_unref(native);
+    return st;
+}
+
+npyio_status npyio__reader_load_as(npyio_reader *r, const char *type,
+                                   uint32_t flags, const char *context,
+                                   const char *where, void **data,
+                                   size_t *len, char *type_out,
+                                   size_t type_cap, int *ndim,
+                                   int64_t *shape, size_t shape_cap)
+{
+    int nd = r->header->ndim;
+    npyio_status st = NPYIO_OK, closed;
+
+    if (nd > 0 && (size_t)nd > shape_cap)
+        st = npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: the array has %d "
+                         "dimensions, shape_cap is %zu", where, nd,
+                         shape_cap);
+    if (st == NPYIO_OK)
+        st = npyio__with_context(reader_set_type_body(r, type, flags),
+                                 context);
+    if (st == NPYIO_OK && type_out != NULL)
+        st = reader_type_text(r, type_out, type_cap, where);
+    if (st == NPYIO_OK)
+        st = npyio__with_context(
+            npyio_reader_read_alloc(r, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                                    data, len),
+            context);
+    if (st == NPYIO_OK && nd > 0)
+        memcpy(shape, r->header->shape, (size_t)nd * sizeof *shape);
+    closed = npyio_reader_close(r);
+    if (st == NPYIO_OK)
+        st = closed;
+    if (st != NPYIO_OK) {
+        npyio__free(*data);
+        *data = NULL;
+        *len = 0;
+    } else {
+        *ndim = nd;
+    }
+    return st;
+}
+
+npyio_status npyio__check_load_outputs(void **data, size_t *len, int *ndim,
+                                       int64_t *shape, size_t shape_cap,
+                                       const char *where)
+{
+    if (data == NULL || len == NULL || ndim == NULL ||
+        (shape == NULL && shape_cap > 0))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           data == NULL  ? "data"
+                           : len == NULL ? "len"
+                           : ndim == NULL ? "ndim"
+                                          : "shape");
+    *data = NULL;
+    *len = 0;
+    *ndim = 0;
+    return NPYIO_OK;
+}
+
+static npyio_status load_as_body(const char *path, const char *type,
+                                 uint32_t flags, const npyio_options *options,
+                                 void **data, size_t *len, int *ndim,
+                                 int64_t *shape, size_t shape_cap)
+{
+    static const char where[] = "npyio_load_as";
+    npyio_reader *r = NULL;
+    npyio_status st = npyio__check_load_outputs(data, len, ndim, shape,
+                                                shape_cap, where);
+
+    /* Refused flags open nothing. */
+    if (st == NPYIO_OK)
+        st = npyio__check_flags(flags, NPYIO_READ_CAST_SAME_KIND |
+                                NPYIO_READ_CAST_UNSAFE, where);
+    if (st == NPYIO_OK)
+        st = npyio_reader_open_path(path, options, &r);
+    if (st != NPYIO_OK)
+        return st;
+    return npyio__reader_load_as(r, type, flags, path, where, data, len,
+                                 NULL, 0, ndim, shape, shape_cap);
+}
+
+npyio_status npyio_load_as(const char *path, const char *type, uint32_t flags,
+                           const npyio_options *options, void **data,
+                           size_t *len, int *ndim, int64_t *shape,
+                           size_t shape_cap)
+{
+    if (data != NULL)
+        *data = NULL; /* outputs are cleared whatever is refused */
+    if (len != NULL)
+        *len = 0;
+    return npyio__as_called(load_as_body(path, type, flags, options, data,
+                                         len, ndim, shape, shape_cap),
+                            "npyio_load_as");
+}
+

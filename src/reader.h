@@ -26,4 +26,26 @@ npyio_status npyio__reader_load(npyio_reader *r, uint32_t flags,
                                 const char *context, npyio_header **header,
                                 void **data);
 
+/*
+ * The one-call loads' second half over an open reader: with `type` (NULL:
+ * as stored) set as npyio_reader_set_type() sets it under `flags`, the
+ * whole data in C order (native byte order when no type is given), its
+ * size, the type's text (type_out NULL: not asked; a record's descr
+ * list), ndim and shape (NPYIO_E_BUFFER_TOO_SMALL if shape_cap < ndim).
+ * `context` prefixes the reader's failures, `where` names the call. The
+ * reader is closed whatever happens; on failure *data is NULL, *len 0.
+ */
+npyio_status npyio__reader_load_as(npyio_reader *r, const char *type,
+                                   uint32_t flags, const char *context,
+                                   const char *where, void **data,
+                                   size_t *len, char *type_out,
+                                   size_t type_cap, int *ndim,
+                                   int64_t *shape, size_t shape_cap);
+
+/* Check and clear the outputs of a one-call load (data, len, ndim, and
+ * shape unless shape_cap is 0). */
+npyio_status npyio__check_load_outputs(void **data, size_t *len, int *ndim,
+                                       int64_t *shape, size_t shape_cap,
+                                       const char *where);
+
 #endif /* NPYIO_READER_H */

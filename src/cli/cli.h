@@ -24,6 +24,8 @@ typedef struct cli_args {
     int64_t max;         /* print --max N */
     char order;          /* convert --order: 'C' or 'F' */
     char byteorder;      /* convert --byteorder: '=', '<' or '>' */
+    const char *dtype;   /* convert --dtype TYPE, or NULL */
+    uint32_t cast_flags; /* convert --casting: NPYIO_READ_CAST_* */
     int no_sync;         /* convert, pack, unpack --no-sync */
     int level;           /* pack --compress[=LEVEL]: 0 stores */
     int no_align;        /* pack --no-align */

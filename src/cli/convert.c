@@ -1,7 +1,13 @@
 /*
  * convert.c - `npyio convert IN OUT [--order C|F] [--byteorder ORDER]
- * [--no-sync]`:
- * rewrite an .npy file as np.save would write the converted array.
+ * [--dtype TYPE [--casting RULE]] [--no-sync]`:
+ * rewrite an .npy file as np.save would write the converted array
+ * (np.load(IN).astype(TYPE, casting=RULE), then the order and byte order
+ * asked for).
+ *
+ * With --dtype the reader converts (npyio_reader_set_type) to TYPE in
+ * native byte order, chunk by chunk, and the chunks are swapped into
+ * OUT's byte order as without it.
  *
  * The data streams through a bounded buffer: read in the order OUT needs
  * and in native byte order, then swapped into OUT's byte order
@@ -96,6 +102,26 @@ static npyio_status open_source(const cli_input *in, char order, source *src)
     return open_reversed_view(in, src);
 }
 
+/* --dtype: the reader delivers OUT's type in native byte order. */
+static npyio_status set_type(const source *src, const cli_args *a,
+                             const npyio_header *out_header)
+{
+    npyio_dtype *native = NULL;
+    char type[64];
+    size_t len = 0;
+    npyio_status st;
+
+    if (a->dtype == NULL)
+        return NPYIO_OK;
+    st = npyio_dtype_new_native(npyio_header_dtype(out_header), &native);
+    if (st == NPYIO_OK)
+        st = npyio_dtype_str(native, type, sizeof type, &len);
+    npyio_dtype_unref(native);
+    if (st == NPYIO_OK)
+        st = npyio_reader_set_type(src->reader, type, a->cast_flags);
+    return st;
+}
+
 static void close_source(const cli_input *in, source *src)
 {
     if (src->reader != in->reader)
@@ -106,14 +132,21 @@ static void close_source(const cli_input *in, source *src)
     npyio_options_free(src->options);
 }
 
-/* OUT's header: IN's dtype in the requested byte order, IN's shape. */
+/* OUT's header: IN's dtype (or --dtype's) in the requested byte order,
+ * IN's shape. */
 static npyio_status output_header(const npyio_header *h, const cli_args *a,
                                   npyio_header **out)
 {
-    npyio_dtype *dt = NULL;
-    npyio_status st = npyio_dtype_new_byteorder(npyio_header_dtype(h),
-                                                 a->byteorder, &dt);
+    npyio_dtype *dt = NULL, *type = NULL;
+    npyio_status st = NPYIO_OK;
 
+    if (a->dtype != NULL)
+        st = npyio_dtype_parse(a->dtype, strlen(a->dtype), NULL, &type);
+    if (st == NPYIO_OK)
+        st = npyio_dtype_new_byteorder(type != NULL ? type
+                                                     : npyio_header_dtype(h),
+                                        a->byteorder, &dt);
+    npyio_dtype_unref(type);
     if (st == NPYIO_OK)
         st = npyio_header_new(dt, npyio_header_ndim(h), npyio_header_shape(h),
                               a->order == 'F', out);
@@ -227,6 +260,8 @@ int cli_convert(const cli_args *a)
     st = output_header(npyio_reader_header(in.reader), a, &out_header);
     if (st == NPYIO_OK)
         st = open_source(&in, a->order, &src);
+    if (st == NPYIO_OK)
+        st = set_type(&src, a, out_header);
     if (st == NPYIO_OK) {
         st = open_output(out_name, out_header, a->no_sync, a->options,
                          &out_stream, &w);

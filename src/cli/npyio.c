@@ -33,6 +33,7 @@
 #define OPT_NO_ALIGN 256u
 #define OPT_APPEND 512u
 #define OPT_FORCE 1024u
+#define OPT_DTYPE 2048u
 
 typedef struct command {
     const char *name;
@@ -154,6 +155,7 @@ static const command commands[] = {
      UNTRUSTED_HELP,
      OPT_UNTRUSTED, 1, -1, cli_validate},
     {"convert", "usage: npyio convert [--order C|F] [--byteorder ORDER] "
+                "[--dtype TYPE [--casting safe|same_kind|unsafe]] "
                 "[--no-sync] IN OUT",
      "Rewrite the .npy file IN as OUT, byte for byte as np.save writes the\n"
      "converted array. An existing OUT is replaced only when all went well.\n"
@@ -164,9 +166,16 @@ static const command commands[] = {
      "                        is recorded only where it matters, as np.save does\n"
      "  --byteorder ORDER     native (default), little or big: the byte order\n"
      "                        of every field of OUT\n"
+     "  --dtype TYPE          convert the elements to the numeric type TYPE\n"
+     "                        (b1 i1..i8 u1..u8 f2 f4 f8 c8 c16, this host's\n"
+     "                        long double), as astype(TYPE) does; OUT's byte\n"
+     "                        order is still --byteorder's\n"
+     "  --casting RULE        safe (default), same_kind or unsafe: which\n"
+     "                        conversions --dtype allows (np.can_cast)\n"
      SYNC_HELP
      UNTRUSTED_HELP,
-     OPT_ORDER | OPT_BYTEORDER | OPT_NO_SYNC | OPT_UNTRUSTED, 2, 2,
+     OPT_ORDER | OPT_BYTEORDER | OPT_NO_SYNC | OPT_UNTRUSTED | OPT_DTYPE, 2,
+     2,
      cli_convert},
     {"pack", "usage: npyio pack [--compress[=LEVEL]] [--threads N] "
              "[--no-align] [--append] [--no-sync] OUT.npz NAME=FILE.npy...",
@@ -312,6 +321,32 @@ static char byteorder_of(const char *v)
     return 0;
 }
 
+/* convert's --dtype and --casting: 0 if taken, EXIT_USAGE if wrong, -1 if
+ * the argument is neither. */
+static int parse_dtype_option(const command *cmd, int argc, char **argv,
+                              int *i, cli_args *a)
+{
+    const char *v;
+
+    if (!(cmd->options & OPT_DTYPE))
+        return -1;
+    if ((v = option_value(argc, argv, i, "--dtype")) != NULL) {
+        a->dtype = v;
+        return 0;
+    }
+    if ((v = option_value(argc, argv, i, "--casting")) == NULL)
+        return -1;
+    if (strcmp(v, "safe") == 0)
+        a->cast_flags = 0;
+    else if (strcmp(v, "same_kind") == 0)
+        a->cast_flags = NPYIO_READ_CAST_SAME_KIND;
+    else if (strcmp(v, "unsafe") == 0)
+        a->cast_flags = NPYIO_READ_CAST_UNSAFE;
+    else
+        return usage(cmd, "--casting takes safe, same_kind or unsafe");
+    return 0;
+}
+
 /* One option; returns 0, 1 for --help, or EXIT_USAGE. The flags and the
  * options with values have names apart, so which is tried first does not
  * matter. */
@@ -326,6 +361,8 @@ static int parse_option(const command *cmd, int argc, char **argv, int *i,
         return 1;
     if (parse_flag(cmd, argv[*i], a))
         return 0;
+    if ((n = parse_dtype_option(cmd, argc, argv, i, a)) >= 0)
+        return (int)n;
     if ((v = option_value(argc, argv, i, "--max-header-size")) != NULL) {
         if (parse_count(v, &n) != 0)
             return usage(cmd, "--max-header-size takes a byte count");

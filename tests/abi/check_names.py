@@ -35,8 +35,7 @@ TASKS = {"npyio_save", "npyio_load", "npyio_load_as", "npyio_append",
          "npyio_savez", "npyio_savez_append", "npyio_save_with_header",
          "npyio_load_with_header", "npyio_savez_with_header"}
 # Calls that hand out a handle without being its constructor.
-MAKERS_ELSEWHERE = {"npyio_record_builder_finish", "npyio_load_with_header",
-                    "npyio_npz_load"}  # TODO: the path form goes (issue 30)
+MAKERS_ELSEWHERE = {"npyio_record_builder_finish", "npyio_load_with_header"}
 ENDS = {"unref", "free", "close"}
 FLAG_PREFIXES = ("READ", "WRITE", "MAP", "NPZ_WRITE", "RECORD", "STREAM")
 INT_TYPES = {  # parameter name -> the type the rule gives it

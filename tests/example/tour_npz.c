@@ -9,9 +9,9 @@ int main(void)
     int32_t y[2][2] = {{1, 2}, {3, 4}};
     int64_t nx = 3, ny[2] = {2, 2};
     npyio_dtype *f8, *i4;
-    npyio_header *hx, *hy, *loaded;
+    npyio_header *hx, *hy;
     npyio_npz *npz;
-    int32_t *data;
+    int32_t *data = NULL;
 
     npyio_dtype_parse("f8", 2, NULL, &f8);
     npyio_dtype_parse("i4", 2, NULL, &i4);
@@ -35,11 +35,22 @@ int main(void)
     }
     npyio_npz_close(npz);
 
-    npyio_status st = npyio_npz_load("pair.npz", "y", NPYIO_READ_NATIVE,
-                                     NULL, &loaded, (void **)&data);
-    printf("y: %s, y[1][0] = %d\n", npyio_status_string(st), data[2]);
+    /* One member in one call, from an archive opened once. */
+    npyio_status st = npyio_npz_open_path("pair.npz", NULL, &npz);
+    size_t index = 0, len = 0;
+    char type[16];
+    int ndim = 0;
+    int64_t shape[2];
+
+    if (st == NPYIO_OK)
+        st = npyio_npz_find(npz, "y", &index, NULL);
+    if (st == NPYIO_OK)
+        st = npyio_npz_load(npz, index, (void **)&data, &len, type,
+                            sizeof type, &ndim, shape, 2);
+    npyio_npz_close(npz);
+    printf("y: %s, y[1][0] = %d\n", npyio_status_string(st),
+           st == NPYIO_OK ? data[2] : -1);
     npyio_free(data);
-    npyio_header_free(loaded);
     npyio_header_free(hy);
     npyio_header_free(hx);
     npyio_dtype_unref(i4);

@@ -203,8 +203,19 @@ class CtypesBinding(Binding):
                                     ctypes.POINTER(ctypes.c_int)]),
             "npyio_reader_open_member": (st, [P, sz, PP]),
             "npyio_npz_verify": (st, [P, sz]),
-            "npyio_npz_load": (st, [ctypes.c_char_p, ctypes.c_char_p, u32, P,
-                                    PP, PP]),
+            "npyio_npz_load": (st, [P, sz, PP, ctypes.POINTER(sz),
+                                    ctypes.c_char_p, sz,
+                                    ctypes.POINTER(ctypes.c_int),
+                                    ctypes.POINTER(ctypes.c_int64), sz]),
+            "npyio_npz_load_as": (st, [P, sz, ctypes.c_char_p, u32, PP,
+                                       ctypes.POINTER(sz),
+                                       ctypes.POINTER(ctypes.c_int),
+                                       ctypes.POINTER(ctypes.c_int64), sz]),
+            "npyio_load_as": (st, [ctypes.c_char_p, ctypes.c_char_p, u32, P,
+                                   PP, ctypes.POINTER(sz),
+                                   ctypes.POINTER(ctypes.c_int),
+                                   ctypes.POINTER(ctypes.c_int64), sz]),
+            "npyio_reader_set_type": (st, [P, ctypes.c_char_p, u32]),
             "npyio_npz_writer_create_path": (st, [ctypes.c_char_p, u32, P, PP]),
             "npyio_npz_writer_add_with_header": (st, [P, ctypes.c_char_p, P,
                                                       ctypes.c_char_p, sz,
@@ -288,15 +299,43 @@ class CtypesBinding(Binding):
                                          ctypes.byref(ambiguous))
         return status, index.value, ambiguous.value
 
-    def npz_load(self, path, key, flags):
-        header, data = ctypes.c_void_p(), ctypes.c_void_p()
-        status = self.lib.npyio_npz_load(path.encode(), key.encode(), flags,
-                                         None, ctypes.byref(header),
-                                         ctypes.byref(data))
+    def loaded(self, status, data, length, ndim, shape, type_buf=None):
+        """(status, (type or None, shape), (bytes, pointer)) of a one-call
+        load with outputs data, len, ndim, shape."""
         if status != self.C["NPYIO_OK"]:
             return status, None, None
-        nbytes = self.lib.npyio_header_nbytes(header)
-        return status, header.value, (ctypes.string_at(data, nbytes), data)
+        dims = tuple(shape[i] for i in range(ndim.value))
+        text = type_buf.value.decode() if type_buf is not None else None
+        return status, (text, dims), (ctypes.string_at(data, length.value),
+                                      data)
+
+    def npz_load(self, npz, index, type_cap=64):
+        data, length = ctypes.c_void_p(), ctypes.c_size_t()
+        ndim, shape = ctypes.c_int(), (ctypes.c_int64 * 64)()
+        type_buf = ctypes.create_string_buffer(type_cap)
+        status = self.lib.npyio_npz_load(npz, index, ctypes.byref(data),
+                                         ctypes.byref(length), type_buf,
+                                         type_cap, ctypes.byref(ndim), shape,
+                                         64)
+        return self.loaded(status, data, length, ndim, shape, type_buf)
+
+    def npz_load_as(self, npz, index, type_text, flags):
+        data, length = ctypes.c_void_p(), ctypes.c_size_t()
+        ndim, shape = ctypes.c_int(), (ctypes.c_int64 * 64)()
+        status = self.lib.npyio_npz_load_as(npz, index, type_text.encode(),
+                                            flags, ctypes.byref(data),
+                                            ctypes.byref(length),
+                                            ctypes.byref(ndim), shape, 64)
+        return self.loaded(status, data, length, ndim, shape)
+
+    def load_as(self, path, type_text, flags):
+        data, length = ctypes.c_void_p(), ctypes.c_size_t()
+        ndim, shape = ctypes.c_int(), (ctypes.c_int64 * 64)()
+        status = self.lib.npyio_load_as(path.encode(), type_text.encode(),
+                                        flags, None, ctypes.byref(data),
+                                        ctypes.byref(length),
+                                        ctypes.byref(ndim), shape, 64)
+        return self.loaded(status, data, length, ndim, shape)
 
     def map_view(self, amap):
         """The mapped data as a writable ctypes array of bytes."""
@@ -399,16 +438,38 @@ class CffiBinding(Binding):
         status = self.lib.npyio_npz_find(npz, key.encode(), index, ambiguous)
         return status, index[0], ambiguous[0]
 
-    def npz_load(self, path, key, flags):
-        header = self.ffi.new("npyio_header **")
-        data = self.ffi.new("void **")
-        status = self.lib.npyio_npz_load(path.encode(), key.encode(), flags,
-                                         self.ffi.NULL, header, data)
+    def outputs(self):
+        return (self.ffi.new("void **"), self.ffi.new("size_t *"),
+                self.ffi.new("int *"), self.ffi.new("int64_t[64]"))
+
+    def loaded(self, status, out, type_buf=None):
+        data, length, ndim, shape = out
         if status != self.lib.NPYIO_OK:
             return status, None, None
-        nbytes = self.lib.npyio_header_nbytes(header[0])
-        return status, header[0], (bytes(self.ffi.buffer(data[0], nbytes)),
-                                   data[0])
+        dims = tuple(shape[i] for i in range(ndim[0]))
+        text = self.ffi.string(type_buf).decode() if type_buf else None
+        return status, (text, dims), (bytes(self.ffi.buffer(data[0],
+                                                            length[0])),
+                                      data[0])
+
+    def npz_load(self, npz, index, type_cap=64):
+        out = self.outputs()
+        type_buf = self.ffi.new("char[]", type_cap)
+        status = self.lib.npyio_npz_load(npz, index, out[0], out[1], type_buf,
+                                         type_cap, out[2], out[3], 64)
+        return self.loaded(status, out, type_buf)
+
+    def npz_load_as(self, npz, index, type_text, flags):
+        out = self.outputs()
+        status = self.lib.npyio_npz_load_as(npz, index, type_text.encode(),
+                                            flags, *out, 64)
+        return self.loaded(status, out)
+
+    def load_as(self, path, type_text, flags):
+        out = self.outputs()
+        status = self.lib.npyio_load_as(path.encode(), type_text.encode(),
+                                        flags, self.ffi.NULL, *out, 64)
+        return self.loaded(status, out)
 
     def map_view(self, amap):
         header = self.lib.npyio_map_header(amap)
@@ -737,8 +798,9 @@ def npz_arrays():
 
 def check_npz_read(t):
     """NumPy's archives, stored and deflated, through the NPZ API: the
-    keys in order, each array by key (reader and one-call load) equal to
-    NumPy's, verify, and a missing key named."""
+    keys in order, each array by key (reader, npyio_npz_load with its type
+    and shape, npyio_npz_load_as) equal to NumPy's, verify, and a missing
+    key named."""
     arrays = npz_arrays()
     for how, save in (("savez", np.savez),
                       ("savez_compressed", np.savez_compressed)):
@@ -776,19 +838,72 @@ def check_npz_read(t):
                         "%s: member %r read other bytes than NumPy's"
                         % (how, key))
                 t.b.call("npyio_reader_close", reader)
-            status, header, data = t.b.npz_load(path, key, flags)
+            status, desc, data = t.b.npz_load(npz, index, 512)
             if t.expect_status(status, "NPYIO_OK", "%s: npz_load %r"
                                % (how, key)):
-                t.check(t.b.header_shape(header) == array.shape and
-                        data[0] == native_c_bytes(array),
-                        "%s: npz_load %r differs from NumPy" % (how, key))
-                t.b.call("npyio_header_free", header)
+                native = array.dtype.newbyteorder("=")
+                t.check(desc[1] == array.shape and
+                        data[0] == native_c_bytes(array) and
+                        (native.names is not None or desc[0] == native.str),
+                        "%s: npz_load %r differs from NumPy: %r"
+                        % (how, key, desc))
                 t.b.free_data(data)
+            if array.dtype.kind in "biufc" and array.dtype.names is None:
+                check_npz_load_as(t, npz, index, array, "%s: %r" % (how, key))
         status, _, _ = t.b.npz_find(npz, "missing")
         t.expect_status(status, "NPYIO_E_NOT_FOUND", "%s: a missing key" % how)
         t.expect_message(["npyio_npz_find", "missing"], "%s: missing key" % how)
         t.expect_status(t.b.call("npyio_npz_close", npz), "NPYIO_OK",
                         "%s: close" % how)
+
+
+def check_npz_load_as(t, npz, index, array, label):
+    """npyio_npz_load_as of a numeric member to c16 (unsafe) and the
+    refusal of f8 to i1 under 'safe'."""
+    unsafe = t.C["NPYIO_READ_CAST_UNSAFE"]
+    want = np.ascontiguousarray(array.astype("=c16", casting="unsafe"))
+    status, desc, data = t.b.npz_load_as(npz, index, "c16", unsafe)
+    if t.expect_status(status, "NPYIO_OK", "%s: npz_load_as c16" % label):
+        t.check(desc[1] == array.shape and data[0] == want.tobytes(),
+                "%s: npz_load_as c16 differs from astype" % label)
+        t.b.free_data(data)
+
+
+def check_load_as(t):
+    """npyio_load_as and npyio_reader_set_type: NumPy's astype values, the
+    casting rule's refusal named, the type set only before reading."""
+    array = np.asfortranarray((np.arange(-6, 6).reshape(3, 4) * 1.25)
+                              .astype(">f8"))
+    path = t.path("load_as.npy")
+    np.save(path, array)
+    same_kind = t.C["NPYIO_READ_CAST_SAME_KIND"]
+    for type_text, flags, rule in (("f4", same_kind, "same_kind"),
+                                   (">i2", t.C["NPYIO_READ_CAST_UNSAFE"],
+                                    "unsafe"),
+                                   ("c16", 0, "safe")):
+        want = np.ascontiguousarray(array.astype(type_text, casting=rule))
+        status, desc, data = t.b.load_as(path, type_text, flags)
+        if t.expect_status(status, "NPYIO_OK", "load_as %s" % type_text):
+            t.check(desc[1] == array.shape and data[0] == want.tobytes(),
+                    "load_as %s differs from astype" % type_text)
+            t.b.free_data(data)
+    status, _, _ = t.b.load_as(path, "i4", 0)
+    t.expect_status(status, "NPYIO_E_UNSUPPORTED", "load_as i4 safe")
+    t.expect_message(["npyio_load_as", "cannot cast '>f8' to '%s' under the "
+                      "'safe' rule" % np.dtype("i4").str], "load_as i4 safe")
+    status, reader = t.b.new_handle("npyio_reader_open_path", path.encode(),
+                                    t.b.NULL)
+    if t.expect_status(status, "NPYIO_OK", "reader for set_type"):
+        t.expect_status(t.b.call("npyio_reader_set_type", reader, b"<f4",
+                                 same_kind), "NPYIO_OK", "set_type <f4")
+        status, got = t.b.reader_read(reader, array.size * 4,
+                                      t.C["NPYIO_READ_C_ORDER"])
+        t.check(status == t.C["NPYIO_OK"] and
+                got == np.ascontiguousarray(array.astype("<f4")).tobytes(),
+                "reader with type <f4 differs from astype")
+        t.expect_status(t.b.call("npyio_reader_set_type", reader, b"<f8", 0),
+                        "NPYIO_E_STATE", "set_type after a read")
+        t.b.call("npyio_reader_close", reader)
 
 
 def check_npz_write(t):
@@ -874,6 +989,7 @@ def main():
     check_callback_streams(t)
     check_map(t)
     check_npz_read(t)
+    check_load_as(t)
     check_npz_write(t)
     return t.summary()
 

@@ -159,9 +159,8 @@ static void test_allocator_without_memory(void **state)
     assert_status(npyio_dtype_parse("[('a', '<i4')]", 14, o, &dt),
                   NPYIO_E_NOMEM);
     assert_status(npyio_npz_open_path(keys_npz, o, &z), NPYIO_E_NOMEM);
-    assert_status(npyio_npz_load(keys_npz, "plain", 0, o, &h, &data),
+    assert_status(npz_load_key(keys_npz, "plain", o, &data, NULL),
                   NPYIO_E_NOMEM);
-    assert_null(h);
     assert_null(data);
     assert_null(dt);
     assert_null(z);
@@ -182,7 +181,7 @@ static void test_moving_realloc(void **state)
     npyio_options *o = with_allocator(&a, &t);
     npyio_record_builder *b = NULL;
     npyio_dtype *i4 = NULL, *rec = NULL;
-    npyio_header *h = NULL, *h0 = NULL;
+    npyio_header *h0 = NULL;
     npyio_stream *s = NULL;
     npyio_reader *r = NULL;
     unsigned char *file;
@@ -217,10 +216,9 @@ static void test_moving_realloc(void **state)
     assert_ok(npyio_stream_close(s));
     free(file);
     /* An archive's member. */
-    assert_ok(npyio_npz_load(keys_npz, "plain", 0, o, &h, &data));
+    assert_ok(npz_load_key(keys_npz, "plain", o, &data, NULL));
     assert_non_null(data);
     npyio_free(data);
-    npyio_header_free(h);
     npyio_free(data0);
     npyio_header_free(h0);
     npyio_dtype_unref(i4);
@@ -286,9 +284,8 @@ static void test_every_limit_at_its_edges(void **state)
             npyio_map_close(m);
             h = NULL;
             data = NULL;
-            st[4] = npyio_npz_load(keys_npz, "plain", 0, o, &h, &data);
+            st[4] = npz_load_key(keys_npz, "plain", o, &data, NULL);
             npyio_free(data);
-            npyio_header_free(h);
             for (k = 0; k < 5; k++) {
                 if (values[v] == INT64_MAX && st[k] != NPYIO_OK)
                     fail_msg("limit %d at INT64_MAX: read %d gave %s (%s)",

@@ -23,6 +23,7 @@ static const struct {
 } all_flags[] = {
 #define FLAG(name) {name, #name}
     FLAG(NPYIO_READ_NATIVE),         FLAG(NPYIO_READ_C_ORDER),
+    FLAG(NPYIO_READ_CAST_SAME_KIND), FLAG(NPYIO_READ_CAST_UNSAFE),
     FLAG(NPYIO_WRITE_NO_SYNC),       FLAG(NPYIO_WRITE_UNKNOWN_ROWS),
     FLAG(NPYIO_WRITE_WAIT_FOR_LOCK), FLAG(NPYIO_MAP_WRITE),
     FLAG(NPYIO_MAP_SPARSE),          FLAG(NPYIO_NPZ_WRITE_NO_ALIGN),
@@ -259,15 +260,45 @@ static npyio_status call_stream_open_path(uint32_t f)
     return st;
 }
 
-/* The path form of npyio_npz_load (goes in issue 30, with this entry). */
-static npyio_status call_npz_load(uint32_t f)
+/* The conversions: npyio_load_as, and on an archive opened once,
+ * npyio_npz_load_as; npyio_reader_set_type on a fresh reader. */
+static npyio_status call_load_as(uint32_t f)
 {
-    npyio_header *h = NULL;
     void *data = NULL;
-    npyio_status st = npyio_npz_load(npz, "x", f, NULL, &h, &data);
+    size_t len = 0;
+    int ndim = 0;
+    int64_t shape[4];
+    npyio_status st = npyio_load_as(npy, "f4", f, NULL, &data, &len, &ndim,
+                                    shape, 4);
 
-    npyio_header_free(h);
     npyio_free(data);
+    return st;
+}
+
+static npyio_status call_npz_load_as(uint32_t f)
+{
+    npyio_npz *z = NULL;
+    void *data = NULL;
+    size_t len = 0;
+    int ndim = 0;
+    int64_t shape[4];
+    npyio_status st;
+
+    assert_ok(npyio_npz_open_path(npz, NULL, &z));
+    st = npyio_npz_load_as(z, 0, "f4", f, &data, &len, &ndim, shape, 4);
+    npyio_free(data);
+    npyio_npz_close(z);
+    return st;
+}
+
+static npyio_status call_reader_set_type(uint32_t f)
+{
+    npyio_reader *r = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_reader_open_path(npy, NULL, &r));
+    st = npyio_reader_set_type(r, "f4", f);
+    npyio_reader_close(r);
     return st;
 }
 
@@ -384,7 +415,11 @@ static const flag_call table[] = {
     FLAG_CALL(map_open_path, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(map_create_path, NPYIO_WRITE_NO_SYNC | NPYIO_MAP_SPARSE),
     FLAG_CALL(stream_open_path, NPYIO_STREAM_READ | NPYIO_STREAM_WRITE),
-    FLAG_CALL(npz_load, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER),
+    FLAG_CALL(load_as, NPYIO_READ_CAST_SAME_KIND | NPYIO_READ_CAST_UNSAFE),
+    FLAG_CALL(npz_load_as,
+              NPYIO_READ_CAST_SAME_KIND | NPYIO_READ_CAST_UNSAFE),
+    FLAG_CALL(reader_set_type,
+              NPYIO_READ_CAST_SAME_KIND | NPYIO_READ_CAST_UNSAFE),
     FLAG_CALL(npz_writer_create_path,
               NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN),
     FLAG_CALL(npz_writer_create_stream, NPYIO_NPZ_WRITE_NO_ALIGN),

@@ -284,13 +284,11 @@ static npyio_status op_npz_read(const npyio_options *o)
 
 static npyio_status op_npz_load(const npyio_options *o)
 {
-    npyio_header *h = NULL;
     void *data = NULL;
-    npyio_status st = npyio_npz_load(corpus_npz, "f8le_300x2_f",
-                                     NPYIO_READ_C_ORDER, o, &h, &data);
+    npyio_status st = npz_load_key(corpus_npz, "f8le_300x2_f", o, &data,
+                                   NULL);
 
     npyio_free(data);
-    npyio_header_free(h);
     return st;
 }
 

@@ -571,8 +571,10 @@ static void test_writer_refusals_keep_archive(void **state)
  * NumPy read the archive). */
 static void test_inflate_output_held_back(void **state)
 {
-    npyio_header *h = make_header("<U3", 0, NULL, 0), *back = NULL;
+    npyio_header *h = make_header("<U3", 0, NULL, 0);
     npyio_npz_writer *w = NULL;
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
     void *got = NULL;
     char path[256];
 
@@ -583,10 +585,13 @@ static void test_inflate_output_held_back(void **state)
     assert_ok(npyio_npz_writer_add_with_header(w, "m2", h, "'fortran_ord", 12,
                                                6, 0));
     assert_ok(npyio_npz_writer_close(w));
-    assert_ok(npyio_npz_load(path, "m2", 0, NULL, &back, &got));
+    assert_ok(npyio_npz_open_path(path, NULL, &npz));
+    assert_ok(npyio_reader_open_member(npz, 0, &r));
+    assert_ok(npyio_reader_read_alloc(r, 0, &got, NULL));
     assert_memory_equal(got, "'fortran_ord", 12);
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_npz_close(npz));
     npyio_free(got);
-    npyio_header_free(back);
     npyio_header_free(h);
 }
 
@@ -642,7 +647,6 @@ static void test_streams(void **state)
     npyio_stream *s = NULL, *m = NULL;
     npyio_npz_writer *w = NULL;
     npyio_npz *npz = NULL;
-    npyio_header *lh = NULL;
     void *bytes = NULL;
     size_t len = 0, index = 9;
     int fds[2];
@@ -687,14 +691,12 @@ static void test_streams(void **state)
         path_in_dir(path, sizeof path, "one.npz");
         assert_ok(npyio_savez_with_header(path, 1, keys, hs, ds, ls, (const int[]){6},
                                  NPYIO_WRITE_NO_SYNC, NULL));
-        assert_ok(npyio_npz_load(path, "v", 0, NULL, &lh, (void **)&got));
+        assert_ok(npz_load_key(path, "v", NULL, (void **)&got, NULL));
         assert_memory_equal(got, v, sizeof v);
         npyio_free(got);
-        npyio_header_free(lh);
-        assert_status(npyio_npz_load(path, "w", 0, NULL, &lh,
-                                     (void **)&got),
+        assert_status(npz_load_key(path, "w", NULL, (void **)&got, NULL),
                       NPYIO_E_NOT_FOUND);
-        assert_null(lh);
+        assert_null(got);
     }
     npyio_header_free(h);
 }
@@ -775,7 +777,6 @@ static void test_append(void **state)
     for (a = 0; a < sizeof archives / sizeof archives[0]; a++) {
         npyio_npz_writer *w = NULL, *second = NULL;
         npyio_npz *before = NULL, *after = NULL;
-        npyio_header *lh = NULL;
         unsigned char *old_bytes, *now;
         size_t old_len, now_len, n;
         char path[256], name[64];
@@ -822,11 +823,10 @@ static void test_append(void **state)
         assert_ok(npyio_npz_close(after));
         assert_ok(npyio_npz_close(before));
         assert_ok(npyio_stream_close((npyio_stream *)second));
-        assert_ok(npyio_npz_load(path, "new_deflated", 0, NULL, &lh,
-                                 (void **)&got));
+        assert_ok(npz_load_key(path, "new_deflated", NULL, (void **)&got,
+                               NULL));
         assert_memory_equal(got, v, sizeof v);
         npyio_free(got);
-        npyio_header_free(lh);
         free(old_bytes);
     }
     /* no temporary left */

@@ -290,13 +290,15 @@ static npyio_status read_npz(void *ctx, const npyio_options *o,
 static npyio_status load_npz(void *ctx, const npyio_options *o,
                              fault_result *r)
 {
-    npyio_header *h = NULL;
     void *data = NULL;
-    npyio_status st = npyio_npz_load(src_npz, "plain", NPYIO_READ_NATIVE, o,
-                                     &h, &data);
+    size_t len = 0;
+    npyio_status st = npz_load_key(src_npz, "plain", o, &data, &len);
 
     (void)ctx;
-    return fault_keep_loaded(st, r, h, data);
+    if (st == NPYIO_OK)
+        result_add(r, data, len);
+    npyio_free(data);
+    return st;
 }
 
 /* A stored member mapped. */

@@ -367,12 +367,11 @@ static void test_archives(void **state)
     npyio_npz_writer *w = NULL;
     npyio_stream *s = NULL, *m = (npyio_stream *)not_a_handle;
     npyio_map *map = (npyio_map *)not_a_handle;
-    npyio_header *h = (npyio_header *)not_a_handle;
     void *data = not_a_handle;
     unsigned char *bytes;
     size_t i = 7, len = 0;
     int64_t v = 5;
-    int ambiguous = 3;
+    int ambiguous = 3, nd = 0;
     char path[300];
 
     (void)state;
@@ -425,17 +424,29 @@ static void test_archives(void **state)
                    "npyio_npz_writer_copy: member 4 of an archive of 4");
     assert_ok(npyio_npz_writer_copy(w, "copied", npz, 3));
     assert_ok(npyio_npz_writer_close(w));
-    assert_ok(npyio_npz_load(path, "copied", 0, o, &h, &data));
-    assert_int_equal(npyio_header_nbytes(h), 192); /* 10 complex128 */
-    npyio_header_free(h);
-    npyio_free(data);
-    /* The one-call loader. */
-    assert_invalid(npyio_npz_load(keys_npz, NULL, 0, o, &h, &data),
-                   "npyio_npz_load: key is NULL");
-    assert_invalid(npyio_npz_load(keys_npz, "plain", 0, o, NULL, &data),
-                   "npyio_npz_load: header is NULL");
-    assert_invalid(npyio_npz_load(keys_npz, "plain", 0, o, &h, NULL),
-                   "npyio_npz_load: data is NULL");
+    {
+        size_t mlen = 0;
+
+        assert_ok(npz_load_key(path, "copied", o, &data, &mlen));
+        assert_int_equal(mlen, 192); /* 10 complex128 */
+        npyio_free(data);
+        /* The one-call loaders of a member. */
+        assert_invalid(npyio_npz_load(npz, 3, NULL, &mlen, NULL, 0, &nd,
+                                      NULL, 0),
+                       "npyio_npz_load: data is NULL");
+        assert_invalid(npyio_npz_load(npz, 3, &data, NULL, NULL, 0, &nd,
+                                      NULL, 0),
+                       "npyio_npz_load: len is NULL");
+        assert_invalid(npyio_npz_load(npz, 3, &data, &mlen, NULL, 8, &nd,
+                                      NULL, 0),
+                       "npyio_npz_load: type is NULL");
+        assert_invalid(npyio_npz_load_as(npz, 3, "f8", 0, &data, &mlen, NULL,
+                                         NULL, 0),
+                       "npyio_npz_load_as: ndim is NULL");
+        assert_invalid(npyio_npz_load_as(npz, 9, "f8", 0, &data, &mlen, &nd,
+                                         NULL, 0),
+                       "npyio_npz_load_as: member 9 of an archive of 4");
+    }
     /* None of it harmed the archive. */
     assert_ok(npyio_npz_find(npz, "plain", &i, &ambiguous));
     assert_int_equal(i, 3);
@@ -777,7 +788,6 @@ static void test_outputs_cleared_on_refusal(void **state)
     npyio_npz_writer *zw = GARBAGE;
     npyio_writer *w = GARBAGE;
     npyio_dtype *dt = GARBAGE;
-    npyio_header *hh = GARBAGE;
     void *data = GARBAGE, *bytes = GARBAGE;
     size_t len = 77, got = 77, index = 77;
     int ndim = 77, ambiguous = 77;
@@ -820,8 +830,15 @@ static void test_outputs_cleared_on_refusal(void **state)
     assert_cleared(npyio_load_with_header(sample, 0, NULL, NULL, &data),
                    NPYIO_E_INVALID_ARG, data == NULL);
     data = GARBAGE;
-    assert_cleared(npyio_npz_load(keys_npz, NULL, 0, NULL, &hh, &data),
-                   NPYIO_E_INVALID_ARG, hh == NULL && data == NULL);
+    len = 77;
+    assert_cleared(npyio_npz_load(NULL, 0, &data, &len, NULL, 0, NULL,
+                                  NULL, 0),
+                   NPYIO_E_INVALID_ARG, data == NULL && len == 0);
+    data = GARBAGE;
+    len = 77;
+    assert_cleared(npyio_load_as(sample, "f8", 0, NULL, &data, &len, NULL,
+                                 NULL, 0),
+                   NPYIO_E_INVALID_ARG, data == NULL && len == 0);
     data = GARBAGE;
     assert_cleared(npyio_load(sample, NULL, &data, &len, type,
                                     sizeof type, NULL, shape, 4),
@@ -1195,6 +1212,8 @@ static void test_empty_paths(void **state)
     const size_t lens[1] = {sizeof v};
     char cwd[1024], empty_dir[128], type[16];
     void *got = NULL;
+    size_t got_len = 0;
+    int got_nd = 0;
     size_t len = 0;
     int ndim = 0;
     int64_t got_shape[4];
@@ -1237,7 +1256,9 @@ static void test_empty_paths(void **state)
     EMPTY(npyio_map_open_path("", 0, NULL, &m), "npyio_map_open_path");
     EMPTY(npyio_map_create_path("", h, 0, NULL, &m), "npyio_map_create_path");
     EMPTY(npyio_npz_open_path("", NULL, &z), "npyio_npz_open_path");
-    EMPTY(npyio_npz_load("", "a", 0, NULL, &got_h, &got), "npyio_npz_load");
+    EMPTY(npyio_load_as("", "f8", 0, NULL, &got, &got_len, &got_nd, NULL,
+                        0),
+          "npyio_load_as");
     EMPTY(npyio_npz_writer_create_path("", 0, NULL,
                                        &zw), "npyio_npz_writer_create_path");
     EMPTY(npyio_npz_writer_open_append_path("", 0, NULL,

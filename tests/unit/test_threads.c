@@ -165,9 +165,8 @@ static void write_own_files(worker *w, int round)
     npyio_header_free(h);
     h = NULL;
     data = NULL;
-    ok = ok && npyio_npz_load(npz, key, NPYIO_READ_NATIVE, s->options, &h,
-                              &data) == NPYIO_OK &&
-         member_ok(s, data, (size_t)npyio_header_nbytes(h), 0);
+    ok = ok && npz_load_key(npz, key, s->options, &data, &len) == NPYIO_OK &&
+         member_ok(s, data, len, 0);
     npyio_free(data);
     npyio_free(raw);
     npyio_header_free(h);

@@ -84,22 +84,21 @@ static void check_member(npyio_npz *npz, const tsv_row *r, int by_path)
     assert_ok(npyio_npz_verify(npz, i));
     if (by_path) {
         char path[1024], src[1024];
-        npyio_header *ha = NULL, *hb = NULL;
+        npyio_header *hb = NULL;
         void *a = NULL, *b = NULL;
+        size_t alen = 0;
 
         snprintf(src, sizeof src, "%s/%s", NPYIO_TEST_DATA_DIR,
                  r->field[V_SOURCE]);
-        assert_ok(npyio_npz_load(zip_path(r->field[V_ARCHIVE], path,
-                                          sizeof path),
-                                 r->field[V_KEY], NPYIO_READ_NATIVE, NULL,
-                                 &ha, &a));
-        assert_ok(npyio_load_with_header(src, NPYIO_READ_NATIVE, NULL, &hb,
-                                         &b));
-        assert_int_equal(npyio_header_nbytes(ha), npyio_header_nbytes(hb));
+        assert_ok(npz_load_key(zip_path(r->field[V_ARCHIVE], path,
+                                        sizeof path),
+                               r->field[V_KEY], NULL, &a, &alen));
+        assert_ok(npyio_load_with_header(src, NPYIO_READ_NATIVE |
+                                         NPYIO_READ_C_ORDER, NULL, &hb, &b));
+        assert_int_equal(alen, npyio_header_nbytes(hb));
         assert_memory_equal(a, b, (size_t)npyio_header_nbytes(hb));
         npyio_free(a);
         npyio_free(b);
-        npyio_header_free(ha);
         npyio_header_free(hb);
     }
     free(got);

@@ -68,4 +68,37 @@ static inline npyio_status read_member_whole(npyio_npz *npz, size_t index)
     return st;
 }
 
+/* A key's array from the archive at path, as the 1.0 API loads it: the
+ * archive opened once, the key found, npyio_npz_load() (native byte
+ * order, C order), the archive closed. *len may be NULL. */
+static inline npyio_status npz_load_key(const char *path, const char *key,
+                                        const npyio_options *o, void **data,
+                                        size_t *len)
+{
+    npyio_npz *npz = NULL;
+    size_t index = 0, got = 0;
+    char type[512];
+    int ndim = 0;
+    int64_t shape[64];
+    npyio_status st, closed;
+
+    *data = NULL;
+    st = npyio_npz_open_path(path, o, &npz);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio_npz_find(npz, key, &index, NULL);
+    if (st == NPYIO_OK)
+        st = npyio_npz_load(npz, index, data, &got, type, sizeof type, &ndim,
+                            shape, 64);
+    closed = npyio_npz_close(npz);
+    if (st == NPYIO_OK && closed != NPYIO_OK) {
+        npyio_free(*data);
+        *data = NULL;
+        st = closed;
+    }
+    if (len != NULL)
+        *len = got;
+    return st;
+}
+
 #endif /* NPYIO_TESTUTIL_H */
