@@ -102,12 +102,12 @@ enum class casting { safe, same_kind, unsafe };
 
 namespace detail {
 
-// The NPYIO_READ_CAST_* flag of a rule (values pinned in npyio.h).
+// The NPYIO_READ_CAST_* flag of a rule.
 constexpr uint32_t cast_flags(casting rule)
 {
-    return rule == casting::safe ? 0u
-           : rule == casting::same_kind ? 0x4u /* NPYIO_READ_CAST_SAME_KIND */
-                                        : 0x8u; /* NPYIO_READ_CAST_UNSAFE */
+    return rule == casting::safe        ? 0u
+           : rule == casting::same_kind ? NPYIO_READ_CAST_SAME_KIND
+                                        : NPYIO_READ_CAST_UNSAFE;
 }
 
 // The element count of a shape (1 for a scalar).
@@ -576,7 +576,6 @@ inline raw_array load_raw(const std::string &path, const options *o = nullptr)
     });
 }
 
-#if defined(NPYIO_READ_CAST_SAME_KIND)
 /** Load a .npy file as elements of T, converted as NumPy's astype under
  * the rule (np.can_cast; 'safe' by default), in C order. */
 template <class T>
@@ -588,7 +587,6 @@ array<T> load(const std::string &path, casting rule = casting::safe,
                              detail::raw(o), out...);
     });
 }
-#endif
 
 /** Append rows along axis 0 to an .npy file (npyio_append()), in any
  * type npyio_save() takes: shape[0] rows, then the file's other
@@ -788,14 +786,12 @@ public:
     }
     /** The file's header (borrowed from the reader). */
     header_view header() const { return header_view(npyio_reader_header(get())); }
-#if defined(NPYIO_READ_CAST_SAME_KIND)
     /** Deliver every later read as elements of T (npyio_reader_set_type()). */
     template <class T> reader &set_type(casting rule = casting::safe)
     {
         check(npyio_reader_set_type(get(), type_of<T>(), detail::cast_flags(rule)));
         return *this;
     }
-#endif
     /** All the data into dst (npyio_reader_read()). */
     void read(void *dst, std::size_t cap, uint32_t flags = NPYIO_READ_NATIVE)
     {
@@ -917,10 +913,8 @@ public:
         return detail::open<npyio::reader, npyio_reader>(npyio_reader_open_member,
                                                          z_, index_);
     }
-#if defined(NPYIO_READ_CAST_SAME_KIND)
     template <class T> array<T> load(casting rule = casting::safe) const;
     raw_array load_raw() const;
-#endif
 
 private:
     npyio_npz *z_;
@@ -1000,7 +994,6 @@ private:
     std::size_t shape_cap_ = 64; // room for a member's shape (NPYIO_LIMIT_NDIM)
 };
 
-#if defined(NPYIO_READ_CAST_SAME_KIND)
 /** The member as elements of T, converted under the rule
  * (npyio_npz_load_as(); the CRC is checked). */
 template <class T> array<T> member::load(casting rule) const
@@ -1018,7 +1011,6 @@ inline raw_array member::load_raw() const
         return npyio_npz_load(z_, index_, out...);
     });
 }
-#endif
 
 /** An .npz archive being written (npyio_npz_writer): close() commits;
  * an owner destroyed before close() aborts. */

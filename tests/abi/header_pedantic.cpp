@@ -32,13 +32,11 @@ namespace {
     for (auto &&m : z)
         (void)m.key();
     npyio::reader rd = z["a"].reader();
-#if defined(NPYIO_READ_CAST_SAME_KIND)
     npyio::array<double> d = npyio::load<double>("a.npy");
     npyio::save("c.npy", d);
     (void)z["a"].load<std::complex<long double>>(npyio::casting::same_kind);
     (void)z["a"].load_raw();
     rd.set_type<float>(npyio::casting::unsafe);
-#endif
     npyio::writer w = npyio::writer::create("b.npy", npyio::header::of<float>({2}));
     w.close();
     npyio::npz_writer zw = npyio::npz_writer::create("y.npz");
