@@ -11,7 +11,8 @@
 // opened once; rows appended; a member appended), every deduced type
 // (types.npz), and what cnpy gets wrong: a missing folder is
 // NPYIO_E_NOT_FOUND, a corrupt member NPYIO_E_CHECKSUM, a big-endian
-// file loads as the right doubles, a record file loads untyped. Also the
+// file loads as the right doubles, a record file loads untyped (also one
+// whose descr list is over 1 KiB). Also the
 // owners: move-only, a writer dropped before close() aborts, close()
 // throws. With IN (files NumPy wrote, tests/consumer/cxx_numpy_check.py)
 // it reads them and writes what it read into OUT for NumPy to compare.
@@ -274,6 +275,21 @@ void record_file(const std::string &out)
            "record: the bytes");
 }
 
+// A record whose descr list is longer than load_raw's first type buffer
+// (256 bytes): loaded with more room.
+void long_record(const std::string &out)
+{
+    npyio::record_builder b;
+    for (int i = 0; i < 40; i++)
+        b.add("a_rather_long_field_name_" + std::to_string(i), npyio::dtype::of<uint8_t>());
+    npyio::dtype rec = b.finish();
+    std::vector<unsigned char> bytes(2 * rec.itemsize(), 7);
+    npyio::save_raw(out + "/long_rec.npy", rec.descr(), {2}, bytes.data(), bytes.size());
+    npyio::raw_array r = npyio::load_raw(out + "/long_rec.npy");
+    expect(rec.descr().size() > 1024 && r.type() == rec.descr(),
+           "long record: the whole descr");
+}
+
 // The owners: a writer dropped before close() aborts; close() throws and
 // releases; readers read in chunks; a map shows the file.
 void owners(const std::string &out)
@@ -356,6 +372,7 @@ int main(int argc, char **argv)
         corrupt_member(out);
         big_endian_file(out);
         record_file(out);
+        long_record(out);
         owners(out);
         types(out);
         if (argc == 3)
