@@ -534,13 +534,42 @@ template <class Call> raw_array untyped_load(std::size_t shape_cap, Call call)
 
 /* ---- one-call tasks ----------------------------------------------------- */
 
+namespace detail {
+
+// npyio_save and npyio_append take the same arguments: one helper each
+// for bytes of a type string, a pointer to T and a container.
+using task_call = npyio_status (*)(const char *, const char *, int, const int64_t *,
+                                   const void *, std::size_t, uint32_t,
+                                   const npyio_options *);
+inline void run(task_call call, const std::string &path, const std::string &type,
+                const shape_t &shape, const void *data, std::size_t nbytes,
+                uint32_t flags, const options *o)
+{
+    check(call(path.c_str(), type.c_str(), ndim(shape), dims(shape), data, nbytes,
+               flags, raw(o)));
+}
+template <class T>
+void run(task_call call, const std::string &path, const T *data,
+         const shape_t &shape, uint32_t flags, const options *o)
+{
+    run(call, path, type_of<T>(), shape, data, count(shape) * sizeof(T), flags, o);
+}
+template <class C>
+void run_container(task_call call, const std::string &path, const C &c,
+                   const shape_t &shape, uint32_t flags, const options *o)
+{
+    using T = element_t<C>;
+    run(call, path, type_of<T>(), shape, c.data(), c.size() * sizeof(T), flags, o);
+}
+
+} // namespace detail
+
 /** Save an array in any type npyio_save() takes ("U10", a descr list). */
 inline void save_raw(const std::string &path, const std::string &type,
                      const shape_t &shape, const void *data, std::size_t nbytes,
                      uint32_t flags = 0, const options *o = nullptr)
 {
-    check(npyio_save(path.c_str(), type.c_str(), detail::ndim(shape),
-                     detail::dims(shape), data, nbytes, flags, detail::raw(o)));
+    detail::run(npyio_save, path, type, shape, data, nbytes, flags, o);
 }
 
 /** Save count(shape) elements of T from a pointer. */
@@ -548,8 +577,7 @@ template <class T>
 void save(const std::string &path, const T *data, const shape_t &shape,
           uint32_t flags = 0, const options *o = nullptr)
 {
-    save_raw(path, type_of<T>(), shape, data,
-             detail::count(shape) * sizeof(T), flags, o);
+    detail::run(npyio_save, path, data, shape, flags, o);
 }
 
 /** Save a contiguous container (data(), size()): 1-D unless a shape is
@@ -558,8 +586,7 @@ template <class C, detail::if_container<C> = 0>
 void save(const std::string &path, const C &c, const shape_t &shape,
           uint32_t flags = 0, const options *o = nullptr)
 {
-    using T = detail::element_t<C>;
-    save_raw(path, type_of<T>(), shape, c.data(), c.size() * sizeof(T), flags, o);
+    detail::run_container(npyio_save, path, c, shape, flags, o);
 }
 template <class C, detail::if_container<C> = 0>
 void save(const std::string &path, const C &c)
@@ -595,8 +622,7 @@ inline void append_raw(const std::string &path, const std::string &type,
                        const shape_t &shape, const void *rows, std::size_t nbytes,
                        uint32_t flags = 0, const options *o = nullptr)
 {
-    check(npyio_append(path.c_str(), type.c_str(), detail::ndim(shape),
-                       detail::dims(shape), rows, nbytes, flags, detail::raw(o)));
+    detail::run(npyio_append, path, type, shape, rows, nbytes, flags, o);
 }
 
 /** Append count(shape) elements of T from a pointer. */
@@ -604,17 +630,14 @@ template <class T>
 void append(const std::string &path, const T *rows, const shape_t &shape,
             uint32_t flags = 0, const options *o = nullptr)
 {
-    append_raw(path, type_of<T>(), shape, rows, detail::count(shape) * sizeof(T),
-               flags, o);
+    detail::run(npyio_append, path, rows, shape, flags, o);
 }
 /** Append a contiguous container's elements as rows of the shape. */
 template <class C, detail::if_container<C> = 0>
 void append(const std::string &path, const C &rows, const shape_t &shape,
             uint32_t flags = 0, const options *o = nullptr)
 {
-    using T = detail::element_t<C>;
-    append_raw(path, type_of<T>(), shape, rows.data(), rows.size() * sizeof(T),
-               flags, o);
+    detail::run_container(npyio_append, path, rows, shape, flags, o);
 }
 /** Append a 1-D run of elements to a 1-D file. */
 template <class C, detail::if_container<C> = 0>
