@@ -13,8 +13,8 @@
 // NPYIO_E_NOT_FOUND, a corrupt member NPYIO_E_CHECKSUM, a big-endian
 // file loads as the right doubles, a record file loads untyped (also one
 // whose descr list is over 1 KiB). Also the
-// owners: move-only, a writer dropped before close() aborts, close()
-// throws. With IN (files NumPy wrote, tests/consumer/cxx_numpy_check.py)
+// owners: move-only, a writer or archive writer dropped before close()
+// aborts, close() throws; an array through memory streams. With IN (files NumPy wrote, tests/consumer/cxx_numpy_check.py)
 // it reads them and writes what it read into OUT for NumPy to compare.
 // Nothing assumes the host's byte order or sizeof(long double).
 // Prints "FAIL: ..." per failed check; exits 0 only if all passed.
@@ -320,6 +320,37 @@ void owners(const std::string &out)
     expect(m.header().count() == 4, "map: header");
 }
 
+// Streams: an array written into memory and read back from it; an
+// archive writer dropped before close() leaves the old archive.
+void streams(const std::string &out)
+{
+    std::vector<int16_t> v{3, -4, 5};
+    npyio::stream grow = npyio::stream::open_growable();
+    npyio::writer w = npyio::writer::create(grow, npyio::header::of<int16_t>({3}));
+    w.write(v.data(), v.size());
+    w.close();
+    std::vector<unsigned char> bytes = grow.take_bytes();
+    grow.close();
+    npyio::stream mem = npyio::stream::open_memory(bytes.data(), bytes.size());
+    npyio::reader r = npyio::reader::open(mem);
+    std::vector<int16_t> back(3);
+    r.set_type<int16_t>().read(back.data(), back.size() * sizeof(int16_t));
+    expect(back == v && r.header().shape() == npyio::shape_t{3}, "streams: round trip");
+
+    std::string path = out + "/kept.npz";
+    npyio::savez(path, {{"a", v}});
+    {
+        npyio::npz_writer z = npyio::npz_writer::open_append(path);
+        z.add({"b", v});
+    } // aborted: no member b
+    expect(npyio::npz(path).keys() == std::vector<std::string>{"a"},
+           "npz_writer: dropped = aborted");
+    npyio::npz_writer z = npyio::npz_writer::open_append(path);
+    z.add({"b", v, {3}, npyio::compressed});
+    z.close();
+    expect(npyio::npz(path).size() == 2, "npz_writer: closed = committed");
+}
+
 // Every deduced type, for NumPy to check (types.npz; two elements each).
 void types(const std::string &out)
 {
@@ -374,6 +405,7 @@ int main(int argc, char **argv)
         record_file(out);
         long_record(out);
         owners(out);
+        streams(out);
         types(out);
         if (argc == 3)
             from_numpy(argv[2], out);
