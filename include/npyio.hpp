@@ -930,7 +930,8 @@ public:
     }
     /** Check the member's CRC and its .npy (npyio_npz_verify()). */
     void verify() const { check(npyio_npz_verify(z_, index_)); }
-    /** A reader of the member, for chunks and rows. */
+    /** A reader of the member, for chunks and rows (the archive must
+     * outlive it). */
     npyio::reader reader() const
     {
         return detail::open<npyio::reader, npyio_reader>(npyio_reader_open_member,
@@ -1066,7 +1067,8 @@ public:
                                    e.data, e.nbytes, e.level, 0));
         return *this;
     }
-    /** A writer of a new member, for arrays written in pieces. */
+    /** A writer of a new member, for arrays written in pieces: close or
+     * drop it before the next add and before this writer's close(). */
     writer create_member(const std::string &key, const header &h,
                          int level = stored, uint32_t flags = 0)
     {
