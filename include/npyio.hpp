@@ -863,12 +863,25 @@ public:
                                                   path.c_str(), rows.get(), flags,
                                                   detail::raw(o));
     }
+    static writer open_append(stream &s, const header &rows, uint32_t flags = 0,
+                              const options *o = nullptr)
+    {
+        return detail::open<writer, npyio_writer>(npyio_writer_open_append_stream,
+                                                  s.get(), rows.get(), flags,
+                                                  detail::raw(o));
+    }
     /** Rewrite rows in place (npyio_writer_open_in_place_path()). */
     static writer open_in_place(const std::string &path, uint32_t flags = 0,
                                 const options *o = nullptr)
     {
         return detail::open<writer, npyio_writer>(npyio_writer_open_in_place_path,
                                                   path.c_str(), flags, detail::raw(o));
+    }
+    static writer open_in_place(stream &s, uint32_t flags = 0,
+                                const options *o = nullptr)
+    {
+        return detail::open<writer, npyio_writer>(npyio_writer_open_in_place_stream,
+                                                  s.get(), flags, detail::raw(o));
     }
     void write(const void *data, std::size_t len)
     {
@@ -1058,6 +1071,15 @@ public:
     {
         return detail::open<npz_writer, npyio_npz_writer>(
             npyio_npz_writer_open_append_path, path.c_str(), flags, detail::raw(o));
+    }
+    /** Add members to an archive on a stream, rewritten through a
+     * temporary stream (npyio_npz_writer_open_append_stream()). */
+    static npz_writer open_append(stream &s, stream &temporary, uint32_t flags = 0,
+                                  const options *o = nullptr)
+    {
+        return detail::open<npz_writer, npyio_npz_writer>(
+            npyio_npz_writer_open_append_stream, s.get(), temporary.get(), flags,
+            detail::raw(o));
     }
     /** Add an array (npyio_npz_writer_add()). */
     npz_writer &add(const entry &e)

@@ -44,6 +44,10 @@ namespace {
     zw.close();
     npyio::map mp = npyio::map::open("a.npy");
     npyio::stream s = npyio::stream::open_growable();
+    npyio::stream t = npyio::stream::open_growable();
+    npyio::writer::open_append(s, npyio::header::of<float>({1})).close();
+    npyio::writer::open_in_place(s).close();
+    npyio::npz_writer::open_append(s, t).close();
     npyio::options o;
     npyio::record_builder b;
     b.add("x", npyio::dtype::of<int16_t>());

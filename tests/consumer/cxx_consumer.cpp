@@ -337,6 +337,17 @@ void streams(const std::string &out)
     r.set_type<int16_t>().read(back.data(), back.size() * sizeof(int16_t));
     expect(back == v && r.header().shape() == npyio::shape_t{3}, "streams: round trip");
 
+    std::string npy = out + "/stream_append.npy";
+    npyio::save(npy, v);
+    npyio::stream file =
+        npyio::stream::open_path(npy, NPYIO_STREAM_READ | NPYIO_STREAM_WRITE);
+    npyio::writer more = npyio::writer::open_append(file, npyio::header::of<int16_t>({2}));
+    more.write(v.data(), 2);
+    more.close();
+    file.close();
+    auto grown = npyio::load<int16_t>(npy);
+    expect(grown.size() == 5 && grown[4] == -4, "streams: rows appended to a stream");
+
     std::string path = out + "/kept.npz";
     npyio::savez(path, {{"a", v}});
     {
