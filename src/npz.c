@@ -606,7 +606,7 @@ static npyio_status npz_open_member_body(npyio_npz *npz, size_t index,
 }
 
 npyio_status npyio_stream_open_member(npyio_npz *npz, size_t index,
-                                   npyio_stream **out)
+                                      npyio_stream **out)
 {
     return npyio__as_called(npz_open_member_body(npz, index, out),
                             "npyio_stream_open_member");
@@ -658,7 +658,7 @@ static npyio_status npz_open_reader_body(npyio_npz *npz, size_t index,
 }
 
 npyio_status npyio_reader_open_member(npyio_npz *npz, size_t index,
-                                   npyio_reader **out)
+                                      npyio_reader **out)
 {
     return npyio__as_called(npz_open_reader_body(npz, index, out),
                             "npyio_reader_open_member");

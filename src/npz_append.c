@@ -383,9 +383,10 @@ npyio_status npyio_npz_writer_open_append_stream(npyio_stream *stream,
     return npyio__as_called(st, where);
 }
 
-npyio_status npyio_npz_writer_open_append_path(const char *path, uint32_t flags,
-                                   const npyio_options *options,
-                                   npyio_npz_writer **out)
+npyio_status npyio_npz_writer_open_append_path(const char *path,
+                                               uint32_t flags,
+                                               const npyio_options *options,
+                                               npyio_npz_writer **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */

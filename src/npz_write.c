@@ -122,8 +122,8 @@ static npyio_status npz_create_path_body(const char *path, uint32_t flags,
 }
 
 npyio_status npyio_npz_writer_create_path(const char *path, uint32_t flags,
-                                   const npyio_options *options,
-                                   npyio_npz_writer **out)
+                                          const npyio_options *options,
+                                          npyio_npz_writer **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
@@ -147,9 +147,10 @@ static npyio_status npz_create_stream_body(npyio_stream *stream,
                           : create(NULL, stream, flags, options, where, out);
 }
 
-npyio_status npyio_npz_writer_create_stream(npyio_stream *stream, uint32_t flags,
-                                     const npyio_options *options,
-                                     npyio_npz_writer **out)
+npyio_status npyio_npz_writer_create_stream(npyio_stream *stream,
+                                            uint32_t flags,
+                                            const npyio_options *options,
+                                            npyio_npz_writer **out)
 {
     return npyio__as_called(npz_create_stream_body(stream, flags, options,
                                                    out),
@@ -211,8 +212,8 @@ static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
 }
 
 npyio_status npyio_writer_create_member(npyio_npz_writer *npz, const char *key,
-                           const npyio_header *header, int level,
-                           uint32_t flags, npyio_writer **out)
+                                        const npyio_header *header, int level,
+                                        uint32_t flags, npyio_writer **out)
 {
     return npyio__as_called(npz_add_body(npz, key, header, level, flags, out),
                             "npyio_writer_create_member");

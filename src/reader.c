@@ -1258,8 +1258,8 @@ static npyio_status load_body(const char *path, uint32_t flags,
 }
 
 npyio_status npyio_load_with_header(const char *path, uint32_t flags,
-                        const npyio_options *options, npyio_header **header,
-                        void **data)
+                                    const npyio_options *options,
+                                    npyio_header **header, void **data)
 {
     if (header != NULL)
         *header = NULL; /* outputs are cleared whatever is refused */
@@ -1329,9 +1329,8 @@ static npyio_status load_array_body(const char *path,
 }
 
 npyio_status npyio_load(const char *path, const npyio_options *options,
-                              void **data, size_t *len, char *type,
-                              size_t type_cap, int *ndim, int64_t *shape,
-                              size_t shape_cap)
+                        void **data, size_t *len, char *type, size_t type_cap,
+                        int *ndim, int64_t *shape, size_t shape_cap)
 {
     if (data != NULL)
         *data = NULL; /* outputs are cleared whatever is refused */

@@ -193,7 +193,7 @@ npyio_status npyio__writer_check(const npyio_header *h, uint32_t flags,
  * writes False for such arrays too).
  */
 npyio_status npyio__writer_with_rows(npyio_writer *w, const npyio_header *h,
-                              int64_t rows, npyio_header **out)
+                                     int64_t rows, npyio_header **out)
 {
     npyio_dtype *dt = h->dtype;
     npyio_status st;
@@ -394,10 +394,10 @@ static npyio_status writer_open_stream_body(npyio_stream *stream,
 }
 
 npyio_status npyio_writer_create_stream(npyio_stream *stream,
-                                      const npyio_header *header,
-                                      uint32_t flags,
-                                      const npyio_options *options,
-                                      npyio_writer **out)
+                                        const npyio_header *header,
+                                        uint32_t flags,
+                                        const npyio_options *options,
+                                        npyio_writer **out)
 {
     return npyio__as_called(writer_open_stream_body(stream, header, flags,
                                                     options, out),
@@ -421,10 +421,10 @@ static npyio_status writer_open_path_body(const char *path,
 }
 
 npyio_status npyio_writer_create_path(const char *path,
-                                    const npyio_header *header,
-                                    uint32_t flags,
-                                    const npyio_options *options,
-                                    npyio_writer **out)
+                                      const npyio_header *header,
+                                      uint32_t flags,
+                                      const npyio_options *options,
+                                      npyio_writer **out)
 {
     return npyio__as_called(writer_open_path_body(path, header, flags,
                                                   options, out),
@@ -499,9 +499,11 @@ static npyio_status save_body(const char *path, const npyio_header *header,
     return npyio_writer_close(w);
 }
 
-npyio_status npyio_save_with_header(const char *path, const npyio_header *header,
-                        const void *data, size_t len, uint32_t flags,
-                        const npyio_options *options)
+npyio_status npyio_save_with_header(const char *path,
+                                    const npyio_header *header,
+                                    const void *data, size_t len,
+                                    uint32_t flags,
+                                    const npyio_options *options)
 {
     return npyio__as_called(save_body(path, header, data, len, flags,
                                       options),

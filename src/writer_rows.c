@@ -301,10 +301,10 @@ npyio_status npyio_writer_open_append_stream(npyio_stream *stream,
 }
 
 npyio_status npyio_writer_open_append_path(const char *path,
-                                      const npyio_header *rows,
-                                      uint32_t flags,
-                                      const npyio_options *options,
-                                      npyio_writer **out)
+                                           const npyio_header *rows,
+                                           uint32_t flags,
+                                           const npyio_options *options,
+                                           npyio_writer **out)
 {
     return npyio__as_called(open_append(true, path, NULL, rows, flags, options,
                                         "npyio_writer_open_append_path", out),
@@ -531,8 +531,8 @@ npyio_status npyio_writer_open_in_place_stream(npyio_stream *stream,
 }
 
 npyio_status npyio_writer_open_in_place_path(const char *path, uint32_t flags,
-                                        const npyio_options *options,
-                                        npyio_writer **out)
+                                             const npyio_options *options,
+                                             npyio_writer **out)
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */

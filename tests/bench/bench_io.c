@@ -115,6 +115,25 @@ static double our_load(const char *path, unsigned flags)
     return t;
 }
 
+/* npyio_load_as: the file's doubles delivered as another type. */
+static double our_load_as(const char *path, const char *type)
+{
+    void *data = NULL;
+    size_t len = 0;
+    int ndim = 0;
+    int64_t shape[4];
+    double t0, t;
+
+    prime();
+    t0 = now();
+    if (npyio_load_as(path, type, NPYIO_READ_CAST_SAME_KIND, NULL, &data,
+                      &len, &ndim, shape, 4) != NPYIO_OK)
+        die(path);
+    t = now() - t0;
+    npyio_free(data);
+    return t;
+}
+
 static double our_read_into(const char *path, void *warm)
 {
     npyio_reader *r = NULL;
@@ -163,7 +182,7 @@ int main(int argc, char **argv)
     size_t mib = 1024;
     int rounds = 9, i, r;
     char le[512], be[512], ft[512], out[512], npout[512];
-    double *t[16];
+    double *t[18];
     npyio_header *h_le = NULL, *h_be = NULL, *h_f = NULL;
     npyio_dtype *f8 = NULL, *bf8 = NULL;
     unsigned char *data, *file_image;
@@ -215,7 +234,7 @@ int main(int argc, char **argv)
     memset(warm, 1, nbytes);
     start_numpy();
     numpy_time_op("keep", le);
-    for (i = 0; i < 16; i++)
+    for (i = 0; i < 18; i++)
         t[i] = calloc(MAX_ROUNDS, sizeof(double));
 
     printf("%zu MiB of float64 in %s, %d interleaved rounds; medians "
@@ -237,6 +256,8 @@ int main(int argc, char **argv)
         t[12][r] = numpy_time_op("astype", be);
         t[13][r] = our_load(ft, NPYIO_READ_C_ORDER);
         t[14][r] = numpy_time_op("contig", ft);
+        t[15][r] = our_load_as(le, "f4");
+        t[16][r] = numpy_time_op("tof4", le);
     }
     report("load (new buffer)", nbytes, rounds, t[0], t[1], "read()", t[2],
            "np.load");
@@ -250,6 +271,8 @@ int main(int argc, char **argv)
            t[12], "np.load+astype");
     report("load Fortran to C order", nbytes, rounds, t[13], t[12 + 2], "NumPy",
            NULL, NULL);
+    report("load f8 as f4 (npyio_load_as)", nbytes, rounds, t[15], t[1],
+           "read()", t[16], "np.load+astype");
     printf("peak RSS of a load: %ld KiB over the baseline for %zu KiB of "
            "data (target: data + 1024)\n", child_peak_rss_kib(one_load, le),
            nbytes >> 10);

@@ -130,6 +130,7 @@ static inline void start_numpy(void)
         "    t0 = time.perf_counter()\n"
         "    if op == 'load': a = np.load(path)\n"
         "    elif op == 'astype': a = np.load(path).astype('=f8')\n"
+        "    elif op == 'tof4': a = np.load(path).astype('=f4')\n"
         "    elif op == 'contig': a = np.ascontiguousarray(np.load(path))\n"
         "    elif op == 'save': np.save(path, cache['a'])\n"
         "    elif op == 'keep': cache['a'] = np.load(path)\n"

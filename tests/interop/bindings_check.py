@@ -122,6 +122,54 @@ def stream_callbacks(read, write, seek, put, take):
         return 0
     return c_read, c_write, c_seek
 
+def file_callbacks(f, put, take):
+    """The optional members of npyio_stream_ops (pread, pwrite, length,
+    truncate, sync) and read, write, seek over a Python file object f
+    (opened "r+b"), as a binding's file object would give them: positioned
+    I/O on its descriptor, never moving its position."""
+    fd = f.fileno()
+
+    def c_read(_user, buf, cap, got):
+        data = os.read(fd, cap)
+        put(buf, data)
+        got[0] = len(data)
+        return 0
+
+    def c_write(_user, buf, length, count):
+        count[0] = os.write(fd, take(buf, length))
+        return 0
+
+    def c_seek(_user, offset, whence, pos):
+        pos[0] = os.lseek(fd, offset, whence)  # NPYIO_SEEK_* are 0, 1, 2
+        return 0
+
+    def c_pread(_user, buf, cap, offset, got):
+        data = os.pread(fd, cap, offset)
+        put(buf, data)
+        got[0] = len(data)
+        return 0
+
+    def c_pwrite(_user, buf, length, offset, count):
+        count[0] = os.pwrite(fd, take(buf, length), offset)
+        return 0
+
+    def c_length(_user, length):
+        length[0] = os.fstat(fd).st_size
+        return 0
+
+    def c_truncate(_user, length):
+        os.ftruncate(fd, length)
+        return 0
+
+    def c_sync(_user, durable):
+        if durable:
+            os.fsync(fd)
+        return 0
+    return dict(read=c_read, write=c_write, seek=c_seek, pread=c_pread,
+                pwrite=c_pwrite, length=c_length, truncate=c_truncate,
+                sync=c_sync)
+
+
 class Binding:
     """What both bindings do alike, given self.lib."""
 
@@ -237,6 +285,30 @@ class CtypesBinding(Binding):
                         ("write", self.WRITE), ("seek", self.SEEK),
                         ("close", self.CLOSE)]
         self.Ops = Ops
+        # The whole 1.0 table, optional members included.
+        self.FILE_MEMBERS = {
+            "pread": ctypes.CFUNCTYPE(ctypes.c_int, P, P, sz, i64,
+                                      ctypes.POINTER(sz)),
+            "pwrite": ctypes.CFUNCTYPE(ctypes.c_int, P, P, sz, i64,
+                                       ctypes.POINTER(sz)),
+            "length": ctypes.CFUNCTYPE(ctypes.c_int, P, ctypes.POINTER(i64)),
+            "truncate": ctypes.CFUNCTYPE(ctypes.c_int, P, i64),
+            "sync": ctypes.CFUNCTYPE(ctypes.c_int, P, ctypes.c_int),
+            "lock": ctypes.CFUNCTYPE(ctypes.c_int, P, ctypes.c_int,
+                                     ctypes.c_int),
+        }
+
+        class FileOps(ctypes.Structure):
+            _fields_ = Ops._fields_ + list(self.FILE_MEMBERS.items())
+        self.FileOps = FileOps
+        for fname, args in (
+                ("npyio_writer_open_append_stream", [P, P, u32, P, PP]),
+                ("npyio_writer_open_in_place_stream", [P, u32, P, PP]),
+                ("npyio_writer_write_rows", [P, i64, i64, ctypes.c_char_p,
+                                             sz]),
+                ("npyio_npz_open_stream", [P, P, PP])):
+            getattr(lib, fname).restype = st
+            getattr(lib, fname).argtypes = args
 
     def has_function(self, fname):
         return hasattr(self.lib, fname)
@@ -291,6 +363,19 @@ class CtypesBinding(Binding):
         status, stream = self.new_handle("npyio_stream_open_ops",
                                          ctypes.byref(ops), None, None)
         return status, stream, ops  # ops keeps the callbacks alive
+
+    def open_file_stream(self, f):
+        """A stream over a Python file object with every member but lock."""
+        calls = file_callbacks(f, put=lambda buf, data: ctypes.memmove(
+            buf, data, len(data)), take=ctypes.string_at)
+        kinds = dict(read=self.READ, write=self.WRITE, seek=self.SEEK,
+                     **self.FILE_MEMBERS)
+        ops = self.FileOps(size=ctypes.sizeof(self.FileOps),
+                           **{name: kinds[name](fn)
+                              for name, fn in calls.items()})
+        status, stream = self.new_handle("npyio_stream_open_ops",
+                                         ctypes.byref(ops), None, None)
+        return status, stream, ops
 
     def npz_find(self, npz, key):
         index, ambiguous = ctypes.c_size_t(), ctypes.c_int()
@@ -428,6 +513,23 @@ class CffiBinding(Binding):
                              c_write if write else None)
         ops.seek = callback("int(void *, int64_t, int, int64_t *)",
                             c_seek if seek else None)
+        status, stream = self.new_handle("npyio_stream_open_ops", ops,
+                                         ffi.NULL, ffi.NULL)
+        return status, stream, (ops, keep)
+
+    def open_file_stream(self, f):
+        ffi = self.ffi
+        calls = file_callbacks(f, put=lambda buf, data: ffi.memmove(
+            buf, data, len(data)), take=lambda buf, n: bytes(
+                ffi.buffer(buf, n)))
+        ops = ffi.new("npyio_stream_ops *")
+        ops.size = ffi.sizeof("npyio_stream_ops")
+        keep = []
+        for name, fn in calls.items():
+            # The member's C type, from cffi's own parse of the cdef.
+            ctype = ffi.typeof(getattr(ops, name))
+            keep.append(ffi.callback(ctype, fn))
+            setattr(ops, name, keep[-1])
         status, stream = self.new_handle("npyio_stream_open_ops", ops,
                                          ffi.NULL, ffi.NULL)
         return status, stream, (ops, keep)
@@ -766,6 +868,59 @@ def check_callback_streams(t):
     t.b.call("npyio_stream_close", stream)
 
 
+def check_file_object(t):
+    """A binding's file object does what a path does (but mapping): rows
+    appended and written in place through npyio_stream_ops' positioned
+    members, and an archive's members read through pread."""
+    base = np.arange(6, dtype="=f8").reshape(2, 3)
+    path = t.path("file_object.npy")
+    np.save(path, base)
+    row = np.array([[7.0, 8.0, 9.0]], dtype="=f8")
+    status, dtype = t.b.new_handle("npyio_dtype_parse", b"=f8", 3, t.b.NULL)
+    status, rows = t.b.header_new(dtype, (1, 3), False)
+    t.b.call("npyio_dtype_unref", dtype)
+    with open(path, "r+b") as f:
+        status, stream, keep = t.b.open_file_stream(f)
+        t.expect_status(status, "NPYIO_OK", "a stream over a file object")
+        status, writer = t.b.new_handle("npyio_writer_open_append_stream",
+                                        stream, rows, 0, t.b.NULL)
+        if t.expect_status(status, "NPYIO_OK", "append through a file object"):
+            t.expect_status(t.b.writer_write(writer, row.tobytes()),
+                            "NPYIO_OK", "appended row")
+            t.expect_status(t.b.call("npyio_writer_close", writer),
+                            "NPYIO_OK", "append closed")
+        status, writer = t.b.new_handle("npyio_writer_open_in_place_stream",
+                                        stream, 0, t.b.NULL)
+        if t.expect_status(status, "NPYIO_OK", "rows in place, file object"):
+            status = t.b.call("npyio_writer_write_rows", writer, 0, 1,
+                              (-row).tobytes(), 24)
+            t.expect_status(status, "NPYIO_OK", "row 0 written in place")
+            t.expect_status(t.b.call("npyio_writer_close", writer),
+                            "NPYIO_OK", "in-place writer closed")
+        t.b.call("npyio_stream_close", stream)
+    t.b.call("npyio_header_free", rows)
+    want = np.concatenate([-row, base[1:], row])
+    got = np.load(path)
+    t.check(got.shape == (3, 3) and np.array_equal(got, want),
+            "file object: np.load gives %r, want %r" % (got, want))
+    npz_path = t.path("file_object.npz")
+    np.savez_compressed(npz_path, a=base, b=row)
+    with open(npz_path, "r+b") as f:
+        status, stream, keep = t.b.open_file_stream(f)
+        status, npz = t.b.new_handle("npyio_npz_open_stream", stream,
+                                     t.b.NULL)
+        if t.expect_status(status, "NPYIO_OK", "archive over a file object"):
+            for index, want in enumerate((base, row)):
+                status, _, data = t.b.npz_load_as(npz, index, "=f8", 0)
+                t.check(status == t.C["NPYIO_OK"] and
+                        data[0] == want.tobytes(),
+                        "file object archive member %d" % index)
+                if data:
+                    t.b.free_data(data)
+            t.b.call("npyio_npz_close", npz)
+        t.b.call("npyio_stream_close", stream)
+
+
 def check_map(t):
     array = np.arange(24, dtype="<i4").reshape(4, 6)
     path = t.path("map.npy")
@@ -987,6 +1142,7 @@ def main():
         check_write(t, label, array, kind)
         check_read(t, label, array)
     check_callback_streams(t)
+    check_file_object(t)
     check_map(t)
     check_npz_read(t)
     check_load_as(t)
