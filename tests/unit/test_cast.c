@@ -332,7 +332,9 @@ static void test_long_double(void **state)
 
     (void)state;
     assert_ok(cast("f8", "g", NPYIO__CAST_SAFE, d, ld, 2));
-    assert_true(ld[0] == (long double)0.1 && ld[1] == -3.0L);
+    /* d[0], not the constant 0.1: with x87's excess precision (32-bit
+     * x86) the constant is evaluated as a long double. */
+    assert_true(ld[0] == (long double)d[0] && ld[1] == -3.0L);
     assert_ok(cast("g", "f8", NPYIO__CAST_SAME_KIND, ld, back, 2));
     assert_memory_equal(back, d, sizeof d);
     assert_status(plan(other, "<f8", NPYIO__CAST_UNSAFE, &p),
@@ -382,7 +384,10 @@ static void test_reader(void **state)
     /* whole, C order */
     assert_ok(npyio_reader_open_path(path, NULL, &r));
     assert_status(npyio_reader_set_type(r, "i4", 0), NPYIO_E_UNSUPPORTED);
-    assert_error_contains("cannot cast '>f8' to '<i4' under the 'safe'");
+    assert_error_contains(npyio__host_order() == '<'
+                              ? "cannot cast '>f8' to '<i4' under the 'safe'"
+                              : "cannot cast '>f8' to '>i4' under the "
+                                "'safe'");
     assert_ok(npyio_reader_set_type(r, "=i4", NPYIO_READ_CAST_UNSAFE));
     assert_status(npyio_reader_read(r, got, 59, NPYIO_READ_C_ORDER),
                   NPYIO_E_BUFFER_TOO_SMALL);
