@@ -598,6 +598,8 @@ npyio_status npyio__cast_apply(const npyio__cast_plan *plan, const void *src,
         copy_elements(plan, s, d, n);
         return NPYIO_OK;
     }
+    if (npyio__cast_direct(plan, s, d, n))
+        return NPYIO_OK;
     for (done = 0; done < n; done += k) {
         const unsigned char *from = s + done * plan->from.size;
         unsigned char *to = d + done * plan->to.size;

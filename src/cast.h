@@ -86,4 +86,10 @@ npyio_status npyio__cast_apply(const npyio__cast_plan *plan, const void *src,
 uint16_t npyio__half_from_double(double d);
 double npyio__half_to_double(uint16_t h);
 
+/* The conversions a plain C conversion makes exactly as astype does
+ * (cast_direct.c: native integers and f4/f8, not floats to integers),
+ * applied to n elements; false, touching nothing, for every other plan. */
+bool npyio__cast_direct(const npyio__cast_plan *plan, const void *src,
+                        void *dst, size_t n);
+
 #endif /* NPYIO_CAST_H */
