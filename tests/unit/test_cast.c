@@ -123,9 +123,14 @@ static void test_single_rounding(void **state)
 
     (void)state;
     assert_ok(cast("i8", "f4", NPYIO__CAST_SAME_KIND, &i, &f, 1));
-    assert_true(f == ldexpf(1, 62) + ldexpf(1, 39));
+    /* The conversion is the CPU's (cvtsi2ss rounds once); valgrind
+     * emulates it through a double, rounding twice: there only the
+     * memory is checked (tests/valgrind/memcheck.py sets the variable). */
+    if (getenv("NPYIO_UNDER_VALGRIND") == NULL)
+        assert_true(f == ldexpf(1, 62) + ldexpf(1, 39));
     assert_ok(cast("u8", "f4", NPYIO__CAST_SAME_KIND, &u, &f, 1));
-    assert_true(f == ldexpf(1, 63) + ldexpf(1, 40));
+    if (getenv("NPYIO_UNDER_VALGRIND") == NULL)
+        assert_true(f == ldexpf(1, 63) + ldexpf(1, 40));
     assert_ok(cast("f8", "f2", NPYIO__CAST_SAME_KIND, &d, &h, 1));
     assert_int_equal(h, 0x3c01);
     assert_ok(cast("c16", "f2", NPYIO__CAST_UNSAFE,
