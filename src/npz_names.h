@@ -10,10 +10,14 @@
 #include "alloc.h"
 
 /* The names so far, in the order of the members; each an npyio__alloc
- * block owned by the set. */
+ * block owned by the set. `slots` is a hash set over them (open
+ * addressing, a power of two of slots, at most half full), so that a new
+ * name is checked in constant time: each member is there twice, by its
+ * name and by its key (slot value 2 * index + kind + 1; 0 is empty). */
 typedef struct npyio__npz_names {
     char **list;
     size_t count, cap;
+    size_t *slots, nslots;
 } npyio__npz_names;
 
 /*
