@@ -59,7 +59,7 @@ static size_t key_length(const char *name)
  * members' keys, of kind NAME their names. */
 enum { NAME = 0, KEY = 1 };
 
-static size_t hash_text(const char *s, size_t len, unsigned kind)
+static uint64_t hash_text(const char *s, size_t len, unsigned kind)
 {
     uint64_t h = 14695981039346656037ull ^ kind;
     size_t i;
@@ -68,21 +68,32 @@ static size_t hash_text(const char *s, size_t len, unsigned kind)
         h ^= (unsigned char)s[i];
         h *= 1099511628211ull;
     }
-    return (size_t)(h ^ (h >> 29));
+    h ^= h >> 33; /* FNV's low bits mix poorly: a finalizer's do */
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
 }
 
-/* The slot holding (s, kind), or the empty slot where it would go. */
-static size_t *find_slot(const npyio__npz_names *n, const char *s,
-                         size_t len, unsigned kind)
-{
-    size_t mask = n->nslots - 1, j = hash_text(s, len, kind) & mask;
+/* A slot: the hash's high half, then 2 * index + kind + 1 (0: empty). */
+#define SLOT_ENTRY(v) ((size_t)((v) & 0xFFFFFFFFu))
+#define SLOT_TAG(h) ((uint64_t)(h) >> 32 << 32)
 
+/* The slot holding (s, kind), or the empty slot where it would go; *tag
+ * what a slot holding it carries besides the entry. */
+static uint64_t *find_slot(const npyio__npz_names *n, const char *s,
+                           size_t len, unsigned kind, uint64_t *tag)
+{
+    uint64_t h = hash_text(s, len, kind);
+    size_t mask = n->nslots - 1, j = (size_t)h & mask;
+
+    *tag = SLOT_TAG(h);
     for (;; j = (j + 1) & mask) {
-        size_t e = n->slots[j], i = (e - 1) >> 1;
+        uint64_t v = n->slots[j];
+        size_t e = SLOT_ENTRY(v), i = (e - 1) >> 1;
 
         if (e == 0)
             return &n->slots[j];
-        if (((e - 1) & 1) == kind &&
+        if ((v & ~(uint64_t)0xFFFFFFFFu) == *tag &&
+            ((e - 1) & 1) == kind &&
             (kind == KEY ? key_length(n->list[i])
                          : strlen(n->list[i])) == len &&
             memcmp(n->list[i], s, len) == 0)
@@ -95,20 +106,22 @@ static size_t *find_slot(const npyio__npz_names *n, const char *s,
 static void hash_member(npyio__npz_names *n, size_t i)
 {
     const char *name = n->list[i];
-    size_t *p = find_slot(n, name, strlen(name), NAME);
+    uint64_t tag = 0, *p = find_slot(n, name, strlen(name), NAME, &tag);
 
     if (*p == 0)
-        *p = 2 * i + NAME + 1;
-    p = find_slot(n, name, key_length(name), KEY);
+        *p = tag | (2 * i + NAME + 1);
+    p = find_slot(n, name, key_length(name), KEY, &tag);
     if (*p == 0)
-        *p = 2 * i + KEY + 1;
+        *p = tag | (2 * i + KEY + 1);
 }
 
 /* The first member (+ 1) that (s, kind) names, or 0. */
 static size_t lookup(const npyio__npz_names *n, const char *s, size_t len,
                      unsigned kind)
 {
-    size_t e = n->nslots ? *find_slot(n, s, len, kind) : 0;
+    uint64_t tag = 0;
+    size_t e = n->nslots ? SLOT_ENTRY(*find_slot(n, s, len, kind, &tag))
+                         : 0;
 
     return e == 0 ? 0 : ((e - 1) >> 1) + 1;
 }
@@ -130,7 +143,8 @@ static size_t first_clash(const npyio__npz_names *n, const char *name)
 /* Room for one more name, in the list and in the set. */
 static npyio_status make_room(npyio__npz_names *n, const npyio__mem *mem)
 {
-    size_t cap = n->cap ? 2 * n->cap : 16, slots, i, *fresh = NULL;
+    size_t cap = n->cap ? 2 * n->cap : 16, slots, i;
+    uint64_t *fresh = NULL;
     npyio_status st = NPYIO_OK;
 
     if (n->count >= n->cap) {
@@ -142,6 +156,9 @@ static npyio_status make_room(npyio__npz_names *n, const npyio__mem *mem)
     }
     if (4 * (n->count + 1) <= n->nslots)
         return NPYIO_OK;
+    if (n->count >= 0x7FFFFFFF) /* entries fit 32 bits */
+        return npyio__fail(NPYIO_E_OVERFLOW, "member names: more than "
+                           "2^31 - 1 members");
     slots = n->nslots ? 2 * n->nslots : 64;
     st = npyio__alloc_array(mem, slots, sizeof *n->slots, "member names",
                             (void **)&fresh);
