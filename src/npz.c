@@ -159,17 +159,87 @@ static int64_t array_data_offset(const npyio__zip_entry *e,
     return end <= e->usize ? e->data_offset + (int64_t)end : -1;
 }
 
+/*
+ * Stored members' first bytes are read through a window of the file:
+ * where members are small, one read holds the starts of many (before, a
+ * member stream and a read each). A window reaches from a member's data
+ * as far as the following members' starts (in directory order, rising)
+ * fit in PROBE_WINDOW bytes. Deflated members, and a start the window
+ * cannot give, are read through a member stream as before.
+ */
+#define PROBE_WINDOW ((size_t)256 << 10)
+
+typedef struct probe_window {
+    unsigned char *buf; /* PROBE_WINDOW bytes, or NULL: no window */
+    int64_t at;         /* the file offset of buf[0] */
+    size_t len;         /* bytes held */
+} probe_window;
+
+/* The first `want` bytes of stored member `index` from the window
+ * (loaded if it does not hold them): false if it cannot give them. */
+static bool window_first(npyio_npz *npz, probe_window *w, size_t index,
+                         unsigned char *first, size_t want)
+{
+    const npyio__zip_entry *e = npz->dir.entries;
+    int64_t at = e[index].data_offset, prev = at;
+    size_t span = want, j, got = 0;
+
+    if (w->buf == NULL || e[index].method != NPYIO__ZIP_STORED)
+        return false;
+    if (at < w->at || (uint64_t)(at - w->at) + want > w->len) {
+        for (j = index + 1; j < npz->dir.count; j++) {
+            int64_t d = e[j].data_offset;
+
+            if (d < prev || (uint64_t)(d - at) + PROBE_BYTES > PROBE_WINDOW)
+                break;
+            span = (size_t)(d - at) + PROBE_BYTES;
+            prev = d;
+        }
+        w->at = at;
+        w->len = 0;
+        if (npyio__stream_read_at(npz->stream, w->buf, span, at, &got,
+                                  "members' starts") != NPYIO_OK ||
+            got < want)
+            return false;
+        w->len = got;
+    }
+    memcpy(first, w->buf + (at - w->at), want);
+    return true;
+}
+
+/* Up to PROBE_BYTES of a member's first bytes (inflated if deflated). */
+static npyio_status read_first(npyio_npz *npz, probe_window *w,
+                               size_t index, unsigned char *first,
+                               size_t *got)
+{
+    const npyio__zip_entry *e = &npz->dir.entries[index];
+    size_t want = e->usize < PROBE_BYTES ? (size_t)e->usize : PROBE_BYTES;
+    npyio_stream *s = NULL;
+    npyio_status st;
+
+    if (window_first(npz, w, index, first, want)) {
+        *got = want;
+        return NPYIO_OK;
+    }
+    st = npyio__member_open(npz->stream, e, true, npz->options, &s);
+    if (st != NPYIO_OK)
+        return st;
+    st = npyio__stream_read(s, first, PROBE_BYTES, got, "a member's start");
+    npyio_stream_close(s);
+    return st;
+}
+
 /* Read a member's first bytes to learn whether it is an .npy file. A
  * member that cannot be read now (corrupt data) is listed as no array;
  * opening it reports why. */
-static npyio_status probe_member(npyio_npz *npz, size_t index)
+static npyio_status probe_member(npyio_npz *npz, probe_window *w,
+                                 size_t index)
 {
     static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
     const npyio__zip_entry *e = &npz->dir.entries[index];
     member_kind *k = &npz->kinds[index];
     unsigned char first[PROBE_BYTES];
     npyio__saved_message saved;
-    npyio_stream *s = NULL;
     size_t got = 0;
     npyio_status st;
 
@@ -179,11 +249,7 @@ static npyio_status probe_member(npyio_npz *npz, size_t index)
     if (!k->readable || check_member(npz, index) != NPYIO_OK)
         return NPYIO_OK; /* said again when it is opened */
     npyio__message_save(&saved);
-    st = npyio__member_open(npz->stream, e, true, npz->options, &s);
-    if (st != NPYIO_OK)
-        return st;
-    st = npyio__stream_read(s, first, sizeof first, &got, "a member's start");
-    npyio_stream_close(s);
+    st = read_first(npz, w, index, first, &got);
     npyio__message_restore(&saved);
     if (st == NPYIO_E_NOMEM)
         return st;
@@ -200,6 +266,7 @@ static npyio_status probe_member(npyio_npz *npz, size_t index)
 static npyio_status read_archive(npyio_npz *npz)
 {
     int64_t total = npyio__limit(npz->options, NPYIO_LIMIT_NPZ_TOTAL_BYTES);
+    probe_window w = {NULL, 0, 0};
     npyio_status st;
     size_t i;
 
@@ -218,8 +285,12 @@ static npyio_status read_archive(npyio_npz *npz)
         st = npyio__alloc_array(&npz->mem, npz->dir.count + 1,
                                 sizeof *npz->kinds, "member kinds",
                                 (void **)&npz->kinds);
+    if (st == NPYIO_OK && npz->dir.count > 1)
+        st = npyio__alloc(&npz->mem, PROBE_WINDOW, "members' starts",
+                          (void **)&w.buf);
     for (i = 0; st == NPYIO_OK && i < npz->dir.count; i++)
-        st = probe_member(npz, i);
+        st = probe_member(npz, &w, i);
+    npyio__free(w.buf);
     return st;
 }
 

@@ -10,10 +10,16 @@
 #include "alloc.h"
 
 /* The names so far, in the order of the members; each an npyio__alloc
- * block owned by the set. */
+ * block owned by the set. `slots` is a hash set over them (open
+ * addressing, a power of two of slots, at most half full), so that a new
+ * name is checked in constant time: each member is there twice, by its
+ * name and by its key (a slot: the hash's high 32 bits, then 2 * index
+ * + kind + 1 in the low 32; 0 is empty). */
 typedef struct npyio__npz_names {
     char **list;
     size_t count, cap;
+    uint64_t *slots;
+    size_t nslots;
 } npyio__npz_names;
 
 /*

@@ -40,6 +40,8 @@ void npyio__npz_writer_release(npyio_npz_writer *w)
         npyio__npz_entry_detach(w->open_entry);
     if (w->zip != NULL)
         zipClose(w->zip, NULL); /* frees it; the archive is dropped */
+    /* The caller's stream gets what was written, as without a buffer. */
+    (void)npyio__npz_zip_unbuffer(w, !w->owns_stream);
     if (w->owns_stream) {
         npyio__stream_abort(w->stream);
         npyio_stream_close(w->stream);
@@ -492,6 +494,8 @@ static npyio_status npz_writer_close_body(npyio_npz_writer *npz)
         if (rc != ZIP_OK || npz->io_failed != NPYIO_OK)
             st = npyio__npz_zip_failure(npz, where, rc);
     }
+    if (st == NPYIO_OK)
+        st = npyio__npz_zip_unbuffer(npz, true);
     if (st == NPYIO_OK && npz->finish != NULL)
         st = npz->finish(npz, where);
     else if (st == NPYIO_OK)

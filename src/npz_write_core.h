@@ -24,6 +24,9 @@ struct npyio_npz_writer {
     npyio__mem mem;
     npyio_options *options;
     npyio_stream *stream;
+    /* While minizip has the archive: the stream under the buffer that
+     * w->stream then is (npz_zipio.c); NULL otherwise. */
+    npyio_stream *direct;
     bool owns_stream, durable, align;
     zipFile zip;
     npyio_status io_failed;   /* the first failure of a callback */
@@ -51,6 +54,11 @@ struct npyio_npz_writer {
  * or the failure (zip_failure's). */
 npyio_status npyio__npz_zip_open(npyio_npz_writer *w, int append,
                                  const char *where);
+
+/* After minizip's close (or when the archive is dropped): w->stream is
+ * the real stream again, the buffered bytes written out first if `flush`,
+ * and the real stream left where the buffer's position was. */
+npyio_status npyio__npz_zip_unbuffer(npyio_npz_writer *w, bool flush);
 
 /* A failed minizip call: our stream's failure if there was one, else
  * minizip's code. Either way the archive is failed from now on. */

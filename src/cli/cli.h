@@ -21,6 +21,7 @@ typedef struct cli_args {
     char **files;        /* the positional arguments */
     int nfiles;
     int json;            /* info --json */
+    int short_list;      /* info --short */
     int64_t max;         /* print --max N */
     char order;          /* convert --order: 'C' or 'F' */
     char byteorder;      /* convert --byteorder: '=', '<' or '>' */

@@ -1,8 +1,9 @@
 /*
- * info.c - `npyio info [--json] FILE...`: the header facts of .npy files
- * and of the .npy members of archives alike, as JSON (the contract
- * scripts read) or text for people; an archive lists every member. Built
- * on the public API only.
+ * info.c - `npyio info [--json | --short] FILE...`: the header facts of
+ * .npy files and of the .npy members of archives alike, as JSON (the
+ * contract scripts read), text for people, or one line each (--short, as
+ * unzip -l); an archive lists every member. Built on the public API
+ * only.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -138,13 +139,36 @@ static void print_info(const char *name, const npyio_header *h, int json)
     }
 }
 
+/* --short: dtype, shape and order of a header, tab-separated (with the
+ * tab before them). */
+static void short_header(FILE *out, const npyio_header *h)
+{
+    char *descr = descr_text(npyio_header_dtype(h));
+
+    fprintf(out, "\t%s\t", descr ? descr : "?");
+    put_shape(out, h, 0);
+    fprintf(out, "\t%c", npyio_header_is_fortran_order(h) ? 'F' : 'C');
+    free(descr);
+}
+
 static int info_one(const cli_args *a, cli_input *in)
 {
+    const npyio_header *h;
+    int64_t size;
+
     /* A short data section is an error for info too: on a seekable file
      * the reader checked the length; a pipe is read through. */
     if (strcmp(in->name, "-") == 0 && cli_read_through(in, 0, NULL) != 0)
         return EXIT_INVALID;
-    print_info(in->name, npyio_reader_header(in->reader), a->json);
+    h = npyio_reader_header(in->reader);
+    if (!a->short_list) {
+        print_info(in->name, h, a->json);
+        return 0;
+    }
+    size = npyio_header_data_offset(h) + npyio_header_nbytes(h);
+    cli_put_name(stdout, in->name);
+    short_header(stdout, h);
+    printf("\tnone\t%" PRId64 "\t%" PRId64 "\n", size, size);
     return 0;
 }
 
@@ -291,6 +315,24 @@ static void member_text(FILE *out, cli_input *in, size_t i, const listing *l)
     }
 }
 
+/* --short: one line of a member. */
+static void member_short(FILE *out, cli_input *in, size_t i,
+                         const listing *l)
+{
+    char buf[96];
+
+    cli_put_name(out, npyio_npz_key(in->npz, i));
+    if (l->array == 1 && !l->failed)
+        short_header(out, npyio_reader_header(in->reader));
+    else
+        fputs(l->array == 0 ? "\t-\t-\t-" : "\t?\t?\t?", out);
+    fprintf(out, "\t%s\t%" PRId64 "\t%" PRId64 "\n",
+            cli_method_name(cli_member_stat(in, i, NPYIO_NPZ_STAT_METHOD),
+                            buf),
+            cli_member_stat(in, i, NPYIO_NPZ_STAT_SIZE),
+            cli_member_stat(in, i, NPYIO_NPZ_STAT_COMPRESSED_SIZE));
+}
+
 /* Every member is listed, as np.load lists them all: one that cannot be
  * read carries its error in its entry (and on standard error) and makes
  * the exit status 1. Everything goes to a buffer first, so that a failed
@@ -309,6 +351,9 @@ static int archive_info(const cli_args *a, cli_input *in)
         fputs("{\"path\": ", out);
         cli_json_string(out, in->name);
         fputs(", \"members\": [", out);
+    } else if (a->short_list) {
+        cli_put_name(out, in->name);
+        fputs(":\n", out);
     } else {
         cli_put_name(out, in->name);
         fprintf(out, ": an .npz archive of %zu member%s\n", n,
@@ -321,6 +366,8 @@ static int archive_info(const cli_args *a, cli_input *in)
         if (a->json) {
             fputs(i ? ", " : "", out);
             member_json(out, in, i, &l);
+        } else if (a->short_list) {
+            member_short(out, in, i, &l);
         } else {
             member_text(out, in, i, &l);
         }
@@ -337,5 +384,10 @@ static int archive_info(const cli_args *a, cli_input *in)
 
 int cli_info(const cli_args *a)
 {
+    if (a->json && a->short_list) {
+        fputs("npyio: info: --json and --short exclude each other\n",
+              stderr);
+        return EXIT_USAGE;
+    }
     return cli_each_input(a, info_one, archive_info);
 }

@@ -34,6 +34,7 @@
 #define OPT_APPEND 512u
 #define OPT_FORCE 1024u
 #define OPT_DTYPE 2048u
+#define OPT_SHORT 4096u
 
 typedef struct command {
     const char *name;
@@ -88,7 +89,7 @@ static int usage(const command *cmd, const char *problem)
     "                        power loss soon after may lose the new file)\n"
 
 static const command commands[] = {
-    {"info", "usage: npyio info [--json] FILE...",
+    {"info", "usage: npyio info [--json | --short] FILE...",
      "Print the header facts of each file: format version, header length,\n"
      "data offset, descr (NumPy's text), shape, Fortran order, itemsize,\n"
      "element count and data bytes. A file whose data is shorter than its\n"
@@ -115,8 +116,20 @@ static const command commands[] = {
      "                        archive is a multiple of 64). Every member is\n"
      "                        listed: one that cannot be read (a bad header,\n"
      "                        damage) has error instead, and exit is 1\n"
+     "  --short               one line per .npy file and per archive member,\n"
+     "                        as unzip -l lists a ZIP: fields separated by\n"
+     "                        tabs: name (the file as given; a member's key),\n"
+     "                        dtype (descr), shape, order (C or F),\n"
+     "                        compression (stored, deflate, ...; none for an\n"
+     "                        .npy file), size and compressed size in bytes\n"
+     "                        (an .npy file: its header plus data, twice).\n"
+     "                        An archive's lines follow a line with its name\n"
+     "                        and a colon. A member that is no .npy file has\n"
+     "                        - for dtype, shape and order, one npyio cannot\n"
+     "                        decompress or read ?; a member that cannot be\n"
+     "                        read has its error on standard error (exit 1)\n"
      UNTRUSTED_HELP,
-     OPT_JSON | OPT_UNTRUSTED, 1, -1, cli_info},
+     OPT_JSON | OPT_SHORT | OPT_UNTRUSTED, 1, -1, cli_info},
     {"print", "usage: npyio print [--max N] FILE [MEMBER]",
      "Print the values as NumPy's repr() does: records as tuples, and only\n"
      "the first and last three along each axis, with ..., beyond N elements.\n"
@@ -291,6 +304,8 @@ static int parse_flag(const command *cmd, const char *arg, cli_args *a)
 {
     if ((cmd->options & OPT_JSON) && strcmp(arg, "--json") == 0)
         a->json = 1;
+    else if ((cmd->options & OPT_SHORT) && strcmp(arg, "--short") == 0)
+        a->short_list = 1;
     else if ((cmd->options & OPT_NO_SYNC) && strcmp(arg, "--no-sync") == 0)
         a->no_sync = 1;
     else if ((cmd->options & OPT_UNTRUSTED) &&

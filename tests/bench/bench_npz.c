@@ -32,6 +32,13 @@
  *                  (npyio_npz_writer_copy: the other design issue 27 weighed),
  *                  vs read() + write() of the archive's bytes, and vs
  *                  NumPy (np.load every array + np.savez with the new)
+ *   many write     npyio_savez_with_header of 10,000, 20,000 and 40,000
+ *                  stored (16,) float32 members (no fsync) vs np.savez of
+ *                  the same; the time per doubling shows the scaling
+ *   many list      npyio_npz_open_path + every key of 70,000 such members
+ *                  (every local header checked) vs np.load(path).files
+ *
+ * --only many runs the last two alone.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE
@@ -418,6 +425,130 @@ static double plain_copy(const char *path)
     return t;
 }
 
+static double numpy_op(const char *op, const char *a, const char *b);
+
+/* ---- many small members ------------------------------------------------------------- */
+
+#define MANY_MAX 70000
+
+static char **many_keys;
+static const npyio_header **many_headers;
+static const void **many_data;
+static size_t *many_lens;
+static int *many_levels;
+static float many_values[16];
+
+static void make_many(void)
+{
+    npyio_dtype *f4 = NULL;
+    npyio_header *h = NULL;
+    int64_t n = 16;
+    size_t i;
+
+    if (npyio_dtype_parse("<f4", 3, NULL, &f4) != NPYIO_OK ||
+        npyio_header_new(f4, 1, &n, 0, &h) != NPYIO_OK)
+        die("header");
+    npyio_dtype_unref(f4);
+    many_keys = calloc(MANY_MAX, sizeof *many_keys);
+    many_headers = calloc(MANY_MAX, sizeof *many_headers);
+    many_data = calloc(MANY_MAX, sizeof *many_data);
+    many_lens = calloc(MANY_MAX, sizeof *many_lens);
+    many_levels = calloc(MANY_MAX, sizeof *many_levels);
+    for (i = 0; i < MANY_MAX; i++) {
+        many_keys[i] = malloc(16);
+        snprintf(many_keys[i], 16, "a%zu", i);
+        many_headers[i] = h;
+        many_data[i] = many_values;
+        many_lens[i] = sizeof many_values;
+    }
+}
+
+/* The first `count` members into an archive at path. */
+static void many_write(const char *path, size_t count)
+{
+    if (npyio_savez_with_header(path, count,
+                                (const char *const *)many_keys,
+                                many_headers, many_data, many_lens,
+                                many_levels, NPYIO_WRITE_NO_SYNC,
+                                NULL) != NPYIO_OK)
+        die(npyio_last_error());
+}
+
+static double many_save(const char *path, size_t count)
+{
+    double t0, t;
+
+    prime();
+    t0 = now();
+    many_write(path, count);
+    t = now() - t0;
+    unlink(path);
+    return t;
+}
+
+static double many_list(const char *path)
+{
+    npyio_npz *npz = NULL;
+    size_t i, n, total = 0;
+    double t0, t;
+
+    prime();
+    t0 = now();
+    if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK)
+        die(npyio_last_error());
+    n = npyio_npz_count(npz);
+    for (i = 0; i < n; i++)
+        total += strlen(npyio_npz_key(npz, i));
+    npyio_npz_close(npz);
+    t = now() - t0;
+    if (n != MANY_MAX || total == 0)
+        die("many list");
+    return t;
+}
+
+static void bench_many(const char *dir, int rounds)
+{
+    static const size_t counts[3] = {10000, 20000, 40000};
+    double ours[3][MAX_ROUNDS], np_t[3][MAX_ROUNDS];
+    char path[600], list_npz[600], cmd[1300];
+    int r, k;
+
+    make_many();
+    snprintf(path, sizeof path, "%s/bench_npz_many.npz", dir);
+    snprintf(list_npz, sizeof list_npz, "%s/bench_npz_list.npz", dir);
+    for (r = 0; r < rounds; r++)
+        for (k = 0; k < 3; k++) {
+            ours[k][r] = many_save(path, counts[k]);
+            snprintf(cmd, sizeof cmd, "%zu", counts[k]);
+            np_t[k][r] = numpy_op("savezmany", path, cmd);
+        }
+    for (k = 0; k < 3; k++) {
+        char name[64], med_line[64];
+        double med, lo, hi, ratio[MAX_ROUNDS];
+
+        snprintf(name, sizeof name, "write %zu small members", counts[k]);
+        report(name, counts[k] * 192, rounds, ours[k], np_t[k], "np.savez",
+               NULL, NULL);
+        if (k == 0)
+            continue;
+        for (r = 0; r < rounds; r++)
+            ratio[r] = ours[k][r] / ours[k - 1][r];
+        stats(ratio, rounds, &med, &lo, &hi);
+        snprintf(med_line, sizeof med_line, "%zu -> %zu", counts[k - 1],
+                 counts[k]);
+        printf("  time per doubling %-14s %.2fx (%.2f..%.2f)\n", med_line,
+               med, lo, hi);
+    }
+    many_write(list_npz, MANY_MAX);
+    for (r = 0; r < rounds; r++) {
+        ours[0][r] = many_list(list_npz);
+        np_t[0][r] = numpy_op("listmany", list_npz, "-");
+    }
+    report("open + list 70000 members", MANY_MAX * 192, rounds, ours[0],
+           np_t[0], "np.load(f).files", NULL, NULL);
+    unlink(list_npz);
+}
+
 /* ---- NumPy -------------------------------------------------------------------------- */
 
 static void start_numpy_npz(void)
@@ -436,6 +567,11 @@ static void start_numpy_npz(void)
         "        with np.load(w[1]) as z: d = {k: z[k] for k in z.files}\n"
         "        d['new'] = np.arange(1, 6); np.savez(w[2], **d); d = None\n"
         "        os.unlink(w[2])\n"
+        "    elif op == 'savezmany':\n"
+        "        a = np.zeros(16, '<f4')\n"
+        "        np.savez(w[1], **{'a%d' % i: a for i in range(int(w[2]))})\n"
+        "    elif op == 'listmany':\n"
+        "        with np.load(w[1]) as z: f = z.files\n"
         "    elif op == 'savezc':\n"
         "        np.savez_compressed(w[1], **{'w%d' % i: keep['w']\n"
         "                                     for i in range(8)})\n"
@@ -486,6 +622,14 @@ int main(int argc, char **argv)
     snprintf(walk_npy, sizeof walk_npy, "%s/bench_npz_walk.npy", dir);
     snprintf(out_npz, sizeof out_npz, "%s/bench_npz_out.npz", dir);
     snprintf(out_raw, sizeof out_raw, "%s/bench_npz_out.raw", dir);
+    if (strcmp(only, "many") == 0) {
+        start_numpy_npz();
+        printf("bench_npz: many small members, %s, %d rounds\n", dir,
+               rounds);
+        bench_many(dir, rounds);
+        stop_numpy();
+        return 0;
+    }
     make_inputs();
     member_place(stored_npz, "a", &at, &csize);
     member_place(walk_npz, "w0", &wat, &wcsize);

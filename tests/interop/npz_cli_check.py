@@ -51,6 +51,13 @@ never with numbers taken from the tool:
    dump of members with a bit flipped in their deflate data reports the
    damage as zipfile does (Bad CRC-32: the CRC; zlib.error: corrupt
    deflate data), once, never as "not an .npy file".
+11. `info --short` (one line a member, as unzip -l): for every valid
+   archive a line "ARCHIVE:" then, in zipfile's order, key, descr, shape,
+   order, compression, size and compressed size (zipfile's file_size and
+   compress_size), tab-separated, the header facts from np.lib.format
+   ("-" for members that are no .npy file, "?" for those npyio cannot
+   decompress); an .npy file gives one line (its header plus data bytes,
+   twice); --short with --json is a usage error.
 Prints "N passed, M failed"; exits 77 without NumPy.
 """
 import argparse
@@ -1290,6 +1297,64 @@ def check_usage(c, data_dir, tmp):
                     command, r.returncode, absent))
 
 
+def shape_text(shape):
+    """NumPy's repr of a shape tuple."""
+    return "(%s)" % (", ".join(str(n) for n in shape) +
+                     ("," if len(shape) == 1 else ""))
+
+
+def short_line(name, facts, method, size, csize):
+    if facts is None:
+        head = ["-", "-", "-"]
+    elif facts == "?":
+        head = ["?", "?", "?"]
+    else:
+        head = [facts["descr"], shape_text(facts["shape"]),
+                "F" if facts["fortran_order"] else "C"]
+    return b"\t".join([shown(name)] + [h.encode() for h in head] +
+                      [method.encode(), b"%d" % size, b"%d" % csize])
+
+
+def check_info_short(c, npz, valid, data_dir):
+    paths = [os.path.join(npz, n) for n in valid]
+    want = []
+    for p in paths:
+        want.append(shown(p) + b":")
+        members, extra = zip_view(p)
+        for m, (info, data, _) in zip(members, extra):
+            facts = (member_facts(data)[0] if m.get("array") is True else
+                     "?" if m.get("array") is None else None)
+            want.append(short_line(m["name"], facts, m["compression"],
+                                   info.file_size, info.compress_size))
+    r = c.run("info", "--short", *paths)
+    got = r.stdout.splitlines()
+    bad = [(g, w) for g, w in zip(got, want) if g != w]
+    c.check(r.returncode == 0 and len(got) == len(want) and not bad,
+            "info --short of %d archives: exit %d, %d lines of %d, first "
+            "differences %r %r" % (len(paths), r.returncode, len(got),
+                                   len(want), bad[:3], r.stderr[:300]))
+    arrays = os.path.join(data_dir, "arrays")
+    npys = sorted(os.path.join(arrays, n) for n in os.listdir(arrays)
+                  if n.endswith(".npy"))[:20]
+    want = []
+    for p in npys:
+        with open(p, "rb") as f:
+            facts = npy_facts(f)[0]
+        size = facts["data_offset"] + facts["nbytes"]
+        want.append(short_line(p, facts, "none", size, size))
+    r = c.run("info", "--short", *npys)
+    got = r.stdout.splitlines()
+    bad = [(g, w) for g, w in zip(got, want) if g != w]
+    c.check(r.returncode == 0 and got == want,
+            "info --short of %d .npy files: exit %d, %d lines, first "
+            "differences %r %r" % (len(npys), r.returncode, len(got),
+                                   bad[:3], r.stderr[:300]))
+    r = c.run("info", "--short", "--json", npys[0])
+    c.check(r.returncode == 2 and b"exclude" in r.stderr,
+            "info --short --json: exit %d %r" % (r.returncode,
+                                                r.stderr[:200]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", required=True)
@@ -1310,6 +1375,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="npyio-npz-cli-")
     try:
         check_info(c, npz, valid)
+        check_info_short(c, npz, valid, args.data)
         check_method_name(c, npz, tmp)
         check_dump_print(c, npz, valid, tmp)
         check_validate(c, npz, valid, bad_dir, hostile_dir, tmp)

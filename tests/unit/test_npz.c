@@ -883,6 +883,166 @@ static void test_keys_clash(void **state)
     npyio_header_free(h);
 }
 
+/* A memory stream over callbacks that counts the writes and seeks the
+ * library makes: its system calls, were it a file. */
+typedef struct counting {
+    unsigned char *bytes;
+    size_t len, cap, pos;
+    unsigned writes, seeks, reads;
+} counting;
+
+static int counting_write(void *user, const void *buf, size_t len,
+                          size_t *put)
+{
+    counting *c = user;
+
+    if (c->pos + len > c->cap) {
+        c->cap = 2 * (c->pos + len);
+        c->bytes = realloc(c->bytes, c->cap);
+        assert_non_null(c->bytes);
+    }
+    memcpy(c->bytes + c->pos, buf, len);
+    c->pos += len;
+    if (c->pos > c->len)
+        c->len = c->pos;
+    c->writes++;
+    *put = len;
+    return 0;
+}
+
+static int counting_seek(void *user, int64_t offset, int whence,
+                         int64_t *pos)
+{
+    counting *c = user;
+    int64_t base = whence == NPYIO_SEEK_SET   ? 0
+                   : whence == NPYIO_SEEK_CUR ? (int64_t)c->pos
+                                              : (int64_t)c->len;
+
+    c->pos = (size_t)(base + offset);
+    *pos = (int64_t)c->pos;
+    c->seeks++;
+    return 0;
+}
+
+static int counting_read(void *user, void *buf, size_t cap, size_t *got)
+{
+    counting *c = user;
+    size_t n = c->pos < c->len ? c->len - c->pos : 0;
+
+    n = n < cap ? n : cap;
+    memcpy(buf, c->bytes + c->pos, n);
+    c->pos += n;
+    c->reads++;
+    *got = n;
+    return 0;
+}
+
+static int counting_pread(void *user, void *buf, size_t cap, int64_t offset,
+                          size_t *got)
+{
+    counting *c = user;
+    size_t at = (size_t)offset, n = at < c->len ? c->len - at : 0;
+
+    n = n < cap ? n : cap;
+    memcpy(buf, c->bytes + at, n);
+    c->reads++;
+    *got = n;
+    return 0;
+}
+
+/* The archive of test_many_members opened from a counting stream: every
+ * key listed, every member an array, in a few reads where each local
+ * header and each member's start took its own (3 and 1 a member). */
+static void open_many_counted(counting *c, size_t members)
+{
+    static const npyio_stream_ops ops = {.size = sizeof ops,
+                                         .read = counting_read,
+                                         .seek = counting_seek,
+                                         .pread = counting_pread};
+    npyio_stream *s = NULL;
+    npyio_npz *npz = NULL;
+    int64_t v = 0;
+    size_t i;
+
+    c->reads = c->seeks = 0;
+    c->pos = 0;
+    assert_ok(npyio_stream_open_ops(&ops, c, NULL, &s));
+    assert_ok(npyio_npz_open_stream(s, NULL, &npz));
+    assert_int_equal(npyio_npz_count(npz), members);
+    for (i = 0; i < members; i++) {
+        assert_ok(npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_IS_ARRAY, &v));
+        assert_int_equal(v, 1);
+        assert_ok(npyio_npz_stat(npz, i, NPYIO_NPZ_STAT_ALIGNED, &v));
+        assert_int_equal(v, 1);
+    }
+    assert_true(c->reads < 100);
+    assert_true(c->seeks < 100);
+    assert_ok(npyio_npz_close(npz));
+    assert_ok(npyio_stream_close(s));
+}
+
+/* 3,000 small members: the keys np.load would confuse are refused,
+ * naming the first member each clashes with, past many growths of the
+ * set of names (each of the three ways: the same key, a key that is
+ * another member's name, a name that is another member's key). The
+ * archive's bytes are those of the same members written to a file, and
+ * its stream sees a few large writes, not about 20 writes and 2 seeks a
+ * member as when minizip's writes went straight to it. */
+static void test_many_members(void **state)
+{
+    static const int64_t shape[1] = {4};
+    static const npyio_stream_ops ops = {.size = sizeof ops,
+                                         .write = counting_write,
+                                         .seek = counting_seek};
+    npyio_header *h = make_header("<f4", 1, shape, 0);
+    float v[4] = {1, 2, 3, 4};
+    npyio_npz_writer *w[2] = {NULL, NULL};
+    npyio_stream *s = NULL;
+    counting c = {0};
+    unsigned char *file;
+    size_t len = 0;
+    char path[256], key[32];
+    int i, k;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "many.npz");
+    assert_ok(npyio_stream_open_ops(&ops, &c, NULL, &s));
+    assert_ok(npyio_npz_writer_create_stream(s, 0, NULL, &w[0]));
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL,
+                                           &w[1]));
+    for (i = 0; i < 3000; i++)
+        for (k = 0; k < 2; k++) {
+            snprintf(key, sizeof key, i == 1234 ? "m%d.npy" : "m%d", i);
+            assert_ok(npyio_npz_writer_add_with_header(w[k], key, h, v,
+                                                       sizeof v, 0, 0));
+        }
+    assert_status(npyio_npz_writer_add_with_header(w[0], "m2999", h, v,
+                                                   sizeof v, 0, 0),
+                  NPYIO_E_INVALID_ARG);
+    assert_error_contains("key 'm2999': the archive already has a member "
+                          "'m2999.npy'");
+    assert_status(npyio_npz_writer_add_with_header(w[0], "m7.npy", h, v,
+                                                   sizeof v, 0, 0),
+                  NPYIO_E_INVALID_ARG);
+    assert_error_contains("already has a member 'm7.npy'");
+    assert_status(npyio_npz_writer_add_with_header(w[0], "m1234", h, v,
+                                                   sizeof v, 0, 0),
+                  NPYIO_E_INVALID_ARG);
+    assert_error_contains("already has a member 'm1234.npy.npy'");
+    assert_ok(npyio_npz_writer_close(w[0]));
+    assert_ok(npyio_npz_writer_close(w[1]));
+    assert_ok(npyio_stream_close(s));
+    file = read_file(path, &len);
+    assert_int_equal(len, c.len);
+    assert_memory_equal(file, c.bytes, len);
+    assert_true(c.writes < 100);
+    assert_true(c.seeks < 100);
+    open_many_counted(&c, 3000);
+    free(file);
+    free(c.bytes);
+    npyio_header_free(h);
+}
+
 /* The archives of npz/append/ (gen_npz_hostile.py) hold, in a comment or
  * in an array's data, end records that minizip's append mode took for the
  * archive's own: appending to each keeps every old member where it was,
@@ -1470,6 +1630,7 @@ int main(void)
         cmocka_unit_test(test_append),
         cmocka_unit_test(test_append_hostile),
         cmocka_unit_test(test_keys_clash),
+        cmocka_unit_test(test_many_members),
         cmocka_unit_test(test_append_locator_in_offset),
         cmocka_unit_test(test_parallel_deflate),
         cmocka_unit_test(test_copy),
