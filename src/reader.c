@@ -952,21 +952,22 @@ static void parts_free(parts *p)
  * an archive member, which sums a CRC as it is read), and data for two
  * parts at least. *done false: read it on the calling thread, also after
  * a part failed (that read reports the failure, and the buffer up to it,
- * exactly as one thread does). On success a read in file order leaves
- * the stream after the data, as one thread does.
+ * exactly as one thread does) or memory for the parts ran out. On
+ * success a read in file order leaves the stream after the data, as one
+ * thread does.
  */
 static npyio_status read_parallel(npyio_reader *r, uint32_t flags,
                                   const npyio__converter *swap, void *dst,
                                   bool *done)
 {
     const npyio_header *h = r->header;
+    npyio__saved_message saved;
     parts p;
     size_t k;
     npyio_status st;
 
     *done = false;
-    if (r->threads < 2 || h->nbytes == 0 || !reader_positioned(r) ||
-        npyio__stream_has_finish(r->stream))
+    if (r->threads < 2 || h->nbytes == 0)
         return NPYIO_OK;
     memset(&p, 0, sizeof p);
     p.r = r;
@@ -978,16 +979,23 @@ static npyio_status read_parallel(npyio_reader *r, uint32_t flags,
     p.count = npyio__part_count(p.units,
                                 (size_t)p.per_unit * h->dtype->itemsize,
                                 r->threads);
-    if (p.count < 2)
+    /* Small data never asks what the stream is (see reader_seekable). */
+    if (p.count < 2 || !reader_positioned(r) ||
+        npyio__stream_has_finish(r->stream))
         return NPYIO_OK;
+    npyio__message_save(&saved);
     st = parts_prepare(&p, flags);
     if (st == NPYIO_OK)
         npyio__run_parallel(p.count, r->threads, run_part, &p);
     parts_free(&p);
-    for (k = 0; st == NPYIO_OK && k < p.count; k++)
+    if (st != NPYIO_OK) { /* no memory for the parts: one thread */
+        npyio__message_restore(&saved);
+        return NPYIO_OK;
+    }
+    for (k = 0; k < p.count; k++)
         if (p.status[k] != NPYIO_OK)
             return NPYIO_OK;
-    if (st == NPYIO_OK && !p.reorder)
+    if (!p.reorder)
         st = seek_data(r, (uint64_t)h->nbytes);
     *done = st == NPYIO_OK;
     return st;

@@ -8,12 +8,15 @@
  * npyio_load_with_header, with 1, 2, 3 and 7 threads. Failures (a file
  * cut after it was opened, a conversion that overflows in several parts)
  * are reported exactly as with one thread: the same status and message,
- * and the same bytes before the failing element. Parts are cut as small
+ * and the same bytes before the failing element. A caller's allocator is
+ * called from the caller's thread only, and an allocation that fails
+ * gives NPYIO_E_NOMEM or one thread's bytes. Parts are cut as small
  * as one element here (npyio__part_bytes_min), so that small arrays take
  * every thread. CI runs this test under ThreadSanitizer (.ci/run).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -440,6 +443,88 @@ static void short_file(void **state)
                 }
 }
 
+/* ---- the caller's allocator ---------------------------------------------------- */
+
+/* Counts calls, fails the one numbered fail_at (0: none), and notes any
+ * call from another thread than the caller's. */
+typedef struct counting {
+    pthread_t caller;
+    int calls, fail_at, foreign;
+} counting;
+
+static void *count_alloc(void *user, size_t size, size_t alignment)
+{
+    counting *c = user;
+    void *p = NULL;
+
+    if (!pthread_equal(pthread_self(), c->caller))
+        c->foreign++; /* a race TSan reports too */
+    if (++c->calls == c->fail_at)
+        return NULL;
+    if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *)
+                                                     : alignment,
+                       size ? size : 1) != 0)
+        return NULL;
+    return p;
+}
+
+static void count_free(void *user, void *ptr, size_t size)
+{
+    (void)user;
+    (void)size;
+    free(ptr);
+}
+
+/* Every allocation is made on the caller's thread; one that fails makes
+ * the read fail with NPYIO_E_NOMEM or take one thread: never other bytes
+ * or another failure. */
+static void allocator_calls(void **state)
+{
+    static const npyio_allocator table = {sizeof table, count_alloc, NULL,
+                                          count_free};
+    static const int64_t shape[2] = {41, 23};
+    static const char *const types[] = {NULL, "<f4"};
+    char path[1024];
+    outcome one;
+    size_t t;
+    int k;
+
+    (void)state;
+    write_array("alloc.npy", ">f8", 2, shape, 1, path);
+    for (t = 0; t < 2; t++) {
+        read_whole(path, 1, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, types[t],
+                   true, &one);
+        assert_ok(one.st);
+        for (k = 0; k < 40; k++) {
+            counting c = {pthread_self(), 0, k, 0};
+            npyio_options *o = with_threads(3);
+            npyio_reader *r = NULL;
+            void *data = NULL;
+            size_t len = 0;
+            npyio_status st;
+
+            assert_ok(npyio_options_set_allocator(o, &table, &c));
+            st = npyio_reader_open_path(path, o, &r);
+            if (st == NPYIO_OK && types[t] != NULL)
+                st = npyio_reader_set_type(r, types[t],
+                                           NPYIO_READ_CAST_UNSAFE);
+            if (st == NPYIO_OK)
+                st = npyio_reader_read_alloc(r, NPYIO_READ_NATIVE |
+                                             NPYIO_READ_C_ORDER, &data, &len);
+            assert_true(st == NPYIO_OK || st == NPYIO_E_NOMEM);
+            if (st == NPYIO_OK) {
+                assert_int_equal(len, one.len);
+                assert_memory_equal(data, one.data, len);
+            }
+            npyio_free(data);
+            npyio_reader_close(r);
+            npyio_options_free(o);
+            assert_int_equal(c.foreign, 0);
+        }
+        outcome_free(&one);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -456,6 +541,7 @@ int main(void)
         cmocka_unit_test(one_call_loads),
         cmocka_unit_test(overflow_first_by_index),
         cmocka_unit_test(short_file),
+        cmocka_unit_test(allocator_calls),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);
