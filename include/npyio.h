@@ -732,11 +732,12 @@ typedef int32_t npyio_limit;
  *    conversion that overflows) is reported as one thread reports it, the
  *    same status and message naming the first failing element by index,
  *    with the elements before it in the buffer (npyio_reader_read: what
- *    lies after it is not specified). Archive members, pipes and chunked
- *    or row reads run on the caller's thread.
- * Everything else (saves, which write the caller's bytes as they are;
- * chunks and rows; archive members' reads) runs on the caller's thread.
- * Default 1: no thread is started. At most 64 are used. */
+ *    lies after it is not specified). An allocator's callbacks are called
+ *    on the caller's thread only.
+ * Everything else runs on the caller's thread: saves (they write the
+ * caller's bytes as they are), chunked and row reads, reads of archive
+ * members and of streams without pread (pipes). Default 1: no thread is
+ * started. At most 64 are used. */
 #define NPYIO_LIMIT_THREADS 9
 
 /**
