@@ -715,12 +715,29 @@ typedef int32_t npyio_limit;
 #define NPYIO_LIMIT_NPZ_TOTAL_BYTES 8
 /** The most threads one call may use for array data, the caller's
  * included: what this means is fixed for all of 1.x; which calls use
- * threads may grow. In 1.0, deflated archive members of known length are
- * compressed in independent 4 MiB blocks on that many threads (an ordinary
- * deflate stream every reader takes, about 0.01% larger; its bytes differ
- * from a one-thread stream's); every other call (loads, saves, byte-order,
- * memory-order and type conversions) runs on the caller's thread. Default
- * 1: no thread is started. At most 64 are used. */
+ * threads may grow. In this version:
+ *  - deflated archive members of known length are compressed in
+ *    independent 4 MiB blocks on that many threads (an ordinary deflate
+ *    stream every reader takes, about 0.01% larger; its bytes differ from
+ *    a one-thread stream's);
+ *  - whole reads of a .npy file's data (npyio_load, npyio_load_as,
+ *    npyio_load_with_header, npyio_reader_read_alloc, npyio_reader_read)
+ *    from a stream with positioned reads (a file; a stream whose
+ *    npyio_stream_ops has pread, called from several threads at once) cut
+ *    the data into contiguous parts of 2 MiB or more, one per thread, each
+ *    read with pread and converted (byte order, Fortran to C order,
+ *    npyio_reader_set_type's conversion) by its thread straight into its
+ *    part of the result, whose fresh pages that thread touches first. The
+ *    bytes are those one thread gives; a failure (a file cut short, a
+ *    conversion that overflows) is reported as one thread reports it, the
+ *    same status and message naming the first failing element by index,
+ *    with the elements before it in the buffer (npyio_reader_read: what
+ *    lies after it is not specified). An allocator's callbacks are called
+ *    on the caller's thread only.
+ * Everything else runs on the caller's thread: saves (they write the
+ * caller's bytes as they are), chunked and row reads, reads of archive
+ * members and of streams without pread (pipes). Default 1: no thread is
+ * started. At most 64 are used. */
 #define NPYIO_LIMIT_THREADS 9
 
 /**
@@ -1705,7 +1722,8 @@ NPYIO_API npyio_status npyio_header_new_as_read(const npyio_header *header,
  *        without moving the position read, write and seek use; set *got
  *        (0 only at the end of the data). The library calls it from
  *        several threads at once (when the caller's threads read members
- *        of an archive opened from the stream), so it must be
+ *        of an archive opened from the stream, and in whole reads of an
+ *        array under NPYIO_LIMIT_THREADS above 1), so it must be
  *        thread-safe, as pread(2) is.
  *        With it, archives opened from the stream read members in
  *        parallel and open them as seekable streams, and readers read at
@@ -2069,8 +2087,10 @@ NPYIO_API npyio_status npyio_reader_read_rows(npyio_reader *reader,
  * buffer.
  *
  * The conversion runs where the data arrives, in blocks of 64 KiB of the
- * file's type through one bounce buffer (no second full-size copy), on
- * the calling thread: it does not use NPYIO_LIMIT_THREADS. Two cases hold
+ * file's type through one bounce buffer (no second full-size copy); a
+ * whole read from a file runs on NPYIO_LIMIT_THREADS threads, each with a
+ * bounce buffer of its own, chunks and rows on the calling thread. Two
+ * cases hold
  * more: rows of Fortran-order data read without NPYIO_READ_C_ORDER (the
  * rows' band in the file's type, then converted), and a whole read from a
  * stream that cannot seek (the file's data, then the converted copy).

@@ -286,3 +286,10 @@ npyio_status npyio_options_set_untrusted(npyio_options *options)
            sizeof options->limits - sizeof options->limits[0]);
     return NPYIO_OK;
 }
+
+unsigned npyio__thread_limit(const npyio_options *options)
+{
+    int64_t limit = npyio__limit(options, NPYIO_LIMIT_THREADS);
+
+    return limit > 64 ? 64u : limit < 1 ? 1u : (unsigned)limit;
+}

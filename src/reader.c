@@ -16,6 +16,7 @@
 #include "options.h"
 #include "reader.h"
 #include "stream.h"
+#include "threads.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +66,9 @@ struct npyio_reader {
      * by this plan (its target's itemsize, byte order). */
     bool casting;
     npyio__cast_plan cast;
+    /* NPYIO_LIMIT_THREADS: whole reads from positioned streams are cut
+     * into parts read and converted on up to this many threads. */
+    unsigned threads;
 };
 
 /*
@@ -156,6 +160,7 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
         return st;
     r->magic = NPYIO__MAGIC_READER;
     r->mem = mem;
+    r->threads = npyio__thread_limit(options);
     st = npyio__stream_acquire(path, stream, false, options, where,
                                &r->stream, &r->owns_stream);
     if (st == NPYIO_OK) {
@@ -493,6 +498,28 @@ static size_t block_bytes(size_t itemsize)
     return BLOCK_BYTES / itemsize * itemsize;
 }
 
+/* Read len bytes of data at data offset `at` with a positioned read (the
+ * position does not move; safe on several threads at once); short is
+ * truncated. */
+static npyio_status pread_data(npyio_reader *r, void *buf, size_t len,
+                               uint64_t at)
+{
+    size_t got = 0;
+    npyio_status st;
+
+    if (at > (uint64_t)(INT64_MAX - r->data_start))
+        return npyio__fail(NPYIO_E_OVERFLOW, "data offset %llu is out of "
+                           "range", (unsigned long long)at);
+    st = npyio__stream_pread(r->stream, buf, len, r->data_start + (int64_t)at,
+                             &got, "array data");
+    if (st == NPYIO_OK && got < len)
+        st = npyio__fail(NPYIO_E_TRUNCATED, "the data section ends before "
+                         "byte %llu, but the header promises %lld",
+                         (unsigned long long)(at + len),
+                         (long long)r->header->nbytes);
+    return st;
+}
+
 /* The runs of one fill, each into its place: positioned reads where the
  * stream has them, else a seek (or, on a pipe, a skip forward) and a
  * read per run. */
@@ -506,19 +533,7 @@ static npyio_status read_fill(npyio_reader *r, const npyio__fill *f)
         npyio_status st;
 
         if (reader_positioned(r)) {
-            size_t got = 0;
-
-            if (at > (uint64_t)(INT64_MAX - r->data_start))
-                return npyio__fail(NPYIO_E_OVERFLOW, "data offset %llu is "
-                                   "out of range", (unsigned long long)at);
-            st = npyio__stream_pread(r->stream, into, f->len,
-                                     r->data_start + (int64_t)at, &got,
-                                     "array data");
-            if (st == NPYIO_OK && got < f->len)
-                st = npyio__fail(NPYIO_E_TRUNCATED, "the data section ends "
-                                 "before byte %llu, but the header promises "
-                                 "%lld", (unsigned long long)(at + f->len),
-                                 (long long)r->header->nbytes);
+            st = pread_data(r, into, f->len, at);
         } else {
             st = seek_data(r, at);
             if (st == NPYIO_OK)
@@ -641,19 +656,19 @@ static uint64_t cast_band_rows(const npyio_reader *r)
 
 /*
  * Elements [pos, pos + n) as delivered (C order when `reorder`, else in
- * file order), a block at a time through a bounce buffer of the file's
- * type, converted into dst: never a second copy of the whole.
+ * file order), a block at a time through `bounce` (a block of the file's
+ * type), converted into dst: never a second copy of the whole. With
+ * `positioned`, blocks in file order are read with pread (a part of a
+ * read on several threads), else at the stream's position.
  */
-static npyio_status read_cast(npyio_reader *r, npyio__converter *c,
-                              bool reorder, uint64_t pos, uint64_t n,
-                              unsigned char *dst)
+static npyio_status cast_blocks(npyio_reader *r, npyio__converter *c,
+                                bool reorder, bool positioned, uint64_t pos,
+                                uint64_t n, unsigned char *dst, void *bounce)
 {
     size_t fs = r->header->dtype->itemsize, ts = r->cast.to.size;
     size_t step = cast_step(r);
     uint64_t row = row_elements(r->header), done = 0;
-    void *bounce = NULL;
-    npyio_status st = npyio__alloc(&r->mem, (n < step ? (size_t)n : step) * fs,
-                                   "conversion buffer", &bounce);
+    npyio_status st = NPYIO_OK;
 
     while (st == NPYIO_OK && done < n) {
         uint64_t p = pos + done, k = n - done < step ? n - done : step;
@@ -662,6 +677,8 @@ static npyio_status read_cast(npyio_reader *r, npyio__converter *c,
         if (reorder) {
             st = read_band_part(r, c, p / row, last / row - p / row + 1,
                                 p % row, last % row + 1, bounce);
+        } else if (positioned) {
+            st = pread_data(r, bounce, (size_t)k * fs, p * fs);
         } else {
             st = seek_data(r, p * fs);
             if (st == NPYIO_OK)
@@ -672,9 +689,36 @@ static npyio_status read_cast(npyio_reader *r, npyio__converter *c,
                                    (size_t)k, p);
         done += k;
     }
+    return st;
+}
+
+/* The bounce buffer of a conversion of n elements. */
+static npyio_status cast_bounce(npyio_reader *r, uint64_t n, void **bounce)
+{
+    size_t step = cast_step(r);
+
+    return npyio__alloc(&r->mem, (n < step ? (size_t)n : step) *
+                                     r->header->dtype->itemsize,
+                        "conversion buffer", bounce);
+}
+
+/* cast_blocks at the stream's position, with a bounce buffer of its own. */
+static npyio_status read_cast(npyio_reader *r, npyio__converter *c,
+                              bool reorder, uint64_t pos, uint64_t n,
+                              unsigned char *dst)
+{
+    void *bounce = NULL;
+    npyio_status st = cast_bounce(r, n, &bounce);
+
+    if (st == NPYIO_OK)
+        st = cast_blocks(r, c, reorder, false, pos, n, dst, bounce);
     npyio__free(bounce);
     return st;
 }
+
+static npyio_status read_parallel(npyio_reader *r, uint32_t flags,
+                                  const npyio__converter *swap, void *dst,
+                                  bool *done);
 
 static npyio_status refuse_pipe_reorder(const char *where)
 {
@@ -686,7 +730,7 @@ static npyio_status refuse_pipe_reorder(const char *where)
 static npyio_status read_cast_whole(npyio_reader *r, uint32_t flags,
                                     void *dst)
 {
-    bool reorder = reorders(r, flags);
+    bool reorder = reorders(r, flags), parallel = false;
     npyio__converter c;
     npyio_status st = seek_data(r, 0); /* refused if a pipe moved on */
 
@@ -697,7 +741,9 @@ static npyio_status read_cast_whole(npyio_reader *r, uint32_t flags,
     if (st != NPYIO_OK)
         return st;
     enter_state(r, CALL_WHOLE, flags);
-    st = read_cast(r, &c, reorder, 0, element_count(r->header), dst);
+    st = read_parallel(r, flags, &c, dst, &parallel);
+    if (st == NPYIO_OK && !parallel)
+        st = read_cast(r, &c, reorder, 0, element_count(r->header), dst);
     npyio__converter_free(&c);
     if (st == NPYIO_OK)
         st = npyio__stream_finish(r->stream);
@@ -790,13 +836,178 @@ static npyio_status read_chunk_cast(npyio_reader *r, void *dst, size_t cap,
     return st;
 }
 
+/* ---- whole reads on several threads --------------------------------------------- */
+
+#define MAX_PARTS 64
+
+/*
+ * A whole read cut into parts: contiguous ranges of units (elements, or
+ * rows when Fortran data is reordered), each read with pread and
+ * converted by one thread straight into its own range of dst (so the
+ * thread that fills fresh pages touches them first). Parts share only
+ * what no one writes: the reader's header, stream and plans.
+ */
+typedef struct parts {
+    npyio_reader *r;
+    const npyio__converter *swap; /* flat reads: the swap plan */
+    npyio__converter *conv;       /* reorders: one per part */
+    void *bounce[MAX_PARTS];      /* conversions: one per part */
+    npyio_status status[MAX_PARTS];
+    bool reorder;
+    size_t count;
+    size_t made; /* converters made */
+    uint64_t units;
+    uint64_t per_unit; /* elements per unit */
+    unsigned char *dst;
+} parts;
+
+/* Elements [a, b) as stored, read and swapped a block at a time. */
+static npyio_status part_flat(const parts *p, uint64_t a, uint64_t b)
+{
+    npyio_reader *r = p->r;
+    size_t fs = r->header->dtype->itemsize;
+    size_t nbytes = (size_t)((b - a) * fs), done = 0, step;
+    unsigned char *dst = p->dst + (size_t)a * fs;
+    npyio_status st = NPYIO_OK;
+
+    if (p->swap->plan.count == 0)
+        return pread_data(r, dst, nbytes, a * fs);
+    step = block_bytes(fs);
+    while (st == NPYIO_OK && done < nbytes) {
+        size_t want = nbytes - done < step ? nbytes - done : step;
+
+        st = pread_data(r, dst + done, want, a * fs + done);
+        if (st == NPYIO_OK)
+            npyio__converter_swap(p->swap, dst + done, want);
+        done += want;
+    }
+    return st;
+}
+
+static void run_part(void *ctx, size_t k)
+{
+    parts *p = ctx;
+    npyio_reader *r = p->r;
+    uint64_t a = npyio__part_start(p->units, p->count, k);
+    uint64_t b = npyio__part_start(p->units, p->count, k + 1);
+    npyio__converter *c = p->conv != NULL ? &p->conv[k] : NULL;
+
+    if (r->casting)
+        p->status[k] = cast_blocks(r, c, p->reorder, true, a * p->per_unit,
+                                   (b - a) * p->per_unit,
+                                   p->dst + (size_t)(a * p->per_unit) *
+                                                r->cast.to.size,
+                                   p->bounce[k]);
+    else if (p->reorder)
+        p->status[k] = read_band(r, c, a, b - a,
+                                 p->dst + (size_t)(a * p->per_unit) *
+                                              r->header->dtype->itemsize);
+    else
+        p->status[k] = part_flat(p, a, b);
+}
+
+/* Each part's converter (reorders) and bounce buffer (conversions),
+ * made on the calling thread: the allocator is called from it only. */
+static npyio_status parts_prepare(parts *p, uint32_t flags)
+{
+    npyio_reader *r = p->r;
+    npyio_status st = NPYIO_OK;
+    size_t k;
+
+    if (p->reorder)
+        st = npyio__alloc_array(&r->mem, p->count, sizeof *p->conv,
+                                "converters", (void **)&p->conv);
+    for (k = 0; st == NPYIO_OK && k < p->count; k++) {
+        uint64_t rows = npyio__part_start(p->units, p->count, k + 1) -
+                        npyio__part_start(p->units, p->count, k);
+
+        if (p->reorder) {
+            st = make_converter(r, flags, true,
+                                r->casting ? cast_band_rows(r) : rows,
+                                &p->conv[k]);
+            if (st != NPYIO_OK)
+                break;
+            p->made++;
+        }
+        if (r->casting)
+            st = cast_bounce(r, rows * p->per_unit, &p->bounce[k]);
+    }
+    return st;
+}
+
+static void parts_free(parts *p)
+{
+    size_t k;
+
+    for (k = 0; k < p->count; k++)
+        npyio__free(p->bounce[k]);
+    for (k = 0; k < p->made; k++)
+        npyio__converter_free(&p->conv[k]);
+    npyio__free(p->conv);
+}
+
+/*
+ * The whole read on several threads, where it can be: NPYIO_LIMIT_THREADS
+ * above 1, a stream with positioned reads whose reads change nothing (not
+ * an archive member, which sums a CRC as it is read), and data for two
+ * parts at least. *done false: read it on the calling thread, also after
+ * a part failed (that read reports the failure, and the buffer up to it,
+ * exactly as one thread does) or memory for the parts ran out. On
+ * success a read in file order leaves the stream after the data, as one
+ * thread does.
+ */
+static npyio_status read_parallel(npyio_reader *r, uint32_t flags,
+                                  const npyio__converter *swap, void *dst,
+                                  bool *done)
+{
+    const npyio_header *h = r->header;
+    npyio__saved_message saved;
+    parts p;
+    size_t k;
+    npyio_status st;
+
+    *done = false;
+    if (r->threads < 2 || h->nbytes == 0)
+        return NPYIO_OK;
+    memset(&p, 0, sizeof p);
+    p.r = r;
+    p.swap = swap;
+    p.reorder = reorders(r, flags);
+    p.dst = dst;
+    p.per_unit = p.reorder ? row_elements(h) : 1;
+    p.units = element_count(h) / p.per_unit;
+    p.count = npyio__part_count(p.units,
+                                (size_t)p.per_unit * h->dtype->itemsize,
+                                r->threads);
+    /* Small data never asks what the stream is (see reader_seekable). */
+    if (p.count < 2 || !reader_positioned(r) ||
+        npyio__stream_has_finish(r->stream))
+        return NPYIO_OK;
+    npyio__message_save(&saved);
+    st = parts_prepare(&p, flags);
+    if (st == NPYIO_OK)
+        npyio__run_parallel(p.count, r->threads, run_part, &p);
+    parts_free(&p);
+    if (st != NPYIO_OK) { /* no memory for the parts: one thread */
+        npyio__message_restore(&saved);
+        return NPYIO_OK;
+    }
+    for (k = 0; k < p.count; k++)
+        if (p.status[k] != NPYIO_OK)
+            return NPYIO_OK;
+    if (!p.reorder)
+        st = seek_data(r, (uint64_t)h->nbytes);
+    *done = st == NPYIO_OK;
+    return st;
+}
+
 /* The whole data into dst: in place, or reordered in one band of all the
  * rows (the converter reads long columns in runs and short ones in
  * spans; on a pipe, in file order). */
 static npyio_status read_converted(npyio_reader *r, uint32_t flags, void *dst)
 {
     const npyio_header *h = r->header;
-    bool reorder = reorders(r, flags);
+    bool reorder = reorders(r, flags), parallel = false;
     npyio__converter c;
     npyio_status st;
 
@@ -809,10 +1020,10 @@ static npyio_status read_converted(npyio_reader *r, uint32_t flags, void *dst)
         return st;
     enter_state(r, CALL_WHOLE, flags); /* whatever happens, the stream
                                           moves on */
-    if (reorder)
-        st = read_band(r, &c, 0, (uint64_t)h->shape[0], dst);
-    else
-        st = read_in_place(r, &c, (size_t)h->nbytes, dst);
+    st = read_parallel(r, flags, &c, dst, &parallel);
+    if (st == NPYIO_OK && !parallel)
+        st = reorder ? read_band(r, &c, 0, (uint64_t)h->shape[0], dst)
+                     : read_in_place(r, &c, (size_t)h->nbytes, dst);
     npyio__converter_free(&c);
     if (st == NPYIO_OK)
         st = npyio__stream_finish(r->stream);

@@ -693,3 +693,8 @@ bool npyio__stream_has_pread(const npyio_stream *s)
 {
     return s->backend->pread != NULL;
 }
+
+bool npyio__stream_has_finish(const npyio_stream *s)
+{
+    return s->backend->finish != NULL;
+}

@@ -279,6 +279,9 @@ bool npyio__stream_known_position(const npyio_stream *s, int64_t *pos);
 const char *npyio__stream_kind(const npyio_stream *s);
 /* Does the back end read at offsets (pread)? */
 bool npyio__stream_has_pread(const npyio_stream *s);
+/* Does the back end check what was read when the consumer is done
+ * (finish: an archive member's CRC)? Its reads then keep a sum. */
+bool npyio__stream_has_finish(const npyio_stream *s);
 
 /* Check that a pointer is a live stream. */
 npyio_status npyio__check_stream(const npyio_stream *s, const char *where);

@@ -1,6 +1,7 @@
 /*
  * threads.c - work cut into jobs, run on a few threads (POSIX threads):
- * for deflating an archive member's blocks at once. No lock is shared
+ * for deflating an archive member's blocks at once, and for loads cut
+ * into parts (reader.c). No lock is shared
  * between jobs: each claims the next index with one atomic add.
  */
 #include "threads.h"
@@ -46,4 +47,28 @@ void npyio__run_parallel(size_t jobs, unsigned threads,
     parallel_worker(&p);
     for (i = 0; i < n; i++)
         pthread_join(started[i], NULL);
+}
+
+size_t npyio__part_bytes_min = (size_t)2 << 20;
+
+size_t npyio__part_count(uint64_t units, size_t unit_bytes, unsigned threads)
+{
+    uint64_t bytes_min = npyio__part_bytes_min == 0 ? 1 : npyio__part_bytes_min;
+    uint64_t parts = threads < 1 ? 1 : threads;
+
+    if (parts > MAX_THREADS)
+        parts = MAX_THREADS;
+    if (parts > units)
+        parts = units;
+    if (unit_bytes != 0 && units <= UINT64_MAX / unit_bytes &&
+        units * unit_bytes / bytes_min < parts)
+        parts = units * unit_bytes / bytes_min;
+    return parts < 1 ? 1 : (size_t)parts;
+}
+
+uint64_t npyio__part_start(uint64_t units, size_t parts, size_t k)
+{
+    uint64_t q = units / parts, rem = units % parts;
+
+    return q * k + (k < rem ? k : rem);
 }

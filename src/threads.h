@@ -5,6 +5,7 @@
 #define NPYIO_THREADS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Run fn(ctx, i) for every i in [0, jobs) on up to `threads` threads (the
  * caller's among them, at most 64), each job once; returns when all are
@@ -12,5 +13,20 @@
  * the caller) do the remaining jobs: never a failure. */
 void npyio__run_parallel(size_t jobs, unsigned threads,
                          void (*fn)(void *ctx, size_t job), void *ctx);
+
+/* The smallest part of an array's data one thread of a parallel load or
+ * conversion takes, in bytes (2 MiB: a thread costs tens of
+ * microseconds). Tests lower it, before starting any thread, to cut
+ * small arrays into parts; nothing else writes it. */
+extern size_t npyio__part_bytes_min;
+
+/* How many parts `units` units of `unit_bytes` bytes each are cut into
+ * for `threads` threads: at most one per thread and per unit, none
+ * smaller than npyio__part_bytes_min (at least 1 part). */
+size_t npyio__part_count(uint64_t units, size_t unit_bytes, unsigned threads);
+
+/* The first unit of part k of `parts` over `units` units (k == parts:
+ * units); the parts differ in size by at most one unit. */
+uint64_t npyio__part_start(uint64_t units, size_t parts, size_t k);
 
 #endif /* NPYIO_THREADS_H */

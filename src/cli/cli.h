@@ -33,6 +33,7 @@ typedef struct cli_args {
     int append;          /* pack --append */
     int force;           /* unpack --force */
     int untrusted;       /* --untrusted */
+    int64_t threads;     /* --threads N (0: one per core), -1 if not given */
     int64_t header_limit; /* --max-header-size, -1 if not given */
     npyio_options *options;
 } cli_args;

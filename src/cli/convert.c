@@ -24,6 +24,10 @@
  * pipe's data is first copied to a temporary file
  * (cli_input_make_seekable).
  *
+ * With --threads N above 1, IN's data is read whole instead (npyio_reader_
+ * read_alloc, on N threads where the library can), then swapped and
+ * written: memory holds the whole array.
+ *
  * OUT goes through the library's atomic writer: an existing OUT is
  * replaced only when everything succeeded.
  */
@@ -163,6 +167,24 @@ static npyio_status put(npyio_writer *w, const npyio_dtype *dt, void *data,
     return st == NPYIO_OK ? npyio_writer_write(w, data, len) : st;
 }
 
+/* --threads above 1: the data read whole (on that many threads, where
+ * the library can: a file), then swapped and written at once. */
+static npyio_status copy_whole(const source *src, npyio_writer *w,
+                               const npyio_header *out_header, int *writing)
+{
+    void *data = NULL;
+    size_t len = 0;
+    npyio_status st = npyio_reader_read_alloc(src->reader, src->flags, &data,
+                                              &len);
+
+    if (st == NPYIO_OK) {
+        st = put(w, npyio_header_dtype(out_header), data, len);
+        *writing = st != NPYIO_OK;
+    }
+    npyio_free(data);
+    return st;
+}
+
 /* Copy all of the data; on failure, *writing says whether OUT failed. */
 static npyio_status copy_data(const source *src, npyio_writer *w,
                               const npyio_header *out_header, int *writing)
@@ -271,7 +293,8 @@ int cli_convert(const cli_args *a)
     if (st == NPYIO_OK) {
         int writing = 0;
 
-        st = copy_data(&src, w, out_header, &writing);
+        st = a->threads > 1 ? copy_whole(&src, w, out_header, &writing)
+                            : copy_data(&src, w, out_header, &writing);
         if (writing)
             failed = out_name;
     }

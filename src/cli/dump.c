@@ -19,12 +19,33 @@ static int stored_as_dumped(const npyio_header *h)
            (!npyio_header_is_fortran_order(h) || !cli_layouts_differ(h));
 }
 
+/* --threads above 1: the data read whole (on that many threads, where
+ * the library can: a file), then written at once. */
+static int dump_whole(cli_input *in)
+{
+    void *data = NULL;
+    size_t len = 0;
+    int rc = 0;
+
+    if (npyio_dtype_has_objects(npyio_header_dtype(
+            npyio_reader_header(in->reader))))
+        return cli_error(in->name, "the array holds Python objects (a "
+                                   "pickle), which npyio does not unpickle");
+    if (npyio_reader_read_alloc(in->reader,
+                                NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                                &data, &len) != NPYIO_OK)
+        return cli_fail_reading(in);
+    if (len > 0 && fwrite(data, 1, len, stdout) != len)
+        rc = cli_error(NULL, "writing: %s", strerror(errno));
+    npyio_free(data);
+    return rc;
+}
+
 static int dump_one(const cli_args *a, cli_input *in)
 {
     cli_progress bar;
     int rc;
 
-    (void)a;
     if (stored_as_dumped(npyio_reader_header(in->reader))) {
         /* A plain copy, done by the kernel where it can (no buffer). */
         if (fflush(stdout) != 0)
@@ -33,6 +54,8 @@ static int dump_one(const cli_args *a, cli_input *in)
         if (rc != CLI_COPY_ELSEWHERE)
             return rc;
     }
+    if (a->threads > 1)
+        return dump_whole(in);
     cli_progress_attach(in, &bar, "dumping", (uint64_t)npyio_header_nbytes(
                                                   npyio_reader_header(in->reader)));
     rc = cli_read_through(in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);

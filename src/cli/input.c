@@ -85,6 +85,35 @@ static int splice_seek(void *user, int64_t offset, int whence, int64_t *pos)
     return 0;
 }
 
+/* A read at an offset, without moving the stream: from the prefix, or a
+ * pread of the file's descriptor (safe on several threads at once, so
+ * that --threads reads a file in parts). */
+static int splice_pread(void *user, void *buf, size_t cap, int64_t offset,
+                        size_t *got)
+{
+    cli_splice *s = user;
+    ssize_t n;
+
+    *got = 0;
+    if (offset < 0)
+        return -1;
+    if ((uint64_t)offset < s->prefix_len) {
+        size_t k = s->prefix_len - (size_t)offset;
+
+        *got = k < cap ? k : cap;
+        memcpy(buf, s->prefix + offset, *got);
+        return 0;
+    }
+    do
+        n = pread(fileno(s->file), buf, cap,
+                  (off_t)(s->base + (offset - (int64_t)s->prefix_len)));
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    *got = (size_t)n;
+    return 0;
+}
+
 npyio_status cli_splice_open(const void *prefix, size_t prefix_len,
                              FILE *file, int64_t base,
                              const npyio_options *options, cli_splice **sp,
@@ -108,6 +137,7 @@ npyio_status cli_splice_open(const void *prefix, size_t prefix_len,
     /* Seekable only if the file is (a pipe is not). */
     if (fseeko(file, (off_t)base, SEEK_SET) == 0) {
         ops.seek = splice_seek;
+        ops.pread = splice_pread;
         s->seekable = 1;
     }
     st = npyio_stream_open_ops(&ops, s, options, out);

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -46,6 +47,13 @@ typedef struct command {
 } command;
 
 static const command *find_command(const char *name);
+
+/* --threads of the commands that read arrays whole on N threads. */
+#define THREADS_HELP                                                         \
+    "  --threads N           read the array whole on N threads (1-64, 0: one\n" \
+    "                        per core; default 1: in bounded chunks on one\n"  \
+    "                        thread); the output is the same, memory holds\n"  \
+    "                        the whole array\n"
 
 static const char common_help[] =
     "  --max-header-size N   accept headers up to N bytes (default 1 MiB)\n"
@@ -141,7 +149,7 @@ static const command commands[] = {
      "                        (default 1000, NumPy's threshold)\n"
      UNTRUSTED_HELP,
      OPT_MAX | OPT_UNTRUSTED, 1, 2, cli_print_command},
-    {"dump", "usage: npyio dump FILE [MEMBER]",
+    {"dump", "usage: npyio dump [--threads N] FILE [MEMBER]",
      "Write the data to standard output: exactly the header's data bytes, in\n"
      "C order and this host's byte order (every record field, through nested\n"
      "records and subarrays). Padding bytes pass through unchanged. Arrays of\n"
@@ -149,8 +157,9 @@ static const command commands[] = {
      "is reached: a mismatch is an error after the bytes went out.\n"
      "\n"
      MEMBER_HELP
+     THREADS_HELP
      UNTRUSTED_HELP,
-     OPT_UNTRUSTED, 1, 2, cli_dump},
+     OPT_UNTRUSTED | OPT_THREADS, 1, 2, cli_dump},
     {"validate", "usage: npyio validate FILE...",
      "Check each file entirely, header and data length, as the reader does;\n"
      "exit 0 only if every file is valid. Old forms NumPy still loads are\n"
@@ -169,7 +178,7 @@ static const command commands[] = {
      OPT_UNTRUSTED, 1, -1, cli_validate},
     {"convert", "usage: npyio convert [--order C|F] [--byteorder ORDER] "
                 "[--dtype TYPE [--casting safe|same_kind|unsafe]] "
-                "[--no-sync] IN OUT",
+                "[--threads N] [--no-sync] IN OUT",
      "Rewrite the .npy file IN as OUT, byte for byte as np.save writes the\n"
      "converted array. An existing OUT is replaced only when all went well.\n"
      "An .npz archive IN is refused: take its arrays out with unpack.\n"
@@ -185,10 +194,12 @@ static const command commands[] = {
      "                        order is still --byteorder's\n"
      "  --casting RULE        safe (default), same_kind or unsafe: which\n"
      "                        conversions --dtype allows (np.can_cast)\n"
+     THREADS_HELP
      SYNC_HELP
      UNTRUSTED_HELP,
-     OPT_ORDER | OPT_BYTEORDER | OPT_NO_SYNC | OPT_UNTRUSTED | OPT_DTYPE, 2,
-     2,
+     OPT_ORDER | OPT_BYTEORDER | OPT_NO_SYNC | OPT_UNTRUSTED | OPT_DTYPE |
+         OPT_THREADS,
+     2, 2,
      cli_convert},
     {"pack", "usage: npyio pack [--compress[=LEVEL]] [--threads N] "
              "[--no-align] [--append] [--no-sync] OUT.npz NAME=FILE.npy...",
@@ -203,7 +214,8 @@ static const command commands[] = {
      "  --compress[=LEVEL]    deflate the members at zlib LEVEL 1-9 (default\n"
      "                        6, np.savez_compressed's); 0 or no --compress\n"
      "                        stores them, as np.savez does\n"
-     "  --threads N           deflate with N threads (1-64; default 1)\n"
+     "  --threads N           deflate with N threads (1-64, 0: one per core;\n"
+     "                        default 1)\n"
      "  --no-align            do not pad stored members so that their array\n"
      "                        data starts at a multiple of 64 bytes (the\n"
      "                        default, which lets readers map them aligned)\n"
@@ -215,7 +227,8 @@ static const command commands[] = {
      OPT_COMPRESS | OPT_THREADS | OPT_NO_ALIGN | OPT_APPEND | OPT_NO_SYNC |
          OPT_UNTRUSTED,
      2, -1, cli_pack},
-    {"unpack", "usage: npyio unpack [--force] [--no-sync] FILE.npz DIR",
+    {"unpack", "usage: npyio unpack [--force] [--threads N] [--no-sync] "
+               "FILE.npz DIR",
      "Write every .npy member of the archive to DIR/<member file name>, byte\n"
      "for byte, after checking its header, size and CRC-32; folders of DIR\n"
      "are made as names need (a/b.npy), and DIR itself if it is missing.\n"
@@ -229,9 +242,13 @@ static const command commands[] = {
      "\n"
      "  --force               replace existing files (without it, an existing\n"
      "                        file is an error before anything is written)\n"
+     "  --threads N           the library's thread limit for the archive\n"
+     "                        (1-64, 0: one per core; default 1); members are\n"
+     "                        copied on one thread in this version\n"
      SYNC_HELP
      UNTRUSTED_HELP,
-     OPT_FORCE | OPT_NO_SYNC | OPT_UNTRUSTED, 2, 2, cli_unpack},
+     OPT_FORCE | OPT_NO_SYNC | OPT_UNTRUSTED | OPT_THREADS, 2, 2,
+     cli_unpack},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -389,10 +406,10 @@ static int parse_option(const command *cmd, int argc, char **argv, int *i,
         a->level = (int)n;
     } else if ((cmd->options & OPT_THREADS) &&
                (v = option_value(argc, argv, i, "--threads")) != NULL) {
-        if (parse_count(v, &n) != 0 || n < 1 || n > 64 ||
-            npyio_options_set_limit(a->options, NPYIO_LIMIT_THREADS, n) !=
-                NPYIO_OK)
-            return usage(cmd, "--threads takes a number from 1 to 64");
+        if (parse_count(v, &n) != 0 || n > 64)
+            return usage(cmd, "--threads takes a number from 0 (one per "
+                              "core) to 64");
+        a->threads = n;
     } else if ((cmd->options & OPT_MAX) &&
                (v = option_value(argc, argv, i, "--max")) != NULL) {
         if (parse_count(v, &a->max) != 0)
@@ -416,6 +433,23 @@ static int parse_option(const command *cmd, int argc, char **argv, int *i,
     return 0;
 }
 
+/* --threads N as NPYIO_LIMIT_THREADS: 0 is one per core (at most 64). */
+static int set_threads(cli_args *a)
+{
+    int64_t n = a->threads;
+
+    if (n == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+        n = cores < 1 ? 1 : cores > 64 ? 64 : cores;
+        a->threads = n;
+    }
+    return npyio_options_set_limit(a->options, NPYIO_LIMIT_THREADS, n) ==
+                   NPYIO_OK
+               ? 0
+               : -1;
+}
+
 static int parse_args(const command *cmd, int argc, char **argv, cli_args *a)
 {
     int i, options_done = 0;
@@ -425,6 +459,7 @@ static int parse_args(const command *cmd, int argc, char **argv, cli_args *a)
     a->order = 'C';
     a->byteorder = '=';
     a->header_limit = -1;
+    a->threads = -1;
     if (a->files == NULL || npyio_options_new(&a->options) != NPYIO_OK ||
         npyio_options_set_limit(a->options, NPYIO_LIMIT_HEADER_SIZE,
                                 DEFAULT_HEADER_LIMIT) != NPYIO_OK) {
@@ -448,8 +483,11 @@ static int parse_args(const command *cmd, int argc, char **argv, cli_args *a)
             a->files[a->nfiles++] = argv[i];
         }
     }
-    /* The untrusted preset, then an explicit header limit over it. */
+    /* The untrusted preset, then an explicit header limit and thread
+     * count over it. */
     if (a->untrusted && npyio_options_set_untrusted(a->options) != NPYIO_OK)
+        return cli_error(NULL, "out of memory");
+    if (a->threads >= 0 && set_threads(a) != 0)
         return cli_error(NULL, "out of memory");
     if (a->header_limit >= 0 &&
         npyio_options_set_limit(a->options, NPYIO_LIMIT_HEADER_SIZE,

@@ -6,7 +6,8 @@
  *   bench_io [--size MiB] [--rounds N] [--dir DIR]
  *
  * Defaults: 1024 MiB of float64 in /dev/shm, 9 rounds. Each round runs
- * every contender once, interleaved (ours, the syscall anchor, NumPy), and
+ * every contender once, interleaved (ours, the syscall anchor, NumPy; the
+ * loads again with NPYIO_LIMIT_THREADS = 2, against the same on 1), and
  * primes huge-page memory before each timed run (see PERF-NOTES). Printed:
  * medians of the per-round rates and of the per-round ratios, with min and
  * max. NumPy runs in one persistent /usr/bin/python3 child fed commands
@@ -99,25 +100,40 @@ static double write_plain(const char *path, const void *data, int sync)
 
 /* ---- libnpyio ---------------------------------------------------------------------- */
 
-static double our_load(const char *path, unsigned flags)
+/* Options with NPYIO_LIMIT_THREADS = threads (made outside the timing). */
+static npyio_options *threads_options(unsigned threads)
 {
+    npyio_options *o = NULL;
+
+    if (npyio_options_new(&o) != NPYIO_OK ||
+        npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, threads) != NPYIO_OK)
+        die("options");
+    return o;
+}
+
+static double our_load(const char *path, unsigned flags, unsigned threads)
+{
+    npyio_options *o = threads_options(threads);
     npyio_header *h = NULL;
     void *data = NULL;
     double t0, t;
 
     prime();
     t0 = now();
-    if (npyio_load_with_header(path, flags, NULL, &h, &data) != NPYIO_OK)
+    if (npyio_load_with_header(path, flags, o, &h, &data) != NPYIO_OK)
         die(path);
     t = now() - t0;
     npyio_free(data);
     npyio_header_free(h);
+    npyio_options_free(o);
     return t;
 }
 
 /* npyio_load_as: the file's doubles delivered as another type. */
-static double our_load_as(const char *path, const char *type)
+static double our_load_as(const char *path, const char *type,
+                          unsigned threads)
 {
+    npyio_options *o = threads_options(threads);
     void *data = NULL;
     size_t len = 0;
     int ndim = 0;
@@ -126,11 +142,12 @@ static double our_load_as(const char *path, const char *type)
 
     prime();
     t0 = now();
-    if (npyio_load_as(path, type, NPYIO_READ_CAST_SAME_KIND, NULL, &data,
+    if (npyio_load_as(path, type, NPYIO_READ_CAST_SAME_KIND, o, &data,
                       &len, &ndim, shape, 4) != NPYIO_OK)
         die(path);
     t = now() - t0;
     npyio_free(data);
+    npyio_options_free(o);
     return t;
 }
 
@@ -182,7 +199,7 @@ int main(int argc, char **argv)
     size_t mib = 1024;
     int rounds = 9, i, r;
     char le[512], be[512], ft[512], out[512], npout[512];
-    double *t[18];
+    double *t[22];
     npyio_header *h_le = NULL, *h_be = NULL, *h_f = NULL;
     npyio_dtype *f8 = NULL, *bf8 = NULL;
     unsigned char *data, *file_image;
@@ -234,14 +251,14 @@ int main(int argc, char **argv)
     memset(warm, 1, nbytes);
     start_numpy();
     numpy_time_op("keep", le);
-    for (i = 0; i < 18; i++)
+    for (i = 0; i < 22; i++)
         t[i] = calloc(MAX_ROUNDS, sizeof(double));
 
     printf("%zu MiB of float64 in %s, %d interleaved rounds; medians "
            "(min..max) of per-round ratios, >1 means libnpyio is faster\n",
            mib, dir, rounds);
     for (r = 0; r < rounds; r++) {
-        t[0][r] = our_load(le, 0);
+        t[0][r] = our_load(le, 0, 1);
         t[1][r] = read_plain(le, NULL, 0);
         t[2][r] = numpy_time_op("load", le);
         t[3][r] = our_read_into(le, warm);
@@ -251,13 +268,18 @@ int main(int argc, char **argv)
         t[7][r] = our_save(out, h_le, data, 0);
         t[8][r] = write_plain(out, file_image, 0);
         t[9][r] = numpy_time_op("save", npout);
-        t[10][r] = our_load(be, NPYIO_READ_NATIVE);
+        t[10][r] = our_load(be, NPYIO_READ_NATIVE, 1);
         t[11][r] = read_plain(be, NULL, 1);
         t[12][r] = numpy_time_op("astype", be);
-        t[13][r] = our_load(ft, NPYIO_READ_C_ORDER);
+        t[13][r] = our_load(ft, NPYIO_READ_C_ORDER, 1);
         t[14][r] = numpy_time_op("contig", ft);
-        t[15][r] = our_load_as(le, "f4");
+        t[15][r] = our_load_as(le, "f4", 1);
         t[16][r] = numpy_time_op("tof4", le);
+        /* NPYIO_LIMIT_THREADS = 2, each against the same on 1 thread. */
+        t[17][r] = our_load(le, 0, 2);
+        t[18][r] = our_load(be, NPYIO_READ_NATIVE, 2);
+        t[19][r] = our_load(ft, NPYIO_READ_C_ORDER, 2);
+        t[20][r] = our_load_as(le, "f4", 2);
     }
     report("load (new buffer)", nbytes, rounds, t[0], t[1], "read()", t[2],
            "np.load");
@@ -273,6 +295,14 @@ int main(int argc, char **argv)
            NULL, NULL);
     report("load f8 as f4 (npyio_load_as)", nbytes, rounds, t[15], t[1],
            "read()", t[16], "np.load+astype");
+    report("load, 2 threads", nbytes, rounds, t[17], t[0], "1 thread",
+           t[2], "np.load");
+    report("load >f8 to native, 2 threads", nbytes, rounds, t[18], t[10],
+           "1 thread", t[12], "np.load+astype");
+    report("load Fortran to C order, 2 threads", nbytes, rounds, t[19],
+           t[13], "1 thread", t[14], "NumPy");
+    report("load f8 as f4, 2 threads", nbytes, rounds, t[20], t[15],
+           "1 thread", t[16], "np.load+astype");
     printf("peak RSS of a load: %ld KiB over the baseline for %zu KiB of "
            "data (target: data + 1024)\n", child_peak_rss_kib(one_load, le),
            nbytes >> 10);

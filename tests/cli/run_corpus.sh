@@ -9,7 +9,8 @@
 #
 # - every NumPy-made array in DATA_DIR/arrays through info, validate, print,
 #   dump and convert: exit 0 (object arrays: exit 1 for print, dump and
-#   convert); dump gives the C-order native bytes of the corpus, and
+#   convert); dump (also --threads 3) gives the C-order native bytes of
+#   the corpus, and
 #   convert --byteorder little|big writes the data of the C-order
 #   little/big-endian .bin files;
 # - every valid header of DATA_DIR/headers/valid (legacy forms included)
@@ -46,6 +47,10 @@ while IFS=$us read -r name file fortran ndim shape itemsize nbytes offset object
     npyio dump "$path"
     [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$data/arrays/$name.$native.bin"
     check $? "dump $name"
+    # Read whole (NPYIO_LIMIT_THREADS 3): the same bytes.
+    npyio dump --threads 3 "$path"
+    [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$data/arrays/$name.$native.bin"
+    check $? "dump --threads 3 $name"
     for byteorder in little big; do
         want=$data/arrays/$name.c_${byteorder:0:1}e.bin
         npyio convert --byteorder "$byteorder" "$path" "$tmp/c.npy"

@@ -33,6 +33,8 @@ never with numbers taken from the tool:
 5. `pack`: np.load gives exactly the keys, arrays equal to the inputs',
    members byte-identical to the input files, stored and 64-byte aligned
    by default, --no-align, --compress[=1|9], --threads 2 on 20 MB,
+   --threads N (0: one per core) of dump, convert, pack and unpack giving
+   one thread's bytes,
    --append (old members unchanged; a repeated key leaves the archive
    byte-identical), failures leave OUT as it was (or absent), NAME=-;
 6. `unpack`: every .npy member byte-identical at DIR/<member file name>,
@@ -790,6 +792,7 @@ def check_pack(c, data_dir, tmp):
                                                   time.monotonic() - t0),
                      method=method, aligned=method == 0)
         os.remove(bigz)
+    check_threads(c, d, big, a)
     os.remove(big)
 
     # --append: old members as they were, the new ones there.
@@ -1267,6 +1270,52 @@ def check_unreadable_members(c, tmp):
     os.remove(src)
 
 
+def check_threads(c, d, big, a):
+    """--threads N of dump, convert, pack and unpack (0: one per core):
+    the same bytes as one thread, over a 20 MB array in native and
+    swapped byte order, C and Fortran order (parts of 2 MiB: the threads
+    run)."""
+    swapped = os.path.join(d, "big_be_f.npy")
+    np.save(swapped, np.asfortranarray(
+        a.reshape(2500, 1000).astype(">f8")))
+    for src in (big, swapped):
+        one = c.run("dump", src)
+        for n in ("2", "3", "0"):
+            r = c.run("dump", "--threads", n, src)
+            c.check(r.returncode == 0 and r.stdout == one.stdout,
+                    "dump --threads %s %s: exit %d %r" % (
+                        n, os.path.basename(src), r.returncode,
+                        r.stderr[:300]))
+        for opts in ([], ["--byteorder", "big"], ["--dtype", "f4",
+                                                  "--casting", "same_kind"],
+                     ["--order", "F"]):
+            outs = []
+            for n in ("1", "2"):
+                out = os.path.join(d, "conv%s.npy" % n)
+                r = c.run("convert", "--threads", n, *opts, src, out)
+                c.check(r.returncode == 0, "convert --threads %s %r: exit "
+                        "%d %r" % (n, opts, r.returncode, r.stderr[:300]))
+                outs.append(read(out) if r.returncode == 0 else b"")
+                if os.path.exists(out):
+                    os.remove(out)
+            c.check(outs[0] == outs[1] and outs[0] != b"",
+                    "convert --threads 2 %r %s: differs from 1 thread" % (
+                        opts, os.path.basename(src)))
+    bigz = os.path.join(d, "threads.npz")
+    r = c.run("pack", "--compress=1", "--threads", "0", bigz, "x=" + swapped)
+    c.check(r.returncode == 0, "pack --threads 0: exit %d %r" % (
+        r.returncode, r.stderr[:300]))
+    out_dir = os.path.join(d, "unpacked")
+    r = c.run("unpack", "--threads", "2", bigz, out_dir)
+    c.check(r.returncode == 0 and
+            read(os.path.join(out_dir, "x.npy")) == read(swapped),
+            "unpack --threads 2: exit %d %r" % (r.returncode,
+                                               r.stderr[:300]))
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.remove(bigz)
+    os.remove(swapped)
+
+
 # ---- 8. usage ---------------------------------------------------------------
 
 def check_usage(c, data_dir, tmp):
@@ -1274,7 +1323,8 @@ def check_usage(c, data_dir, tmp):
     out = os.path.join(tmp, "usage.npz")
     for words, command in ((["pack", out], "pack"),
                            (["pack", "--compress=12", out, npy], "pack"),
-                           (["pack", "--threads", "0", out, npy], "pack"),
+                           (["pack", "--threads", "65", out, npy], "pack"),
+                           (["dump", "--threads", "-1", npy], "dump"),
                            (["unpack", os.path.join(data_dir, "npz",
                                                     "keys.npz")], "unpack")):
         r = c.run(*words)
@@ -1285,7 +1335,9 @@ def check_usage(c, data_dir, tmp):
                                                 r.stderr[:300]))
     options = {"pack": [b"--compress", b"--threads", b"--no-align",
                         b"--append", b"--no-sync", b"NAME", b"-"],
-               "unpack": [b"--force", b"--no-sync", b"DIR", b"--untrusted"]}
+               "unpack": [b"--force", b"--no-sync", b"DIR", b"--untrusted",
+                          b"--threads"],
+               "dump": [b"--threads"], "convert": [b"--threads"]}
     for command, opts in options.items():
         r = c.run(command, "--help")
         body = r.stdout.split(b"\n", 1)[-1]
