@@ -14,6 +14,7 @@
 #include "error.h"
 #include "npz_member.h"
 #include "options.h"
+#include "threads.h"
 
 #include <limits.h>
 #include <string.h>
@@ -25,6 +26,10 @@
 #define SKIP_BYTES ((size_t)64 << 10)
 /* Stored data read while its CRC runs: in blocks that stay in L2. */
 #define CRC_BLOCK ((size_t)256 << 10)
+/* A whole read on several threads: parts of this size, each read with
+ * positioned reads and its CRC-32 computed, then combined in order. */
+#define PART_BYTES ((size_t)4 << 20)
+#define MAX_PARTS_THREADS 64
 
 typedef struct member_state {
     npyio_stream *archive; /* borrowed */
@@ -33,6 +38,7 @@ typedef struct member_state {
     uint64_t pos;          /* in the uncompressed bytes */
     uint64_t crc_pos;      /* the CRC covers [0, crc_pos) */
     uint32_t crc;
+    unsigned threads;      /* NPYIO_LIMIT_THREADS, 1..64 */
     npyio_status failed;   /* a checksum or format failure, repeated */
     char why[160];         /* its reason, without the member's name */
     /* deflated members */
@@ -89,6 +95,114 @@ static npyio_status crc_over(member_state *m, const unsigned char *buf,
 
 /* ---- stored ------------------------------------------------------------------ */
 
+/* One part of a read on several threads: its bytes, its CRC-32, and its
+ * failure (the message kept here: each thread has its own). */
+typedef struct stored_part {
+    size_t at, len, got;
+    uint32_t crc;
+    npyio_status st;
+    char message[256];
+} stored_part;
+
+typedef struct stored_parts {
+    member_state *m;
+    unsigned char *buf;
+    int64_t offset; /* of buf[0] in the member */
+    stored_part *parts;
+} stored_parts;
+
+static void stored_part_job(void *ctx, size_t index)
+{
+    stored_parts *sp = ctx;
+    stored_part *p = &sp->parts[index];
+    uint32_t crc = 0;
+
+    p->st = NPYIO_OK;
+    while (p->st == NPYIO_OK && p->got < p->len) {
+        size_t step = p->len - p->got < CRC_BLOCK ? p->len - p->got
+                                                  : CRC_BLOCK, n = 0;
+        unsigned char *at = sp->buf + p->at + p->got;
+
+        p->st = npyio__stream_read_at(sp->m->archive, at, step,
+                                      sp->m->entry.data_offset + sp->offset +
+                                          (int64_t)(p->at + p->got),
+                                      &n, "member data");
+        if (p->st == NPYIO_OK && n < step)
+            p->st = NPYIO_E_TRUNCATED;
+        crc = npyio__crc32(crc, at, n);
+        p->got += n;
+    }
+    if (p->st != NPYIO_OK && p->st != NPYIO_E_TRUNCATED)
+        snprintf(p->message, sizeof p->message, "%s", npyio_last_error());
+    p->crc = crc;
+}
+
+/* The parts' outcome, in order: their CRCs combined and checked as one
+ * thread would, or the first failure as one thread would report it. */
+static npyio_status stored_parts_end(stored_parts *sp, size_t count,
+                                     size_t *got)
+{
+    member_state *m = sp->m;
+    uint32_t crc = 0;
+    size_t i, total = 0;
+
+    for (i = 0; i < count; i++) {
+        stored_part *p = &sp->parts[i];
+
+        if (p->st == NPYIO_E_TRUNCATED) {
+            *got = p->at;
+            return member_fail(m, NPYIO_E_TRUNCATED, "the archive ends "
+                               "inside it (was it cut short after it was "
+                               "opened?)");
+        }
+        if (p->st != NPYIO_OK) {
+            *got = p->at;
+            return npyio__fail(p->st, "%s", p->message);
+        }
+        crc = npyio__crc32_combine(crc, p->crc, p->len);
+        total += p->len;
+    }
+    *got = total;
+    m->crc = npyio__crc32_combine(m->crc, crc, total);
+    m->crc_pos += total;
+    return crc_over(m, sp->buf, 0, m->crc_pos);
+}
+
+/* A read of `want` bytes at the start of what the CRC has not covered,
+ * on the member's threads. */
+static npyio_status stored_parallel(member_state *m, void *buf, size_t want,
+                                    int64_t offset, size_t *got)
+{
+    size_t count = (want + PART_BYTES - 1) / PART_BYTES, i;
+    stored_parts sp = {m, buf, offset, NULL};
+    npyio_status st = npyio__alloc_array(&m->mem, count, sizeof *sp.parts,
+                                         "read parts", (void **)&sp.parts);
+
+    if (st != NPYIO_OK)
+        return st;
+    for (i = 0; i < count; i++) {
+        sp.parts[i].at = i * PART_BYTES;
+        sp.parts[i].len = want - i * PART_BYTES < PART_BYTES
+                              ? want - i * PART_BYTES
+                              : PART_BYTES;
+        sp.parts[i].got = 0;
+    }
+    npyio__run_parallel(count, m->threads, stored_part_job, &sp);
+    st = stored_parts_end(&sp, count, got);
+    npyio__free(sp.parts);
+    return st;
+}
+
+/* Worth several threads: a large read where the CRC starts, through
+ * positioned reads that threads may share. */
+static bool stored_goes_parallel(const member_state *m, size_t want,
+                                 int64_t offset)
+{
+    return m->threads > 1 && want >= 2 * PART_BYTES &&
+           (uint64_t)offset == m->crc_pos &&
+           npyio__stream_has_pread(m->archive);
+}
+
 static npyio_status stored_pread(void *state, void *buf, size_t cap,
                                  int64_t offset, size_t *got)
 {
@@ -104,6 +218,8 @@ static npyio_status stored_pread(void *state, void *buf, size_t cap,
         return member_fail(m, m->failed, "failed earlier");
     if (want == 0)
         return crc_over(m, buf, 0, (uint64_t)offset);
+    if (stored_goes_parallel(m, want, offset))
+        return stored_parallel(m, buf, want, offset, got);
     /* Where the CRC runs over these bytes, read them in cache-sized
      * blocks and sum each one while it is still in cache. */
     while (want > 0) {
@@ -416,6 +532,15 @@ static npyio_status start_inflating(member_state *m, bool small)
     return NPYIO_OK;
 }
 
+static unsigned member_threads(const npyio_options *options)
+{
+    int64_t limit = npyio__limit(options, NPYIO_LIMIT_THREADS);
+
+    return limit > MAX_PARTS_THREADS ? MAX_PARTS_THREADS
+           : limit < 1               ? 1u
+                                     : (unsigned)limit;
+}
+
 npyio_status npyio__member_open(npyio_stream *archive,
                                 const npyio__zip_entry *e, bool small,
                                 const npyio_options *options,
@@ -434,6 +559,7 @@ npyio_status npyio__member_open(npyio_stream *archive,
         return st;
     m->archive = archive;
     m->entry = *e;
+    m->threads = member_threads(options);
     npyio__mem_init(&m->mem, options);
     npyio__stream_set_position(*out, 0, true);
     if (deflated)

@@ -14,6 +14,8 @@
  *   stored read    npyio_reader_open_member + read_alloc (CRC checked) vs
  *                  open + pread of the member's bytes into fresh memory,
  *                  and vs np.load(path)[key]
+ *   stored read, N threads  the same read on --threads threads vs on one
+ *                  thread, and vs pread
  *   mapped sum     npyio_map_open_member of a stored member + sum vs npyio_map_open_path
  *                  of the same .npy + sum
  *   deflated read  the member read (inflate straight into the destination,
@@ -112,17 +114,23 @@ static void make_inputs(void)
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-static double our_member_read(const char *path, const char *key)
+static double our_member_read_on(const char *path, const char *key,
+                                 int nthreads)
 {
+    npyio_options *o = NULL;
     npyio_npz *npz = NULL;
     npyio_reader *r = NULL;
     void *data = NULL;
     size_t index = 0;
     double t0, t;
 
+    if (npyio_options_new(&o) != NPYIO_OK ||
+        npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, nthreads) !=
+            NPYIO_OK)
+        die("options");
     prime();
     t0 = now();
-    if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
+    if (npyio_npz_open_path(path, o, &npz) != NPYIO_OK ||
         npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
         npyio_reader_open_member(npz, index, &r) != NPYIO_OK ||
         npyio_reader_read_alloc(r, 0, &data, NULL) != NPYIO_OK)
@@ -131,7 +139,13 @@ static double our_member_read(const char *path, const char *key)
     npyio_npz_close(npz);
     t = now() - t0;
     npyio_free(data);
+    npyio_options_free(o);
     return t;
+}
+
+static double our_member_read(const char *path, const char *key)
+{
+    return our_member_read_on(path, key, 1);
 }
 
 /* Where member `key` of an archive lies (found once, outside the timing). */
@@ -503,6 +517,14 @@ int main(int argc, char **argv)
     if (!*only || !strcmp(only, "read"))
         report("stored read (CRC)", nbytes, rounds, ours, ref1, "pread",
                ref2, "np.load[key]");
+    for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
+        ours[r] = our_member_read_on(stored_npz, "a", threads);
+        ref2[r] = our_member_read_on(stored_npz, "a", 1);
+        ref1[r] = plain_pread(stored_npz, at, (size_t)csize);
+    }
+    if (!*only || !strcmp(only, "read"))
+        report("stored read (CRC), N threads", nbytes, rounds, ours, ref2,
+               "1 thread", ref1, "pread");
     for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
         ours[r] = map_sum(stored_npz, 1, &sum1);
         ref1[r] = map_sum(plain_npy, 0, &sum2);
