@@ -68,11 +68,12 @@ static void write_archive(const char *path, int level, unsigned threads,
     npyio_options_free(o);
 }
 
-/* Member k read whole on `threads` threads: its status, and its message
- * in msg; the bytes compared with data when it is read. */
-static npyio_status load_member(const char *path, size_t k, unsigned threads,
-                                const unsigned char *data, char *msg,
-                                size_t cap)
+/* Member k read whole on `threads` threads, the archive cut at `cut`
+ * once it is open (if cut > 0): its status, and its message in msg; the
+ * bytes compared with data when it is read. */
+static npyio_status load_cut(const char *path, size_t k, unsigned threads,
+                             const unsigned char *data, char *msg,
+                             size_t cap, int64_t cut)
 {
     npyio_options *o = with_threads(threads);
     npyio_npz *npz = NULL;
@@ -82,6 +83,8 @@ static npyio_status load_member(const char *path, size_t k, unsigned threads,
     npyio_status st;
 
     assert_ok(npyio_npz_open_path(path, o, &npz));
+    if (cut > 0)
+        assert_int_equal(truncate(path, (off_t)cut), 0);
     assert_ok(npyio_reader_open_member(npz, k, &r));
     st = npyio_reader_read_alloc(r, 0, &got, &len);
     snprintf(msg, cap, "%s", st == NPYIO_OK ? "" : npyio_last_error());
@@ -94,6 +97,13 @@ static npyio_status load_member(const char *path, size_t k, unsigned threads,
     npyio_npz_close(npz);
     npyio_options_free(o);
     return st;
+}
+
+static npyio_status load_member(const char *path, size_t k, unsigned threads,
+                                const unsigned char *data, char *msg,
+                                size_t cap)
+{
+    return load_cut(path, k, threads, data, msg, cap, 0);
 }
 
 static void test_stored_whole_reads(void **state)
@@ -172,26 +182,12 @@ static npyio_status read_cut(const char *path, unsigned threads, char *msg,
                              size_t cap)
 {
     unsigned char *data = pattern(sizes[N_SIZES - 1]);
-    npyio_options *o = with_threads(threads);
-    npyio_npz *npz = NULL;
-    npyio_reader *r = NULL;
-    void *got = NULL;
-    size_t len = 0;
     npyio_status st;
 
     write_archive(path, 0, 1, data);
-    assert_ok(npyio_npz_open_path(path, o, &npz));
-    assert_int_equal(truncate(path, (off_t)(member_stat(
-                                  path, N_SIZES - 1,
-                                  NPYIO_NPZ_STAT_DATA_OFFSET) +
-                              (int64_t)(9 << 20) + 3)), 0);
-    assert_ok(npyio_reader_open_member(npz, N_SIZES - 1, &r));
-    st = npyio_reader_read_alloc(r, 0, &got, &len);
-    snprintf(msg, cap, "%s", npyio_last_error());
-    npyio_free(got);
-    npyio_reader_close(r);
-    npyio_npz_close(npz);
-    npyio_options_free(o);
+    st = load_cut(path, N_SIZES - 1, threads, data, msg, cap,
+                  member_stat(path, N_SIZES - 1, NPYIO_NPZ_STAT_DATA_OFFSET) +
+                      (int64_t)(9 << 20) + 3);
     free(data);
     return st;
 }
