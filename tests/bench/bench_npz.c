@@ -24,6 +24,9 @@
  *   indexed deflated, N threads  the first walk member written on 2
  *                  threads (it has a block index) read on --threads
  *                  threads vs on one, and vs zlib's one-call inflate
+ *   20 random rows, indexed  20 single rows read at random in the
+ *                  indexed member (one thread) vs in the same member
+ *                  without an index (GB/s: of the member's size)
  *   stored write   npyio_savez_with_header, one stored member, no fsync, vs open +
  *                  write of the same bytes, and vs np.savez
  *   deflate 6      8 members of random walk at level 6 (threads 1 and N)
@@ -162,6 +165,39 @@ static double our_member_read_on(const char *path, const char *key,
 static double our_member_read(const char *path, const char *key)
 {
     return our_member_read_on(path, key, 1);
+}
+
+/* 20 single rows read at random places of member `key` (in one reader):
+ * going back inflates again from the start, or from the block holding
+ * the row where the member has a block index. */
+static double our_random_rows(const char *path, const char *key)
+{
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    uint64_t rng = 4242;
+    size_t index = 0;
+    double row, t0, t;
+    int64_t rows;
+    int i;
+
+    prime();
+    t0 = now();
+    if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
+        npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
+        npyio_reader_open_member(npz, index, &r) != NPYIO_OK)
+        die(path);
+    rows = npyio_header_shape(npyio_reader_header(r))[0];
+    for (i = 0; i < 20; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        if (npyio_reader_read_rows(r, (int64_t)((rng >> 33) %
+                                                 (uint64_t)rows),
+                                   1, &row, sizeof row, 0) != NPYIO_OK)
+            die(npyio_last_error());
+    }
+    npyio_reader_close(r);
+    npyio_npz_close(npz);
+    t = now() - t0;
+    return t;
 }
 
 /* Where member `key` of an archive lies (found once, outside the timing). */
@@ -571,6 +607,13 @@ int main(int argc, char **argv)
     if (!*only || !strcmp(only, "read"))
         report("indexed deflated, N threads", walk_bytes, rounds, ours,
                ref2, "1 thread", ref1, "zlib inflate");
+    for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
+        ours[r] = our_random_rows(walk_par_npz, "w0");
+        ref1[r] = our_random_rows(walk_npz, "w0");
+    }
+    if (!*only || !strcmp(only, "read"))
+        report("20 random rows, indexed", walk_bytes, rounds, ours, ref1,
+               "no index", NULL, NULL);
     big = values;
     for (r = 0; r < rounds && (!*only || !strcmp(only, "write")); r++) {
         ours[r] = our_save(out_npz, 1, &big, nbytes, 0, 1);
