@@ -1881,7 +1881,7 @@ NPYIO_API npyio_status npyio_stream_open_memory(const void *bytes,
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL out); NPYIO_E_NOMEM.
  * @since 1.0
  */
-NPYIO_API npyio_status npyio_stream_open_growable(
+NPYIO_API npyio_status npyio_stream_create_memory(
     const npyio_options *options, npyio_stream **out);
 
 /**

@@ -767,9 +767,9 @@ public:
         return detail::open<stream, npyio_stream>(npyio_stream_open_memory,
                                                   bytes, len, detail::raw(o));
     }
-    static stream open_growable(const options *o = nullptr)
+    static stream create_memory(const options *o = nullptr)
     {
-        return detail::open<stream, npyio_stream>(npyio_stream_open_growable, detail::raw(o));
+        return detail::open<stream, npyio_stream>(npyio_stream_create_memory, detail::raw(o));
     }
     /** Read up to cap bytes; fewer only at the end. */
     std::size_t read(void *buf, std::size_t cap)

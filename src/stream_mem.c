@@ -1,7 +1,7 @@
 /*
  * stream_mem.c - stream back ends over memory: the caller's bytes, read
  * only (npyio_stream_open_memory), and a block that grows as it is written
- * (npyio_stream_open_growable, npyio_stream_take_bytes). Both read at an
+ * (npyio_stream_create_memory, npyio_stream_take_bytes). Both read at an
  * offset too (pread), so windows can be opened over them.
  */
 #include "alloc.h"
@@ -143,7 +143,7 @@ static const npyio__stream_backend growable_backend = {
     .seek = mem_seek, .pread = mem_pread, .size = mem_size,
     .close = growable_close};
 
-npyio_status npyio_stream_open_growable(const npyio_options *options,
+npyio_status npyio_stream_create_memory(const npyio_options *options,
                                         npyio_stream **out)
 {
     mem_state *m;
@@ -151,7 +151,7 @@ npyio_status npyio_stream_open_growable(const npyio_options *options,
 
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG,
-                           "npyio_stream_open_growable: out is NULL");
+                           "npyio_stream_create_memory: out is NULL");
     st = npyio__stream_new(&growable_backend, sizeof *m, options, out,
                            (void **)&m);
     if (st == NPYIO_OK) {

@@ -43,8 +43,8 @@ namespace {
     zw.add({"a", v});
     zw.close();
     npyio::map mp = npyio::map::open("a.npy");
-    npyio::stream s = npyio::stream::open_growable();
-    npyio::stream t = npyio::stream::open_growable();
+    npyio::stream s = npyio::stream::create_memory();
+    npyio::stream t = npyio::stream::create_memory();
     npyio::writer::open_append(s, npyio::header::of<float>({1})).close();
     npyio::writer::open_in_place(s).close();
     npyio::npz_writer::open_append(s, t).close();

@@ -325,7 +325,7 @@ void owners(const std::string &out)
 void streams(const std::string &out)
 {
     std::vector<int16_t> v{3, -4, 5};
-    npyio::stream grow = npyio::stream::open_growable();
+    npyio::stream grow = npyio::stream::create_memory();
     npyio::writer w = npyio::writer::create(grow, npyio::header::of<int16_t>({3}));
     w.write(v.data(), v.size());
     w.close();

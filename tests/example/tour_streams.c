@@ -15,7 +15,7 @@ int main(void)
 
     npyio_dtype_parse("f4", 2, NULL, &f4);
     npyio_header_new(f4, 1, &n, 0, &h);
-    npyio_stream_open_growable(NULL, &s);
+    npyio_stream_create_memory(NULL, &s);
     npyio_writer_create_stream(s, h, 0, NULL, &w);
     npyio_writer_write(w, values, sizeof values);
     npyio_writer_close(w);

@@ -694,7 +694,7 @@ static void test_writing(void **state)
     end("npyio_writer_open_append_path (rewrite through a temporary)");
 
     begin(); /* to a growable stream, an unknown row count */
-    assert_ok(npyio_stream_open_growable(opts, &s));
+    assert_ok(npyio_stream_create_memory(opts, &s));
     assert_ok(npyio_writer_create_stream(s, none_h, NPYIO_WRITE_UNKNOWN_ROWS,
                                        opts, &w));
     assert_ok(npyio_writer_write(w, row, sizeof row));
@@ -913,7 +913,7 @@ static void test_streams(void **state)
     begin();
     assert_ok(npyio_stream_open_ops(&ops, NULL, opts, &s[0]));
     assert_ok(npyio_stream_open_memory(some, sizeof some, opts, &s[1]));
-    assert_ok(npyio_stream_open_growable(opts, &s[2]));
+    assert_ok(npyio_stream_create_memory(opts, &s[2]));
     assert_ok(npyio_stream_open_path(paths[0], NPYIO_STREAM_WRITE, opts,
                                      &s[3]));
     assert_ok(npyio_stream_open_fd(fd, opts, &s[4]));

@@ -94,7 +94,7 @@ static unsigned char *npy_bytes(const char *descr, int64_t rows,
     for (i = 0; i < (size_t)rows * 3; i++)
         data[i * itemsize + (descr[0] == '>' ? itemsize - 1 : 0)] =
             (unsigned char)i;
-    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_stream_create_memory(NULL, &s));
     {
         npyio_writer *w = NULL;
 
@@ -346,7 +346,7 @@ static void test_huge_element_swapped(void **state)
     (void)state;
     for (i = 0; i < n; i++)
         data[i] = (uint32_t)i << 8; /* swapped: i in the top bytes */
-    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_stream_create_memory(NULL, &s));
     assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, n * 4));
     assert_ok(npyio_writer_close(w));
@@ -628,7 +628,7 @@ static unsigned char *one_member(size_t n, int level, int64_t threads,
         data[i] = byte_at(i);
     assert_ok(npyio_options_new(&o));
     assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, threads));
-    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_stream_create_memory(NULL, &s));
     assert_ok(npyio_npz_writer_create_stream(s, 0, o, &w));
     assert_ok(npyio_npz_writer_add_with_header(w, "x", h, data, n, level, 0));
     assert_ok(npyio_npz_writer_close(w));
@@ -694,7 +694,7 @@ static void assert_copy_cut(npyio_npz *src, const npyio_options *o)
     npyio_stream *s = NULL;
     npyio_npz_writer *w = NULL;
 
-    assert_ok(npyio_stream_open_growable(o, &s));
+    assert_ok(npyio_stream_create_memory(o, &s));
     assert_ok(npyio_npz_writer_create_stream(s, 0, o, &w));
     assert_failed(npyio_npz_writer_copy(w, NULL, src, 0), NPYIO_E_TRUNCATED,
                   "npyio_npz_writer_copy: member 0 ('x.npy'): the source archive "
@@ -939,7 +939,7 @@ static void test_growable_stream_refused_memory(void **state)
     size_t len = 0;
 
     (void)state;
-    assert_ok(npyio_stream_open_growable(o, &s));
+    assert_ok(npyio_stream_create_memory(o, &s));
     assert_ok(npyio__stream_write(s, "abc", 3, "three bytes"));
     inj.calls = 0;
     inj.fail_at = 1; /* the next allocation: the stream's growth */

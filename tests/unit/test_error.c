@@ -218,7 +218,7 @@ static npyio_status produce_state(void)
 
     assert_ok(npyio_dtype_parse("<i4", 3, NULL, &dt));
     assert_ok(npyio_header_new(dt, 1, shape, 0, &h));
-    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_stream_create_memory(NULL, &s));
     assert_ok(npyio_npz_writer_create_stream(s, 0, NULL, &w));
     assert_ok(npyio_writer_create_member(w, "a", h, 0, 0, &m));
     st = npyio_writer_create_member(w, "b", h, 0, 0,

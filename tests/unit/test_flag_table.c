@@ -154,7 +154,7 @@ static npyio_status call_writer_create_stream(uint32_t f)
     npyio_writer *w = NULL;
     npyio_status st;
 
-    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_stream_create_memory(NULL, &s));
     st = npyio_writer_create_stream(s, h23, f, NULL, &w);
     npyio_writer_abort(w);
     npyio_stream_close(s);
@@ -317,7 +317,7 @@ static npyio_status call_npz_writer_create_stream(uint32_t f)
     npyio_npz_writer *w = NULL;
     npyio_status st;
 
-    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_stream_create_memory(NULL, &s));
     st = npyio_npz_writer_create_stream(s, f, NULL, &w);
     npyio_npz_writer_abort(w);
     npyio_stream_close(s);

@@ -69,7 +69,7 @@ static void test_round_trip_in_memory(void **state)
     (void)state;
     for (i = 0; i < 12; i++)
         data[i] = (double)i * 1.5;
-    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_stream_create_memory(NULL, &s));
     assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 40)); /* in two parts */
     assert_ok(npyio_writer_write(w, (char *)data + 40, 56));
@@ -100,7 +100,7 @@ static void test_write_counts(void **state)
     char data[20] = {0};
 
     (void)state;
-    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_stream_create_memory(NULL, &s));
     assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, 12));
     assert_status(npyio_writer_write(w, data, 8), NPYIO_E_INVALID_ARG);
@@ -180,7 +180,7 @@ static unsigned char *npy_bytes(const char *type, int64_t n, size_t *len)
     unsigned char *data = calloc(1, (size_t)npyio_header_nbytes(h) + 1);
     void *bytes = NULL;
 
-    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_stream_create_memory(NULL, &s));
     assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     assert_ok(npyio_writer_write(w, data, (size_t)npyio_header_nbytes(h)));
     assert_ok(npyio_writer_close(w));
@@ -361,7 +361,7 @@ static void test_object_arrays(void **state)
     char buf[64];
 
     (void)state;
-    assert_ok(npyio_stream_open_growable(NULL, &s));
+    assert_ok(npyio_stream_create_memory(NULL, &s));
     assert_ok(npyio_writer_create_stream(s, h, 0, NULL, &w));
     /* A pickle of any length: no count applies. */
     assert_ok(npyio_writer_write(w, pickle, sizeof pickle));

@@ -132,8 +132,8 @@ static void test_streams(void **state)
                    "npyio_stream_open_file: file is NULL");
     assert_invalid(npyio_stream_open_file(stdout, o, NULL),
                    "npyio_stream_open_file: out is NULL");
-    assert_invalid(npyio_stream_open_growable(o, NULL),
-                   "npyio_stream_open_growable: out is NULL");
+    assert_invalid(npyio_stream_create_memory(o, NULL),
+                   "npyio_stream_create_memory: out is NULL");
     {
         void *taken = GARBAGE;
         size_t taken_len = 5;
@@ -502,7 +502,7 @@ static void test_archive_writers(void **state)
     (void)state;
     inj.live = 0;
     assert_ok(npyio_npz_open_path(keys_npz, o, &src));
-    assert_ok(npyio_stream_open_growable(o, &s));
+    assert_ok(npyio_stream_create_memory(o, &s));
     assert_invalid(npyio_npz_writer_create_stream(s, 0, o, NULL),
                    "npyio_npz_writer_create_stream: out is NULL");
     assert_ok(npyio_npz_writer_create_stream(s, 0, o, &w));
@@ -800,7 +800,7 @@ static void test_outputs_cleared_on_refusal(void **state)
     assert_ok(npyio_dtype_parse("[('a', '<i4')]", 14, NULL, &rec));
     assert_ok(npyio_npz_open_path(keys_npz, NULL, &keys));
     assert_ok(npyio_reader_open_path(objects, NULL, &obj));
-    assert_ok(npyio_stream_open_growable(NULL, &mem));
+    assert_ok(npyio_stream_create_memory(NULL, &mem));
     assert_cleared(npyio_stream_open_path(NULL, NPYIO_STREAM_READ, NULL, &s),
                    NPYIO_E_INVALID_ARG, s == NULL);
     s = GARBAGE;
