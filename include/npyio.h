@@ -734,10 +734,41 @@ typedef int32_t npyio_limit;
  *    with the elements before it in the buffer (npyio_reader_read: what
  *    lies after it is not specified). An allocator's callbacks are called
  *    on the caller's thread only.
+ *  - whole reads of a stored archive member (npyio_npz_load(),
+ *    npyio_reader_read_alloc() of a member, ...) read 4 MiB parts on that
+ *    many threads and combine their CRC-32s; a deflated member with a
+ *    block index (below) inflates its blocks on that many threads.
  * Everything else runs on the caller's thread: saves (they write the
- * caller's bytes as they are), chunked and row reads, reads of archive
- * members and of streams without pread (pipes). Default 1: no thread is
- * started. At most 64 are used. */
+ * caller's bytes as they are), chunked and row reads, and reads of
+ * streams without pread (pipes). Default 1: no thread is started. At most
+ * 64 are used.
+ *
+ * A member deflated on 2 or more threads, of known length, in 2 to 4,000
+ * blocks, records where its blocks start (the block index), so that
+ * readers inflate its blocks on that many threads and seek inside it
+ * without inflating from its start.
+ * The index lies in the member's LOCAL header extra field (never in the
+ * central directory), before minizip's ZIP64 block; fields little-endian:
+ *
+ *   u16 id 0x494E ("NI" on disk)   u16 data length = 8 + 16 * count
+ *   u8  version 1                  3 bytes 0
+ *   u32 count (blocks)
+ *   count times: u64 compressed offset, u64 uncompressed offset of the
+ *                block's start, from the member's first data byte
+ *
+ * The first block starts at 0/0; each ends where the next starts, the
+ * last at the member's sizes. Every block but the last ends in a full
+ * flush (an empty stored block): it inflates alone, with no reference
+ * before its start. Members written on one thread, of unknown length, or
+ * of more than 4,000 blocks carry no index (one-thread members stay
+ * byte-identical to np.savez_compressed's). Other readers (zipfile,
+ * np.load, unzip, minizip) ignore the field. Readers here use an index
+ * only while it matches the member (offsets in range and increasing,
+ * each block inflating to exactly its declared length and ending on a
+ * block boundary, the whole to the directory's CRC-32), else inflate from
+ * the start as without one: an index never changes the bytes read or
+ * the errors, and is never a reason to refuse a member. An index of
+ * another version is ignored. See NPYIO_NPZ_STAT_BLOCK_INDEX. */
 #define NPYIO_LIMIT_THREADS 9
 
 /**
@@ -2625,11 +2656,21 @@ typedef int32_t npyio_npz_stat_id;
  * is cut there (npyio_npz_name()), as zipfile cuts it; a tool that
  * extracts files should refuse such a member rather than trust the cut. */
 #define NPYIO_NPZ_STAT_NAME_CUT 12
+/** The member's block index (see NPYIO_LIMIT_THREADS), checked against
+ * its data: 0 if it has none (stored members, members written on one
+ * thread, an index of a later version), its block count if every block
+ * inflates alone to its declared length, -1 if it has one that does not
+ * match (readers ignore it and inflate from the start; `npyio validate`
+ * warns). This one reads and inflates the member (on NPYIO_LIMIT_THREADS
+ * threads): as costly as a read; it may fail with NPYIO_E_NOMEM or
+ * NPYIO_E_IO. */
+#define NPYIO_NPZ_STAT_BLOCK_INDEX 13
 
 /**
  * One fact about a member.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (an index out of range, an
- *         unknown field, NULL arguments).
+ *         unknown field, NULL arguments); for NPYIO_NPZ_STAT_BLOCK_INDEX
+ *         also NPYIO_E_NOMEM and NPYIO_E_IO.
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,

@@ -523,6 +523,23 @@ npyio_status npyio_npz_find(const npyio_npz *npz, const char *key,
                             "npyio_npz_find");
 }
 
+/* NPYIO_NPZ_STAT_BLOCK_INDEX: the member's index checked on its data. */
+static npyio_status index_value(const npyio_npz *npz,
+                                const npyio__zip_entry *e, int64_t *value)
+{
+    npyio_stream *s = NULL;
+    npyio_status st;
+
+    *value = 0;
+    if (e->method != NPYIO__ZIP_DEFLATED)
+        return NPYIO_OK;
+    st = npyio__member_open(npz->stream, e, true, npz->options, &s);
+    if (st == NPYIO_OK)
+        st = npyio__member_check_index(s, value);
+    npyio_stream_close(s);
+    return st;
+}
+
 static npyio_status field_value(const npyio_npz *npz, size_t index,
                                 npyio_npz_stat_id field, int64_t *value)
 {
@@ -544,6 +561,8 @@ static npyio_status field_value(const npyio_npz *npz, size_t index,
         break;
     case NPYIO_NPZ_STAT_READABLE: *value = k->readable; break;
     case NPYIO_NPZ_STAT_NAME_CUT: *value = e->name_cut; break;
+    case NPYIO_NPZ_STAT_BLOCK_INDEX:
+        return k->readable ? index_value(npz, e, value) : NPYIO_OK;
     default:
         return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_npz_stat: field %d "
                            "is unknown to libnpyio %s", (int)field,

@@ -13,6 +13,7 @@
 #endif
 #include "crc.h"
 #include "error.h"
+#include "npz_index.h"
 #include "npz_write_core.h"
 #include "options.h"
 #include "threads.h"
@@ -62,6 +63,12 @@ typedef struct npyio__npz_entry {
     unsigned char *batch;      /* threads * PAR_BLOCK bytes of input */
     size_t batch_len;
     struct par_job *jobs;      /* threads of them */
+    /* The block index of a member deflated on several threads, of known
+     * length: its field reserved in the local header at open, its blocks
+     * recorded as they are written, the field filled in at commit. */
+    npyio__index_block *index;
+    size_t index_cap, index_len;
+    uint64_t index_uoff;       /* uncompressed bytes of blocks recorded */
 } entry_state;
 
 /* One block of a parallel deflate. */
@@ -199,6 +206,20 @@ static void deflate_job(void *ctx, size_t index)
     deflateEnd(&z);
 }
 
+/* A block about to be written: where it starts, for the index (the
+ * stream's final empty block belongs to the last one). */
+static void record_block(entry_state *e, size_t len)
+{
+    if (e->index == NULL || (len == 0 && e->index_len > 0))
+        return;
+    if (e->index_len < e->index_cap) {
+        e->index[e->index_len].coff = e->cwritten;
+        e->index[e->index_len].uoff = e->index_uoff;
+    }
+    e->index_len++;
+    e->index_uoff += len;
+}
+
 /* Deflate what the batch holds, on the threads, and write it in order. */
 static npyio_status run_batch(entry_state *e, bool last)
 {
@@ -229,6 +250,7 @@ static npyio_status run_batch(entry_state *e, bool last)
                                j->failed);
         e->crc_rest = (uint32_t)crc32_combine64(e->crc_rest, j->crc,
                                                 (z_off64_t)j->len);
+        record_block(e, j->len);
         st = raw_write(e, j->out, j->out_len);
     }
     e->batch_len = 0;
@@ -365,20 +387,49 @@ static npyio_status entry_seek(void *state, int64_t offset, int whence,
     return NPYIO_OK;
 }
 
-/* Put a rewritten header where its bytes lie in the archive. */
-static npyio_status place_head(entry_state *e)
+/* Write bytes over what the archive holds at `at`, and come back. */
+static npyio_status place_at(entry_state *e, int64_t at, const void *buf,
+                             size_t len, const char *what)
 {
     npyio_stream *s = e->npz->stream;
     int64_t end = 0;
     npyio_status st = npyio__stream_tell(s, &end);
 
     if (st == NPYIO_OK)
-        st = npyio__stream_seek(s, e->data_at + e->head_at, NPYIO_SEEK_SET,
-                                NULL);
+        st = npyio__stream_seek(s, at, NPYIO_SEEK_SET, NULL);
     if (st == NPYIO_OK)
-        st = npyio__stream_write(s, e->head, e->head_len, "a member header");
+        st = npyio__stream_write(s, buf, len, what);
     if (st == NPYIO_OK)
         st = npyio__stream_seek(s, end, NPYIO_SEEK_SET, NULL);
+    return st;
+}
+
+/* Put a rewritten header where its bytes lie in the archive. */
+static npyio_status place_head(entry_state *e)
+{
+    return place_at(e, e->data_at + e->head_at, e->head, e->head_len,
+                    "a member header");
+}
+
+/* Fill in the block index reserved in the local header (just before
+ * minizip's ZIP64 block): only if the blocks are those reserved, else
+ * the reserved field stays, which no reader takes. */
+static npyio_status place_index(entry_state *e)
+{
+    size_t len = npyio__index_field_len(e->index_cap);
+    unsigned char *field = NULL;
+    npyio_status st;
+
+    if (e->index == NULL || e->index_len != e->index_cap ||
+        e->index_uoff != e->usize)
+        return NPYIO_OK;
+    st = npyio__alloc(&e->npz->mem, len, "a block index", (void **)&field);
+    if (st != NPYIO_OK)
+        return st;
+    npyio__index_encode(e->index, e->index_cap, field);
+    st = place_at(e, e->data_at - ZIP64_LOCAL_EXTRA - (int64_t)len, field,
+                  len, "a block index");
+    npyio__free(field);
     return st;
 }
 
@@ -413,7 +464,8 @@ static npyio_status entry_commit(void *state, bool durable)
     e->committed = true;
     e->npz->member_open = false;
     e->npz->open_entry = NULL;
-    return e->head != NULL ? place_head(e) : NPYIO_OK;
+    st = place_index(e);
+    return st == NPYIO_OK && e->head != NULL ? place_head(e) : st;
 }
 
 static npyio_status entry_close(void *state)
@@ -427,6 +479,7 @@ static npyio_status entry_close(void *state)
     npyio__free(e->out);
     npyio__free(e->first);
     npyio__free(e->head);
+    npyio__free(e->index);
     if (!e->committed && e->npz != NULL) {
         /* Half a member is in the archive and minizip cannot take it
          * back: the archive cannot be finished. The thread's message
@@ -478,9 +531,8 @@ static bool is_ascii(const char *s)
 
 /* Open the entry in minizip: its local header goes out now. */
 static npyio_status open_entry(npyio_npz_writer *w, entry_state *e,
-                               const char *where)
+                               const char *where, unsigned char *extra)
 {
-    unsigned char extra[4 + ALIGNMENT];
     size_t extra_len = 0;
     zip_fileinfo info;
     int64_t at = 0;
@@ -494,6 +546,10 @@ static npyio_status open_entry(npyio_npz_writer *w, entry_state *e,
     info.external_fa = EXTERNAL_ATTR;
     if (w->align && e->level == 0)
         extra_len = align_extra(at, strlen(e->name), extra);
+    else if (e->index != NULL) {
+        npyio__index_encode(NULL, e->index_cap, extra);
+        extra_len = npyio__index_field_len(e->index_cap);
+    }
     rc = zipOpenNewFileInZip4_64(w->zip, e->name, &info,
                                  extra_len ? extra : NULL, (uInt)extra_len,
                                  NULL, 0, NULL,
@@ -554,6 +610,42 @@ static npyio_status unknown_rows_head(const npyio_header *h, size_t *len)
     return st;
 }
 
+/* A member of known length deflated on several threads in 2 to
+ * NPYIO__INDEX_MAX_BLOCKS blocks gets a block index. */
+static npyio_status start_index(npyio_npz_writer *w, entry_state *e,
+                                const npyio_header *h)
+{
+    uint64_t usize, blocks;
+
+    if (h == NULL || npyio_dtype_has_objects(npyio_header_dtype(h)) ||
+        npyio_header_nbytes(h) < 0)
+        return NPYIO_OK;
+    usize = (uint64_t)npyio_header_data_offset(h) +
+            (uint64_t)npyio_header_nbytes(h);
+    blocks = (usize + PAR_BLOCK - 1) / PAR_BLOCK;
+    if (blocks < 2 || blocks > NPYIO__INDEX_MAX_BLOCKS)
+        return NPYIO_OK;
+    e->index_cap = (size_t)blocks;
+    return npyio__alloc_array(&w->mem, e->index_cap, sizeof *e->index,
+                              "a block index", (void **)&e->index);
+}
+
+/* Open the entry with its local extra field: alignment or an index. */
+static npyio_status open_with_extra(npyio_npz_writer *w, entry_state *e,
+                                    const char *where)
+{
+    size_t len = e->index != NULL ? npyio__index_field_len(e->index_cap)
+                                  : 4 + ALIGNMENT;
+    unsigned char *extra = NULL;
+    npyio_status st = npyio__alloc(&w->mem, len, "a local extra field",
+                                   (void **)&extra);
+
+    if (st == NPYIO_OK)
+        st = open_entry(w, e, where, extra);
+    npyio__free(extra);
+    return st;
+}
+
 npyio_status npyio__npz_entry_open(npyio_npz_writer *w, char *name,
                                    const npyio_header *header, int level,
                                    uint32_t flags, bool raw,
@@ -594,8 +686,10 @@ npyio_status npyio__npz_entry_open(npyio_npz_writer *w, char *name,
         st = start_parallel(w, e);
     else if (st == NPYIO_OK && level != 0 && !raw)
         st = start_deflate(w, e);
+    if (st == NPYIO_OK && e->threads > 1)
+        st = start_index(w, e, header);
     if (st == NPYIO_OK)
-        st = open_entry(w, e, where);
+        st = open_with_extra(w, e, where);
     if (st == NPYIO_OK) {
         e->committed = false;
         w->member_open = true;

@@ -12,8 +12,10 @@
  */
 #include "crc.h"
 #include "error.h"
+#include "npz_index.h"
 #include "npz_member.h"
 #include "options.h"
+#include "threads.h"
 
 #include <limits.h>
 #include <string.h>
@@ -25,6 +27,10 @@
 #define SKIP_BYTES ((size_t)64 << 10)
 /* Stored data read while its CRC runs: in blocks that stay in L2. */
 #define CRC_BLOCK ((size_t)256 << 10)
+/* A whole read on several threads: parts of this size, each read with
+ * positioned reads and its CRC-32 computed, then combined in order. */
+#define PART_BYTES ((size_t)4 << 20)
+#define MAX_PARTS_THREADS 64
 
 typedef struct member_state {
     npyio_stream *archive; /* borrowed */
@@ -33,6 +39,7 @@ typedef struct member_state {
     uint64_t pos;          /* in the uncompressed bytes */
     uint64_t crc_pos;      /* the CRC covers [0, crc_pos) */
     uint32_t crc;
+    unsigned threads;      /* NPYIO_LIMIT_THREADS, 1..64 */
     npyio_status failed;   /* a checksum or format failure, repeated */
     char why[160];         /* its reason, without the member's name */
     /* deflated members */
@@ -41,6 +48,12 @@ typedef struct member_state {
     uint64_t in_pos;       /* compressed bytes taken from the archive */
     unsigned char *in, *skip;
     size_t in_cap;
+    /* The block index (npz_index.h): 0 not looked for yet, 1 usable, 2
+     * usable and every block checked (seeks may use it), -1 none or
+     * ignored. */
+    int index_state;
+    int index_found;       /* npyio__index_read's: 0, 1, -1 */
+    npyio__npz_index index;
 } member_state;
 
 static const char *member_name(const member_state *m, char *buf, size_t cap)
@@ -89,6 +102,114 @@ static npyio_status crc_over(member_state *m, const unsigned char *buf,
 
 /* ---- stored ------------------------------------------------------------------ */
 
+/* One part of a read on several threads: its bytes, its CRC-32, and its
+ * failure (the message kept here: each thread has its own). */
+typedef struct stored_part {
+    size_t at, len, got;
+    uint32_t crc;
+    npyio_status st;
+    char message[256];
+} stored_part;
+
+typedef struct stored_parts {
+    member_state *m;
+    unsigned char *buf;
+    int64_t offset; /* of buf[0] in the member */
+    stored_part *parts;
+} stored_parts;
+
+static void stored_part_job(void *ctx, size_t index)
+{
+    stored_parts *sp = ctx;
+    stored_part *p = &sp->parts[index];
+    uint32_t crc = 0;
+
+    p->st = NPYIO_OK;
+    while (p->st == NPYIO_OK && p->got < p->len) {
+        size_t step = p->len - p->got < CRC_BLOCK ? p->len - p->got
+                                                  : CRC_BLOCK, n = 0;
+        unsigned char *at = sp->buf + p->at + p->got;
+
+        p->st = npyio__stream_read_at(sp->m->archive, at, step,
+                                      sp->m->entry.data_offset + sp->offset +
+                                          (int64_t)(p->at + p->got),
+                                      &n, "member data");
+        if (p->st == NPYIO_OK && n < step)
+            p->st = NPYIO_E_TRUNCATED;
+        crc = npyio__crc32(crc, at, n);
+        p->got += n;
+    }
+    if (p->st != NPYIO_OK && p->st != NPYIO_E_TRUNCATED)
+        snprintf(p->message, sizeof p->message, "%s", npyio_last_error());
+    p->crc = crc;
+}
+
+/* The parts' outcome, in order: their CRCs combined and checked as one
+ * thread would, or the first failure as one thread would report it. */
+static npyio_status stored_parts_end(stored_parts *sp, size_t count,
+                                     size_t *got)
+{
+    member_state *m = sp->m;
+    uint32_t crc = 0;
+    size_t i, total = 0;
+
+    for (i = 0; i < count; i++) {
+        stored_part *p = &sp->parts[i];
+
+        if (p->st == NPYIO_E_TRUNCATED) {
+            *got = p->at;
+            return member_fail(m, NPYIO_E_TRUNCATED, "the archive ends "
+                               "inside it (was it cut short after it was "
+                               "opened?)");
+        }
+        if (p->st != NPYIO_OK) {
+            *got = p->at;
+            return npyio__fail(p->st, "%s", p->message);
+        }
+        crc = npyio__crc32_combine(crc, p->crc, p->len);
+        total += p->len;
+    }
+    *got = total;
+    m->crc = npyio__crc32_combine(m->crc, crc, total);
+    m->crc_pos += total;
+    return crc_over(m, sp->buf, 0, m->crc_pos);
+}
+
+/* A read of `want` bytes at the start of what the CRC has not covered,
+ * on the member's threads. */
+static npyio_status stored_parallel(member_state *m, void *buf, size_t want,
+                                    int64_t offset, size_t *got)
+{
+    size_t count = (want + PART_BYTES - 1) / PART_BYTES, i;
+    stored_parts sp = {m, buf, offset, NULL};
+    npyio_status st = npyio__alloc_array(&m->mem, count, sizeof *sp.parts,
+                                         "read parts", (void **)&sp.parts);
+
+    if (st != NPYIO_OK)
+        return st;
+    for (i = 0; i < count; i++) {
+        sp.parts[i].at = i * PART_BYTES;
+        sp.parts[i].len = want - i * PART_BYTES < PART_BYTES
+                              ? want - i * PART_BYTES
+                              : PART_BYTES;
+        sp.parts[i].got = 0;
+    }
+    npyio__run_parallel(count, m->threads, stored_part_job, &sp);
+    st = stored_parts_end(&sp, count, got);
+    npyio__free(sp.parts);
+    return st;
+}
+
+/* Worth several threads: a large read where the CRC starts, through
+ * positioned reads that threads may share. */
+static bool stored_goes_parallel(const member_state *m, size_t want,
+                                 int64_t offset)
+{
+    return m->threads > 1 && want >= 2 * PART_BYTES &&
+           (uint64_t)offset == m->crc_pos &&
+           npyio__stream_has_pread(m->archive);
+}
+
 static npyio_status stored_pread(void *state, void *buf, size_t cap,
                                  int64_t offset, size_t *got)
 {
@@ -104,6 +225,8 @@ static npyio_status stored_pread(void *state, void *buf, size_t cap,
         return member_fail(m, m->failed, "failed earlier");
     if (want == 0)
         return crc_over(m, buf, 0, (uint64_t)offset);
+    if (stored_goes_parallel(m, want, offset))
+        return stored_parallel(m, buf, want, offset, got);
     /* Where the CRC runs over these bytes, read them in cache-sized
      * blocks and sum each one while it is still in cache. */
     while (want > 0) {
@@ -156,6 +279,7 @@ static npyio_status member_close(void *state)
 
     if (m->z_ready)
         inflateEnd(&m->z);
+    npyio__index_free(&m->index);
     npyio__free(m->in);
     npyio__free(m->skip);
     return NPYIO_OK;
@@ -290,6 +414,247 @@ static npyio_status ended_early(member_state *m)
     return member_fail(m, NPYIO_E_TRUNCATED, what);
 }
 
+
+/* ---- deflated, on several threads through the block index ---------------------- */
+
+/* One block inflated alone: compressed [cin, cin + clen) to ulen bytes,
+ * the first `skip` of them dropped, the rest into out (NULL: dropped). */
+typedef struct inflate_part {
+    uint64_t cin, clen, ulen, skip;
+    bool last;
+    unsigned char *out;
+    uint32_t crc;  /* of the bytes put into out */
+    bool ok;       /* it inflated to exactly ulen, ending where it must */
+} inflate_part;
+
+typedef struct inflate_parts {
+    member_state *m;
+    inflate_part *parts;
+} inflate_parts;
+
+/* Where the next output goes: out past the skipped bytes, else scratch. */
+static void part_out(const inflate_part *p, z_stream *z, uint64_t made,
+                     unsigned char *scratch)
+{
+    uint64_t left = p->ulen - made;
+
+    if (p->out != NULL && made >= p->skip) {
+        z->next_out = p->out + (made - p->skip);
+        z->avail_out = left > UINT_MAX ? UINT_MAX : (uInt)left;
+        return;
+    }
+    if (p->out != NULL && p->skip - made < left)
+        left = p->skip - made;
+    z->next_out = scratch;
+    z->avail_out = left > SKIP_BYTES ? (uInt)SKIP_BYTES : (uInt)left;
+}
+
+/* Inflate the part's input through z; false if it does not match. */
+static bool part_run(member_state *m, inflate_part *p, z_stream *z,
+                     unsigned char *in, unsigned char *scratch)
+{
+    uint64_t read = 0, made = 0;
+    bool ended = false;
+    int ret;
+
+    for (;;) {
+        size_t want = p->clen - read < INPUT_BYTES ? (size_t)(p->clen - read)
+                                                   : INPUT_BYTES, got = 0;
+        unsigned char *at;
+        uInt give;
+
+        if (z->avail_in == 0 && want > 0) {
+            if (npyio__stream_read_at(m->archive, in, want,
+                                      m->entry.data_offset +
+                                          (int64_t)(p->cin + read),
+                                      &got, "compressed member data") !=
+                    NPYIO_OK || got < want)
+                return false;
+            z->next_in = in;
+            z->avail_in = (uInt)got;
+            read += got;
+        }
+        if (made < p->ulen)
+            part_out(p, z, made, scratch);
+        at = z->next_out;
+        give = z->avail_out;
+        ret = inflate(z, Z_NO_FLUSH);
+        made += give - z->avail_out;
+        if (p->out != NULL && at != scratch)
+            p->crc = npyio__crc32(p->crc, at, give - z->avail_out);
+        if (ret == Z_STREAM_END) {
+            ended = true;
+            break;
+        }
+        if ((ret != Z_OK && ret != Z_BUF_ERROR) ||
+            (z->avail_in == 0 && read == p->clen) || ret == Z_BUF_ERROR)
+            break;
+    }
+    /* All its input, its exact length, and then the stream's end (the
+     * last) or a block boundary on a byte boundary (data_type 128). */
+    if (!ended && ret != Z_OK && ret != Z_BUF_ERROR)
+        return false;
+    return made == p->ulen && z->avail_in == 0 && read == p->clen &&
+           (p->last ? ended : !ended && z->data_type == 128);
+}
+
+static void inflate_part_job(void *ctx, size_t index)
+{
+    inflate_parts *ip = ctx;
+    member_state *m = ip->m;
+    inflate_part *p = &ip->parts[index];
+    unsigned char *in = NULL, *scratch = NULL;
+    z_stream z;
+
+    p->ok = false;
+    p->crc = 0;
+    memset(&z, 0, sizeof z);
+    z.zalloc = npyio__zalloc;
+    z.zfree = npyio__zfree;
+    z.opaque = &m->mem;
+    if (npyio__alloc(&m->mem, INPUT_BYTES, "member input", (void **)&in) !=
+            NPYIO_OK ||
+        npyio__alloc(&m->mem, SKIP_BYTES, "member skip buffer",
+                     (void **)&scratch) != NPYIO_OK) {
+        npyio__free(in);
+        return;
+    }
+    if (inflateInit2(&z, -MAX_WBITS) == Z_OK) {
+        p->ok = part_run(m, p, &z, in, scratch);
+        inflateEnd(&z);
+    }
+    npyio__free(in);
+    npyio__free(scratch);
+}
+
+/* The index, looked for once: state 1 if usable, else -1. */
+static void index_load(member_state *m)
+{
+    char why[160];
+    int found = 0;
+
+    if (m->index_state != 0)
+        return;
+    m->index_state = -1;
+    if (npyio__index_read(m->archive, &m->entry, &m->mem, &m->index, &found,
+                          why, sizeof why) == NPYIO_OK)
+        m->index_found = found;
+    if (m->index_found == 1)
+        m->index_state = 1;
+}
+
+/* The block holding uncompressed byte `at`. */
+static size_t index_block_of(const member_state *m, uint64_t at)
+{
+    size_t lo = 0, hi = m->index.count;
+
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (m->index.blocks[mid].uoff <= at)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Blocks [first, count) as parts: into out from byte `from` on (NULL:
+ * checked only). */
+static void index_parts(const member_state *m, size_t first, uint64_t from,
+                        unsigned char *out, inflate_part *parts)
+{
+    const npyio__index_block *b = m->index.blocks;
+    size_t n = m->index.count, i;
+
+    for (i = first; i < n; i++) {
+        inflate_part *p = &parts[i - first];
+        uint64_t cend = i + 1 < n ? b[i + 1].coff : m->entry.csize;
+        uint64_t uend = i + 1 < n ? b[i + 1].uoff : m->entry.usize;
+
+        p->cin = b[i].coff;
+        p->clen = cend - b[i].coff;
+        p->ulen = uend - b[i].uoff;
+        p->skip = from > b[i].uoff ? from - b[i].uoff : 0;
+        p->last = i + 1 == n;
+        p->out = out == NULL ? NULL : out + (b[i].uoff + p->skip - from);
+    }
+}
+
+/* Inflate blocks [first, count) on the member's threads. *ok: every one
+ * matched; *crc: their output's CRC-32 (from byte `from`). */
+static npyio_status index_run(member_state *m, size_t first, uint64_t from,
+                              unsigned char *out, bool *ok, uint32_t *crc)
+{
+    size_t count = m->index.count - first, i;
+    inflate_parts ip = {m, NULL};
+    npyio_status st = npyio__alloc_array(&m->mem, count, sizeof *ip.parts,
+                                         "inflate parts",
+                                         (void **)&ip.parts);
+
+    *ok = false;
+    *crc = 0;
+    if (st != NPYIO_OK)
+        return st;
+    index_parts(m, first, from, out, ip.parts);
+    /* Threads share the archive only through positioned reads. */
+    npyio__run_parallel(count, npyio__stream_has_pread(m->archive)
+                                   ? m->threads
+                                   : 1u,
+                        inflate_part_job, &ip);
+    *ok = true;
+    for (i = 0; i < count; i++) {
+        *ok = *ok && ip.parts[i].ok;
+        *crc = npyio__crc32_combine(*crc, ip.parts[i].crc,
+                                    ip.parts[i].ulen - ip.parts[i].skip);
+    }
+    npyio__free(ip.parts);
+    return NPYIO_OK;
+}
+
+/* A read from pos to the member's end that the index can take: on
+ * several threads, with the CRC continuous up to pos, blocks ahead. */
+static bool index_fits(member_state *m, uint64_t want)
+{
+    if (m->threads < 2 || want == 0 || want != m->entry.usize - m->pos ||
+        m->crc_pos != m->pos || m->ended ||
+        !npyio__stream_has_pread(m->archive))
+        return false;
+    index_load(m);
+    return m->index_state > 0 &&
+           m->index.count - index_block_of(m, m->pos) >= 2;
+}
+
+/* The rest of the member inflated on the threads into buf. NPYIO_OK with
+ * *got = 0 when the index did not match the data or the CRC-32 differs:
+ * the caller inflates as without an index (it decides what is wrong). */
+static npyio_status index_read(member_state *m, unsigned char *buf,
+                               size_t want, size_t *got)
+{
+    bool ok = false;
+    uint32_t crc = 0;
+    npyio_status st = index_run(m, index_block_of(m, m->pos), m->pos, buf,
+                                &ok, &crc);
+
+    *got = 0;
+    if (st != NPYIO_OK || !ok) {
+        if (!ok)
+            m->index_state = -1; /* it does not match: never again */
+        return st;
+    }
+    crc = npyio__crc32_combine(m->crc, crc, want);
+    if (crc != m->entry.crc)
+        return NPYIO_OK;
+    m->crc = crc;
+    /* Every block inflated alone from its start: the index is proven. */
+    if (index_block_of(m, m->pos) == 0)
+        m->index_state = 2;
+    m->crc_pos = m->pos = m->entry.usize;
+    m->ended = true;
+    *got = want;
+    return crc_over(m, buf, 0, m->pos);
+}
+
 static npyio_status deflated_read(void *state, void *buf, size_t cap,
                                   size_t *got)
 {
@@ -301,6 +666,11 @@ static npyio_status deflated_read(void *state, void *buf, size_t cap,
     *got = 0;
     if (m->failed != NPYIO_OK)
         return member_fail(m, m->failed, "failed earlier");
+    if (index_fits(m, want)) {
+        st = index_read(m, buf, want, got);
+        if (st != NPYIO_OK || *got > 0)
+            return st;
+    }
     if (want > UINT_MAX)
         want = UINT_MAX;
     if (want > 0)
@@ -347,6 +717,49 @@ static npyio_status skip_to(member_state *m, uint64_t target)
     return st;
 }
 
+/* Every block inflated alone to its declared length, once: then, and
+ * only then, the index says where the stream's blocks start. */
+static npyio_status index_prove(member_state *m)
+{
+    uint32_t crc = 0;
+    bool ok = false;
+    npyio_status st = NPYIO_OK;
+
+    if (m->index_state == 1)
+        st = index_run(m, 0, 0, NULL, &ok, &crc);
+    if (st == NPYIO_OK && m->index_state == 1)
+        m->index_state = ok ? 2 : -1;
+    return st;
+}
+
+/* A seek to `target` that the index shortens: backward past the first
+ * block, or forward past the next block's start. The inflater starts
+ * again at the block holding target (the CRC keeps what it covered). */
+static npyio_status index_seek(member_state *m, uint64_t target,
+                               bool *jumped)
+{
+    size_t b;
+    npyio_status st;
+
+    *jumped = false;
+    index_load(m);
+    if (m->index_state <= 0)
+        return NPYIO_OK;
+    b = index_block_of(m, target);
+    if (b == 0 || (target >= m->pos && m->index.blocks[b].uoff <= m->pos))
+        return NPYIO_OK;
+    st = index_prove(m);
+    if (st != NPYIO_OK || m->index_state != 2)
+        return st;
+    inflateReset(&m->z);
+    m->z.avail_in = 0;
+    m->in_pos = m->index.blocks[b].coff;
+    m->pos = m->index.blocks[b].uoff;
+    m->ended = false;
+    *jumped = true;
+    return NPYIO_OK;
+}
+
 static npyio_status member_seek(void *state, int64_t offset, int whence,
                                 int64_t *pos)
 {
@@ -361,11 +774,15 @@ static npyio_status member_seek(void *state, int64_t offset, int whence,
         return npyio__fail(NPYIO_E_IO, "offset out of range");
     target = (uint64_t)(base + offset);
     if (m->z_ready) {
+        bool jumped = false;
+
         if (target > m->entry.usize)
             target = m->entry.usize;
-        if (target < m->pos)
+        st = index_seek(m, target, &jumped);
+        if (st == NPYIO_OK && !jumped && target < m->pos)
             rewind_member(m);
-        st = skip_to(m, target);
+        if (st == NPYIO_OK)
+            st = skip_to(m, target);
     } else {
         m->pos = target;
     }
@@ -416,6 +833,15 @@ static npyio_status start_inflating(member_state *m, bool small)
     return NPYIO_OK;
 }
 
+static unsigned member_threads(const npyio_options *options)
+{
+    int64_t limit = npyio__limit(options, NPYIO_LIMIT_THREADS);
+
+    return limit > MAX_PARTS_THREADS ? MAX_PARTS_THREADS
+           : limit < 1               ? 1u
+                                     : (unsigned)limit;
+}
+
 npyio_status npyio__member_open(npyio_stream *archive,
                                 const npyio__zip_entry *e, bool small,
                                 const npyio_options *options,
@@ -434,6 +860,7 @@ npyio_status npyio__member_open(npyio_stream *archive,
         return st;
     m->archive = archive;
     m->entry = *e;
+    m->threads = member_threads(options);
     npyio__mem_init(&m->mem, options);
     npyio__stream_set_position(*out, 0, true);
     if (deflated)
@@ -454,5 +881,25 @@ npyio_status npyio__member_verify(npyio_stream *member, char *why,
     why[0] = '\0';
     if (st != NPYIO_OK && m->failed == st)
         snprintf(why, cap, "%s", m->why);
+    return st;
+}
+
+npyio_status npyio__member_check_index(npyio_stream *member, int64_t *blocks)
+{
+    member_state *m = npyio__stream_state(member);
+    uint32_t crc = 0;
+    bool ok = false;
+    npyio_status st = NPYIO_OK;
+
+    *blocks = 0;
+    if (!m->z_ready)
+        return NPYIO_OK;
+    index_load(m);
+    if (m->index_state > 0)
+        st = index_run(m, 0, 0, NULL, &ok, &crc);
+    if (st == NPYIO_OK)
+        *blocks = m->index_state > 0 && ok ? (int64_t)m->index.count
+                  : m->index_found != 0   ? -1
+                                          : 0;
     return st;
 }

@@ -37,4 +37,13 @@ npyio_status npyio__member_open(npyio_stream *archive,
 npyio_status npyio__member_verify(npyio_stream *member, char *why,
                                   size_t cap);
 
+/*
+ * The block index of a member stream just opened (npz_index.h), checked
+ * against its data: each block inflated alone on the stream's threads,
+ * to its declared length. *blocks: 0 none (a stored member, or an index of
+ * a later version), the block count if it matches, -1 if the member has
+ * one that does not (readers ignore it). Failures: NPYIO_E_NOMEM.
+ */
+npyio_status npyio__member_check_index(npyio_stream *member, int64_t *blocks);
+
 #endif /* NPYIO_NPZ_MEMBER_H */

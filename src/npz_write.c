@@ -350,7 +350,7 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
     if (st != NPYIO_OK)
         npyio__free(name);
     else
-        st = npyio__npz_entry_open(npz, name, NULL, level, 0, false, where,
+        st = npyio__npz_entry_open(npz, name, h, level, 0, false, where,
                                    &s);
     if (st == NPYIO_OK)
         st = copy_npy_bytes(s, from, buf, have, cap, &total);

@@ -108,6 +108,22 @@ static int validate_member(cli_input *in, size_t i)
     return cli_read_through(in, 0, NULL);
 }
 
+/* A block index that does not match the member's data is no damage
+ * (readers ignore it), but a warning: whoever wrote it made a mistake. */
+static void check_block_index(cli_input *in, size_t i)
+{
+    int64_t blocks = 0;
+
+    if (npyio_npz_stat(in->npz, i, NPYIO_NPZ_STAT_BLOCK_INDEX, &blocks) !=
+            NPYIO_OK ||
+        blocks != -1)
+        return;
+    cli_put_name(stderr, in->name);
+    fprintf(stderr, ": warning: %s: its block index does not match its "
+            "data (ignored: it is read from its start)\n",
+            cli_member_label(in, i));
+}
+
 static int validate_archive(const cli_args *a, cli_input *in)
 {
     size_t i, n = npyio_npz_count(in->npz);
@@ -124,6 +140,8 @@ static int validate_archive(const cli_args *a, cli_input *in)
         before = in->progress_done;
         if (validate_member(in, i) != 0)
             rc = EXIT_INVALID;
+        else
+            check_block_index(in, i);
         /* Headers and members read whole count too. */
         in->progress_done =
             before + (uint64_t)cli_member_stat(in, i, NPYIO_NPZ_STAT_SIZE);

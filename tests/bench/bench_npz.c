@@ -14,11 +14,19 @@
  *   stored read    npyio_reader_open_member + read_alloc (CRC checked) vs
  *                  open + pread of the member's bytes into fresh memory,
  *                  and vs np.load(path)[key]
+ *   stored read, N threads  the same read on --threads threads vs on one
+ *                  thread, and vs pread
  *   mapped sum     npyio_map_open_member of a stored member + sum vs npyio_map_open_path
  *                  of the same .npy + sum
  *   deflated read  the member read (inflate straight into the destination,
  *                  CRC) vs zlib's one-call inflate of the same stream read
  *                  with pread, and vs np.load(path)[key]
+ *   indexed deflated, N threads  the first walk member written on 2
+ *                  threads (it has a block index) read on --threads
+ *                  threads vs on one, and vs zlib's one-call inflate
+ *   20 random rows, indexed  20 single rows read at random in the
+ *                  indexed member (one thread) vs in the same member
+ *                  without an index (GB/s: of the member's size)
  *   stored write   npyio_savez_with_header, one stored member, no fsync, vs open +
  *                  write of the same bytes, and vs np.savez
  *   deflate 6      8 members of random walk at level 6 (threads 1 and N)
@@ -55,6 +63,7 @@
 #define WALK_MEMBERS 8
 
 static size_t nbytes, walk_bytes;
+static char walk_par_npz[512];
 static char stored_npz[512], plain_npy[512], walk_npz[512], out_npz[512],
     out_raw[512], walk_npy[512];
 static double *values, *walk[WALK_MEMBERS];
@@ -115,21 +124,39 @@ static void make_inputs(void)
         npyio_save_with_header(walk_npy, walk_header, walk[0], walk_bytes,
                    NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK)
         die("walk inputs");
+    {
+        npyio_options *o = NULL;
+
+        /* The first walk deflated on 2 threads: it has a block index. */
+        if (npyio_options_new(&o) != NPYIO_OK ||
+            npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, 2) != NPYIO_OK ||
+            npyio_savez_with_header(walk_par_npz, 1, keys, hs, ds, ls,
+                                    levels, NPYIO_WRITE_NO_SYNC,
+                                    o) != NPYIO_OK)
+            die("indexed walk");
+        npyio_options_free(o);
+    }
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-static double our_member_read(const char *path, const char *key)
+static double our_member_read_on(const char *path, const char *key,
+                                 int nthreads)
 {
+    npyio_options *o = NULL;
     npyio_npz *npz = NULL;
     npyio_reader *r = NULL;
     void *data = NULL;
     size_t index = 0;
     double t0, t;
 
+    if (npyio_options_new(&o) != NPYIO_OK ||
+        npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, nthreads) !=
+            NPYIO_OK)
+        die("options");
     prime();
     t0 = now();
-    if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
+    if (npyio_npz_open_path(path, o, &npz) != NPYIO_OK ||
         npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
         npyio_reader_open_member(npz, index, &r) != NPYIO_OK ||
         npyio_reader_read_alloc(r, 0, &data, NULL) != NPYIO_OK)
@@ -138,6 +165,45 @@ static double our_member_read(const char *path, const char *key)
     npyio_npz_close(npz);
     t = now() - t0;
     npyio_free(data);
+    npyio_options_free(o);
+    return t;
+}
+
+static double our_member_read(const char *path, const char *key)
+{
+    return our_member_read_on(path, key, 1);
+}
+
+/* 20 single rows read at random places of member `key` (in one reader):
+ * going back inflates again from the start, or from the block holding
+ * the row where the member has a block index. */
+static double our_random_rows(const char *path, const char *key)
+{
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    uint64_t rng = 4242;
+    size_t index = 0;
+    double row, t0, t;
+    int64_t rows;
+    int i;
+
+    prime();
+    t0 = now();
+    if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
+        npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
+        npyio_reader_open_member(npz, index, &r) != NPYIO_OK)
+        die(path);
+    rows = npyio_header_shape(npyio_reader_header(r))[0];
+    for (i = 0; i < 20; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        if (npyio_reader_read_rows(r, (int64_t)((rng >> 33) %
+                                                 (uint64_t)rows),
+                                   1, &row, sizeof row, 0) != NPYIO_OK)
+            die(npyio_last_error());
+    }
+    npyio_reader_close(r);
+    npyio_npz_close(npz);
+    t = now() - t0;
     return t;
 }
 
@@ -619,6 +685,8 @@ int main(int argc, char **argv)
     snprintf(stored_npz, sizeof stored_npz, "%s/bench_npz_stored.npz", dir);
     snprintf(plain_npy, sizeof plain_npy, "%s/bench_npz_plain.npy", dir);
     snprintf(walk_npz, sizeof walk_npz, "%s/bench_npz_walk.npz", dir);
+    snprintf(walk_par_npz, sizeof walk_par_npz, "%s/bench_npz_walk2.npz",
+             dir);
     snprintf(walk_npy, sizeof walk_npy, "%s/bench_npz_walk.npy", dir);
     snprintf(out_npz, sizeof out_npz, "%s/bench_npz_out.npz", dir);
     snprintf(out_raw, sizeof out_raw, "%s/bench_npz_out.raw", dir);
@@ -648,6 +716,14 @@ int main(int argc, char **argv)
         report("stored read (CRC)", nbytes, rounds, ours, ref1, "pread",
                ref2, "np.load[key]");
     for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
+        ours[r] = our_member_read_on(stored_npz, "a", threads);
+        ref2[r] = our_member_read_on(stored_npz, "a", 1);
+        ref1[r] = plain_pread(stored_npz, at, (size_t)csize);
+    }
+    if (!*only || !strcmp(only, "read"))
+        report("stored read (CRC), N threads", nbytes, rounds, ours, ref2,
+               "1 thread", ref1, "pread");
+    for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
         ours[r] = map_sum(stored_npz, 1, &sum1);
         ref1[r] = map_sum(plain_npy, 0, &sum2);
     }
@@ -665,6 +741,23 @@ int main(int argc, char **argv)
     if (!*only || !strcmp(only, "read"))
         report("deflated read", walk_bytes, rounds, ours, ref1,
                "zlib inflate", ref2, "np.load[key]");
+    member_place(walk_par_npz, "w0", &wat, &wcsize);
+    for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
+        ours[r] = our_member_read_on(walk_par_npz, "w0", threads);
+        ref2[r] = our_member_read_on(walk_par_npz, "w0", 1);
+        ref1[r] = zlib_inflate(walk_par_npz, wat, (size_t)wcsize,
+                               walk_bytes + 128);
+    }
+    if (!*only || !strcmp(only, "read"))
+        report("indexed deflated, N threads", walk_bytes, rounds, ours,
+               ref2, "1 thread", ref1, "zlib inflate");
+    for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
+        ours[r] = our_random_rows(walk_par_npz, "w0");
+        ref1[r] = our_random_rows(walk_npz, "w0");
+    }
+    if (!*only || !strcmp(only, "read"))
+        report("20 random rows, indexed", walk_bytes, rounds, ours, ref1,
+               "no index", NULL, NULL);
     big = values;
     for (r = 0; r < rounds && (!*only || !strcmp(only, "write")); r++) {
         ours[r] = our_save(out_npz, 1, &big, nbytes, 0, 1);
@@ -713,6 +806,7 @@ int main(int argc, char **argv)
     unlink(stored_npz);
     unlink(plain_npy);
     unlink(walk_npz);
+    unlink(walk_par_npz);
     unlink(walk_npy);
     return 0;
 }

@@ -10,6 +10,9 @@
    `unzip -t` (when installed) and minizip's own reader read every member;
    stored members are aligned at 64 when asked; the same inputs give the
    same bytes.
+   A large member deflated on 2, 3 and 7 threads carries a block index
+   (local extra id 0x494E) that all of them ignore, whose blocks each
+   inflate alone to their declared length; one thread gives none.
    Members appended (npyio_npz_writer_open_append_path) to archives of NumPy's and
    ours: the same checks, old and new keys.
 2. Archives np.savez and np.savez_compressed write (keys with '/', 'é',
@@ -23,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+import zlib
 
 from tally import Tally
 
@@ -65,6 +69,100 @@ def same(a, b):
     if a.dtype.hasobject:
         return list(a.ravel()) == list(b.ravel())
     return a.tobytes() == b.tobytes()
+
+
+INDEX_ID = 0x494E
+BLOCK = 4 << 20
+
+
+def local_extra(path, info):
+    """The local header's extra field of a member, as bytes."""
+    with open(path, "rb") as f:
+        f.seek(info.header_offset + 26)
+        n = int.from_bytes(f.read(2), "little")
+        x = int.from_bytes(f.read(2), "little")
+        f.seek(info.header_offset + 30 + n)
+        return f.read(x), info.header_offset + 30 + n + x
+
+
+def index_blocks(extra):
+    """Our block index in an extra field: [(coff, uoff)], or None."""
+    at = 0
+    while at + 4 <= len(extra):
+        hid = int.from_bytes(extra[at:at + 2], "little")
+        n = int.from_bytes(extra[at + 2:at + 4], "little")
+        if hid == INDEX_ID:
+            d = extra[at + 4:at + 4 + n]
+            assert d[0] == 1 and d[1:4] == b"\0\0\0", "version 1"
+            count = int.from_bytes(d[4:8], "little")
+            assert n == 8 + 16 * count, "length"
+            return [(int.from_bytes(d[8 + 16 * i:16 + 16 * i], "little"),
+                     int.from_bytes(d[16 + 16 * i:24 + 16 * i], "little"))
+                    for i in range(count)]
+        at += 4 + n
+    return None
+
+
+def block_index(args, tool, unzip, check):
+    """1c. A 20 MB member deflated on 2 and 3 threads carries a block
+    index (id 0x494E, version 1) in its local extra field that everyone
+    else ignores; each block inflates alone to its declared length; one
+    thread and small members carry none."""
+    rng = np.random.default_rng(5)
+    big = np.cumsum(rng.standard_normal(2_500_000))
+    path = os.path.join(args.workdir, "walk.npy")
+    np.save(path, big)
+    small = os.path.join(args.workdir, "small.npy")
+    np.save(small, np.arange(10))
+    for level, threads in ((6, 1), (6, 2), (1, 3), (6, 7)):
+        what = "index level %d threads %d" % (level, threads)
+        out = os.path.join(args.workdir, "index_%d_%d.npz" % (level, threads))
+        os.environ["NPZ_TOOL_THREADS"] = str(threads)
+        r = subprocess.run(tool + ["pack", out, str(level), "0", "0",
+                                   "w=" + path, "s=" + small])
+        os.environ.pop("NPZ_TOOL_THREADS", None)
+        check(r.returncode == 0, what + ": pack")
+        if r.returncode != 0:
+            continue
+        with np.load(out) as z:
+            check(np.array_equal(z["w"], big), what + ": np.load")
+        with zipfile.ZipFile(out) as zf:
+            check(zf.testzip() is None, what + ": testzip")
+            infos = zf.infolist()
+            check(all(i.extra == b"" for i in infos),
+                  what + ": no central extra")
+        if unzip:
+            r = subprocess.run([unzip, "-tq", out], stdout=subprocess.DEVNULL)
+            check(r.returncode == 0, what + ": unzip -t")
+        r = subprocess.run([args.tool, "minizip", out],
+                           stdout=subprocess.DEVNULL)
+        check(r.returncode == 0, what + ": minizip reads it")
+        extra, data_at = local_extra(out, infos[0])
+        blocks = index_blocks(extra)
+        check(index_blocks(local_extra(out, infos[1])[0]) is None,
+              what + ": no index in a small member")
+        if threads == 1:
+            check(blocks is None, what + ": no index on one thread")
+            continue
+        usize, csize = infos[0].file_size, infos[0].compress_size
+        check(blocks is not None and
+              len(blocks) == (usize + BLOCK - 1) // BLOCK,
+              what + ": one entry a block")
+        if not blocks:
+            continue
+        check(blocks[0] == (0, 0), what + ": first block at 0")
+        with open(out, "rb") as f:
+            f.seek(data_at)
+            comp = f.read(csize)
+        ends = blocks[1:] + [(csize, usize)]
+        whole = b""
+        for (c0, u0), (c1, u1) in zip(blocks, ends):
+            d = zlib.decompressobj(-15)
+            part = d.decompress(comp[c0:c1])
+            check(len(part) == u1 - u0, what + ": block at %d" % c0)
+            whole += part
+        with open(path, "rb") as f:
+            check(whole == f.read(), what + ": blocks give the member")
 
 
 def main():
@@ -145,6 +243,7 @@ def main():
                     check(f1.read() == f2.read(), what + ": reproducible")
 
     os.environ.pop("NPZ_TOOL_THREADS", None)
+    block_index(args, tool, unzip, check)
 
     # 1b. appended to NumPy's archives and to ours
     extra = {"added": np.arange(10, dtype="<f4"),

@@ -610,6 +610,46 @@ def check_validate(c, npz, valid, bad_dir, hostile_dir, tmp):
         c.check(not killed, "commands on %s: %d runs, ended by a signal or "
                 "an odd exit: %r" % (os.path.basename(where), runs, killed))
     check_object_member_crc(c, tmp)
+    check_block_index_warning(c, tmp)
+
+
+def check_block_index_warning(c, tmp):
+    """A member packed with --threads 2 carries a block index: validate
+    says valid, with no warning. With the index's second block moved by
+    one byte, np.load and zipfile still read it, and validate still says
+    valid (exit 0) with one warning naming the member."""
+    rng = np.random.default_rng(7)
+    a = np.cumsum(rng.standard_normal(1500000))
+    npy = os.path.join(tmp, "walk.npy")
+    path = os.path.join(tmp, "indexed.npz")
+    np.save(npy, a)
+    r = c.run("pack", "--compress", "--threads", "2", path, "w=" + npy)
+    c.check(r.returncode == 0, "pack --threads 2: exit %d" % r.returncode)
+    r = c.run("validate", path)
+    c.check(r.returncode == 0 and r.stderr == b"",
+            "validate an indexed member: exit %d %r" % (r.returncode,
+                                                        r.stderr[:300]))
+    raw = bytearray(read(path))
+    nlen = int.from_bytes(raw[26:28], "little")
+    at = 30 + nlen
+    c.check(raw[at:at + 2] == b"NI" and raw[at + 4] == 1,
+            "the block index leads the local extra field")
+    raw[at + 4 + 8 + 16] += 1  # the second block's compressed offset
+    with open(path, "wb") as out:
+        out.write(raw)
+    with zipfile.ZipFile(path) as z:
+        c.check(z.testzip() is None, "testzip with a wrong block index")
+    c.check(np.array_equal(npz_load(path)["w"], a),
+            "np.load with a wrong block index")
+    r = c.run("validate", path)
+    c.check(r.returncode == 0 and r.stdout == path.encode() + b": valid\n"
+            and b"member 'w.npy'" in r.stderr and
+            b"block index does not match" in r.stderr and
+            r.stderr.count(b"\n") == 1,
+            "validate a wrong block index: exit %d %r" % (r.returncode,
+                                                          r.stderr[:300]))
+    os.remove(path)
+    os.remove(npy)
 
 
 def check_object_member_crc(c, tmp):

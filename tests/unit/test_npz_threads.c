@@ -1,0 +1,487 @@
+/*
+ * test_npz_threads.c - archive members read on NPYIO_LIMIT_THREADS
+ * threads give the bytes, statuses and messages one thread gives: stored
+ * members read in parts whose CRC-32s are combined (damaged and cut
+ * archives included).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "scratch.h"
+
+static const unsigned thread_counts[] = {1, 2, 3, 7};
+#define N_COUNTS (sizeof thread_counts / sizeof thread_counts[0])
+
+/* Member sizes around the 4 MiB parts and 2-part threshold. */
+static const size_t sizes[] = {0, 1000, (size_t)8 << 20,
+                               ((size_t)13 << 20) + 7,
+                               ((size_t)17 << 20) + 5};
+#define N_SIZES (sizeof sizes / sizeof sizes[0])
+
+static unsigned char *pattern(size_t total)
+{
+    unsigned char *data = malloc(total ? total : 1);
+    size_t i;
+
+    assert_non_null(data);
+    for (i = 0; i < total; i++)
+        data[i] = (unsigned char)((i * 2654435761u) >> 11 & 0x7f);
+    return data;
+}
+
+static npyio_options *with_threads(unsigned threads)
+{
+    npyio_options *o = NULL;
+
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, threads));
+    return o;
+}
+
+/* An archive of one u1 member per size, at `level`, written on
+ * `threads` threads. */
+static void write_archive(const char *path, int level, unsigned threads,
+                          const unsigned char *data)
+{
+    npyio_options *o = with_threads(threads);
+    npyio_npz_writer *w = NULL;
+    size_t k;
+
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
+    for (k = 0; k < N_SIZES; k++) {
+        int64_t shape = (int64_t)sizes[k];
+        npyio_header *h = make_header("|u1", 1, &shape, 0);
+        npyio_writer *mw = NULL;
+        char key[16];
+
+        snprintf(key, sizeof key, "m%zu", k);
+        assert_ok(npyio_writer_create_member(w, key, h, level, 0, &mw));
+        assert_ok(npyio_writer_write(mw, data, sizes[k]));
+        assert_ok(npyio_writer_close(mw));
+        npyio_header_free(h);
+    }
+    assert_ok(npyio_npz_writer_close(w));
+    npyio_options_free(o);
+}
+
+/* Member k read whole on `threads` threads, the archive cut at `cut`
+ * once it is open (if cut > 0): its status, and its message in msg; the
+ * bytes compared with data when it is read. */
+static npyio_status load_cut(const char *path, size_t k, unsigned threads,
+                             const unsigned char *data, char *msg,
+                             size_t cap, int64_t cut)
+{
+    npyio_options *o = with_threads(threads);
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    void *got = NULL;
+    size_t len = 0;
+    npyio_status st;
+
+    assert_ok(npyio_npz_open_path(path, o, &npz));
+    if (cut > 0)
+        assert_int_equal(truncate(path, (off_t)cut), 0);
+    assert_ok(npyio_reader_open_member(npz, k, &r));
+    st = npyio_reader_read_alloc(r, 0, &got, &len);
+    snprintf(msg, cap, "%s", st == NPYIO_OK ? "" : npyio_last_error());
+    if (st == NPYIO_OK) {
+        assert_int_equal(len, sizes[k]);
+        assert_true(len == 0 || memcmp(got, data, len) == 0);
+    }
+    npyio_free(got);
+    npyio_reader_close(r);
+    npyio_npz_close(npz);
+    npyio_options_free(o);
+    return st;
+}
+
+static npyio_status load_member(const char *path, size_t k, unsigned threads,
+                                const unsigned char *data, char *msg,
+                                size_t cap)
+{
+    return load_cut(path, k, threads, data, msg, cap, 0);
+}
+
+static void test_stored_whole_reads(void **state)
+{
+    unsigned char *data = pattern(sizes[N_SIZES - 1]);
+    char path[256], msg[512];
+    size_t k, t;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "stored.npz");
+    write_archive(path, 0, 1, data);
+    for (k = 0; k < N_SIZES; k++)
+        for (t = 0; t < N_COUNTS; t++)
+            assert_ok(load_member(path, k, thread_counts[t], data, msg,
+                                  sizeof msg));
+    free(data);
+}
+
+static int64_t member_stat(const char *path, size_t k, npyio_npz_stat_id id)
+{
+    npyio_npz *npz = NULL;
+    int64_t v = 0;
+
+    assert_ok(npyio_npz_open_path(path, NULL, &npz));
+    assert_ok(npyio_npz_stat(npz, k, id, &v));
+    npyio_npz_close(npz);
+    return v;
+}
+
+static void flip_byte(const char *path, int64_t at)
+{
+    FILE *f = fopen(path, "r+b");
+    int c;
+
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)at, SEEK_SET), 0);
+    c = fgetc(f);
+    assert_int_equal(fseek(f, (long)at, SEEK_SET), 0);
+    fputc(c ^ 0x10, f);
+    fclose(f);
+}
+
+/* A flipped byte in each part of the largest member: NPYIO_E_CHECKSUM
+ * naming it, the message one thread gives. */
+static void test_stored_damage(void **state)
+{
+    unsigned char *data = pattern(sizes[N_SIZES - 1]);
+    size_t k = N_SIZES - 1, t, i;
+    char path[256], one[512], msg[512];
+
+    (void)state;
+    path_in_dir(path, sizeof path, "stored_bad.npz");
+    for (i = 0; i < 5; i++) {
+        int64_t at;
+
+        write_archive(path, 0, 1, data);
+        at = member_stat(path, k, NPYIO_NPZ_STAT_DATA_OFFSET) + 200 +
+             (int64_t)(i * ((size_t)4 << 20) + i * 12345);
+        flip_byte(path, at);
+        assert_status(load_member(path, k, 1, data, one, sizeof one),
+                      NPYIO_E_CHECKSUM);
+        assert_non_null(strstr(one, "'m4.npy'"));
+        for (t = 1; t < N_COUNTS; t++) {
+            assert_status(load_member(path, k, thread_counts[t], data, msg,
+                                      sizeof msg),
+                          NPYIO_E_CHECKSUM);
+            assert_string_equal(msg, one);
+        }
+    }
+    free(data);
+}
+
+/* The archive cut inside the largest member after it was opened:
+ * NPYIO_E_TRUNCATED naming it, as one thread reports it. */
+static npyio_status read_cut(const char *path, unsigned threads, char *msg,
+                             size_t cap)
+{
+    unsigned char *data = pattern(sizes[N_SIZES - 1]);
+    npyio_status st;
+
+    write_archive(path, 0, 1, data);
+    st = load_cut(path, N_SIZES - 1, threads, data, msg, cap,
+                  member_stat(path, N_SIZES - 1, NPYIO_NPZ_STAT_DATA_OFFSET) +
+                      (int64_t)(9 << 20) + 3);
+    free(data);
+    return st;
+}
+
+static void test_stored_cut(void **state)
+{
+    char path[256], one[512], msg[512];
+    size_t t;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "stored_cut.npz");
+    assert_status(read_cut(path, 1, one, sizeof one), NPYIO_E_TRUNCATED);
+    assert_non_null(strstr(one, "'m4.npy'"));
+    for (t = 1; t < N_COUNTS; t++) {
+        assert_status(read_cut(path, thread_counts[t], msg, sizeof msg),
+                      NPYIO_E_TRUNCATED);
+        assert_string_equal(msg, one);
+    }
+}
+
+/* ---- deflated members with a block index ---------------------------------- */
+
+/* The largest member's local extra field: its offset in the file. */
+static int64_t index_at(const char *path, size_t k)
+{
+    int64_t header = member_stat(path, k, NPYIO_NPZ_STAT_HEADER_OFFSET);
+    unsigned char fixed[30];
+    FILE *f = fopen(path, "rb");
+
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)header, SEEK_SET), 0);
+    assert_int_equal(fread(fixed, 1, 30, f), 30);
+    fclose(f);
+    assert_true(fixed[28] | fixed[29] << 8);
+    return header + 30 + (fixed[26] | fixed[27] << 8);
+}
+
+static void put_bytes(const char *path, int64_t at, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "r+b");
+
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)at, SEEK_SET), 0);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+static void get_bytes(const char *path, int64_t at, void *p, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)at, SEEK_SET), 0);
+    assert_int_equal(fread(p, 1, n, f), n);
+    fclose(f);
+}
+
+/* Written on 1, 2 and 3 threads, each member read whole on 1, 2, 3 and 7
+ * threads: the bytes written. */
+static void test_deflated_whole_reads(void **state)
+{
+    unsigned char *data = pattern(sizes[N_SIZES - 1]);
+    char path[256], msg[512];
+    unsigned w;
+    size_t k, t;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "deflated.npz");
+    for (w = 1; w <= 3; w++) {
+        write_archive(path, w == 3 ? 1 : 6, w, data);
+        for (k = 0; k < N_SIZES; k++) {
+            int64_t usize = member_stat(path, k, NPYIO_NPZ_STAT_SIZE);
+            int64_t blocks = (usize + (4 << 20) - 1) / (4 << 20);
+
+            /* An index of one entry a 4 MiB block, on 2+ threads only. */
+            assert_int_equal(member_stat(path, k,
+                                         NPYIO_NPZ_STAT_BLOCK_INDEX),
+                             w > 1 && blocks >= 2 ? blocks : 0);
+        }
+        for (k = 0; k < N_SIZES; k++)
+            for (t = 0; t < N_COUNTS; t++)
+                assert_ok(load_member(path, k, thread_counts[t], data, msg,
+                                      sizeof msg));
+    }
+    free(data);
+}
+
+/* Index damage, each field: (offset in the field, bytes). The member
+ * reads the same, on every thread count. */
+typedef struct damage {
+    size_t at;
+    unsigned char bytes[8];
+    size_t len;
+} damage;
+
+static const damage damages[] = {
+    {2, {0x07, 0x00}, 2},             /* data length */
+    {4, {2}, 1},                      /* version (a later one) */
+    {8, {1, 0, 0, 0}, 4},             /* count, smaller */
+    {8, {0xff, 0xff, 0, 0}, 4},       /* count, larger */
+    {12, {1}, 1},                     /* first block's compressed offset */
+    {20, {1}, 1},                     /* first block's uncompressed one */
+    {28, {1}, 1},                     /* a block one byte later */
+    {36, {1, 0, 0x40}, 3},            /* a block's length, wrong */
+    {28, {0, 0, 0, 0, 0, 0, 0, 0}, 8},/* not increasing */
+    {36, {0, 0, 0, 0, 0, 0, 0, 0x7f}, 8}, /* out of range */
+    {44, {0xff, 0xff, 0xff}, 3},      /* past the compressed size */
+};
+
+static void test_index_damage(void **state)
+{
+    unsigned char *data = pattern(sizes[N_SIZES - 1]);
+    char path[256], msg[512];
+    size_t d, t, k = N_SIZES - 1;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "index_bad.npz");
+    for (d = 0; d < sizeof damages / sizeof damages[0]; d++) {
+        unsigned char old[8];
+        int64_t at;
+
+        write_archive(path, 6, 2, data);
+        at = index_at(path, k);
+        get_bytes(path, at + (int64_t)damages[d].at, old, damages[d].len);
+        if (damages[d].len == 1)
+            old[0] = (unsigned char)(old[0] + damages[d].bytes[0]);
+        else
+            memcpy(old, damages[d].bytes, damages[d].len);
+        put_bytes(path, at + (int64_t)damages[d].at, old, damages[d].len);
+        /* Ignored: a later version silently, the others with a warning. */
+        assert_int_equal(member_stat(path, k, NPYIO_NPZ_STAT_BLOCK_INDEX),
+                         damages[d].at == 4 ? 0 : -1);
+        for (t = 0; t < N_COUNTS; t++)
+            assert_ok(load_member(path, k, thread_counts[t], data, msg,
+                                  sizeof msg));
+    }
+    free(data);
+}
+
+/* A flipped byte of compressed data in a later block: the status and the
+ * message one thread gives. */
+static void test_deflated_damage(void **state)
+{
+    unsigned char *data = pattern(sizes[N_SIZES - 1]);
+    char path[256], one[512], msg[512];
+    size_t k = N_SIZES - 1, t, i;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "deflated_bad.npz");
+    for (i = 1; i < 4; i++) {
+        int64_t csize;
+        npyio_status st1;
+
+        write_archive(path, 6, 2, data);
+        csize = member_stat(path, k, NPYIO_NPZ_STAT_COMPRESSED_SIZE);
+        flip_byte(path, member_stat(path, k, NPYIO_NPZ_STAT_DATA_OFFSET) +
+                            csize * (int64_t)i / 4);
+        st1 = load_member(path, k, 1, data, one, sizeof one);
+        assert_int_not_equal(st1, NPYIO_OK);
+        assert_non_null(strstr(one, "'m4.npy'"));
+        for (t = 1; t < N_COUNTS; t++) {
+            assert_status(load_member(path, k, thread_counts[t], data, msg,
+                                      sizeof msg), st1);
+            assert_string_equal(msg, one);
+        }
+    }
+    free(data);
+}
+
+/* Rows read at random places (backward and forward, across blocks) in
+ * the largest member, as a 2-D u1 array of 1000-byte rows: the bytes
+ * written, with a good index, with a wrong one, and without one. */
+static void read_rows_at_random(const char *path, unsigned threads,
+                                const unsigned char *data, int64_t rows)
+{
+    npyio_options *o = with_threads(threads);
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    unsigned char got[3000];
+    uint64_t rng = 12345;
+    int i;
+
+    assert_ok(npyio_npz_open_path(path, o, &npz));
+    assert_ok(npyio_reader_open_member(npz, 0, &r));
+    for (i = 0; i < 40; i++) {
+        int64_t first;
+
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        first = (int64_t)((rng >> 33) % (uint64_t)(rows - 2));
+        assert_ok(npyio_reader_read_rows(r, first, 3, got, sizeof got, 0));
+        assert_memory_equal(got, data + first * 1000, sizeof got);
+    }
+    assert_ok(npyio_reader_read_rows(r, rows - 1, 1, got, 1000, 0));
+    assert_memory_equal(got, data + (rows - 1) * 1000, 1000);
+    npyio_reader_close(r);
+    npyio_npz_close(npz);
+    npyio_options_free(o);
+}
+
+static void write_rows(const char *path, unsigned threads,
+                       const unsigned char *data, int64_t rows)
+{
+    npyio_options *o = with_threads(threads);
+    npyio_npz_writer *w = NULL;
+    int64_t shape[2] = {rows, 1000};
+    npyio_header *h = make_header("|u1", 2, shape, 0);
+    npyio_writer *mw = NULL;
+
+    assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, o, &w));
+    assert_ok(npyio_writer_create_member(w, "rows", h, 6, 0, &mw));
+    assert_ok(npyio_writer_write(mw, data, (size_t)rows * 1000));
+    assert_ok(npyio_writer_close(mw));
+    assert_ok(npyio_npz_writer_close(w));
+    npyio_header_free(h);
+    npyio_options_free(o);
+}
+
+static void test_random_rows(void **state)
+{
+    int64_t rows = 17000;
+    unsigned char *data = pattern((size_t)rows * 1000), one = 1;
+    char path[256];
+    unsigned w;
+    size_t t;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "rows.npz");
+    for (w = 1; w <= 3; w++) {
+        write_rows(path, w == 3 ? 2 : w, data, rows);
+        if (w == 3) /* the third block's offset changed: ignored */
+            put_bytes(path, index_at(path, 0) + 4 + 8 + 2 * 16, &one, 1);
+        assert_int_equal(member_stat(path, 0, NPYIO_NPZ_STAT_BLOCK_INDEX),
+                         w == 1 ? 0 : w == 2 ? 5 : -1);
+        for (t = 0; t < N_COUNTS; t++)
+            read_rows_at_random(path, thread_counts[t], data, rows);
+    }
+    free(data);
+}
+
+/* Through a FILE stream (no positioned reads): one thread does the work,
+ * whatever the limit; the same bytes, stored and indexed deflated. */
+static void test_file_stream(void **state)
+{
+    unsigned char *data = pattern(sizes[N_SIZES - 1]);
+    char path[256];
+    int level;
+    size_t t;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "file.npz");
+    for (level = 0; level <= 6; level += 6) {
+        write_archive(path, level, 2, data);
+        for (t = 0; t < N_COUNTS; t++) {
+            npyio_options *o = with_threads(thread_counts[t]);
+            FILE *f = fopen(path, "rb");
+            npyio_stream *s = NULL;
+            npyio_npz *npz = NULL;
+            void *got = NULL;
+            size_t len = 0;
+            char type[32];
+            int64_t shape[4];
+            int ndim = 0;
+
+            assert_non_null(f);
+            assert_ok(npyio_stream_open_file(f, o, &s));
+            assert_ok(npyio_npz_open_stream(s, o, &npz));
+            assert_ok(npyio_npz_load(npz, N_SIZES - 1, &got, &len, type,
+                                     sizeof type, &ndim, shape, 4));
+            assert_int_equal(len, sizes[N_SIZES - 1]);
+            assert_memory_equal(got, data, len);
+            npyio_free(got);
+            npyio_npz_close(npz);
+            npyio_stream_close(s);
+            fclose(f);
+            npyio_options_free(o);
+        }
+    }
+    free(data);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stored_whole_reads),
+        cmocka_unit_test(test_stored_damage),
+        cmocka_unit_test(test_stored_cut),
+        cmocka_unit_test(test_deflated_whole_reads),
+        cmocka_unit_test(test_index_damage),
+        cmocka_unit_test(test_deflated_damage),
+        cmocka_unit_test(test_random_rows),
+        cmocka_unit_test(test_file_stream),
+    };
+
+    if (scratch_make("npyio-npz-threads") != 0)
+        return 1;
+    return cmocka_run_group_tests(tests, NULL, scratch_remove);
+}
