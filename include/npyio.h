@@ -2044,13 +2044,20 @@ NPYIO_API npyio_status npyio_reader_read_pickle(npyio_reader *reader,
  * begins nothing; a failed read fails every later one (NPYIO_E_STATE,
  * "the reader failed earlier (...)").
  *
- * Fortran-order data in C order needs a seekable stream: the rows a chunk
- * touches are read in large contiguous spans (short columns) or one
- * positioned read per column (long ones) and reordered in cache-sized
- * tiles, in bounded memory. Short columns cost about one pass over the
- * file per chunk, so large chunks cost least; a chunk inside one row of a
- * 2-D array reads only its own columns. On a stream that cannot seek this
- * combination is refused.
+ * Fortran-order data in C order needs a seekable stream: rows are read in
+ * large contiguous spans (short columns) or one positioned read per
+ * column (long ones) and reordered in cache-sized tiles. Chunks smaller
+ * than 64 MiB go through an internal block of as many whole rows as fit
+ * in 64 MiB (less for a smaller array), reordered once and handed out
+ * chunk by chunk: the reader holds up to 64 MiB more than your buffer
+ * during the pass, and each column run of the file is read once per
+ * block whatever your chunk size. Short columns (wide arrays) still cost
+ * about one pass over the file per block, so an array of N MiB is read
+ * about N / 64 times. Chunks of 64 MiB or more, rows larger than the
+ * block, and a block that NPYIO_LIMIT_ALLOC_BYTES refuses take no block:
+ * each chunk reads its own rows (a chunk inside one row of a 2-D array
+ * only its own columns). On a stream that cannot seek this combination
+ * is refused.
  *
  * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER, or 0.
  * @param[out] got receives the number of bytes delivered.
@@ -2120,12 +2127,15 @@ NPYIO_API npyio_status npyio_reader_read_rows(npyio_reader *reader,
  * The conversion runs where the data arrives, in blocks of 64 KiB of the
  * file's type through one bounce buffer (no second full-size copy); a
  * whole read from a file runs on NPYIO_LIMIT_THREADS threads, each with a
- * bounce buffer of its own, chunks and rows on the calling thread. Two
- * cases hold
- * more: rows of Fortran-order data read without NPYIO_READ_C_ORDER (the
- * rows' band in the file's type, then converted), and a whole read from a
- * stream that cannot seek (the file's data, then the converted copy).
- * Fortran-order data in C order with a type needs a seekable stream.
+ * bounce buffer of its own, chunks and rows on the calling thread. Three
+ * cases hold more: Fortran-order data in C order goes through a block of
+ * whole rows of the file's type reordered once, of up to 64 MiB (shared
+ * by the threads of a whole read; the rows asked for, for rows), as
+ * npyio_reader_read_chunk() says; rows of Fortran-order data read without
+ * NPYIO_READ_C_ORDER (the rows' band in the file's type, then
+ * converted); and a whole read from a stream that cannot seek (the
+ * file's data, then the converted copy). Fortran-order data in C order
+ * with a type needs a seekable stream.
  *
  * @param[in,out] reader a reader that has read nothing yet.
  * @param[in] type a numeric type string ("<f4", "i8", ">c16", "b1"), or

@@ -27,6 +27,28 @@
  * calls, small enough to stay in cache while it is converted. */
 #define BLOCK_BYTES ((size_t)1 << 20)
 
+/* The most bytes of whole rows, in C order, that Fortran data read in C
+ * order in small pieces goes through (see reorder_block): stated in
+ * npyio.h at npyio_reader_read_chunk() and npyio_reader_set_type(). */
+#define REORDER_BLOCK_BYTES ((size_t)64 << 20)
+
+/*
+ * Fortran data read in C order a piece at a time (chunks smaller than the
+ * block, conversions a cache-sized block at a time) goes through one
+ * block of whole rows reordered once: every column run of the file is
+ * then read once per block, whatever the size of the pieces, instead of
+ * once per piece (a 64 KiB chunk of a 5000 x 5000 array touches 2 rows:
+ * 5000 reads of 16 bytes). Rows larger than the block are read piece by
+ * piece, as they come.
+ */
+typedef struct reorder_block {
+    bool opened;           /* asked for (it may have none: rows 0) */
+    unsigned char *data;
+    uint64_t rows;         /* rows it holds at most (0: no block) */
+    uint64_t end_row;      /* fills stop before this row */
+    uint64_t first, count; /* elements held, in C order */
+} reorder_block;
+
 /*
  * Where a reader is in reading its data. The whole read (or the pickle)
  * and the chunked pass are two ways to read the data once: each excludes
@@ -60,6 +82,8 @@ struct npyio_reader {
     /* The chunked pass's converter, made once per pass. */
     bool chunking;
     npyio__converter chunks;
+    reorder_block chunk_block; /* its block, if it uses one */
+    size_t block_bytes;        /* REORDER_BLOCK_BYTES (tests: less) */
     /* A failed read: the first failure, repeated by later reads. */
     npyio__sticky sticky;
     /* npyio_reader_set_type(): every read delivers elements converted
@@ -105,6 +129,8 @@ static void end_chunks(npyio_reader *r)
     if (r->chunking)
         npyio__converter_free(&r->chunks);
     r->chunking = false;
+    npyio__free(r->chunk_block.data);
+    memset(&r->chunk_block, 0, sizeof r->chunk_block);
 }
 
 static npyio_status check_reader(const npyio_reader *r, const char *where)
@@ -161,6 +187,7 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
     r->magic = NPYIO__MAGIC_READER;
     r->mem = mem;
     r->threads = npyio__thread_limit(options);
+    r->block_bytes = REORDER_BLOCK_BYTES;
     st = npyio__stream_acquire(path, stream, false, options, where,
                                &r->stream, &r->owns_stream);
     if (st == NPYIO_OK) {
@@ -654,16 +681,123 @@ static uint64_t cast_band_rows(const npyio_reader *r)
     return row == 0 ? 1 : cast_step(r) / row + 2;
 }
 
+/* ---- the reorder block (see reorder_block) ------------------------------------- */
+
+/* Rows a block holds: as many whole rows as fit in the reader's block
+ * bytes shared by `shares` blocks, at most `rows`; 0 when a row does not
+ * fit (pieces are then read as they come). */
+static uint64_t block_rows(const npyio_reader *r, uint64_t rows,
+                           unsigned shares)
+{
+    const npyio_header *h = r->header;
+    uint64_t row = row_elements(h) * h->dtype->itemsize, fit;
+
+    if (row == 0 || shares == 0)
+        return 0;
+    fit = r->block_bytes / shares / row;
+    return fit < rows ? fit : rows;
+}
+
+/* A block of `rows` rows (0: none) filled with rows before end_row only.
+ * Without memory for it (NPYIO_LIMIT_ALLOC_BYTES, say) there is none:
+ * the pieces are read as they come, more slowly, and nothing fails. */
+static void block_open(npyio_reader *r, uint64_t rows, uint64_t end_row,
+                       reorder_block *b)
+{
+    size_t bytes = (size_t)(rows * row_elements(r->header)) *
+                   r->header->dtype->itemsize;
+    npyio__saved_message saved;
+
+    memset(b, 0, sizeof *b);
+    b->opened = true;
+    if (rows == 0)
+        return;
+    npyio__message_save(&saved);
+    if (npyio__alloc(&r->mem, bytes, "reorder block",
+                     (void **)&b->data) != NPYIO_OK) {
+        npyio__message_restore(&saved);
+        return;
+    }
+    b->rows = rows;
+    b->end_row = end_row;
+}
+
+static void block_close(reorder_block *b)
+{
+    npyio__free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+void npyio__reader_set_block_bytes(npyio_reader *r, size_t bytes)
+{
+    r->block_bytes = bytes;
+}
+
+/* Element pos (C order; its row before the block's end_row) in the
+ * block, which is filled through c with the rows from pos's on if it
+ * holds other rows: *at points at it, *avail elements follow in the
+ * block from it. */
+static npyio_status block_at(npyio_reader *r, npyio__converter *c,
+                             reorder_block *b, uint64_t pos,
+                             const unsigned char **at, uint64_t *avail)
+{
+    uint64_t row = row_elements(r->header);
+
+    if (pos < b->first || pos - b->first >= b->count) {
+        uint64_t first = pos / row, n = b->end_row - first;
+        npyio_status st;
+
+        if (n > b->rows)
+            n = b->rows;
+        b->count = 0; /* holds nothing until filled */
+        st = read_band(r, c, first, n, b->data);
+        if (st != NPYIO_OK)
+            return st;
+        b->first = first * row;
+        b->count = n * row;
+    }
+    *at = b->data + (size_t)(pos - b->first) * r->header->dtype->itemsize;
+    *avail = b->first + b->count - pos;
+    return NPYIO_OK;
+}
+
+/* Elements [pos, pos + n) in C order into dst, through the block. */
+static npyio_status block_copy(npyio_reader *r, npyio__converter *c,
+                               reorder_block *b, uint64_t pos, uint64_t n,
+                               unsigned char *dst)
+{
+    size_t itemsize = r->header->dtype->itemsize;
+
+    while (n > 0) {
+        const unsigned char *at;
+        uint64_t avail;
+        npyio_status st = block_at(r, c, b, pos, &at, &avail);
+
+        if (st != NPYIO_OK)
+            return st;
+        if (avail > n)
+            avail = n;
+        memcpy(dst, at, (size_t)avail * itemsize);
+        dst += (size_t)avail * itemsize;
+        pos += avail;
+        n -= avail;
+    }
+    return NPYIO_OK;
+}
+
 /*
  * Elements [pos, pos + n) as delivered (C order when `reorder`, else in
  * file order), a block at a time through `bounce` (a block of the file's
- * type), converted into dst: never a second copy of the whole. With
- * `positioned`, blocks in file order are read with pread (a part of a
- * read on several threads), else at the stream's position.
+ * type), converted into dst: never a second copy of the whole. Reordered
+ * elements come from `block` where it has rows (else each block's rows
+ * are read as a band). With `positioned`, blocks in file order are read
+ * with pread (a part of a read on several threads), else at the stream's
+ * position.
  */
 static npyio_status cast_blocks(npyio_reader *r, npyio__converter *c,
                                 bool reorder, bool positioned, uint64_t pos,
-                                uint64_t n, unsigned char *dst, void *bounce)
+                                uint64_t n, unsigned char *dst, void *bounce,
+                                reorder_block *block)
 {
     size_t fs = r->header->dtype->itemsize, ts = r->cast.to.size;
     size_t step = cast_step(r);
@@ -674,6 +808,19 @@ static npyio_status cast_blocks(npyio_reader *r, npyio__converter *c,
         uint64_t p = pos + done, k = n - done < step ? n - done : step;
         uint64_t last = p + k - 1;
 
+        if (reorder && block != NULL && block->rows != 0) {
+            const unsigned char *at = NULL;
+            uint64_t avail = 0;
+
+            st = block_at(r, c, block, p, &at, &avail);
+            if (k > avail)
+                k = avail;
+            if (st == NPYIO_OK)
+                st = npyio__cast_apply(&r->cast, at, dst + done * ts,
+                                       (size_t)k, p);
+            done += k;
+            continue;
+        }
         if (reorder) {
             st = read_band_part(r, c, p / row, last / row - p / row + 1,
                                 p % row, last % row + 1, bounce);
@@ -705,13 +852,13 @@ static npyio_status cast_bounce(npyio_reader *r, uint64_t n, void **bounce)
 /* cast_blocks at the stream's position, with a bounce buffer of its own. */
 static npyio_status read_cast(npyio_reader *r, npyio__converter *c,
                               bool reorder, uint64_t pos, uint64_t n,
-                              unsigned char *dst)
+                              unsigned char *dst, reorder_block *block)
 {
     void *bounce = NULL;
     npyio_status st = cast_bounce(r, n, &bounce);
 
     if (st == NPYIO_OK)
-        st = cast_blocks(r, c, reorder, false, pos, n, dst, bounce);
+        st = cast_blocks(r, c, reorder, false, pos, n, dst, bounce, block);
     npyio__free(bounce);
     return st;
 }
@@ -731,19 +878,27 @@ static npyio_status read_cast_whole(npyio_reader *r, uint32_t flags,
                                     void *dst)
 {
     bool reorder = reorders(r, flags), parallel = false;
+    uint64_t all = reorder ? (uint64_t)r->header->shape[0] : 0;
+    uint64_t rows = block_rows(r, all, 1);
+    reorder_block block;
     npyio__converter c;
     npyio_status st = seek_data(r, 0); /* refused if a pipe moved on */
 
     if (st == NPYIO_OK && reorder && !reader_seekable(r))
         st = refuse_pipe_reorder("reading with a type");
     if (st == NPYIO_OK)
-        st = make_converter(r, flags, reorder, cast_band_rows(r), &c);
+        st = make_converter(r, flags, reorder,
+                            rows != 0 ? rows : cast_band_rows(r), &c);
     if (st != NPYIO_OK)
         return st;
     enter_state(r, CALL_WHOLE, flags);
     st = read_parallel(r, flags, &c, dst, &parallel);
-    if (st == NPYIO_OK && !parallel)
-        st = read_cast(r, &c, reorder, 0, element_count(r->header), dst);
+    if (st == NPYIO_OK && !parallel) {
+        block_open(r, rows, all, &block);
+        st = read_cast(r, &c, reorder, 0, element_count(r->header), dst,
+                       &block);
+        block_close(&block);
+    }
     npyio__converter_free(&c);
     if (st == NPYIO_OK)
         st = npyio__stream_finish(r->stream);
@@ -787,9 +942,16 @@ static npyio_status read_rows_cast(npyio_reader *r, npyio__converter *c,
 
     if (st != NPYIO_OK)
         return st;
-    if (!fortran || reorder)
-        return fail_reader(r, read_cast(r, c, reorder, first * row,
-                                        count * row, dst));
+    if (!fortran || reorder) {
+        reorder_block block;
+
+        block_open(r, reorder ? block_rows(r, count, 1) : 0, first + count,
+                   &block);
+        st = fail_reader(r, read_cast(r, c, reorder, first * row,
+                                      count * row, dst, &block));
+        block_close(&block);
+        return st;
+    }
     st = npyio__alloc(&r->mem, (size_t)(count * row) * fs, "rows", &band);
     if (st == NPYIO_OK)
         st = fail_reader(r, read_band(r, c, first, count, band));
@@ -799,6 +961,16 @@ static npyio_status read_rows_cast(npyio_reader *r, npyio__converter *c,
                                               first * row));
     npyio__free(band);
     return st;
+}
+
+/* The chunked pass's block, opened by its first chunk that reorders in
+ * pieces (kept to the pass's end: see end_chunks). */
+static void open_chunk_block(npyio_reader *r)
+{
+    uint64_t all = (uint64_t)r->header->shape[0];
+
+    if (!r->chunk_block.opened)
+        block_open(r, block_rows(r, all, 1), all, &r->chunk_block);
 }
 
 /* The next chunk of a conversion: as many whole elements of the type as
@@ -824,11 +996,15 @@ static npyio_status read_chunk_cast(npyio_reader *r, void *dst, size_t cap,
     enter_state(r, CALL_CHUNK, flags);
     st = check_forward(r, reorder ? r->chunk_pos / row * fs
                                   : r->chunk_pos * fs);
+    if (st == NPYIO_OK && reorder)
+        open_chunk_block(r);
     if (st == NPYIO_OK)
-        st = chunk_converter(r, flags, cast_band_rows(r));
+        st = chunk_converter(r, flags, r->chunk_block.rows != 0
+                                           ? r->chunk_block.rows
+                                           : cast_band_rows(r));
     if (st == NPYIO_OK)
         st = fail_reader(r, read_cast(r, &r->chunks, reorder, r->chunk_pos,
-                                      n, dst));
+                                      n, dst, &r->chunk_block));
     if (st == NPYIO_OK) {
         r->chunk_pos += n;
         *got = (size_t)(n * ts);
@@ -852,6 +1028,7 @@ typedef struct parts {
     const npyio__converter *swap; /* flat reads: the swap plan */
     npyio__converter *conv;       /* reorders: one per part */
     void *bounce[MAX_PARTS];      /* conversions: one per part */
+    reorder_block block[MAX_PARTS]; /* reordered conversions: one per part */
     npyio_status status[MAX_PARTS];
     bool reorder;
     size_t count;
@@ -897,7 +1074,7 @@ static void run_part(void *ctx, size_t k)
                                    (b - a) * p->per_unit,
                                    p->dst + (size_t)(a * p->per_unit) *
                                                 r->cast.to.size,
-                                   p->bounce[k]);
+                                   p->bounce[k], &p->block[k]);
     else if (p->reorder)
         p->status[k] = read_band(r, c, a, b - a,
                                  p->dst + (size_t)(a * p->per_unit) *
@@ -918,13 +1095,19 @@ static npyio_status parts_prepare(parts *p, uint32_t flags)
         st = npyio__alloc_array(&r->mem, p->count, sizeof *p->conv,
                                 "converters", (void **)&p->conv);
     for (k = 0; st == NPYIO_OK && k < p->count; k++) {
-        uint64_t rows = npyio__part_start(p->units, p->count, k + 1) -
-                        npyio__part_start(p->units, p->count, k);
+        uint64_t end = npyio__part_start(p->units, p->count, k + 1);
+        uint64_t rows = end - npyio__part_start(p->units, p->count, k);
+        uint64_t band = rows;
 
+        if (p->reorder && r->casting) { /* the threads share the block's
+                                           bytes */
+            block_open(r, block_rows(r, rows, (unsigned)p->count), end,
+                       &p->block[k]);
+            band = p->block[k].rows != 0 ? p->block[k].rows
+                                         : cast_band_rows(r);
+        }
         if (p->reorder) {
-            st = make_converter(r, flags, true,
-                                r->casting ? cast_band_rows(r) : rows,
-                                &p->conv[k]);
+            st = make_converter(r, flags, true, band, &p->conv[k]);
             if (st != NPYIO_OK)
                 break;
             p->made++;
@@ -939,8 +1122,10 @@ static void parts_free(parts *p)
 {
     size_t k;
 
-    for (k = 0; k < p->count; k++)
+    for (k = 0; k < p->count; k++) {
         npyio__free(p->bounce[k]);
+        block_close(&p->block[k]);
+    }
     for (k = 0; k < p->made; k++)
         npyio__converter_free(&p->conv[k]);
     npyio__free(p->conv);
@@ -1324,6 +1509,7 @@ static npyio_status read_chunk_reordered(npyio_reader *r, void *dst,
     size_t itemsize = h->dtype->itemsize;
     uint64_t row = row_elements(h), total = (uint64_t)h->shape[0] * row;
     uint64_t left = total - r->chunk_pos, n, end, first, last;
+    bool blocked = cap < r->block_bytes;
     npyio_status st;
 
     if (!reader_seekable(r))
@@ -1340,10 +1526,15 @@ static npyio_status read_chunk_reordered(npyio_reader *r, void *dst,
     first = r->chunk_pos / row;
     last = (end - 1) / row;
     enter_state(r, CALL_CHUNK, flags);
-    st = chunk_converter(r, flags, cap / itemsize / row + 2);
-    if (st == NPYIO_OK)
-        st = check_forward(r, first * itemsize);
-    if (st == NPYIO_OK)
+    if (blocked)
+        open_chunk_block(r);
+    blocked = blocked && r->chunk_block.rows != 0;
+    st = chunk_converter(r, flags, blocked ? r->chunk_block.rows
+                                           : cap / itemsize / row + 2);
+    if (st == NPYIO_OK && blocked)
+        st = fail_reader(r, block_copy(r, &r->chunks, &r->chunk_block,
+                                       r->chunk_pos, n, dst));
+    else if (st == NPYIO_OK)
         st = fail_reader(r, read_band_part(r, &r->chunks, first,
                                            last - first + 1,
                                            r->chunk_pos % row,

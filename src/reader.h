@@ -42,6 +42,11 @@ npyio_status npyio__reader_load_as(npyio_reader *r, const char *type,
                                    size_t type_cap, int *ndim,
                                    int64_t *shape, size_t shape_cap);
 
+/* The most bytes of the block that Fortran data read in C order in
+ * pieces goes through (64 MiB; 0: none, every piece read as it comes).
+ * For tests, to reach both ways with small arrays. */
+void npyio__reader_set_block_bytes(npyio_reader *r, size_t bytes);
+
 /* Check and clear the outputs of a one-call load (data, len, ndim, and
  * shape unless shape_cap is 0). */
 npyio_status npyio__check_load_outputs(void **data, size_t *len, int *ndim,

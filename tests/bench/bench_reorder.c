@@ -5,11 +5,12 @@
  * equivalent and against the library's own whole-array reorder, side by
  * side in one run (not part of ctest).
  *
- *   bench_reorder [--size MB] [--rounds N] [--dir DIR] [--chunk MiB]
+ *   bench_reorder [--size MB] [--rounds N] [--dir DIR] [--chunk SIZE]
  *                 [--tool PATH] [--tmpdir DIR] [--only SHAPE]
  *
  * Defaults: arrays of 200 MB of float64 (the issue's size) in /dev/shm,
- * 7 rounds, chunks of 64 MiB (the tool's; at least one row), shapes tall
+ * 7 rounds, chunks of 64 MiB (the tool's; at least one row; --chunk 64K
+ * for KiB), shapes tall
  * (5,000,000, 5), wide (5, 5,000,000), square (5000, 5000) and 3-D
  * (200, 250, 500), scaled with --size.
  *
@@ -69,7 +70,18 @@ typedef struct shape_case {
 } shape_case;
 
 static const char *tool = NPYIO_TOOL, *dir = "/dev/shm", *tmpdir;
-static size_t chunk_mib = 64;
+static size_t chunk_bytes = (size_t)64 << 20;
+
+/* A size: a number of MiB, or of KiB with a K suffix ("64K"). */
+static size_t parse_size(const char *text)
+{
+    char *end;
+    unsigned long n = strtoul(text, &end, 10);
+
+    if (strcmp(end, "K") == 0 || strcmp(end, "k") == 0)
+        return (size_t)n << 10;
+    return strcmp(end, "M") == 0 || *end == '\0' ? (size_t)n << 20 : 0;
+}
 
 /* ---- files ------------------------------------------------------------------------- */
 
@@ -121,7 +133,7 @@ static void make_files(const shape_case *s, const char *f_path,
 static size_t chunk_cap(const npyio_header *h)
 {
     size_t row = (size_t)npyio_header_nbytes(h) / (size_t)npyio_header_shape(h)[0];
-    size_t cap = chunk_mib << 20, all = (size_t)npyio_header_nbytes(h);
+    size_t cap = chunk_bytes, all = (size_t)npyio_header_nbytes(h);
 
     if (cap > all) /* as the tool: no more than the array */
         cap = all;
@@ -525,7 +537,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--dir") == 0)
             dir = argv[i + 1];
         else if (strcmp(argv[i], "--chunk") == 0)
-            chunk_mib = (size_t)atol(argv[i + 1]);
+            chunk_bytes = parse_size(argv[i + 1]);
         else if (strcmp(argv[i], "--tool") == 0)
             tool = argv[i + 1];
         else if (strcmp(argv[i], "--tmpdir") == 0)
@@ -533,7 +545,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--only") == 0)
             only = argv[i + 1];
     }
-    if (rounds < 1 || rounds > MAX_ROUNDS || size_mb < 1 || chunk_mib < 1)
+    if (rounds < 1 || rounds > MAX_ROUNDS || size_mb < 1 || chunk_bytes < 1)
         die("bad arguments");
     if (size_mb != 200) { /* scale every shape to size_mb of float64 */
         double f = size_mb / 200;
@@ -549,12 +561,12 @@ int main(int argc, char **argv)
     start_numpy_reorder();
     if (tmpdir == NULL)
         tmpdir = getenv("TMPDIR");
-    printf("float64 arrays of %.0f MB in %s, chunks of %zu MiB (at least one "
+    printf("float64 arrays of %.0f MB in %s, chunks of %zu KiB (at least one "
            "row), the tool's temporary copies of pipes in %s, %d interleaved "
            "rounds; medians (min..max) of per-round ratios, >1 means ours is "
            "faster (targets: >= 1 vs NumPy, >= 0.5 vs the whole-array "
            "load)\n",
-           size_mb, dir, chunk_mib,
+           size_mb, dir, chunk_bytes >> 10,
            tmpdir != NULL && tmpdir[0] != '\0' ? tmpdir : "/tmp", rounds);
     for (s = 0; s < 4; s++) {
         const shape_case *sc = &shapes[s];

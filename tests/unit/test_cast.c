@@ -14,6 +14,8 @@
 #include "scratch.h"
 #include "cast.h"
 #include "descr.h"
+#include "reader.h"
+#include "threads.h"
 
 #include <float.h>
 #include <math.h>
@@ -471,6 +473,94 @@ static void test_reader(void **state)
     }
 }
 
+/* Reads as f4 of the (ROWS, COLS) Fortran file at path in C order, each
+ * way: whole (on `threads` threads), chunks of `cap` bytes (0: none),
+ * rows [5, 255); the reader's block set to `block` (SIZE_MAX: the
+ * default). */
+enum { ROWS = 301, COLS = 7, CELLS = ROWS * COLS };
+
+static void read_as_f4(const char *path, size_t block, unsigned threads,
+                       size_t cap, float *got)
+{
+    npyio_options *o = NULL;
+    npyio_reader *r = NULL;
+    size_t total = 0, n = 0;
+    npyio_status st;
+
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, threads));
+    assert_ok(npyio_reader_open_path(path, o, &r));
+    npyio_options_free(o);
+    if (block != SIZE_MAX)
+        npyio__reader_set_block_bytes(r, block);
+    assert_ok(npyio_reader_set_type(r, "=f4", NPYIO_READ_CAST_SAME_KIND));
+    if (cap == 0) {
+        assert_ok(npyio_reader_read(r, got, CELLS * 4, NPYIO_READ_C_ORDER));
+        assert_ok(npyio_reader_read_rows(r, 5, 250, got + CELLS,
+                                         250 * COLS * 4, NPYIO_READ_C_ORDER));
+    } else {
+        while ((st = npyio_reader_read_chunk(r, (char *)got + total,
+                                             total + cap <= CELLS * 4
+                                                 ? cap
+                                                 : CELLS * 4 - total,
+                                             NPYIO_READ_C_ORDER, &n)) ==
+               NPYIO_OK)
+            total += n;
+        assert_status(st, NPYIO_END);
+        assert_int_equal(total, CELLS * 4);
+    }
+    assert_ok(npyio_reader_close(r));
+}
+
+/* Fortran data converted in C order goes through the reader's block:
+ * whole reads (on 1 and 3 threads, a block for each part), chunks of
+ * one element, of nine and of three rows and two elements, and rows,
+ * with the default block (every row fits), none (piece by piece) and
+ * one of two rows and a byte (refilled): every element as converted
+ * one by one. */
+static void test_reordered_conversions(void **state)
+{
+    static const int64_t shape[2] = {ROWS, COLS};
+    static double file[CELLS];
+    static float want[CELLS], got[CELLS + 250 * COLS];
+    const size_t blocks[3] = {SIZE_MAX, 0, 2 * COLS * 8 + 1};
+    const size_t caps[3] = {4, 36, 4 * (3 * COLS + 2)};
+    size_t saved = npyio__part_bytes_min, i, b, c;
+    npyio_header *h = make_header(npyio__host_order() == '<' ? "<f8" : ">f8",
+                                  2, shape, 1);
+    npyio_writer *w = NULL;
+    char path[256];
+    unsigned threads;
+
+    (void)state;
+    for (i = 0; i < CELLS; i++) /* file order: column after column */
+        file[i] = (double)i - 1000.5;
+    for (i = 0; i < CELLS; i++)
+        want[i] = (float)file[(i % COLS) * ROWS + i / COLS];
+    path_in_dir(path, sizeof path, "reorder.npy");
+    assert_ok(npyio_writer_create_path(path, h, NPYIO_WRITE_NO_SYNC, NULL,
+                                       &w));
+    assert_ok(npyio_writer_write(w, file, sizeof file));
+    assert_ok(npyio_writer_close(w));
+    npyio_header_free(h);
+    npyio__part_bytes_min = 1; /* parts of this small array */
+    for (b = 0; b < 3; b++) {
+        for (threads = 1; threads <= 3; threads += 2) {
+            memset(got, 0, sizeof got);
+            read_as_f4(path, blocks[b], threads, 0, got);
+            assert_memory_equal(got, want, sizeof want);
+            assert_memory_equal(got + CELLS, want + 5 * COLS,
+                                250 * COLS * 4);
+        }
+        for (c = 0; c < 3; c++) {
+            memset(got, 0, sizeof got);
+            read_as_f4(path, blocks[b], 1, caps[c], got);
+            assert_memory_equal(got, want, sizeof want);
+        }
+    }
+    npyio__part_bytes_min = saved;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -490,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_rule_refusals),
         cmocka_unit_test(test_long_double),
         cmocka_unit_test(test_reader),
+        cmocka_unit_test(test_reordered_conversions),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);

@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "reader.h"
 #include "testutil.h"
 #include "stream.h"
 #include "scratch.h"
@@ -743,13 +744,17 @@ static void test_archive_cut_after_open(void **state)
     all_given_back(o);
 }
 
+enum read_mode { BY_BLOCK, WHOLE, BY_PIECES };
+
 /* Member 16 of savez.npz (f8le_300x2_f.npy, data at byte 4537, 4928
- * bytes), read in C order by chunks or whole, from an archive in memory
- * (positioned reads) or behind callbacks that only seek; its C-order
- * bytes into out (4800 at most). */
+ * bytes), read in C order whole or by chunks (through the reader's block,
+ * or piece by piece without one), from an archive in memory (positioned
+ * reads) or behind callbacks that only seek; its C-order bytes into out
+ * (4800 at most). */
 static npyio_status read_fortran_member(const unsigned char *archive,
-                                        size_t len, int whole, int seeking,
-                                        unsigned char *out, size_t *total)
+                                        size_t len, enum read_mode mode,
+                                        int seeking, unsigned char *out,
+                                        size_t *total)
 {
     npyio_stream *s = NULL;
     npyio_npz *npz = NULL;
@@ -766,7 +771,9 @@ static npyio_status read_fortran_member(const unsigned char *archive,
     assert_ok(npyio_npz_open_stream(s, NULL, &npz));
     assert_string_equal(npyio_npz_name(npz, 16), "f8le_300x2_f.npy");
     assert_ok(npyio_reader_open_member(npz, 16, &r));
-    if (whole) {
+    if (mode == BY_PIECES)
+        npyio__reader_set_block_bytes(r, 0);
+    if (mode == WHOLE) {
         st = npyio_reader_read(r, out, 4800, NPYIO_READ_C_ORDER);
         *total = st == NPYIO_OK ? 4800 : 0;
     } else {
@@ -783,38 +790,41 @@ static npyio_status read_fortran_member(const unsigned char *archive,
 
 /* Fortran-order data of a stored member read in C order reads its bytes
  * out of order (by position or by seeks); its CRC is still checked, over
- * what the reads skipped: by the chunk that reads the last byte, or after
- * a whole read. */
+ * what the reads skipped: by the chunk that reads the last byte (the
+ * first, through the block, which holds every row; the fifth piece by
+ * piece), or after a whole read. */
 static void test_fortran_member_checks_its_crc(void **state)
 {
     size_t len = 0, total = 0;
     unsigned char *archive = data_file("npz/savez.npz", &len);
     static unsigned char want[4800], got[4800];
-    int damaged, whole, seeking;
+    int damaged, mode, seeking;
 
     (void)state;
-    assert_int_equal(read_fortran_member(archive, len, 0, 0, want, &total),
-                     NPYIO_END);
+    assert_int_equal(read_fortran_member(archive, len, WHOLE, 0, want,
+                                         &total),
+                     NPYIO_OK);
     assert_int_equal(total, 4800);
     for (damaged = 0; damaged < 2; damaged++) {
         if (damaged)
             archive[4537 + 4928 - 1] ^= 0x01;
-        for (whole = 0; whole < 2; whole++) {
+        for (mode = BY_BLOCK; mode <= BY_PIECES; mode++) {
             for (seeking = 0; seeking < 2; seeking++) {
-                npyio_status st = read_fortran_member(archive, len, whole,
-                                                      seeking, got, &total);
+                npyio_status st = read_fortran_member(
+                    archive, len, (enum read_mode)mode, seeking, got, &total);
 
                 if (!damaged) {
-                    assert_int_equal(st, whole ? NPYIO_OK : NPYIO_END);
+                    assert_int_equal(st, mode == WHOLE ? NPYIO_OK : NPYIO_END);
                     assert_int_equal(total, 4800);
                     assert_memory_equal(got, want, 4800);
                     continue;
                 }
                 assert_int_equal(st, NPYIO_E_CHECKSUM);
-                assert_error_contains(whole ? "npyio_reader_read: "
-                                            : "npyio_reader_read_chunk: ");
+                assert_error_contains(mode == WHOLE
+                                          ? "npyio_reader_read: "
+                                          : "npyio_reader_read_chunk: ");
                 assert_error_contains("its CRC-32 is");
-                assert_int_equal(total, whole ? 0 : 4000);
+                assert_int_equal(total, mode == BY_PIECES ? 4000 : 0);
             }
         }
     }

@@ -21,6 +21,7 @@
 #include "testutil.h"
 #include "hostile.h"
 #include "convert.h"
+#include "reader.h"
 
 /* A scratch directory for the files, made by the group setup. */
 static char dir[64];
@@ -252,6 +253,10 @@ typedef struct source {
     npyio_reader *reader;
 } source;
 
+/* The bytes of the block that reordering chunk passes go through, set
+ * on every reader opened (SIZE_MAX: the library's default). */
+static size_t block_setting = SIZE_MAX;
+
 static npyio_reader *open_source(source *s, const array *a, int kind)
 {
     s->stream = NULL;
@@ -266,6 +271,8 @@ static npyio_reader *open_source(source *s, const array *a, int kind)
                                    kind == K_SEEK, &s->stream));
         assert_ok(npyio_reader_open_stream(s->stream, NULL, &s->reader));
     }
+    if (block_setting != SIZE_MAX)
+        npyio__reader_set_block_bytes(s->reader, block_setting);
     return s->reader;
 }
 
@@ -437,6 +444,44 @@ static void check_rows(const array *a, int kind, unsigned flags,
     free(got);
 }
 
+static void check_chunk_sizes(const array *a, int kind, unsigned flags)
+{
+    bool by_rows = a->reorders && (flags & NPYIO_READ_C_ORDER);
+    size_t u = by_rows ? a->row_bytes : a->itemsize;
+
+    if (u > 0 && a->nbytes > 0) {
+        check_chunks(a, kind, flags, u);             /* 1 */
+        check_chunks(a, kind, flags, 2 * u + u / 2); /* 2.5 */
+        check_chunks(a, kind, flags, 7 * u);
+        check_chunks(a, kind, flags, a->nbytes + 100); /* more */
+    }
+    /* Chunks in C order of Fortran data start and end inside rows: one
+     * element, a row but one element, a row and three. */
+    if (by_rows && a->nbytes > 0) {
+        check_chunks(a, kind, flags, a->itemsize);
+        if (a->row_bytes > a->itemsize)
+            check_chunks(a, kind, flags, u - a->itemsize);
+        check_chunks(a, kind, flags, u + 3 * a->itemsize + 1);
+    }
+}
+
+/* Reordering chunk passes with each block setting: the default (these
+ * arrays fit in it), none (piece by piece), and two rows and a byte
+ * (refilled, chunks across blocks, chunks larger than the block read
+ * directly); other passes with the default only. */
+static void check_blocks(const array *a, int kind, unsigned flags,
+                         void (*check)(const array *, int, unsigned))
+{
+    size_t settings[3] = {SIZE_MAX, 0, 2 * a->row_bytes + 1}, i;
+    bool by_rows = a->reorders && (flags & NPYIO_READ_C_ORDER);
+
+    for (i = 0; i < (by_rows ? 3u : 1u); i++) {
+        block_setting = settings[i];
+        check(a, kind, flags);
+    }
+    block_setting = SIZE_MAX;
+}
+
 static void check_array(const array *a)
 {
     unsigned flags;
@@ -445,25 +490,8 @@ static void check_array(const array *a)
     write_file(a);
     for (kind = 0; kind < KINDS; kind++)
         for (flags = 0; flags < 4; flags++) {
-            bool by_rows = a->reorders && (flags & NPYIO_READ_C_ORDER);
-            size_t u = by_rows ? a->row_bytes : a->itemsize;
-
             check_whole(a, kind, flags);
-            if (u > 0 && a->nbytes > 0) {
-                check_chunks(a, kind, flags, u);             /* 1 */
-                check_chunks(a, kind, flags, 2 * u + u / 2); /* 2.5 */
-                check_chunks(a, kind, flags, 7 * u);
-                check_chunks(a, kind, flags, a->nbytes + 100); /* more */
-            }
-            /* Chunks in C order of Fortran data start and end inside
-             * rows: one element, a row but one element, a row and
-             * three. */
-            if (by_rows && a->nbytes > 0) {
-                check_chunks(a, kind, flags, a->itemsize);
-                if (a->row_bytes > a->itemsize)
-                    check_chunks(a, kind, flags, u - a->itemsize);
-                check_chunks(a, kind, flags, u + 3 * a->itemsize + 1);
-            }
+            check_blocks(a, kind, flags, check_chunk_sizes);
             if (a->ndim == 0 || a->nbytes == 0)
                 continue;
             check_rows(a, kind, flags, 0, a->rows);
@@ -494,6 +522,14 @@ static void test_small_arrays(void **state)
 
 /* Larger than the default bounce buffer (2 MiB), in both spans (short
  * columns) and runs (long ones), through every kind of source. */
+static void check_large_chunks(const array *a, int kind, unsigned flags)
+{
+    size_t u = (flags & NPYIO_READ_C_ORDER) ? a->row_bytes : a->itemsize;
+
+    check_chunks(a, kind, flags, (size_t)3 << 20);
+    check_chunks(a, kind, flags, 3 * u + 5);
+}
+
 static void test_large_arrays(void **state)
 {
     static const int64_t wide[2] = {3, 150001}, tall[2] = {150001, 3},
@@ -514,14 +550,10 @@ static void test_large_arrays(void **state)
         write_file(&a);
         for (kind = 0; kind < KINDS; kind++)
             for (flags = 0; flags < 4; flags++) {
-                size_t u = (flags & NPYIO_READ_C_ORDER) ? a.row_bytes
-                                                        : a.itemsize;
-
                 if (flags == NPYIO_READ_NATIVE)
                     continue;
                 check_whole(&a, kind, flags);
-                check_chunks(&a, kind, flags, (size_t)3 << 20);
-                check_chunks(&a, kind, flags, 3 * u + 5);
+                check_blocks(&a, kind, flags, check_large_chunks);
                 check_rows(&a, kind, flags, a.rows / 3, a.rows / 2);
             }
         free_array(&a);
@@ -736,6 +768,46 @@ static int failing_seek(void *user, int64_t offset, int whence, int64_t *pos)
     return hostile_seek(&((failing *)user)->h, offset, whence, pos);
 }
 
+/* Without memory for the block (NPYIO_LIMIT_ALLOC_BYTES below its 2.4
+ * MB) a reordering chunk pass reads piece by piece: the same bytes, no
+ * failure, no message left behind. */
+static void test_block_without_memory(void **state)
+{
+    static const int64_t shape[2] = {1000, 300};
+    const unsigned flags = NPYIO_READ_C_ORDER | NPYIO_READ_NATIVE;
+    unsigned char *want, *all, buf[4096];
+    npyio_options *o = NULL;
+    npyio_reader *r = NULL;
+    size_t got = 0, have = 0;
+    npyio_status st;
+    array a;
+
+    (void)state;
+    make_array(&a, &types[6], 2, shape, true);
+    write_file(&a);
+    want = expect_whole(&a, flags);
+    all = malloc(a.nbytes);
+    assert_ok(npyio_options_new(&o));
+    assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_ALLOC_BYTES,
+                                      (int64_t)1 << 20));
+    assert_ok(npyio_reader_open_path(a.path, o, &r));
+    while ((st = npyio_reader_read_chunk(r, buf, sizeof buf, flags, &got)) ==
+           NPYIO_OK) {
+        assert_true(have + got <= a.nbytes);
+        memcpy(all + have, buf, got);
+        have += got;
+    }
+    assert_status(st, NPYIO_END);
+    assert_int_equal(have, a.nbytes);
+    check_bytes(all, want, a.nbytes, "chunks without a block", &a, K_FILE,
+                flags);
+    assert_ok(npyio_reader_close(r));
+    npyio_options_free(o);
+    free(all);
+    free(want);
+    free_array(&a);
+}
+
 static void test_failed_reads_stay_failed(void **state)
 {
     static const npyio_stream_ops ops = {
@@ -841,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_small_arrays),
         cmocka_unit_test(test_large_arrays),
         cmocka_unit_test(test_converter_policies),
+        cmocka_unit_test(test_block_without_memory),
         cmocka_unit_test(test_failed_reads_stay_failed),
     };
 
