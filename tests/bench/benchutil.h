@@ -66,7 +66,7 @@ static inline void *thp_alloc(size_t size)
 static inline void prime(void)
 {
     size_t size = (size_t)64 << 20, i;
-    unsigned char *p = thp_alloc(size);
+    unsigned char *p = (unsigned char *)thp_alloc(size);
 
     for (i = 0; i < size; i += 4096)
         p[i] = 1;
