@@ -2,7 +2,8 @@
  * benchutil.h - what the benchmarks share: timing, huge-page buffers,
  * priming (see PERF-NOTES), a persistent NumPy child fed commands through
  * a pipe (so its start-up is never timed), and medians of per-round
- * ratios. Benchmarks are run by hand, never by ctest.
+ * ratios. Benchmarks are timed by hand, never by ctest (its bench_report
+ * test, label slow, only runs them tiny, once).
  *
  * Machine-readable results: when the environment variable
  * NPYIO_BENCH_JSON names a file, every result line is also appended to
