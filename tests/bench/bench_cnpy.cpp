@@ -49,30 +49,42 @@ namespace {
 size_t nbytes, npz_bytes;
 double *values;
 
-double ours_save(const char *path)
+/* The seconds work() takes, after priming. */
+template <typename Work> double timed(Work work)
 {
-    int64_t n = (int64_t)(nbytes / 8);
-    double t0, t;
+    double t0;
 
     prime();
     t0 = now();
-    if (npyio_save(path, "=f8", 1, &n, values, nbytes, NPYIO_WRITE_NO_SYNC,
-                   NULL) != NPYIO_OK)
-        die(path);
-    t = now() - t0;
-    return t;
+    work();
+    return now() - t0;
+}
+
+void check(const char *what, size_t got, size_t want)
+{
+    if (got != want) {
+        fprintf(stderr, "bench_cnpy: %s: %zu bytes, not %zu\n", what, got,
+                want);
+        exit(1);
+    }
+}
+
+double ours_save(const char *path)
+{
+    int64_t n = (int64_t)(nbytes / 8);
+
+    return timed([&] {
+        if (npyio_save(path, "=f8", 1, &n, values, nbytes,
+                       NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK)
+            die(path);
+    });
 }
 
 double cnpy_save(const char *path)
 {
     std::vector<size_t> shape{nbytes / 8};
-    double t0, t;
 
-    prime();
-    t0 = now();
-    cnpy::npy_save<double>(path, values, shape, "w");
-    t = now() - t0;
-    return t;
+    return timed([&] { cnpy::npy_save<double>(path, values, shape, "w"); });
 }
 
 double ours_load(const char *path)
@@ -82,35 +94,23 @@ double ours_load(const char *path)
     char type[64];
     int ndim = 0;
     int64_t shape[4];
-    double t0, t;
+    double t = timed([&] {
+        if (npyio_load(path, NULL, &data, &len, type, sizeof type, &ndim,
+                       shape, 4) != NPYIO_OK)
+            die(path);
+    });
 
-    prime();
-    t0 = now();
-    if (npyio_load(path, NULL, &data, &len, type, sizeof type, &ndim, shape,
-                   4) != NPYIO_OK)
-        die(path);
-    t = now() - t0;
-    npyio_free(data);
-    if (len != nbytes)
-        die("npyio_load: wrong size");
+    npyio_free(data); /* the free is not timed on either side */
+    check("npyio_load", len, nbytes);
     return t;
 }
 
 double cnpy_load(const char *path)
 {
-    double t0, t;
-    size_t got;
+    cnpy::NpyArray a;
+    double t = timed([&] { a = cnpy::npy_load(path); });
 
-    prime();
-    t0 = now();
-    {
-        cnpy::NpyArray a = cnpy::npy_load(path);
-
-        got = a.num_bytes();
-        t = now() - t0; /* the free is not timed on either side */
-    }
-    if (got != nbytes)
-        die("cnpy::npy_load: wrong size");
+    check("cnpy::npy_load", a.num_bytes(), nbytes);
     return t;
 }
 
@@ -122,66 +122,37 @@ double ours_savez(const char *path)
     const void *data[1] = {values};
     int ndims[1] = {1};
     size_t lens[1] = {npz_bytes};
-    double t0, t;
 
-    prime();
-    t0 = now();
-    if (npyio_savez(path, 1, keys, types, ndims, shapes, data, lens, NULL,
-                    NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK)
-        die(path);
-    t = now() - t0;
-    return t;
+    return timed([&] {
+        if (npyio_savez(path, 1, keys, types, ndims, shapes, data, lens,
+                        NULL, NPYIO_WRITE_NO_SYNC, NULL) != NPYIO_OK)
+            die(path);
+    });
 }
 
 double cnpy_savez(const char *path)
 {
     std::vector<size_t> shape{npz_bytes / 8};
-    double t0, t;
 
-    prime();
-    t0 = now();
-    cnpy::npz_save<double>(path, "a", values, shape, "w");
-    t = now() - t0;
-    return t;
+    return timed(
+        [&] { cnpy::npz_save<double>(path, "a", values, shape, "w"); });
 }
 
 double ours_member_read(const char *path)
 {
-    npyio_npz *npz = NULL;
-    npyio_reader *r = NULL;
-    void *data = NULL;
-    size_t index = 0;
-    double t0, t;
+    size_t len = 0;
+    double t = member_read(path, "a", NULL, &len);
 
-    prime();
-    t0 = now();
-    if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
-        npyio_npz_find(npz, "a", &index, NULL) != NPYIO_OK ||
-        npyio_reader_open_member(npz, index, &r) != NPYIO_OK ||
-        npyio_reader_read_alloc(r, 0, &data, NULL) != NPYIO_OK)
-        die(path);
-    npyio_reader_close(r);
-    npyio_npz_close(npz);
-    t = now() - t0;
-    npyio_free(data);
+    check("npyio_reader_read_alloc", len, npz_bytes);
     return t;
 }
 
 double cnpy_member_read(const char *path)
 {
-    double t0, t;
-    size_t got;
+    cnpy::NpyArray a;
+    double t = timed([&] { a = cnpy::npz_load(path, "a"); });
 
-    prime();
-    t0 = now();
-    {
-        cnpy::NpyArray a = cnpy::npz_load(path, "a");
-
-        got = a.num_bytes();
-        t = now() - t0;
-    }
-    if (got != npz_bytes)
-        die("cnpy::npz_load: wrong size");
+    check("cnpy::npz_load", a.num_bytes(), npz_bytes);
     return t;
 }
 
@@ -190,7 +161,11 @@ int run(int argc, char **argv)
     const char *dir = "/dev/shm";
     size_t mib = 1024, npz_mib = 256, k;
     int rounds = 9, i, r;
-    char in[512], out[512], npz[512], cnpy_npz[512];
+    static const char *const names[4] = {"in.npy", "out.npy", "out.npz",
+                                         "in.npz"};
+    char paths[4][512];
+    const char *in = paths[0], *out = paths[1], *npz = paths[2],
+               *cnpy_npz = paths[3];
     static double t[8][MAX_ROUNDS];
 
     for (i = 1; i + 1 < argc; i += 2) {
@@ -207,10 +182,9 @@ int run(int argc, char **argv)
         die("bad arguments");
     nbytes = mib << 20;
     npz_bytes = npz_mib << 20;
-    snprintf(in, sizeof in, "%s/npyio-bench-cnpy-in.npy", dir);
-    snprintf(out, sizeof out, "%s/npyio-bench-cnpy-out.npy", dir);
-    snprintf(npz, sizeof npz, "%s/npyio-bench-cnpy-out.npz", dir);
-    snprintf(cnpy_npz, sizeof cnpy_npz, "%s/npyio-bench-cnpy-in.npz", dir);
+    for (k = 0; k < 4; k++)
+        snprintf(paths[k], sizeof paths[k], "%s/npyio-bench-cnpy-%s", dir,
+                 names[k]);
     values = (double *)thp_alloc(nbytes > npz_bytes ? nbytes : npz_bytes);
     for (k = 0; k < (nbytes > npz_bytes ? nbytes : npz_bytes) / 8; k++)
         values[k] = (double)k * 0.5;
@@ -238,10 +212,8 @@ int run(int argc, char **argv)
            NULL, NULL);
     report("stored read (CRC)", npz_bytes, rounds, t[6], t[7],
            "cnpy::npz_load", NULL, NULL);
-    unlink(in);
-    unlink(out);
-    unlink(npz);
-    unlink(cnpy_npz);
+    for (k = 0; k < 4; k++)
+        unlink(paths[k]);
     free(values);
     return 0;
 }

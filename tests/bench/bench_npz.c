@@ -147,27 +147,13 @@ static double our_member_read_on(const char *path, const char *key,
                                  int nthreads)
 {
     npyio_options *o = NULL;
-    npyio_npz *npz = NULL;
-    npyio_reader *r = NULL;
-    void *data = NULL;
-    size_t index = 0;
-    double t0, t;
+    double t;
 
     if (npyio_options_new(&o) != NPYIO_OK ||
         npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, nthreads) !=
             NPYIO_OK)
         die("options");
-    prime();
-    t0 = now();
-    if (npyio_npz_open_path(path, o, &npz) != NPYIO_OK ||
-        npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
-        npyio_reader_open_member(npz, index, &r) != NPYIO_OK ||
-        npyio_reader_read_alloc(r, 0, &data, NULL) != NPYIO_OK)
-        die(path);
-    npyio_reader_close(r);
-    npyio_npz_close(npz);
-    t = now() - t0;
-    npyio_free(data);
+    t = member_read(path, key, o, NULL);
     npyio_options_free(o);
     return t;
 }

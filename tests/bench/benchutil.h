@@ -104,6 +104,33 @@ static inline long child_peak_rss_kib(void (*work)(const char *),
     return extra;
 }
 
+/* The seconds an archive's open + member `key` read into fresh memory
+ * (CRC checked) take, after priming; its size into *len if len. */
+static inline double member_read(const char *path, const char *key,
+                                 const npyio_options *o, size_t *len)
+{
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    void *data = NULL;
+    size_t index = 0, size = 0;
+    double t0, t;
+
+    prime();
+    t0 = now();
+    if (npyio_npz_open_path(path, o, &npz) != NPYIO_OK ||
+        npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
+        npyio_reader_open_member(npz, index, &r) != NPYIO_OK ||
+        npyio_reader_read_alloc(r, 0, &data, &size) != NPYIO_OK)
+        die(path);
+    npyio_reader_close(r);
+    npyio_npz_close(npz);
+    t = now() - t0;
+    npyio_free(data);
+    if (len != NULL)
+        *len = size;
+    return t;
+}
+
 static FILE *py_in, *py_out;
 
 /* A persistent NumPy child running `script`, which reads one command a
