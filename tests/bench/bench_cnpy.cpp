@@ -4,9 +4,9 @@
  * is not packaged, and none of its code is in this tree).
  * tests/bench/report.py --cnpy DIR builds it against a cnpy checkout:
  *
- *   c++ -std=c++17 -O2 -c DIR/cnpy.cpp
+ *   c++ -std=c++17 -O2 -w -c DIR/cnpy.cpp
  *   c++ -std=c++17 -O2 -isystem DIR -Iinclude -Itests/bench \
- *       tests/bench/bench_cnpy.cpp cnpy.o -Lbuild/src -lnpyio -lz
+ *       tests/bench/bench_cnpy.cpp cnpy.o build/src/libnpyio.so -lz
  *
  *   bench_cnpy [--size MiB] [--npz-size MiB] [--rounds N] [--dir DIR]
  *
@@ -29,9 +29,11 @@
  *
  * Written against cnpy's documented API: npy_save(fname, const T *data,
  * std::vector<size_t> shape, mode), npz_save(zipname, key, data, shape,
- * mode), npy_load(fname), npz_load(fname, key), NpyArray::num_bytes(). A
- * cnpy call that throws ends the run with its message; loaded sizes are
- * checked, so a misread is never timed as a read.
+ * mode), npy_load(fname), npz_load(fname, key), NpyArray::num_bytes()
+ * (cnpy's master since 2018; older checkouts, with unsigned int shapes,
+ * do not build). A cnpy call that throws ends the run with its message;
+ * loaded sizes are checked, so a misread is never timed as a read. So far
+ * it was built and run only against a stand-in with that API, not cnpy.
  */
 #include <cstdio>
 #include <cstdlib>

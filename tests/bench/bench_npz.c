@@ -9,8 +9,9 @@
  *
  * Defaults: a 256 MiB float64 member, 8 x 32 MiB (--walk) of random-walk
  * float64 for deflate, /dev/shm, 5 rounds, --threads 2 for the parallel
- * deflate line, --members 10000 for the many-members lines. Each round runs every contender once, interleaved, priming
- * huge-page memory before each (PERF-NOTES). Lines:
+ * deflate line, --members 10000 for the many-members lines. Each round
+ * runs every contender once, interleaved, priming huge-page memory before
+ * each (PERF-NOTES). Lines:
  *
  *   stored read    npyio_reader_open_member + read_alloc (CRC checked) vs
  *                  open + pread of the member's bytes into fresh memory,

@@ -94,7 +94,7 @@ def parse_args(argv):
     return args
 
 
-# ---- the facts of the machine ------------------------------------------------
+# ---- the facts of the machine -----------------------------------------------
 
 def cpu_model():
     try:
@@ -147,7 +147,7 @@ def machine_facts(work):
     }
 
 
-# ---- running the benches -------------------------------------------------------
+# ---- running the benches ----------------------------------------------------
 
 def reorder_chunk(args):
     """bench_reorder's --chunk value, or None to pass none."""
@@ -279,7 +279,7 @@ def attach_sections(results, lines):
                 r["section"] = section
 
 
-# ---- cnpy ------------------------------------------------------------------------
+# ---- cnpy -------------------------------------------------------------------
 
 def find_library(build):
     for root, _, files in os.walk(build):
@@ -319,7 +319,7 @@ def build_cnpy(args, scratch):
     return binary, None, commands
 
 
-# ---- the plot ----------------------------------------------------------------------
+# ---- the plot ---------------------------------------------------------------
 
 KINDS = [  # (kind, colour), in the legend's order
     ("NumPy", "#1f77b4"),
@@ -475,7 +475,7 @@ def svg_plot(results, title, subtitle):
     return "\n".join(out) + "\n"
 
 
-# ---- main ----------------------------------------------------------------------
+# ---- main -------------------------------------------------------------------
 
 def main(argv):
     args = parse_args(argv)
