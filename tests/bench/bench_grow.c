@@ -112,7 +112,8 @@ int main(int argc, char **argv)
     const char *dir = "/dev/shm";
     int rounds = 9, i, r;
     char small[512], big[512], shared[512];
-    double t[4][MAX_ROUNDS], med, lo, hi;
+    double t[4][MAX_ROUNDS], us[MAX_ROUNDS], med, lo, hi;
+    bench_ratio one;
     int64_t fill_rows = 512 * 1024; /* 512 MiB */
 
     for (i = 1; i + 1 < argc; i += 2) {
@@ -136,17 +137,23 @@ int main(int argc, char **argv)
         t[3][r] = fill(shared, fill_rows, 2);
     }
     printf("in %s, %d rounds, medians (min..max)\n", dir, rounds);
-    stats(t[0], rounds, &med, &lo, &hi);
-    printf("append 1 row to a 1 MiB file: %6.1f us (%.1f..%.1f)\n",
-           med * 1e6, lo * 1e6, hi * 1e6);
-    stats(t[1], rounds, &med, &lo, &hi);
-    printf("append 1 row to a 1 GiB file: %6.1f us (%.1f..%.1f)\n",
-           med * 1e6, lo * 1e6, hi * 1e6);
-    for (r = 0; r < rounds; r++)
-        t[0][r] = t[2][r] / t[3][r];
-    stats(t[0], rounds, &med, &lo, &hi);
+    for (i = 0; i < 2; i++) {
+        const char *name = i ? "append 1 row to a 1 GiB file"
+                             : "append 1 row to a 1 MiB file";
+
+        for (r = 0; r < rounds; r++)
+            us[r] = t[i][r] * 1e6;
+        stats(us, rounds, &med, &lo, &hi);
+        printf("%s: %6.1f us (%.1f..%.1f)\n", name, med, lo, hi);
+        bench_json(name, "us", us, rounds, NULL, 0);
+    }
+    one = bench_ratio_of("1 process", t[2], t[3], rounds);
     printf("512 MiB of rows in place, 2 processes vs 1: %.2fx faster "
-           "(%.2f..%.2f)\n", med, lo, hi);
+           "(%.2f..%.2f)\n", one.med, one.lo, one.hi);
+    for (r = 0; r < rounds; r++)
+        us[r] = (double)fill_rows * COLS * 8 / 1e9 / t[3][r];
+    bench_json("512 MiB of rows in place, 2 processes", "GB/s", us, rounds,
+               &one, 1);
     unlink(small);
     unlink(big);
     unlink(shared);

@@ -13,28 +13,7 @@
  * medians.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "npyio.h"
-
-static double now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
+#include "benchutil.h"
 
 /* Headers per second of parse + emit + free, one round. */
 static double round_rate(const unsigned char *hdr, size_t len)
@@ -66,41 +45,20 @@ static double round_rate(const unsigned char *hdr, size_t len)
 /* A persistent NumPy child (started once, never timed): each line of hex
  * bytes gets one round of read_magic + read_array_header on them, and the
  * rate is printed. The rounds of both sides alternate. */
-static FILE *py_in, *py_out;
-
-static void start_numpy(void)
+static void start_numpy_header(void)
 {
-    int to[2], from[2];
-    pid_t pid;
-
-    if (pipe(to) != 0 || pipe(from) != 0 || (pid = fork()) < 0) {
-        perror("bench");
-        exit(1);
-    }
-    if (pid == 0) {
-        dup2(to[0], 0);
-        dup2(from[1], 1);
-        close(to[1]);
-        close(from[0]);
-        execl("/usr/bin/python3", "python3", "-c",
-              "import io, sys, time, numpy.lib.format as f\n"
-              "for line in sys.stdin:\n"
-              "    b = bytes.fromhex(line.strip())\n"
-              "    read = f.read_array_header_1_0 if b[6] == 1 else "
-              "f.read_array_header_2_0\n"
-              "    n, t0 = 0, time.perf_counter()\n"
-              "    while time.perf_counter() - t0 < 0.3:\n"
-              "        for i in range(100):\n"
-              "            fp = io.BytesIO(b); f.read_magic(fp); read(fp)\n"
-              "        n += 100\n"
-              "    print(n / (time.perf_counter() - t0), flush=True)\n",
-              (char *)NULL);
-        _exit(127);
-    }
-    close(to[0]);
-    close(from[1]);
-    py_in = fdopen(to[1], "w");
-    py_out = fdopen(from[0], "r");
+    start_numpy_script(
+        "import io, sys, time, numpy.lib.format as f\n"
+        "for line in sys.stdin:\n"
+        "    b = bytes.fromhex(line.strip())\n"
+        "    read = f.read_array_header_1_0 if b[6] == 1 else "
+        "f.read_array_header_2_0\n"
+        "    n, t0 = 0, time.perf_counter()\n"
+        "    while time.perf_counter() - t0 < 0.3:\n"
+        "        for i in range(100):\n"
+        "            fp = io.BytesIO(b); f.read_magic(fp); read(fp)\n"
+        "        n += 100\n"
+        "    print(n / (time.perf_counter() - t0), flush=True)\n");
 }
 
 static double numpy_round(const char *hex)
@@ -121,7 +79,8 @@ static void bench(const char *name, const npyio_header *h, int rounds)
 {
     unsigned char bytes[65536];
     char hex[2 * sizeof bytes + 1];
-    double ours[64], theirs[64];
+    double ours[64], theirs[64], times[2][64];
+    bench_ratio numpy;
     size_t len, i;
     int r;
 
@@ -131,7 +90,12 @@ static void bench(const char *name, const npyio_header *h, int rounds)
     for (r = 0; r < rounds; r++) { /* interleaved, round by round */
         ours[r] = round_rate(bytes, len);
         theirs[r] = numpy_round(hex);
+        times[0][r] = 1 / ours[r];
+        times[1][r] = 1 / theirs[r];
     }
+    numpy = bench_ratio_of("NumPy read_array_header", times[1], times[0],
+                           rounds);
+    bench_json(name, "headers/s", ours, rounds, &numpy, 1);
     qsort(ours, (size_t)rounds, sizeof *ours, compare);
     qsort(theirs, (size_t)rounds, sizeof *theirs, compare);
     printf("%-34s libnpyio %9.0f/s (%.0f..%.0f)  NumPy %7.0f/s "
@@ -185,14 +149,14 @@ int main(int argc, char **argv)
     npyio_dtype *f8 = NULL;
     npyio_header *h = NULL;
 
-    if (rounds < 1 || rounds > 64)
+    if (rounds < 1 || rounds > MAX_ROUNDS)
         rounds = 7;
     if (npyio_dtype_parse("<f8", 3, NULL, &f8) != NPYIO_OK ||
         npyio_header_new(f8, 2, shape, 0, &h) != NPYIO_OK) {
         fprintf(stderr, "bench: %s\n", npyio_last_error());
         return 1;
     }
-    start_numpy();
+    start_numpy_header();
     printf("header parse+emit (libnpyio) vs read_magic+read_array_header "
            "(NumPy), medians of %d interleaved rounds\n", rounds);
     bench("'<f8' (1000, 1000)", h, rounds);
@@ -201,7 +165,6 @@ int main(int argc, char **argv)
     bench("50-field record (1000,)", h, rounds);
     npyio_header_free(h);
     npyio_dtype_unref(f8);
-    fclose(py_in);
-    fclose(py_out);
+    stop_numpy();
     return 0;
 }

@@ -4,12 +4,14 @@
  * asserted).
  *
  *   bench_npz [--size MiB] [--rounds N] [--dir DIR] [--threads N]
- *             [--only read|write|deflate]
+ *             [--only read|write|deflate|append|many] [--walk MiB]
+ *             [--members N]
  *
- * Defaults: a 256 MiB float64 member, 8 x 32 MiB of random-walk float64
- * for deflate, /dev/shm, 5 rounds, --threads 2 for the parallel deflate
- * line. Each round runs every contender once, interleaved, priming
- * huge-page memory before each (PERF-NOTES). Lines:
+ * Defaults: a 256 MiB float64 member, 8 x 32 MiB (--walk) of random-walk
+ * float64 for deflate, /dev/shm, 5 rounds, --threads 2 for the parallel
+ * deflate line, --members 10000 for the many-members lines. Each round
+ * runs every contender once, interleaved, priming huge-page memory before
+ * each (PERF-NOTES). Lines:
  *
  *   stored read    npyio_reader_open_member + read_alloc (CRC checked) vs
  *                  open + pread of the member's bytes into fresh memory,
@@ -41,10 +43,12 @@
  *                  vs read() + write() of the archive's bytes, and vs
  *                  NumPy (np.load every array + np.savez with the new)
  *   many write     npyio_savez_with_header of 10,000, 20,000 and 40,000
- *                  stored (16,) float32 members (no fsync) vs np.savez of
- *                  the same; the time per doubling shows the scaling
- *   many list      npyio_npz_open_path + every key of 70,000 such members
- *                  (every local header checked) vs np.load(path).files
+ *                  (--members N: N, 2N, 4N) stored (16,) float32 members
+ *                  (no fsync) vs np.savez of the same; the time per
+ *                  doubling shows the scaling
+ *   many list      npyio_npz_open_path + every key of 70,000 (7N) such
+ *                  members (every local header checked) vs
+ *                  np.load(path).files
  *
  * --only many runs the last two alone.
  */
@@ -144,27 +148,13 @@ static double our_member_read_on(const char *path, const char *key,
                                  int nthreads)
 {
     npyio_options *o = NULL;
-    npyio_npz *npz = NULL;
-    npyio_reader *r = NULL;
-    void *data = NULL;
-    size_t index = 0;
-    double t0, t;
+    double t;
 
     if (npyio_options_new(&o) != NPYIO_OK ||
         npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, nthreads) !=
             NPYIO_OK)
         die("options");
-    prime();
-    t0 = now();
-    if (npyio_npz_open_path(path, o, &npz) != NPYIO_OK ||
-        npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
-        npyio_reader_open_member(npz, index, &r) != NPYIO_OK ||
-        npyio_reader_read_alloc(r, 0, &data, NULL) != NPYIO_OK)
-        die(path);
-    npyio_reader_close(r);
-    npyio_npz_close(npz);
-    t = now() - t0;
-    npyio_free(data);
+    t = member_read(path, key, o, NULL);
     npyio_options_free(o);
     return t;
 }
@@ -495,7 +485,8 @@ static double numpy_op(const char *op, const char *a, const char *b);
 
 /* ---- many small members ------------------------------------------------------------- */
 
-#define MANY_MAX 70000
+static size_t many_members = 10000; /* --members: the first count */
+#define MANY_MAX (7 * many_members)
 
 static char **many_keys;
 static const npyio_header **many_headers;
@@ -521,8 +512,8 @@ static void make_many(void)
     many_lens = calloc(MANY_MAX, sizeof *many_lens);
     many_levels = calloc(MANY_MAX, sizeof *many_levels);
     for (i = 0; i < MANY_MAX; i++) {
-        many_keys[i] = malloc(16);
-        snprintf(many_keys[i], 16, "a%zu", i);
+        many_keys[i] = malloc(24);
+        snprintf(many_keys[i], 24, "a%zu", i);
         many_headers[i] = h;
         many_data[i] = many_values;
         many_lens[i] = sizeof many_values;
@@ -574,9 +565,10 @@ static double many_list(const char *path)
 
 static void bench_many(const char *dir, int rounds)
 {
-    static const size_t counts[3] = {10000, 20000, 40000};
+    const size_t counts[3] = {many_members, 2 * many_members,
+                              4 * many_members};
     double ours[3][MAX_ROUNDS], np_t[3][MAX_ROUNDS];
-    char path[600], list_npz[600], cmd[1300];
+    char path[600], list_npz[600], cmd[1300], name[96];
     int r, k;
 
     make_many();
@@ -589,7 +581,7 @@ static void bench_many(const char *dir, int rounds)
             np_t[k][r] = numpy_op("savezmany", path, cmd);
         }
     for (k = 0; k < 3; k++) {
-        char name[64], med_line[64];
+        char med_line[64];
         double med, lo, hi, ratio[MAX_ROUNDS];
 
         snprintf(name, sizeof name, "write %zu small members", counts[k]);
@@ -604,13 +596,17 @@ static void bench_many(const char *dir, int rounds)
                  counts[k]);
         printf("  time per doubling %-14s %.2fx (%.2f..%.2f)\n", med_line,
                med, lo, hi);
+        snprintf(name, sizeof name, "time per doubling %s", med_line);
+        bench_json(name, "x (time over the half's)", ratio, rounds, NULL,
+                   0);
     }
     many_write(list_npz, MANY_MAX);
     for (r = 0; r < rounds; r++) {
         ours[0][r] = many_list(list_npz);
         np_t[0][r] = numpy_op("listmany", list_npz, "-");
     }
-    report("open + list 70000 members", MANY_MAX * 192, rounds, ours[0],
+    snprintf(name, sizeof name, "open + list %zu members", MANY_MAX);
+    report(name, MANY_MAX * 192, rounds, ours[0],
            np_t[0], "np.load(f).files", NULL, NULL);
     unlink(list_npz);
 }
@@ -659,7 +655,7 @@ int main(int argc, char **argv)
 {
     const char *dir = "/dev/shm", *only = "";
     int rounds = 5, r, i;
-    size_t mib = 256;
+    size_t mib = 256, walk_mib = 32;
     double ours[MAX_ROUNDS], ref1[MAX_ROUNDS], ref2[MAX_ROUNDS],
         par[MAX_ROUNDS], sum1 = 0, sum2 = 0;
     int64_t at = 0, csize = 0, wat = 0, wcsize = 0;
@@ -677,11 +673,17 @@ int main(int argc, char **argv)
             threads = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--only") == 0)
             only = argv[i + 1];
+        else if (strcmp(argv[i], "--walk") == 0)
+            walk_mib = (size_t)atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--members") == 0)
+            many_members = (size_t)atol(argv[i + 1]);
     }
     if (rounds < 1 || rounds > MAX_ROUNDS)
         rounds = 5;
+    if (mib < 1 || walk_mib < 1 || many_members < 1)
+        die("--size, --walk or --members");
     nbytes = mib << 20;
-    walk_bytes = (size_t)32 << 20;
+    walk_bytes = walk_mib << 20;
     snprintf(stored_npz, sizeof stored_npz, "%s/bench_npz_stored.npz", dir);
     snprintf(plain_npy, sizeof plain_npy, "%s/bench_npz_plain.npy", dir);
     snprintf(walk_npz, sizeof walk_npz, "%s/bench_npz_walk.npz", dir);
@@ -704,8 +706,8 @@ int main(int argc, char **argv)
     start_numpy_npz();
     numpy_op("keep", plain_npy, "a");
     numpy_op("keep", walk_npy, "w");
-    printf("bench_npz: %zu MiB stored member, %d x 32 MiB random walk, %s, "
-           "%d rounds\n", mib, WALK_MEMBERS, dir, rounds);
+    printf("bench_npz: %zu MiB stored member, %d x %zu MiB random walk, %s, "
+           "%d rounds\n", mib, WALK_MEMBERS, walk_mib, dir, rounds);
 
     for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
         ours[r] = our_member_read(stored_npz, "a");

@@ -261,21 +261,19 @@ static void report_contenders(const char *name, int files, int n,
                               const char *const *names,
                               double others[][MAX_ROUNDS], int count)
 {
-    double rate[MAX_ROUNDS], ratio[MAX_ROUNDS], med, lo, hi;
+    double rate[MAX_ROUNDS], med, lo, hi;
+    bench_ratio c[8];
     int i, k;
 
     for (i = 0; i < n; i++)
         rate[i] = files / ours[i];
     stats(rate, n, &med, &lo, &hi);
     printf("%-28s libnpyio %7.0f files/s", name, med);
-    for (k = 0; k < count; k++) {
-        for (i = 0; i < n; i++)
-            ratio[i] = others[k][i] / ours[i];
-        stats(ratio, n, &med, &lo, &hi);
-        printf(" | vs %s %.2fx (%.2f..%.2f)", names[k], med, lo, hi);
-    }
-    printf("\n");
+    for (k = 0; k < count; k++)
+        c[k] = bench_ratio_of(names[k], others[k], ours, n);
+    print_contenders(c, count);
     fflush(stdout);
+    bench_json(name, "files/s", rate, n, c, count);
 }
 
 /* Every contender writes the same names ("f"), replacing the files the

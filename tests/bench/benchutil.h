@@ -2,12 +2,25 @@
  * benchutil.h - what the benchmarks share: timing, huge-page buffers,
  * priming (see PERF-NOTES), a persistent NumPy child fed commands through
  * a pipe (so its start-up is never timed), and medians of per-round
- * ratios. Benchmarks are run by hand, never by ctest.
+ * ratios. Benchmarks are timed by hand, never by ctest (its bench_report
+ * test, label slow, only runs them tiny, once).
+ *
+ * Machine-readable results: when the environment variable
+ * NPYIO_BENCH_JSON names a file, every result line is also appended to
+ * it as one JSON object a line (JSON Lines), written by bench_json():
+ *   {"bench": program, "path": row name, "unit": "GB/s", "files/s", ...,
+ *    "ours": median, "ours_min": .., "ours_max": ..,
+ *    "contenders": [{"name": .., "ratio": median, "min": .., "max": ..}],
+ *    "rounds": n}
+ * where each ratio is the contender's time over ours, round by round
+ * (> 1: ours is faster). The program is NPYIO_BENCH_NAME, else the name
+ * the kernel gives the process. tests/bench/report.py reads these.
  */
 #ifndef NPYIO_BENCHUTIL_H
 #define NPYIO_BENCHUTIL_H
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +67,7 @@ static inline void *thp_alloc(size_t size)
 static inline void prime(void)
 {
     size_t size = (size_t)64 << 20, i;
-    unsigned char *p = thp_alloc(size);
+    unsigned char *p = (unsigned char *)thp_alloc(size);
 
     for (i = 0; i < size; i += 4096)
         p[i] = 1;
@@ -89,6 +102,33 @@ static inline long child_peak_rss_kib(void (*work)(const char *),
     close(p[0]);
     waitpid(pid, NULL, 0);
     return extra;
+}
+
+/* The seconds an archive's open + member `key` read into fresh memory
+ * (CRC checked) take, after priming; its size into *len if len. */
+static inline double member_read(const char *path, const char *key,
+                                 const npyio_options *o, size_t *len)
+{
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    void *data = NULL;
+    size_t index = 0, size = 0;
+    double t0, t;
+
+    prime();
+    t0 = now();
+    if (npyio_npz_open_path(path, o, &npz) != NPYIO_OK ||
+        npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
+        npyio_reader_open_member(npz, index, &r) != NPYIO_OK ||
+        npyio_reader_read_alloc(r, 0, &data, &size) != NPYIO_OK)
+        die(path);
+    npyio_reader_close(r);
+    npyio_npz_close(npz);
+    t = now() - t0;
+    npyio_free(data);
+    if (len != NULL)
+        *len = size;
+    return t;
 }
 
 static FILE *py_in, *py_out;
@@ -186,31 +226,148 @@ static inline void stats(const double *v, int n, double *med, double *lo,
     *hi = s[n - 1];
 }
 
+/* A contender of a result line: the median (min..max) of the per-round
+ * ratios of its time over ours (> 1: ours is faster). */
+typedef struct bench_ratio {
+    const char *name;
+    double med, lo, hi;
+} bench_ratio;
+
+/* The ratios theirs[r] / ours[r] of n rounds, as a contender. */
+static inline bench_ratio bench_ratio_of(const char *name,
+                                         const double *theirs,
+                                         const double *ours, int n)
+{
+    double ratio[MAX_ROUNDS] = {0};
+    bench_ratio c = {name, 0, 0, 0};
+    int i;
+
+    for (i = 0; i < n; i++)
+        ratio[i] = theirs[i] / ours[i];
+    stats(ratio, n, &c.med, &c.lo, &c.hi);
+    return c;
+}
+
+static inline void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* A number, or null where JSON has none (a round that took no time). */
+static inline void json_number(FILE *f, const char *key, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "\"%s\": %.6g", key, v);
+    else
+        fprintf(f, "\"%s\": null", key);
+}
+
+/* The program's name for the JSON lines: NPYIO_BENCH_NAME, else
+ * /proc/self/comm, else "bench". */
+static inline void bench_program(char *name, size_t cap)
+{
+    const char *env = getenv("NPYIO_BENCH_NAME");
+    FILE *f;
+
+    snprintf(name, cap, "%s", env != NULL && *env ? env : "bench");
+    if ((env == NULL || !*env) && (f = fopen("/proc/self/comm", "r"))) {
+        if (fgets(name, (int)cap, f) != NULL)
+            name[strcspn(name, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
+/* One result line appended to $NPYIO_BENCH_JSON (nothing if unset): our
+ * rate rates[0..n) in `unit` (median, min, max) and the contenders. */
+static inline void bench_json(const char *path, const char *unit,
+                              const double *rates, int n,
+                              const bench_ratio *contenders, int count)
+{
+    const char *file = getenv("NPYIO_BENCH_JSON");
+    char program[64];
+    double med, lo, hi;
+    FILE *f;
+    int k;
+
+    if (file == NULL || *file == '\0')
+        return;
+    f = fopen(file, "a");
+    if (f == NULL)
+        die(file);
+    bench_program(program, sizeof program);
+    stats(rates, n, &med, &lo, &hi);
+    fputs("{\"bench\": ", f);
+    json_string(f, program);
+    fputs(", \"path\": ", f);
+    json_string(f, path);
+    fputs(", \"unit\": ", f);
+    json_string(f, unit);
+    fputs(", ", f);
+    json_number(f, "ours", med);
+    fputs(", ", f);
+    json_number(f, "ours_min", lo);
+    fputs(", ", f);
+    json_number(f, "ours_max", hi);
+    fputs(", \"contenders\": [", f);
+    for (k = 0; k < count; k++) {
+        fputs(k ? ", {\"name\": " : "{\"name\": ", f);
+        json_string(f, contenders[k].name);
+        fputs(", ", f);
+        json_number(f, "ratio", contenders[k].med);
+        fputs(", ", f);
+        json_number(f, "min", contenders[k].lo);
+        fputs(", ", f);
+        json_number(f, "max", contenders[k].hi);
+        fputs("}", f);
+    }
+    fprintf(f, "], \"rounds\": %d}\n", n);
+    if (fclose(f) != 0)
+        die(file);
+}
+
+/* The human-readable tail of a result line: " | vs NAME 1.23x (lo..hi)"
+ * for each contender, then the newline. */
+static inline void print_contenders(const bench_ratio *c, int count)
+{
+    int k;
+
+    for (k = 0; k < count; k++)
+        printf(" | vs %s %.2fx (%.2f..%.2f)", c[k].name, c[k].med, c[k].lo,
+               c[k].hi);
+    printf("\n");
+}
+
 /* One line: our rate, then each reference's rate and our ratio to it. */
 static inline void report(const char *name, size_t nbytes, int n,
                           const double *ours,
                    const double *ref1, const char *ref1_name,
                    const double *ref2, const char *ref2_name)
 {
-    double rate[MAX_ROUNDS] = {0}, ratio[MAX_ROUNDS] = {0}, med, lo, hi, gb;
-    int i;
+    double rate[MAX_ROUNDS] = {0}, med, lo, hi, gb;
+    bench_ratio c[2];
+    int i, count = 0;
 
     gb = (double)nbytes / 1e9;
     for (i = 0; i < n; i++)
         rate[i] = gb / ours[i];
     stats(rate, n, &med, &lo, &hi);
     printf("%-30s libnpyio %5.2f GB/s", name, med);
-    for (i = 0; i < n; i++)
-        ratio[i] = ref1[i] / ours[i];
-    stats(ratio, n, &med, &lo, &hi);
-    printf(" | vs %s %.2fx (%.2f..%.2f)", ref1_name, med, lo, hi);
-    if (ref2 != NULL) {
-        for (i = 0; i < n; i++)
-            ratio[i] = ref2[i] / ours[i];
-        stats(ratio, n, &med, &lo, &hi);
-        printf(" | vs %s %.2fx (%.2f..%.2f)", ref2_name, med, lo, hi);
-    }
-    printf("\n");
+    c[count++] = bench_ratio_of(ref1_name, ref1, ours, n);
+    if (ref2 != NULL)
+        c[count++] = bench_ratio_of(ref2_name, ref2, ours, n);
+    print_contenders(c, count);
+    bench_json(name, "GB/s", rate, n, c, count);
 }
 
 #endif /* NPYIO_BENCHUTIL_H */
