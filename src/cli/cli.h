@@ -192,9 +192,14 @@ void cli_progress_detach(cli_input *in);
 /* ---- what the reading commands share (common.c) ---- */
 
 /* Read all of the data in bounded chunks (for a pipe, this is how a short
- * data section is found); write each chunk to sink if given. Returns 0,
+ * data section is found); write each chunk to sink if given (flushed
+ * first, then written to its descriptor: one write() a chunk). Returns 0,
  * or EXIT_INVALID after a message. */
 int cli_read_through(cli_input *in, uint32_t flags, FILE *sink);
+
+/* All of p to descriptor fd, through short writes and EINTR: 0, or -1
+ * with errno. */
+int cli_write_all(int fd, const void *p, size_t len);
 
 /* Open each FILE in turn and run act on it, or archive_act when it is an
  * .npz archive. Returns EXIT_INVALID if any failed, else 0. */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "text.h"
@@ -17,6 +18,23 @@
 
 /* Read all of the data in bounded chunks (for a pipe, this is how a short
  * data section is found); write each chunk to sink if given. */
+int cli_write_all(int fd, const void *p, size_t len)
+{
+    const unsigned char *at = p;
+
+    while (len > 0) {
+        ssize_t n = write(fd, at, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        at += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 int cli_read_through(cli_input *in, uint32_t flags, FILE *sink)
 {
     const npyio_header *h = npyio_reader_header(in->reader);
@@ -35,6 +53,10 @@ int cli_read_through(cli_input *in, uint32_t flags, FILE *sink)
         return cli_error(in->name, "the array holds Python objects (a "
                                    "pickle), which npyio does not unpickle");
     }
+    /* Chunks go to the descriptor whole: through stdio a chunk that
+     * follows a partly filled buffer would take two write() calls. */
+    if (sink != NULL && fflush(sink) != 0)
+        return cli_error(NULL, "writing: %s", strerror(errno));
     buf = cli_buffer(cap);
     if (buf == NULL)
         return cli_error(in->name, "out of memory");
@@ -49,7 +71,7 @@ int cli_read_through(cli_input *in, uint32_t flags, FILE *sink)
     }
     for (; st == NPYIO_OK;
          st = npyio_reader_read_chunk(in->reader, buf, cap, flags, &got)) {
-        if (sink != NULL && fwrite(buf, 1, got, sink) != got) {
+        if (sink != NULL && cli_write_all(fileno(sink), buf, got) != 0) {
             fprintf(stderr, "npyio: writing: %s\n", strerror(errno));
             rc = EXIT_INVALID;
             break;

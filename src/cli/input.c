@@ -34,9 +34,22 @@ struct cli_splice {
     int seekable;
 };
 
+static int splice_pread(void *user, void *buf, size_t cap, int64_t offset,
+                        size_t *got);
+
+/* Where the stream is: a seekable file is read with pread at the stream's
+ * position (no stdio buffer in between, whose refills would cut a large
+ * read in two), a pipe through stdio. */
 static int splice_read(void *user, void *buf, size_t cap, size_t *got)
 {
     cli_splice *s = user;
+
+    if (s->seekable) {
+        int rc = splice_pread(s, buf, cap, s->pos, got);
+
+        s->pos += (int64_t)*got;
+        return rc;
+    }
 
     if ((uint64_t)s->pos < s->prefix_len) {
         size_t n = s->prefix_len - (size_t)s->pos;
@@ -63,23 +76,16 @@ static int splice_seek(void *user, int64_t offset, int whence, int64_t *pos)
     } else if (whence == NPYIO_SEEK_CUR) {
         target = s->pos + offset;
     } else {
-        off_t end;
+        off_t end = lseek(fileno(s->file), 0, SEEK_END);
 
-        if (fseeko(s->file, 0, SEEK_END) != 0 || (end = ftello(s->file)) < 0)
+        if (end < 0)
             return -1;
         target = (int64_t)s->prefix_len + ((int64_t)end - s->base) + offset;
     }
     if (target < 0)
         return -1;
-    if ((uint64_t)target >= s->prefix_len &&
-        fseeko(s->file,
-               (off_t)(s->base + (target - (int64_t)s->prefix_len)),
-               SEEK_SET) != 0)
-        return -1;
-    /* Inside the prefix the file waits at base, where reading resumes. */
-    if ((uint64_t)target < s->prefix_len &&
-        fseeko(s->file, (off_t)s->base, SEEK_SET) != 0)
-        return -1;
+    /* Only seekable streams seek, and they read at s->pos (splice_read):
+     * the file's own offset is not used. */
     s->pos = target;
     *pos = target;
     return 0;

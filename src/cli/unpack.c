@@ -220,21 +220,6 @@ static int open_temporary(int fd, char tmp[64])
     return -1;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* The member's bytes (CRC checked at their end) into descriptor out. */
 static int copy_member(cli_input *in, size_t i, int out, unsigned char *buf,
                        size_t cap, cli_progress *bar, uint64_t *done)
@@ -250,7 +235,7 @@ static int copy_member(cli_input *in, size_t i, int out, unsigned char *buf,
             rc = cli_fail(in->name);
             break;
         }
-        if (write_all(out, buf, got) != 0) {
+        if (cli_write_all(out, buf, got) != 0) {
             rc = cli_error(in->name, "writing %s: %s",
                            cli_member_label(in, i), strerror(errno));
             break;

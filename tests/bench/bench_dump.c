@@ -81,21 +81,25 @@ int main(int argc, char **argv)
     printf("npyio dump vs cat of a %d MiB native file in %s, %d interleaved "
            "rounds; > 1 means dump is faster\n", mib, dir, rounds);
     for (k = 0; k < 2; k++) {
-        double ratio[MAX_ROUNDS], d_med[MAX_ROUNDS], med, lo, hi;
+        double d_t[MAX_ROUNDS], c_t[MAX_ROUNDS], d_med[MAX_ROUNDS], med, lo,
+            hi;
+        char path[64];
+        bench_ratio vs_cat;
         char *dump_argv[] = {argv[1], dump, file, NULL};
         char *cat_argv[] = {cat, file, NULL};
 
         for (r = 0; r < rounds; r++) {
-            double d = run_to(dump_argv, targets[k]);
-            double c = run_to(cat_argv, targets[k]);
-
-            ratio[r] = c / d;
-            d_med[r] = (double)mib / d;
+            d_t[r] = run_to(dump_argv, targets[k]);
+            c_t[r] = run_to(cat_argv, targets[k]);
+            d_med[r] = (double)mib / d_t[r];
         }
         stats(d_med, rounds, &med, &lo, &hi);
         printf("to %-40s dump %6.0f MiB/s", targets[k], med);
-        stats(ratio, rounds, &med, &lo, &hi);
-        printf(" | vs cat %.2fx (%.2f..%.2f)\n", med, lo, hi);
+        vs_cat = bench_ratio_of("cat", c_t, d_t, rounds);
+        print_contenders(&vs_cat, 1);
+        snprintf(path, sizeof path, "dump to %s",
+                 k == 0 ? "a file" : "/dev/null");
+        bench_json(path, "MiB/s", d_med, rounds, &vs_cat, 1);
     }
     unlink(out);
     unlink(file);

@@ -9,7 +9,7 @@ their results and write DIR/bench.json and DIR/bench.svg.
 Each bench interleaves its contenders round by round and appends one JSON
 object per result line to $NPYIO_BENCH_JSON (tests/bench/benchutil.h); this
 script points that variable at a fresh file for every run. A bench that
-writes no JSON (bench_dump, for now) has its printed lines read instead
+writes no JSON (a bench built before it did) has its printed lines read instead
 ("parsed": true in its results).
 
 bench.json: "machine" (cores, kernel, CPU model, memory, date, git commit,
