@@ -78,9 +78,8 @@ def parse_args(argv):
                    help="which to run, of " + ",".join(ALL_BENCHES) +
                         " (default: all but header,large)")
     p.add_argument("--reorder-chunk",
-                   help="bench_reorder's --chunk (default 64K where "
-                        "bench_reorder takes sizes with a suffix; '' for "
-                        "its own default)")
+                   help="bench_reorder's --chunk (default 64K, the "
+                        "issue's; '' for its own default, 64 MiB)")
     p.add_argument("--cxx", default=os.environ.get("CXX", "c++"),
                    help="the C++ compiler for bench_cnpy")
     args = p.parse_args(argv)
@@ -150,17 +149,11 @@ def machine_facts(work):
 # ---- running the benches ----------------------------------------------------
 
 def reorder_chunk(args):
-    """bench_reorder's --chunk value, or None to pass none."""
+    """bench_reorder's --chunk value (the issue's 64K unless asked), or
+    None to pass none (--reorder-chunk '')."""
     if args.reorder_chunk is not None:
         return args.reorder_chunk or None
-    try:
-        with open(os.path.join(HERE, "bench_reorder.c")) as f:
-            usage = f.read(4000)
-    except OSError:
-        return None
-    if re.search(r"--chunk\s+MiB\b", usage):
-        return None  # whole MiB only: 64K cannot be asked for
-    return "64K" if "--chunk" in usage else None
+    return "64K"
 
 
 def plan(args, work, tests, tool):
@@ -495,11 +488,6 @@ def main(argv):
                           "size_mib": 2 if args.quick else args.size,
                           "benches": args.benches.split(",")},
               "notes": [], "cnpy": CNPY_NOT_RUN, "runs": [], "results": []}
-    if "reorder" in args.benches.split(",") and not reorder_chunk(args):
-        report["notes"].append(
-            "bench_reorder run with its own chunk size: this build's "
-            "--chunk takes whole MiB, so the issue's 64K chunks cannot be "
-            "asked for (--reorder-chunk sets it)")
     runs = plan(args, work, tests, tool)
     failed = []
     try:
