@@ -2033,8 +2033,9 @@ NPYIO_API npyio_status npyio_reader_read_pickle(npyio_reader *reader,
  * Read the next elements in a bounded buffer: as many whole elements as
  * fit in cap, in the order the flags ask (with NPYIO_READ_C_ORDER on
  * Fortran-order data, C order: a chunk may start and end inside a row
- * along axis 0), converted as flags ask. Memory stays bounded by the
- * caller's buffer whatever the array's size. Call repeatedly; the flags
+ * along axis 0), converted as flags ask. Memory stays bounded whatever
+ * the array's size: by the caller's buffer, and for Fortran-order data in
+ * C order by a block of up to 64 MiB (below). Call repeatedly; the flags
  * must be the same for every chunk of one pass (other flags are
  * NPYIO_E_STATE). A reader reads its data once, whole (npyio_reader_read,
  * _read_alloc, _read_pickle) or in one chunked pass: once either has
@@ -2046,18 +2047,17 @@ NPYIO_API npyio_status npyio_reader_read_pickle(npyio_reader *reader,
  *
  * Fortran-order data in C order needs a seekable stream: rows are read in
  * large contiguous spans (short columns) or one positioned read per
- * column (long ones) and reordered in cache-sized tiles. Chunks smaller
- * than 64 MiB go through an internal block of as many whole rows as fit
- * in 64 MiB (less for a smaller array), reordered once and handed out
- * chunk by chunk: the reader holds up to 64 MiB more than your buffer
- * during the pass, and each column run of the file is read once per
- * block whatever your chunk size. Short columns (wide arrays) still cost
- * about one pass over the file per block, so an array of N MiB is read
- * about N / 64 times. Chunks of 64 MiB or more, rows larger than the
- * block, and a block that NPYIO_LIMIT_ALLOC_BYTES refuses take no block:
- * each chunk reads its own rows (a chunk inside one row of a 2-D array
- * only its own columns). On a stream that cannot seek this combination
- * is refused.
+ * column (long ones) and reordered in cache-sized tiles. Chunks go
+ * through an internal block of as many whole rows as fit in 64 MiB (less
+ * for a smaller array), reordered once and handed out chunk by chunk:
+ * the reader holds up to 64 MiB more than your buffer during the pass,
+ * and each column run of the file is read once per block whatever your
+ * chunk size. Short columns (wide arrays) still cost about one pass over
+ * the file per block, so an array of N MiB is read about N / 64 times.
+ * Chunks no smaller than the block, rows larger than 64 MiB, and a block
+ * that NPYIO_LIMIT_ALLOC_BYTES refuses take no block: each chunk reads
+ * its own rows (a chunk inside one row of a 2-D array only its own
+ * columns). On a stream that cannot seek this combination is refused.
  *
  * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER, or 0.
  * @param[out] got receives the number of bytes delivered.

@@ -123,14 +123,16 @@ static npyio_status note_data_start(npyio_reader *r)
     return npyio__stream_tell(r->stream, &r->data_start);
 }
 
-/* The end of a chunked pass (or of the reader): its converter goes. */
+static void block_close(reorder_block *b);
+
+/* The end of a chunked pass (or of the reader): its converter and block
+ * go. */
 static void end_chunks(npyio_reader *r)
 {
     if (r->chunking)
         npyio__converter_free(&r->chunks);
     r->chunking = false;
-    npyio__free(r->chunk_block.data);
-    memset(&r->chunk_block, 0, sizeof r->chunk_block);
+    block_close(&r->chunk_block);
 }
 
 static npyio_status check_reader(const npyio_reader *r, const char *where)
@@ -1509,7 +1511,11 @@ static npyio_status read_chunk_reordered(npyio_reader *r, void *dst,
     size_t itemsize = h->dtype->itemsize;
     uint64_t row = row_elements(h), total = (uint64_t)h->shape[0] * row;
     uint64_t left = total - r->chunk_pos, n, end, first, last;
-    bool blocked = cap < r->block_bytes;
+    /* Through the block only if it holds more than a chunk: else each
+     * chunk reads its rows once anyway, and the block is only a copy. */
+    bool blocked = cap < r->block_bytes &&
+                   block_rows(r, (uint64_t)h->shape[0], 1) * row * itemsize >
+                       cap;
     npyio_status st;
 
     if (!reader_seekable(r))
