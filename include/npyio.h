@@ -2083,6 +2083,15 @@ NPYIO_API npyio_status npyio_reader_read_chunk(npyio_reader *reader,
  * refused). Independent of npyio_reader_read_chunk()'s position, and
  * allowed before, during and after a whole read or a chunked pass.
  *
+ * Fortran-order data in C order from a seekable stream, read in sequence
+ * (a request that starts where the previous one ended) goes through a
+ * block of whole rows as npyio_reader_read_chunk() does: from the second
+ * request on, as many rows as fit in 64 MiB are reordered at once and
+ * later requests inside them are copies, so reading a large array a few
+ * rows at a time costs about what a chunked pass costs. The block (up to
+ * 64 MiB) is held until the reader closes; random requests, and requests
+ * of as many rows as the block holds, read their own rows.
+ *
  * @param[in] cap the size of dst: at least count rows.
  * @param[in] flags NPYIO_READ_NATIVE, NPYIO_READ_C_ORDER, or 0.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (rows out of range, a 0-d array,

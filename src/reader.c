@@ -84,6 +84,11 @@ struct npyio_reader {
     npyio__converter chunks;
     reorder_block chunk_block; /* its block, if it uses one */
     size_t block_bytes;        /* REORDER_BLOCK_BYTES (tests: less) */
+    /* Rows read in sequence: the block (filled with rows_flags), and
+     * the row after the last request (see read_rows_blocked). */
+    reorder_block rows_block;
+    uint32_t rows_flags;
+    uint64_t rows_next;
     /* A failed read: the first failure, repeated by later reads. */
     npyio__sticky sticky;
     /* npyio_reader_set_type(): every read delivers elements converted
@@ -281,6 +286,7 @@ static npyio_status reader_close_body(npyio_reader *reader)
     if (reader == NULL || reader->magic != NPYIO__MAGIC_READER)
         return NPYIO_OK;
     end_chunks(reader);
+    block_close(&reader->rows_block);
     if (reader->owns_stream)
         st = npyio_stream_close(reader->stream);
     npyio_header_free(reader->header);
@@ -1428,6 +1434,54 @@ static npyio_status read_row_range(npyio_reader *r, npyio__converter *c,
     return fail_reader(r, st);
 }
 
+/*
+ * Rows of Fortran data in C order read in sequence (a request that starts
+ * where the last one ended, or that the block holds) go through a block
+ * as chunks do, filled from the request's first row: reading a large
+ * array a few rows at a time then reads each column run once per block,
+ * not once per request. Random requests read their own band. Returns
+ * whether it read the rows (*st says how it went).
+ */
+static bool read_rows_blocked(npyio_reader *r, uint32_t flags, uint64_t first,
+                              uint64_t count, unsigned char *dst,
+                              npyio_status *st)
+{
+    reorder_block *b = &r->rows_block;
+    uint64_t row = row_elements(r->header), all = (uint64_t)r->header->shape[0];
+    bool sequential = first == r->rows_next, held;
+    npyio__converter c;
+
+    r->rows_next = first + count;
+    if (r->casting || !reorders(r, flags) || !reader_seekable(r))
+        return false; /* (a pipe reads each band once, forward) */
+    if (b->opened && r->rows_flags != flags)
+        block_close(b); /* filled for other flags */
+    held = b->rows != 0 && first * row >= b->first &&
+           (first + count) * row <= b->first + b->count;
+    if (!held && !(sequential && first > 0 && count < block_rows(r, all, 1)))
+        return false;
+    if (!b->opened) {
+        block_open(r, block_rows(r, all, 1), all, b);
+        r->rows_flags = flags;
+    }
+    if (b->rows == 0)
+        return false; /* no memory for it: read the band */
+    if (held) {
+        memcpy(dst, b->data + (size_t)(first * row - b->first) *
+                                  r->header->dtype->itemsize,
+               (size_t)(count * row) * r->header->dtype->itemsize);
+        *st = NPYIO_OK;
+        return true;
+    }
+    *st = make_converter(r, flags, true, b->rows, &c);
+    if (*st == NPYIO_OK) {
+        *st = fail_reader(r, block_copy(r, &c, b, first * row, count * row,
+                                        dst));
+        npyio__converter_free(&c);
+    }
+    return true;
+}
+
 static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
                                           int64_t count, void *dst, size_t cap,
                                           uint32_t flags)
@@ -1459,6 +1513,9 @@ static npyio_status reader_read_rows_body(npyio_reader *reader, int64_t first,
     if (st != NPYIO_OK || need == 0)
         return st;
     enter_state(reader, CALL_ROWS, flags);
+    if (read_rows_blocked(reader, flags, (uint64_t)first, (uint64_t)count,
+                          dst, &st))
+        return st;
     st = make_converter(reader, flags, true, (uint64_t)count, &c);
     if (st == NPYIO_OK && reader->casting)
         st = read_rows_cast(reader, &c, reorders(reader, flags),

@@ -482,6 +482,59 @@ static void check_blocks(const array *a, int kind, unsigned flags,
     block_setting = SIZE_MAX;
 }
 
+/* Rows [first, first + count) read by an open reader, as the naive
+ * reordering has them. */
+static void check_rows_of(const array *a, source *s, int kind,
+                          unsigned flags, size_t first, size_t count)
+{
+    size_t len = count * a->row_bytes;
+    unsigned char *want = expect_rows(a, flags, first, count);
+    unsigned char *got = malloc(len + 1);
+
+    assert_ok(npyio_reader_read_rows(s->reader, (int64_t)first,
+                                     (int64_t)count, got, len, flags));
+    check_bytes(got, want, len, "rows in sequence", a, kind, flags);
+    free(want);
+    free(got);
+}
+
+/* Fortran data read in C order `band` rows at a time, in sequence
+ * (through the reader's block after the first request), then the last
+ * band again (held by the block), the first band (behind it), and the
+ * first two bands with the other byte-order flag (a block filled for
+ * other flags is not used; the second is a sequence of the first). */
+static void check_rows_by(const array *a, int kind, unsigned flags,
+                          size_t band)
+{
+    unsigned other = flags ^ NPYIO_READ_NATIVE;
+    size_t first, n = 0, first_n = band < a->rows ? band : a->rows;
+    source s;
+
+    if (!a->reorders || !(flags & NPYIO_READ_C_ORDER) || kind == K_PIPE ||
+        a->nbytes == 0)
+        return;
+    open_source(&s, a, kind);
+    for (first = 0; first < a->rows; first += n) {
+        n = a->rows - first < band ? a->rows - first : band;
+        check_rows_of(a, &s, kind, flags, first, n);
+    }
+    check_rows_of(a, &s, kind, flags, a->rows - n, n);
+    check_rows_of(a, &s, kind, flags, 0, first_n);
+    check_rows_of(a, &s, kind, other, 0, first_n);
+    if (a->rows > first_n)
+        check_rows_of(a, &s, kind, other, first_n,
+                      a->rows - first_n < band ? a->rows - first_n : band);
+    close_source(&s);
+}
+
+static void check_row_sequences(const array *a, int kind, unsigned flags)
+{
+    size_t band;
+
+    for (band = 1; band <= 3; band++)
+        check_rows_by(a, kind, flags, band);
+}
+
 static void check_array(const array *a)
 {
     unsigned flags;
@@ -492,6 +545,7 @@ static void check_array(const array *a)
         for (flags = 0; flags < 4; flags++) {
             check_whole(a, kind, flags);
             check_blocks(a, kind, flags, check_chunk_sizes);
+            check_blocks(a, kind, flags, check_row_sequences);
             if (a->ndim == 0 || a->nbytes == 0)
                 continue;
             check_rows(a, kind, flags, 0, a->rows);
@@ -528,6 +582,7 @@ static void check_large_chunks(const array *a, int kind, unsigned flags)
 
     check_chunks(a, kind, flags, (size_t)3 << 20);
     check_chunks(a, kind, flags, 3 * u + 5);
+    check_rows_by(a, kind, flags, a->rows / 97 + 1);
 }
 
 static void test_large_arrays(void **state)
@@ -808,6 +863,101 @@ static void test_block_without_memory(void **state)
     free_array(&a);
 }
 
+/* Memory behind callbacks that count their calls. */
+typedef struct counted {
+    const unsigned char *data;
+    size_t len, pos;
+    unsigned calls;
+} counted;
+
+static int counted_pread(void *user, void *buf, size_t cap, int64_t offset,
+                         size_t *got)
+{
+    counted *c = user;
+    size_t at = (size_t)offset < c->len ? (size_t)offset : c->len;
+
+    c->calls++;
+    *got = c->len - at < cap ? c->len - at : cap;
+    memcpy(buf, c->data + at, *got);
+    return 0;
+}
+
+static int counted_read(void *user, void *buf, size_t cap, size_t *got)
+{
+    counted *c = user;
+    int rc = counted_pread(user, buf, cap, (int64_t)c->pos, got);
+
+    c->pos += *got;
+    return rc;
+}
+
+static int counted_seek(void *user, int64_t offset, int whence, int64_t *pos)
+{
+    counted *c = user;
+    int64_t base = whence == NPYIO_SEEK_SET   ? 0
+                   : whence == NPYIO_SEEK_CUR ? (int64_t)c->pos
+                                              : (int64_t)c->len;
+
+    c->calls++;
+    c->pos = (size_t)(base + offset);
+    *pos = (int64_t)c->pos;
+    return 0;
+}
+
+/* The stream calls of reading a (400, 300) Fortran array in C order a row
+ * at a time, in sequence, with a block of `block` bytes (SIZE_MAX: the
+ * default); every row checked. */
+static unsigned calls_of_rows_one_by_one(const array *a, size_t block)
+{
+    static const npyio_stream_ops ops = {.size = sizeof ops,
+                                         .read = counted_read,
+                                         .seek = counted_seek,
+                                         .pread = counted_pread};
+    const unsigned flags = NPYIO_READ_C_ORDER | NPYIO_READ_NATIVE;
+    unsigned char *want = expect_whole(a, flags), *row = malloc(a->row_bytes);
+    counted c = {a->file, a->file_len, 0, 0};
+    npyio_stream *s = NULL;
+    npyio_reader *r = NULL;
+    size_t i;
+
+    assert_ok(npyio_stream_open_ops(&ops, &c, NULL, &s));
+    assert_ok(npyio_reader_open_stream(s, NULL, &r));
+    if (block != SIZE_MAX)
+        npyio__reader_set_block_bytes(r, block);
+    c.calls = 0;
+    for (i = 0; i < a->rows; i++) {
+        assert_ok(npyio_reader_read_rows(r, (int64_t)i, 1, row,
+                                         a->row_bytes, flags));
+        check_bytes(row, want + i * a->row_bytes, a->row_bytes, "a row",
+                    a, K_SEEK, flags);
+    }
+    assert_ok(npyio_reader_close(r));
+    assert_ok(npyio_stream_close(s));
+    free(row);
+    free(want);
+    return c.calls;
+}
+
+/* Rows read in sequence go through the block: a few calls for the first
+ * row and one fill of the rest, where each row alone costs calls of its
+ * own (a pass over the file's spans). Counts, not times. */
+static void test_rows_in_sequence_use_the_block(void **state)
+{
+    static const int64_t shape[2] = {400, 300};
+    unsigned with, without;
+    array a;
+
+    (void)state;
+    make_array(&a, &types[6], 2, shape, true);
+    with = calls_of_rows_one_by_one(&a, SIZE_MAX);
+    without = calls_of_rows_one_by_one(&a, 0);
+    print_message("stream calls for 400 rows one by one: %u through the "
+                  "block, %u without\n", with, without);
+    assert_true(with < 100);
+    assert_true(without >= 400);
+    free_array(&a);
+}
+
 static void test_failed_reads_stay_failed(void **state)
 {
     static const npyio_stream_ops ops = {
@@ -914,6 +1064,7 @@ int main(void)
         cmocka_unit_test(test_large_arrays),
         cmocka_unit_test(test_converter_policies),
         cmocka_unit_test(test_block_without_memory),
+        cmocka_unit_test(test_rows_in_sequence_use_the_block),
         cmocka_unit_test(test_failed_reads_stay_failed),
     };
 
