@@ -2,7 +2,8 @@
 # check_readme.sh README.md EXAMPLE_DIR
 # Every C snippet of the README is a complete program: each ```c block is,
 # byte for byte, one of EXAMPLE_DIR/tour_*.c (which ctest compiles and
-# runs), and every tour_*.c is shown in the README. Prints what differs.
+# runs), and every tour_*.c is shown in the README or linked from it
+# (tests/example/tour_NAME.c). Prints what differs.
 set -eu
 readme=$1 dir=$2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/npyio-readme.XXXXXX")
@@ -27,8 +28,9 @@ for block in "$tmp"/block*.c; do
     fi
 done
 for example in "$dir"/tour_*.c; do
-    [ -e "$tmp/seen-$(basename "$example")" ] ||
-        { echo "$(basename "$example") is not shown in the README"; bad=1; }
+    name=$(basename "$example")
+    [ -e "$tmp/seen-$name" ] || grep -q "(tests/example/$name)" "$readme" ||
+        { echo "$name is neither shown in the README nor linked"; bad=1; }
 done
 [ "$bad" -eq 0 ] && echo "README snippets OK: all $(ls "$dir"/tour_*.c | wc -l) programs"
 exit "$bad"
