@@ -1275,7 +1275,7 @@ static void test_copy(void **state)
 
 /* Four threads read members of one archive at once (each its own reader
  * over the shared handle) and get what one thread gets. Run by hand under
- * ThreadSanitizer too (see the README). */
+ * ThreadSanitizer too (see tests/README.md). */
 typedef struct reading {
     npyio_npz *npz;
     size_t first, step;
