@@ -200,7 +200,7 @@ static int is_rule(const char *line)
     return starts_with(line, "/* ----") && strstr(line, "*/") != NULL;
 }
 
-/* Lines[*i] opens a comment ("/*" or "/**"): collect its text, without the
+/* Lines[*i] opens a comment (`opener`): collect its text, without the
  * comment markers and the leading " * ", up to its end; blank lines at
  * either end dropped. */
 static void read_comment(char **lines, size_t nlines, size_t *i,
@@ -221,6 +221,16 @@ static void read_comment(char **lines, size_t nlines, size_t *i,
                 t++;
             if (*t == ' ')
                 t++;
+        }
+        /* A tag after text on one line ("... live on. @since 1.0") starts
+         * a line of its own. */
+        const char *tag = strstr(t, " @");
+        while (tag != NULL && !starts_with(tag, " @since") &&
+               !starts_with(tag, " @return") && !starts_with(tag, " @param"))
+            tag = strstr(tag + 1, " @");
+        if (tag != NULL && !is_blank(xstrndup(t, (size_t)(tag - t)))) {
+            push_line(out, nout, rstrip(xstrndup(t, (size_t)(tag - t))));
+            t = tag + 1;
         }
         if (!((first || last) && *t == '\0'))
             push_line(out, nout, xstrdup(t));
@@ -326,11 +336,33 @@ static void read_declaration(struct section *sec, char **lines, size_t nlines,
         while (is_ident((unsigned char)*p))
             p++;
         if (*p == '(') {
+            /* "#define NAME(params)", its parameters joined when they
+             * go on over continuation lines. */
             it = add_item(sec, MACRO);
-            const char *close = strchr(p, ')');
-            if (close == NULL)
-                die("macro parameters on several lines: %s", first);
-            it->decl = xstrndup(first, (size_t)(close + 1 - first));
+            char *decl = NULL;
+            for (size_t k = *i;; k++) {
+                const char *line = k == *i ? first : skip_space(lines[k]);
+                const char *close = strchr(line, ')');
+                size_t n = close ? (size_t)(close + 1 - line) : strlen(line);
+                char *part = xstrndup(line, n);
+                if (close == NULL && n > 0 && part[n - 1] == '\\')
+                    part[n - 1] = '\0';
+                rstrip(part);
+                if (decl == NULL) {
+                    decl = part;
+                } else {
+                    size_t old = strlen(decl);
+                    decl = xrealloc(decl, old + strlen(part) + 2);
+                    decl[old] = ' ';
+                    strcpy(decl + old + 1, part);
+                    free(part);
+                }
+                if (close != NULL)
+                    break;
+                if (k + 1 >= nlines)
+                    die("unterminated macro parameters: %s", first);
+            }
+            it->decl = decl;
         } else {
             it = add_item(sec, CONST);
             const char *v = skip_space(p);
@@ -377,9 +409,15 @@ static void read_header(const char *path)
                 i++;
             if (sec == NULL)
                 die("a doc comment before the first section");
-            if (i < nlines && (starts_with(lines[i], "NPYIO_API ") ||
-                               starts_with(lines[i], "typedef") ||
-                               starts_with(lines[i], "#define NPYIO_"))) {
+            if (i < nlines && starts_with(lines[i], "#define NPYIO_") &&
+                strstr(lines[i], "/**<") != NULL) {
+                /* A group's comment; its constants have their own. */
+                struct item *it = add_item(sec, NOTE);
+                it->doc = doc;
+                it->ndoc = ndoc;
+            } else if (i < nlines && (starts_with(lines[i], "NPYIO_API ") ||
+                                      starts_with(lines[i], "typedef") ||
+                                      starts_with(lines[i], "#define NPYIO_"))) {
                 read_declaration(sec, lines, nlines, &i, doc, ndoc);
             } else {
                 struct item *it = add_item(sec, NOTE);
@@ -400,6 +438,12 @@ static void read_header(const char *path)
             }
         } else if (sec != NULL && (starts_with(line, "NPYIO_API ") ||
                                    starts_with(line, "typedef"))) {
+            read_declaration(sec, lines, nlines, &i, NULL, 0);
+        } else if (sec != NULL && starts_with(line, "#define NPYIO_") &&
+                   strstr(line, "/**<") == NULL && i > 0 &&
+                   starts_with(lines[i - 1], "#define NPYIO_") &&
+                   sec->nitems > 0 && sec->items[sec->nitems - 1].kind == CONST) {
+            /* The next constant of a group whose first one is documented. */
             read_declaration(sec, lines, nlines, &i, NULL, 0);
         } else if (sec != NULL && starts_with(line, "#define NPYIO_") &&
                    strstr(line, "/**<") != NULL) {
@@ -564,8 +608,6 @@ static size_t read_tags(const struct item *it, struct tag *tags)
         i++;
     while (i < ndoc) {
         const char *t = skip_space(doc[i]);
-        if (*t != '@')
-            die("%s: text after the @tags: %s", it->name, doc[i]);
         if (n == MAX_TAGS)
             die("%s: too many @tags", it->name);
         struct tag *tag = &tags[n++];
@@ -605,11 +647,19 @@ static size_t read_tags(const struct item *it, struct tag *tags)
         if (*t)
             append_text(&tag->text, t);
         i++;
-        while (i < ndoc && !is_tag(doc[i]) && !is_blank(doc[i]) &&
-               indent_of(doc[i]) > 0)
-            append_text(&tag->text, skip_space(doc[i++]));
-        while (i < ndoc && is_blank(doc[i]))
-            i++;
+        /* Up to the next tag: the tag's lines, and paragraphs after a
+         * blank line (kept as an empty line). */
+        int blank = 0;
+        for (; i < ndoc && !is_tag(doc[i]); i++) {
+            if (is_blank(doc[i])) {
+                blank = 1;
+                continue;
+            }
+            if (blank && tag->text != NULL)
+                append_text(&tag->text, "");
+            blank = 0;
+            append_text(&tag->text, skip_space(doc[i]));
+        }
     }
     return n;
 }
@@ -624,7 +674,10 @@ static void put_lines(FILE *f, const char *text, int markup)
     for (;;) {
         const char *nl = strchr(p, '\n');
         char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
-        put_text(f, line, markup);
+        if (*line == '\0' && markup)
+            fputs(".IP\n", f); /* a paragraph of a tagged paragraph */
+        else
+            put_text(f, line, markup);
         free(line);
         if (nl == NULL)
             break;
@@ -638,7 +691,20 @@ static void put_const(FILE *f, const struct item *it)
     fputs(".TP\n.BR ", f);
     put_esc(f, it->name, 0);
     fputs(" \" (", f);
-    put_esc(f, it->value, 0);
+    /* "(-1)" is written (-1), not ((-1)) */
+    size_t n = strlen(it->value);
+    char *value = it->value[0] == '(' && it->value[n - 1] == ')'
+                      ? xstrndup(it->value + 1, n - 2)
+                      : xstrdup(it->value);
+    for (const char *q = value; *q; q++) {
+        if (*q == '"') {
+            fputs("\\(dq", f); /* within a macro's quoted argument */
+        } else {
+            char one[2] = {*q, '\0'};
+            put_esc(f, one, 0);
+        }
+    }
+    free(value);
     fputs(")\"\n", f);
     put_body(f, it->doc, it->ndoc, 1);
 }
@@ -672,7 +738,8 @@ static void put_item(FILE *f, const struct item *it)
     }
     if (since != NULL) {
         fputs(".PP\nSince libnpyio ", f);
-        put_text(f, since, 0);
+        put_esc(f, since, 0);
+        fputs(".\n", f);
     }
 }
 
@@ -728,6 +795,9 @@ static void put_th(FILE *f, const char *name)
     fputs(".\\\" Generated from npyio.h by src/man/gen_man.c: do not edit.\n", f);
     fprintf(f, ".TH %s 3 \"\" \"libnpyio %s\" \"libnpyio Manual\"\n", name,
             NPYIO_VERSION_STRING);
+    /* Names of calls are not hyphenated, nor text stretched to both
+     * margins. */
+    fputs(".nh\n.ad l\n", f);
 }
 
 static void put_synopsis_head(FILE *f)
@@ -922,13 +992,12 @@ static void write_overview(void)
     fputs(".SH ERRORS\n", f);
     const struct section *status =
         section_of("Status codes and error messages");
-    put_body(f, item_of(status, "npyio_status")->doc,
-             item_of(status, "npyio_status")->ndoc, 0);
-    fputs(".PP\nThe statuses:\n", f);
+    put_item(f, item_of(status, "npyio_status"));
+    fputs(".SS Statuses\n", f);
     for (size_t k = 0; k < status->nitems; k++)
         if (status->items[k].kind == CONST)
             put_const(f, &status->items[k]);
-    fputs(".PP\n", f);
+    fputs(".SS Messages\n.PP\n", f);
     put_text(f, "npyio_status_string() names a status; npyio_last_error() "
                 "gives the message of the calling thread's last failed call:",
              1);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_man.sh CHECK MAN3_DIR NAMES [EXAMPLE_DIR]
+# check_man.sh CHECK MAN3_DIR NAMES [EXAMPLE_DIR | HEADER]
 #
 # Checks the section 3 pages that src/man/gen_man.c writes into MAN3_DIR
 # (BUILD/man/man3, or an installed PREFIX/share/man/man3). NAMES says which
@@ -13,18 +13,22 @@
 #   groff     groff -ww -mandoc -Tutf8 renders npyio.3, every family page
 #             and every link page (from MAN3_DIR/.., as man does) without
 #             a single line on stderr (exit 77 without groff);
-#   man       MANPATH=MAN3_DIR/.. man -w 3 NAME finds MAN3_DIR/NAME.3 for
-#             every exported name, npyio and every family (77 without man);
+#   man       MANPATH=MAN3_DIR/.. man -w 3 NAME finds MAN3_DIR/NAME.3 (or
+#             the family page it leads to) for every exported name, and
+#             npyio.3 and every family page (exit 77 without man);
 #   examples  each family page's EXAMPLES show, under `.SS FILE`, the
 #             program EXAMPLE_DIR/FILE byte for byte once unescaped, and
-#             every family page has at least one.
+#             every family page has at least one;
+#   synopsis  every function of a family page's SYNOPSIS is, but for
+#             NPYIO_API and white space, a declaration of HEADER, and
+#             every exported name is declared in one SYNOPSIS.
 # Prints "man CHECK OK: ..." or "MAN CHECK FAILED: ..." lines; exits 1 on
 # any failure.
 set -eu
 check=$1
 dir=$(cd "$2" && pwd)
 names=$3
-examples=${4:-}
+extra=${4:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/npyio-man.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 status=0
@@ -113,16 +117,20 @@ groff)
     ;;
 man)
     command -v man >/dev/null 2>&1 || { echo "no man: skipped"; exit 77; }
+    # man-db follows a link page's .so: it may name the family's page.
     for name in $(cat "$tmp/exported" "$tmp/pages"); do
         found=$(MANPATH=$dir/.. man -w 3 "$name" 2>&1) || true
+        found=$(readlink -f "$found" 2>/dev/null || echo "$found")
+        target=$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/links")
         [ "$found" = "$dir/$name.3" ] ||
-            [ "$(readlink -f "$found" 2>/dev/null)" = "$(readlink -f "$dir/$name.3")" ] ||
+            { [ -n "$target" ] && [ "$found" = "$dir/$target.3" ]; } ||
             fail "man -w 3 $name: '$found'"
     done
     [ "$status" -eq 0 ] && echo "man -w OK: $nexported names and" \
         "$(wc -l <"$tmp/pages") pages"
     ;;
 examples)
+    examples=$extra
     [ -n "$examples" ] || { fail "no EXAMPLE_DIR"; exit 1; }
     n=0
     while read -r family; do
@@ -154,6 +162,38 @@ examples)
         n=$((n + found))
     done <"$tmp/families"
     [ "$status" -eq 0 ] && echo "man examples OK: $n programs shown as they are"
+    ;;
+synopsis)
+    [ -f "$extra" ] || { fail "no HEADER"; exit 1; }
+    # One line per declaration, white space squeezed.
+    awk '
+        /^NPYIO_API / { decl = ""; collecting = 1; sub(/^NPYIO_API /, "") }
+        collecting {
+            decl = decl " " $0
+            if (index($0, ";")) { print decl; collecting = 0 }
+        }' "$extra" | tr -s ' ' | sed -e 's/^ //' -e 's/ $//' \
+        -e 's/( /(/g' >"$tmp/declared"
+    : >"$tmp/shown"
+    while read -r family; do
+        awk '
+            /^\.SH / { inside = ($0 == ".SH SYNOPSIS"); next }
+            !inside { next }
+            /^\.nf$/ { block = ""; nf = 1; next }
+            /^\.fi$/ { if (block ~ /\);$/) print block; nf = 0; next }
+            nf { block = block " " $0 }' "$dir/$family.3" |
+            sed -e 's/\\-/-/g' -e 's/\\e/\\/g' | tr -s ' ' |
+            sed -e 's/^ //' -e 's/ $//' -e 's/( /(/g' >>"$tmp/shown"
+    done <"$tmp/families"
+    while read -r decl; do
+        grep -qxF "$decl" "$tmp/declared" ||
+            fail "a SYNOPSIS shows what npyio.h does not declare: $decl"
+    done <"$tmp/shown"
+    while read -r name; do
+        grep -q "[ *]$name(" "$tmp/shown" ||
+            fail "no SYNOPSIS declares $name"
+    done <"$tmp/exported"
+    [ "$status" -eq 0 ] && echo "man synopsis OK: $(wc -l <"$tmp/shown")" \
+        "declarations as npyio.h writes them"
     ;;
 *)
     echo "unknown check: $check" >&2
