@@ -120,7 +120,7 @@ man)
     # man-db follows a link page's .so: it may name the family's page.
     for name in $(cat "$tmp/exported" "$tmp/pages"); do
         found=$(MANPATH=$dir/.. man -w 3 "$name" 2>&1) || true
-        found=$(readlink -f "$found" 2>/dev/null || echo "$found")
+        case $found in /*) found=$(readlink -f "$found") ;; esac
         target=$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/links")
         [ "$found" = "$dir/$name.3" ] ||
             { [ -n "$target" ] && [ "$found" = "$dir/$target.3" ]; } ||
