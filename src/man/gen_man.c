@@ -276,154 +276,213 @@ static void append_text(char **dst, const char *line)
     memcpy(*dst + old, line, n + 1);
 }
 
+/* The identifier that ends just before `end` (spaces skipped). */
+static char *ident_before(const char *text, const char *end)
+{
+    while (end > text && end[-1] == ' ')
+        end--;
+    const char *start = end;
+    while (start > text && is_ident((unsigned char)start[-1]))
+        start--;
+    return start == end ? NULL : xstrndup(start, (size_t)(end - start));
+}
+
+/* "NPYIO_API type name(params);" over as many lines as it takes; shown
+ * without NPYIO_API, its continuation lines moving left with the opening
+ * parenthesis they are aligned under. */
+static void read_function(struct item *it, char **lines, size_t nlines,
+                          size_t *i)
+{
+    const char *first = lines[*i];
+    for (;;) {
+        const char *line = lines[*i];
+        if (line == first)
+            append_text(&it->decl, line + strlen("NPYIO_API "));
+        else
+            append_text(&it->decl, indent_of(line) > 10 ? line + 10 : line);
+        (*i)++;
+        if (strchr(line, ';') != NULL)
+            break;
+        if (*i >= nlines)
+            die("unterminated declaration: %s", first);
+    }
+    const char *paren = strchr(it->decl, '(');
+    it->name = paren ? ident_before(it->decl, paren) : NULL;
+    if (it->name == NULL)
+        die("no function name in: %s", first);
+}
+
+/* "typedef ...;", up to its ';' outside braces. */
+static void read_typedef(struct item *it, char **lines, size_t nlines,
+                         size_t *i)
+{
+    int depth = 0;
+    for (;;) {
+        const char *line = lines[(*i)++];
+        append_text(&it->decl, line);
+        for (const char *p = line; *p; p++)
+            depth += (*p == '{') - (*p == '}');
+        if (depth == 0 && strchr(line, ';') != NULL)
+            break;
+        if (*i >= nlines)
+            die("unterminated typedef");
+    }
+    it->name = ident_before(it->decl, strrchr(it->decl, ';'));
+    if (it->name == NULL)
+        die("no type name in: %s", it->decl);
+}
+
+/* "#define NAME(params)" of a macro starting at lines[i], its parameters
+ * joined when they go on over continuation lines. */
+static char *macro_params(char **lines, size_t nlines, size_t i)
+{
+    char *decl = NULL;
+    for (size_t k = i;; k++) {
+        const char *line = k == i ? lines[k] : skip_space(lines[k]);
+        const char *close = strchr(line, ')');
+        size_t n = close ? (size_t)(close + 1 - line) : strlen(line);
+        char *part = xstrndup(line, n);
+        if (close == NULL && n > 0 && part[n - 1] == '\\')
+            part[n - 1] = '\0';
+        rstrip(part);
+        if (decl == NULL) {
+            decl = part;
+        } else {
+            size_t old = strlen(decl);
+            decl = xrealloc(decl, old + strlen(part) + 2);
+            decl[old] = ' ';
+            strcpy(decl + old + 1, part);
+            free(part);
+        }
+        if (close != NULL)
+            return decl;
+        if (k + 1 >= nlines)
+            die("unterminated macro parameters: %s", lines[i]);
+    }
+}
+
+/* "#define NPYIO_NAME value" (a constant) or "#define NPYIO_NAME(...)"
+ * (a macro), with its continuation lines. */
+static struct item *read_define(struct section *sec, char **lines,
+                                size_t nlines, size_t *i)
+{
+    const char *p = skip_space(skip_space(lines[*i] + 1) + strlen("define"));
+    const char *name = p;
+    while (is_ident((unsigned char)*p))
+        p++;
+    struct item *it;
+    if (*p == '(') {
+        it = add_item(sec, MACRO);
+        it->decl = macro_params(lines, nlines, *i);
+    } else {
+        it = add_item(sec, CONST);
+        const char *v = skip_space(p);
+        const char *c = strstr(v, "/*");
+        it->value = rstrip(xstrndup(v, c ? (size_t)(c - v) : strlen(v)));
+    }
+    it->name = xstrndup(name, (size_t)(p - name));
+    while (*i < nlines) {
+        const char *line = lines[(*i)++];
+        size_t n = strlen(line);
+        if (n == 0 || line[n - 1] != '\\')
+            break;
+    }
+    return it;
+}
+
 /* Lines[*i] starts a declaration: a function (NPYIO_API ...;), a typedef
- * (up to its ';' outside braces) or a #define. Record it. */
+ * or a #define. Record it with its comment. */
 static void read_declaration(struct section *sec, char **lines, size_t nlines,
                              size_t *i, char **doc, size_t ndoc)
 {
-    const char *first = lines[*i];
     struct item *it;
-    if (starts_with(first, "NPYIO_API ")) {
+    if (starts_with(lines[*i], "NPYIO_API ")) {
         it = add_item(sec, FUNC);
-        for (;;) {
-            const char *line = lines[*i];
-            if (line == first) {
-                append_text(&it->decl, line + strlen("NPYIO_API "));
-            } else {
-                /* Continuation lines aligned under the opening parenthesis
-                 * move left with it. */
-                size_t ind = indent_of(line);
-                append_text(&it->decl, ind > 10 ? line + 10 : line);
-            }
-            (*i)++;
-            if (strchr(line, ';') != NULL)
-                break;
-            if (*i >= nlines)
-                die("unterminated declaration");
-        }
-        const char *paren = strchr(it->decl, '(');
-        const char *end = paren;
-        while (end > it->decl && end[-1] == ' ')
-            end--;
-        const char *start = end;
-        while (start > it->decl && is_ident((unsigned char)start[-1]))
-            start--;
-        if (paren == NULL || start == end)
-            die("no function name in: %s", first);
-        it->name = xstrndup(start, (size_t)(end - start));
-    } else if (starts_with(first, "typedef")) {
+        read_function(it, lines, nlines, i);
+    } else if (starts_with(lines[*i], "typedef")) {
         it = add_item(sec, TYPE);
-        int depth = 0;
-        for (;;) {
-            const char *line = lines[(*i)++];
-            append_text(&it->decl, line);
-            for (const char *p = line; *p; p++)
-                depth += (*p == '{') - (*p == '}');
-            if (depth == 0 && strchr(line, ';') != NULL)
-                break;
-            if (*i >= nlines)
-                die("unterminated typedef");
-        }
-        const char *semi = strrchr(it->decl, ';');
-        const char *start = semi;
-        while (start > it->decl && is_ident((unsigned char)start[-1]))
-            start--;
-        it->name = xstrndup(start, (size_t)(semi - start));
+        read_typedef(it, lines, nlines, i);
     } else {
-        const char *p = skip_space(first + 1);
-        p = skip_space(p + strlen("define"));
-        const char *name = p;
-        while (is_ident((unsigned char)*p))
-            p++;
-        if (*p == '(') {
-            /* "#define NAME(params)", its parameters joined when they
-             * go on over continuation lines. */
-            it = add_item(sec, MACRO);
-            char *decl = NULL;
-            for (size_t k = *i;; k++) {
-                const char *line = k == *i ? first : skip_space(lines[k]);
-                const char *close = strchr(line, ')');
-                size_t n = close ? (size_t)(close + 1 - line) : strlen(line);
-                char *part = xstrndup(line, n);
-                if (close == NULL && n > 0 && part[n - 1] == '\\')
-                    part[n - 1] = '\0';
-                rstrip(part);
-                if (decl == NULL) {
-                    decl = part;
-                } else {
-                    size_t old = strlen(decl);
-                    decl = xrealloc(decl, old + strlen(part) + 2);
-                    decl[old] = ' ';
-                    strcpy(decl + old + 1, part);
-                    free(part);
-                }
-                if (close != NULL)
-                    break;
-                if (k + 1 >= nlines)
-                    die("unterminated macro parameters: %s", first);
-            }
-            it->decl = decl;
-        } else {
-            it = add_item(sec, CONST);
-            const char *v = skip_space(p);
-            const char *c = strstr(v, "/*");
-            it->value = rstrip(xstrndup(v, c ? (size_t)(c - v) : strlen(v)));
-        }
-        it->name = xstrndup(name, (size_t)(p - name));
-        /* The rest of a multi-line macro. */
-        while (*i < nlines) {
-            const char *line = lines[(*i)++];
-            size_t n = strlen(line);
-            if (n == 0 || line[n - 1] != '\\')
-                break;
-        }
+        it = read_define(sec, lines, nlines, i);
     }
     it->doc = doc;
     it->ndoc = ndoc;
 }
 
+static void add_note(struct section *sec, char **doc, size_t ndoc)
+{
+    struct item *it = add_item(sec, NOTE);
+    it->doc = doc;
+    it->ndoc = ndoc;
+}
+
+/* A doc comment at lines[*i], and what it documents: the declaration
+ * that follows, or nothing (a note). A comment before a constant that has
+ * a comment of its own after it is the group's note. */
+static void read_doc_comment(struct section *sec, char **lines, size_t nlines,
+                             size_t *i)
+{
+    char **doc = NULL;
+    size_t ndoc = 0;
+    read_comment(lines, nlines, i, "/**", &doc, &ndoc);
+    while (*i < nlines && is_blank(lines[*i]))
+        (*i)++;
+    if (sec == NULL)
+        die("a doc comment before the first section");
+    const char *next = *i < nlines ? lines[*i] : "";
+    if (starts_with(next, "#define NPYIO_") && strstr(next, "/**<") != NULL)
+        add_note(sec, doc, ndoc);
+    else if (starts_with(next, "NPYIO_API ") || starts_with(next, "typedef") ||
+             starts_with(next, "#define NPYIO_"))
+        read_declaration(sec, lines, nlines, i, doc, ndoc);
+    else
+        add_note(sec, doc, ndoc);
+}
+
+/* A banner at lines[*i] (a rule of dashes, the title, a rule) starts a
+ * section. */
+static struct section *read_banner(char **lines, size_t nlines, size_t *i)
+{
+    if (!is_rule(lines[*i]) || *i + 2 >= nlines || !is_rule(lines[*i + 2]))
+        return NULL;
+    const char *title = skip_space(lines[*i + 1] + 2);
+    const char *end = strstr(title, "*/");
+    if (!starts_with(lines[*i + 1], "/*") || end == NULL)
+        die("line %zu: a banner without a title", *i + 2);
+    sections = xrealloc(sections, (nsections + 1) * sizeof *sections);
+    struct section *sec = &sections[nsections++];
+    memset(sec, 0, sizeof *sec);
+    sec->title = rstrip(xstrndup(title, (size_t)(end - title)));
+    *i += 3;
+    return sec;
+}
+
+/* A constant with its comment after it, on its line. */
+static void read_trailing_doc(struct section *sec, char **lines,
+                              size_t nlines, size_t *i)
+{
+    const char *d = skip_space(strstr(lines[*i], "/**<") + 4);
+    const char *e = strstr(d, "*/");
+    if (e == NULL)
+        die("line %zu: a /**< comment on several lines", *i + 1);
+    char **doc = NULL;
+    size_t ndoc = 0;
+    push_line(&doc, &ndoc, rstrip(xstrndup(d, (size_t)(e - d))));
+    read_declaration(sec, lines, nlines, i, doc, ndoc);
+}
+
 static void read_header(const char *path)
 {
-    size_t nlines;
+    size_t nlines, i = 0;
     char **lines = read_lines(path, &nlines);
-    struct section *sec = NULL;
-    size_t i = 0;
+    struct section *sec = NULL, *next;
     while (i < nlines) {
-        const char *line = lines[i];
-        const char *t = skip_space(line);
-        if (is_rule(line) && i + 2 < nlines && is_rule(lines[i + 2])) {
-            const char *title = skip_space(lines[i + 1] + 2);
-            const char *end = strstr(title, "*/");
-            if (!starts_with(lines[i + 1], "/*") || end == NULL)
-                die("line %zu: a banner without a title", i + 2);
-            sections = xrealloc(sections, (nsections + 1) * sizeof *sections);
-            sec = &sections[nsections++];
-            memset(sec, 0, sizeof *sec);
-            sec->title = rstrip(xstrndup(title, (size_t)(end - title)));
-            i += 3;
+        const char *line = lines[i], *t = skip_space(line);
+        int define = starts_with(line, "#define NPYIO_");
+        if ((next = read_banner(lines, nlines, &i)) != NULL) {
+            sec = next;
         } else if (starts_with(t, "/**") && !starts_with(t, "/**<")) {
-            char **doc = NULL;
-            size_t ndoc = 0;
-            read_comment(lines, nlines, &i, "/**", &doc, &ndoc);
-            while (i < nlines && is_blank(lines[i]))
-                i++;
-            if (sec == NULL)
-                die("a doc comment before the first section");
-            if (i < nlines && starts_with(lines[i], "#define NPYIO_") &&
-                strstr(lines[i], "/**<") != NULL) {
-                /* A group's comment; its constants have their own. */
-                struct item *it = add_item(sec, NOTE);
-                it->doc = doc;
-                it->ndoc = ndoc;
-            } else if (i < nlines && (starts_with(lines[i], "NPYIO_API ") ||
-                                      starts_with(lines[i], "typedef") ||
-                                      starts_with(lines[i], "#define NPYIO_"))) {
-                read_declaration(sec, lines, nlines, &i, doc, ndoc);
-            } else {
-                struct item *it = add_item(sec, NOTE);
-                it->doc = doc;
-                it->ndoc = ndoc;
-            }
+            read_doc_comment(sec, lines, nlines, &i);
         } else if (starts_with(t, "/*")) {
             char **doc = NULL;
             size_t ndoc = 0;
@@ -432,29 +491,19 @@ static void read_header(const char *path)
                 top = doc;
                 ntop = ndoc;
             } else if (sec != NULL) {
-                struct item *it = add_item(sec, NOTE);
-                it->doc = doc;
-                it->ndoc = ndoc;
+                add_note(sec, doc, ndoc);
             }
-        } else if (sec != NULL && (starts_with(line, "NPYIO_API ") ||
-                                   starts_with(line, "typedef"))) {
+        } else if (sec == NULL) {
+            i++;
+        } else if (starts_with(line, "NPYIO_API ") ||
+                   starts_with(line, "typedef")) {
             read_declaration(sec, lines, nlines, &i, NULL, 0);
-        } else if (sec != NULL && starts_with(line, "#define NPYIO_") &&
-                   strstr(line, "/**<") == NULL && i > 0 &&
-                   starts_with(lines[i - 1], "#define NPYIO_") &&
+        } else if (define && strstr(line, "/**<") != NULL) {
+            read_trailing_doc(sec, lines, nlines, &i);
+        } else if (define && i > 0 && starts_with(lines[i - 1], "#define NPYIO_") &&
                    sec->nitems > 0 && sec->items[sec->nitems - 1].kind == CONST) {
             /* The next constant of a group whose first one is documented. */
             read_declaration(sec, lines, nlines, &i, NULL, 0);
-        } else if (sec != NULL && starts_with(line, "#define NPYIO_") &&
-                   strstr(line, "/**<") != NULL) {
-            const char *d = skip_space(strstr(line, "/**<") + 4);
-            const char *e = strstr(d, "*/");
-            if (e == NULL)
-                die("line %zu: a /**< comment on several lines", i + 1);
-            char **doc = NULL;
-            size_t ndoc = 0;
-            push_line(&doc, &ndoc, rstrip(xstrndup(d, (size_t)(e - d))));
-            read_declaration(sec, lines, nlines, &i, doc, ndoc);
         } else {
             i++;
         }
@@ -840,6 +889,47 @@ static void put_example(FILE *f, const char *file)
     free(path);
 }
 
+/* RETURN VALUES: each function's @return. */
+static void put_return_values(FILE *f, const struct section *sec)
+{
+    fputs(".SH RETURN VALUES\n", f);
+    int voids = 0;
+    for (size_t k = 0; k < sec->nitems; k++) {
+        const struct item *it = &sec->items[k];
+        if (it->kind != FUNC)
+            continue;
+        struct tag tags[MAX_TAGS];
+        size_t ntags = read_tags(it, tags);
+        int found = 0;
+        for (size_t t = 0; t < ntags; t++) {
+            if (tags[t].kind != 'r')
+                continue;
+            fprintf(f, ".TP\n.BR %s ()\n", it->name);
+            put_lines(f, tags[t].text, 1);
+            found = 1;
+        }
+        voids += !found;
+    }
+    if (voids)
+        fputs(".PP\nThe functions not listed return no value.\n", f);
+}
+
+/* A link page per function and macro: `.so man3/FAMILY.3`. */
+static void write_links(const struct section *sec, const struct family *fam)
+{
+    char *path;
+    for (size_t k = 0; k < sec->nitems; k++) {
+        const struct item *it = &sec->items[k];
+        if (it->kind != FUNC && it->kind != MACRO)
+            continue;
+        if (family_of(it->name) != NULL)
+            die("%s names both a call and a family page", it->name);
+        FILE *l = open_page(it->name, &path);
+        fprintf(l, ".so man3/%s.3\n", fam->page);
+        close_page(l, path);
+    }
+}
+
 static void write_family(const struct section *sec, const struct family *fam)
 {
     char *path;
@@ -871,43 +961,14 @@ static void write_family(const struct section *sec, const struct family *fam)
         put_item(f, it);
     }
 
-    fputs(".SH RETURN VALUES\n", f);
-    int voids = 0;
-    for (size_t k = 0; k < sec->nitems; k++) {
-        const struct item *it = &sec->items[k];
-        if (it->kind != FUNC)
-            continue;
-        struct tag tags[MAX_TAGS];
-        size_t ntags = read_tags(it, tags);
-        int found = 0;
-        for (size_t t = 0; t < ntags; t++) {
-            if (tags[t].kind != 'r')
-                continue;
-            fprintf(f, ".TP\n.BR %s ()\n", it->name);
-            put_lines(f, tags[t].text, 1);
-            found = 1;
-        }
-        voids += !found;
-    }
-    if (voids)
-        fputs(".PP\nThe functions not listed return no value.\n", f);
-
+    put_return_values(f, sec);
     fputs(".SH EXAMPLES\n", f);
     for (size_t k = 0; k < 4 && fam->examples[k] != NULL; k++)
         put_example(f, fam->examples[k]);
     put_see_also(f, fam->page);
     close_page(f, path);
 
-    for (size_t k = 0; k < sec->nitems; k++) {
-        const struct item *it = &sec->items[k];
-        if (it->kind != FUNC && it->kind != MACRO)
-            continue;
-        if (family_of(it->name) != NULL)
-            die("%s names both a call and a family page", it->name);
-        FILE *l = open_page(it->name, &path);
-        fprintf(l, ".so man3/%s.3\n", fam->page);
-        close_page(l, path);
-    }
+    write_links(sec, fam);
 }
 
 /* ---- the overview, npyio(3) ---------------------------------------------- */
@@ -942,15 +1003,9 @@ static void put_part(FILE *f, const char *anchor)
     put_body(f, top + start, end - start, 0);
 }
 
-static void write_overview(void)
+/* DESCRIPTION: what the interface promises, and the families. */
+static void put_overview_description(FILE *f)
 {
-    char *path;
-    FILE *f = open_page("npyio", &path);
-    put_th(f, "npyio");
-    fputs(".SH NAME\nnpyio \\- read and write NumPy .npy and .npz files "
-          "(overview of libnpyio)\n", f);
-    put_synopsis_head(f);
-
     fputs(".SH DESCRIPTION\n", f);
     put_part(f, "This header is the manual");
     fputs(".PP\nThe calls are documented by family, one page each, in the "
@@ -962,8 +1017,31 @@ static void write_overview(void)
     fputs(".PP\n", f);
     put_text(f, "Every exported function has a page of its own name "
                 "(man 3 npyio_save) that shows its family's page.", 1);
+}
 
-    /* The conventions, without the thread-safety one (its own section). */
+/* ERRORS: the statuses and the messages. */
+static void put_errors(FILE *f)
+{
+    fputs(".SH ERRORS\n", f);
+    const struct section *status =
+        section_of("Status codes and error messages");
+    put_item(f, item_of(status, "npyio_status"));
+    fputs(".SS Statuses\n", f);
+    for (size_t k = 0; k < status->nitems; k++)
+        if (status->items[k].kind == CONST)
+            put_const(f, &status->items[k]);
+    fputs(".SS Messages\n.PP\n", f);
+    put_text(f, "npyio_status_string() names a status; npyio_last_error() "
+                "gives the message of the calling thread's last failed call:",
+             1);
+    put_body(f, item_of(status, "npyio_last_error")->doc,
+             item_of(status, "npyio_last_error")->ndoc, 0);
+}
+
+/* CONVENTIONS, NAMING, HANDLES, ERRORS, and THREAD SAFETY from the
+ * convention that says it. */
+static void put_conventions(FILE *f)
+{
     size_t end, start = part_of("Conventions that hold", &end);
     size_t ts = end, ts_end = end;
     for (size_t i = start; i < end; i++)
@@ -989,20 +1067,7 @@ static void write_overview(void)
     for (size_t k = 0; k < handles->nitems; k++)
         put_item(f, &handles->items[k]);
 
-    fputs(".SH ERRORS\n", f);
-    const struct section *status =
-        section_of("Status codes and error messages");
-    put_item(f, item_of(status, "npyio_status"));
-    fputs(".SS Statuses\n", f);
-    for (size_t k = 0; k < status->nitems; k++)
-        if (status->items[k].kind == CONST)
-            put_const(f, &status->items[k]);
-    fputs(".SS Messages\n.PP\n", f);
-    put_text(f, "npyio_status_string() names a status; npyio_last_error() "
-                "gives the message of the calling thread's last failed call:",
-             1);
-    put_body(f, item_of(status, "npyio_last_error")->doc,
-             item_of(status, "npyio_last_error")->ndoc, 0);
+    put_errors(f);
 
     fputs(".SH THREAD SAFETY\n.PP\n", f);
     for (size_t i = ts; i < ts_end; i++)
@@ -1010,7 +1075,11 @@ static void write_overview(void)
     fputs(".PP\nEach handle under HANDLES says whether threads may share "
           "it; the limit\n.B NPYIO_LIMIT_THREADS\n(under LIMITS) says how "
           "many threads one call may use.\n", f);
+}
 
+/* LIMITS (with the untrusted set) and FLAGS. */
+static void put_limits_and_flags(FILE *f)
+{
     fputs(".SH LIMITS\n", f);
     const struct section *options =
         section_of("Options: resource limits and allocator");
@@ -1028,7 +1097,19 @@ static void write_overview(void)
     const struct section *flags = section_of("Per-call flags");
     for (size_t k = 0; k < flags->nitems; k++)
         put_item(f, &flags->items[k]);
+}
 
+static void write_overview(void)
+{
+    char *path;
+    FILE *f = open_page("npyio", &path);
+    put_th(f, "npyio");
+    fputs(".SH NAME\nnpyio \\- read and write NumPy .npy and .npz files "
+          "(overview of libnpyio)\n", f);
+    put_synopsis_head(f);
+    put_overview_description(f);
+    put_conventions(f);
+    put_limits_and_flags(f);
     fputs(".SH VERSIONS\n", f);
     put_part(f, "Every declaration says");
     put_see_also(f, "npyio");
