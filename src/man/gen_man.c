@@ -954,9 +954,14 @@ static void write_family(const struct section *sec, const struct family *fam)
     }
 
     fputs(".SH DESCRIPTION\n", f);
+    /* A run of constants under a heading, the note before it included. */
     for (size_t k = 0; k < sec->nitems; k++) {
         const struct item *it = &sec->items[k];
-        if (it->kind == CONST && (k == 0 || sec->items[k - 1].kind != CONST))
+        enum kind before = k > 0 ? sec->items[k - 1].kind : NOTE;
+        if ((it->kind == NOTE && k + 1 < sec->nitems &&
+             sec->items[k + 1].kind == CONST) ||
+            (it->kind == CONST && k == 0) ||
+            (it->kind == CONST && before != CONST && before != NOTE))
             fputs(".SS Constants\n", f);
         put_item(f, it);
     }
