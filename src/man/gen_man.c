@@ -228,10 +228,13 @@ static void read_comment(char **lines, size_t nlines, size_t *i,
         while (tag != NULL && !starts_with(tag, " @since") &&
                !starts_with(tag, " @return") && !starts_with(tag, " @param"))
             tag = strstr(tag + 1, " @");
-        if (tag != NULL && !is_blank(xstrndup(t, (size_t)(tag - t)))) {
-            push_line(out, nout, rstrip(xstrndup(t, (size_t)(tag - t))));
+        char *before = tag ? rstrip(xstrndup(t, (size_t)(tag - t))) : NULL;
+        if (before != NULL && *before != '\0') {
+            push_line(out, nout, before);
+            before = NULL;
             t = tag + 1;
         }
+        free(before);
         if (!((first || last) && *t == '\0'))
             push_line(out, nout, xstrdup(t));
         free(text);
@@ -492,6 +495,10 @@ static void read_header(const char *path)
                 ntop = ndoc;
             } else if (sec != NULL) {
                 add_note(sec, doc, ndoc);
+            } else { /* a comment between the top one and the sections */
+                for (size_t k = 0; k < ndoc; k++)
+                    free(doc[k]);
+                free(doc);
             }
         } else if (sec == NULL) {
             i++;
@@ -508,6 +515,9 @@ static void read_header(const char *path)
             i++;
         }
     }
+    for (size_t k = 0; k < nlines; k++)
+        free(lines[k]);
+    free(lines);
     if (top == NULL || nsections == 0)
         die("%s: no opening comment or no sections", path);
 }
@@ -713,6 +723,14 @@ static size_t read_tags(const struct item *it, struct tag *tags)
     return n;
 }
 
+static void free_tags(struct tag *tags, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        free(tags[k].name);
+        free(tags[k].text);
+    }
+}
+
 /* Lines separated by '\n', each put as text (filled, or verbatim in
  * no-fill mode). */
 static void put_lines(FILE *f, const char *text, int markup)
@@ -790,6 +808,7 @@ static void put_item(FILE *f, const struct item *it)
         put_esc(f, since, 0);
         fputs(".\n", f);
     }
+    free_tags(tags, ntags);
 }
 
 static const struct family *family_of(const char *title)
@@ -908,6 +927,7 @@ static void put_return_values(FILE *f, const struct section *sec)
             put_lines(f, tags[t].text, 1);
             found = 1;
         }
+        free_tags(tags, ntags);
         voids += !found;
     }
     if (voids)
