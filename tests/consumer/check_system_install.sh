@@ -5,7 +5,8 @@
 # check that the system finds every part of it with no paths given:
 # the dynamic linker (ldconfig's cache), pkg-config, CMake's
 # find_package(npyio) (C and, with g++, the C++17 npyio.hpp consumer),
-# man, and the npyio tool on PATH; each version the
+# man (the tool's page and the library's section 3), and the npyio tool
+# on PATH; each version the
 # header's. Everything installed is removed again at the end.
 set -eu
 build=$1
@@ -36,6 +37,16 @@ page=$(man -w npyio 2>&1) || true
 # (Debian's /usr/local/man is a link to share/man.)
 [ "$(readlink -f "$page")" = /usr/local/share/man/man1/npyio.1 ] ||
     fail "man -w npyio: '$page'"
+# The library's pages (section 3): the overview, and a call's link page
+# (which man-db may follow to its family's page, npyio_tasks.3).
+page=$(man -w 3 npyio 2>&1) || true
+[ "$(readlink -f "$page")" = /usr/local/share/man/man3/npyio.3 ] ||
+    fail "man -w 3 npyio: '$page'"
+page=$(man -w 3 npyio_save 2>&1) || true
+case $(readlink -f "$page") in
+/usr/local/share/man/man3/npyio_save.3 | /usr/local/share/man/man3/npyio_tasks.3) ;;
+*) fail "man -w 3 npyio_save: '$page'" ;;
+esac
 # A C program built with pkg-config's flags, no run path: the dynamic
 # linker finds the library through its cache.
 # shellcheck disable=SC2046

@@ -3,8 +3,9 @@
 # states its version agrees: the header (NPYIO_VERSION_STRING and the
 # numbers), npyio_version_string() through the tool (`npyio --version`),
 # the shared library's file name and SONAME, npyio.pc (pkg-config
-# --modversion), the CMake package's version file, the man page's title
-# line, and the newest release section of NEWS in the source tree.
+# --modversion), the CMake package's version file, the title lines of the
+# man pages npyio(1) and npyio(3), and the newest release section of NEWS
+# in the source tree.
 set -eu
 prefix=$1
 src=$2
@@ -39,6 +40,9 @@ grep -q "^set(PACKAGE_VERSION \"$want\")\$" "$cfg" ||
 man=$(find "$prefix" -name npyio.1 | head -n 1)
 grep -q "^\.TH NPYIO 1 \"[0-9-]*\" \"libnpyio $want\"" "$man" ||
     fail "the man page's title line: $(grep '^\.TH' "$man")"
+man3=$(find "$prefix" -name npyio.3 | head -n 1)
+grep -q "^\.TH npyio 3 \"\" \"libnpyio $want\"" "$man3" ||
+    fail "npyio.3's title line: $(grep '^\.TH' "$man3")"
 news=$(grep -m 1 -E '^[0-9]+\.[0-9]+\.[0-9]+ ' "$src/NEWS" | cut -d' ' -f1)
 [ "$news" = "$want" ] || fail "the newest release in NEWS is '$news'"
 [ "$failed" -eq 0 ] && echo "versions agree: $want"

@@ -13,11 +13,13 @@ shared=${3:-}
 sample=${4:-}
 readelf=${READELF:-readelf}
 cmake=${CMAKE:-cmake}
+here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$prefix"
 "$cmake" --install "$build" --prefix "$prefix" >"$prefix.log" 2>&1 || {
     cat "$prefix.log"; exit 1; }
 missing=0
-for f in include/npyio.h include/npyio.hpp bin/npyio share/man/man1/npyio.1; do
+for f in include/npyio.h include/npyio.hpp bin/npyio share/man/man1/npyio.1 \
+         share/man/man3/npyio.3 share/man/man3/npyio_save.3; do
     [ -f "$prefix/$f" ] || { echo "missing $f"; missing=1; }
 done
 for pattern in 'libnpyio.*' 'pkgconfig/npyio.pc' 'cmake/npyio/npyioConfig.cmake' \
@@ -35,6 +37,21 @@ cdef=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=cdef npyio)
     missing=1; }
 grep -q '^#define NPYIO_E_INVALID_ARG -1$' "$cdef" || {
     echo "$cdef has no decimal NPYIO_E_INVALID_ARG"; missing=1; }
+# The section 3 pages: with MANPATH=PREFIX/share/man, man -w 3 finds a page
+# for every name the installed library exports (the version script's names
+# for a static library), for npyio and for every family (where man is
+# installed: man-db).
+names=$here/../../cmake/npyio.map
+if [ "$shared" = ON ] && [ "$(uname -s)" = Linux ]; then
+    names=$(find "$prefix" -name 'libnpyio.so.*.*.*' | head -n 1)
+fi
+man_status=0
+sh "$here/../man/check_man.sh" man "$prefix/share/man/man3" "$names" || man_status=$?
+case $man_status in
+0) ;;
+77) echo "no man: the installed pages were not looked up" ;;
+*) echo "man -w does not find the installed section 3 pages"; missing=1 ;;
+esac
 if [ -n "$sample" ]; then
     env -i "$prefix/bin/npyio" --version || {
         echo "the installed tool does not start with a clean environment"; missing=1; }

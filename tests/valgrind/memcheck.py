@@ -45,6 +45,9 @@ SCRIPTS = {
                   "it, and cli_npz runs under valgrind",
     "readme_snippets": "compiles and runs the README's snippets, which "
                        "the tour_* tests run as programs here",
+    "man_gen": "runs the build-time page generator gen_man on broken "
+               "headers; the ASan+UBSan build checks it (and builds the "
+               "pages with it)",
 }
 
 # Tests run with other options, and why.

@@ -1,0 +1,1175 @@
+/*
+ * gen_man HEADER EXAMPLE_DIR OUT_DIR
+ *
+ * Writes the library's manual pages (section 3) from the public header's
+ * own documentation:
+ *  - OUT_DIR/npyio.3, the overview: the header's opening comment (what the
+ *    interface promises, its conventions, the naming rule), the handles,
+ *    the error model, thread safety, the limits and the per-call flags;
+ *  - OUT_DIR/<family>.3 for every section of the header that declares
+ *    functions (see `families` below): the section's prototypes as the
+ *    header writes them (SYNOPSIS), its comments, types, constants and
+ *    functions (DESCRIPTION: @param as tagged paragraphs), each function's
+ *    @return (RETURN VALUES), the example programs of EXAMPLE_DIR that show
+ *    the family, verbatim (EXAMPLES: tests build and run them, and check
+ *    that the page shows them unchanged), and SEE ALSO;
+ *  - OUT_DIR/<name>.3 for every NPYIO_API function and every function-like
+ *    NPYIO_ macro, a link page holding `.so man3/<family>.3`.
+ * A header section that declares functions but is missing from `families`
+ * is an error, as is an overview anchor the header no longer has: the build
+ * fails rather than ship a page that misses part of the header.
+ * Built and run at build time like gen_cdef (through the emulator when
+ * cross-building); not installed.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npyio.h"
+
+/* One page per header section that declares functions. */
+struct family {
+    const char *section; /* the header's banner title */
+    const char *page;    /* the page's name */
+    const char *summary; /* the NAME line's description */
+    const char *examples[4]; /* files of EXAMPLE_DIR shown under EXAMPLES */
+};
+
+static const struct family families[] = {
+    {"Version", "npyio_version", "version of the running library",
+     {"man_version.c"}},
+    {"Status codes and error messages", "npyio_status",
+     "status codes and error messages", {"tour_errors.c"}},
+    {"Tasks: one call each", "npyio_tasks",
+     "save, load, append and archive arrays in one call",
+     {"tour_save.c", "tour_load.c", "tour_tasks.c"}},
+    {"Memory", "npyio_memory", "release memory the library handed over",
+     {"tour_load.c"}},
+    {"Options: resource limits and allocator", "npyio_options",
+     "resource limits and allocator", {"tour_errors.c", "tour_allocator.c"}},
+    {"Data types", "npyio_dtype", "element types (NumPy dtypes)",
+     {"tour_bytes.c"}},
+    {"Records and subarrays", "npyio_records",
+     "record (structured) and subarray types", {"tour_records.c"}},
+    {"Headers", "npyio_header", "descriptions of arrays and .npy headers",
+     {"tour_headers.c", "tour_bytes.c"}},
+    {"Streams", "npyio_stream",
+     "sources and sinks of bytes: files, descriptors, memory, callbacks",
+     {"tour_streams.c"}},
+    {"Reading arrays", "npyio_reader",
+     "read .npy arrays: whole, in chunks, by rows, converted",
+     {"tour_chunks.c", "tour_headers.c"}},
+    {"Writing arrays", "npyio_writer",
+     "write .npy arrays: new files, appended rows, rows in place",
+     {"tour_headers.c", "tour_grow.c"}},
+    {"Memory mapping", "npyio_map", "map .npy files into memory",
+     {"tour_maps.c"}},
+    {".npz archives: reading", "npyio_npz", "read .npz archives",
+     {"tour_npz.c"}},
+    {".npz archives: writing", "npyio_npz_writer",
+     "write .npz archives and add members to them",
+     {"tour_npz.c", "tour_tasks.c"}},
+};
+#define NFAMILIES (sizeof families / sizeof families[0])
+
+enum kind { NOTE, FUNC, MACRO, CONST, TYPE };
+
+struct item {
+    enum kind kind;
+    char *name;   /* FUNC, MACRO, CONST, TYPE */
+    char *decl;   /* FUNC, MACRO, TYPE: as the header writes it */
+    char *value;  /* CONST */
+    char **doc;   /* comment lines, prefix removed */
+    size_t ndoc;
+};
+
+struct section {
+    char *title;
+    struct item *items;
+    size_t nitems, cap;
+    const struct family *family;
+};
+
+static struct section *sections;
+static size_t nsections;
+static char **top;       /* the header's opening comment */
+static size_t ntop;
+static const char *example_dir;
+static const char *out_dir;
+static int failed;
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gen_man: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (p == NULL)
+        die("out of memory");
+    return p;
+}
+
+static char *xstrndup(const char *s, size_t n)
+{
+    char *d = xrealloc(NULL, n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+static char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+static void push_line(char ***lines, size_t *n, char *line)
+{
+    *lines = xrealloc(*lines, (*n + 1) * sizeof **lines);
+    (*lines)[(*n)++] = line;
+}
+
+/* The file's lines, without their newlines. */
+static char **read_lines(const char *path, size_t *count)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        die("%s: cannot open", path);
+    char **lines = NULL, *line = NULL;
+    size_t n = 0, len = 0, cap = 0;
+    int c;
+    while ((c = getc(f)) != EOF) {
+        if (c == '\n') {
+            push_line(&lines, &n, xstrndup(line ? line : "", len));
+            len = 0;
+            continue;
+        }
+        if (len + 1 >= cap) {
+            cap = cap ? 2 * cap : 128;
+            line = xrealloc(line, cap);
+        }
+        line[len++] = (char)c;
+    }
+    if (ferror(f))
+        die("%s: cannot read", path);
+    if (len > 0)
+        push_line(&lines, &n, xstrndup(line, len));
+    fclose(f);
+    free(line);
+    *count = n;
+    return lines;
+}
+
+static const char *skip_space(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int is_ident(int c) { return isalnum(c) || c == '_'; }
+
+static int is_blank(const char *s) { return *skip_space(s) == '\0'; }
+
+static size_t indent_of(const char *s) { return (size_t)(skip_space(s) - s); }
+
+/* Trailing spaces removed, in place. */
+static char *rstrip(char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* ---- reading the header -------------------------------------------------- */
+
+static int is_rule(const char *line)
+{
+    return starts_with(line, "/* ----") && strstr(line, "*/") != NULL;
+}
+
+/* Lines[*i] opens a comment (`opener`): collect its text, without the
+ * comment markers and the leading " * ", up to its end; blank lines at
+ * either end dropped. */
+static void read_comment(char **lines, size_t nlines, size_t *i,
+                         const char *opener, char ***out, size_t *nout)
+{
+    int first = 1;
+    for (;;) {
+        const char *s = first ? skip_space(lines[*i]) + strlen(opener)
+                              : lines[*i];
+        char *text = xstrdup(s), *end = strstr(text, "*/");
+        int last = end != NULL;
+        if (last)
+            *end = '\0';
+        rstrip(text);
+        const char *t = skip_space(text);
+        if (!first) {
+            if (*t == '*')
+                t++;
+            if (*t == ' ')
+                t++;
+        }
+        /* A tag after text on one line ("... live on. @since 1.0") starts
+         * a line of its own. */
+        const char *tag = strstr(t, " @");
+        while (tag != NULL && !starts_with(tag, " @since") &&
+               !starts_with(tag, " @return") && !starts_with(tag, " @param"))
+            tag = strstr(tag + 1, " @");
+        char *before = tag ? rstrip(xstrndup(t, (size_t)(tag - t))) : NULL;
+        if (before != NULL && *before != '\0') {
+            push_line(out, nout, before);
+            before = NULL;
+            t = tag + 1;
+        }
+        free(before);
+        if (!((first || last) && *t == '\0'))
+            push_line(out, nout, xstrdup(t));
+        free(text);
+        (*i)++;
+        if (last)
+            break;
+        if (*i >= nlines)
+            die("unterminated comment");
+        first = 0;
+    }
+    while (*nout > 0 && is_blank((*out)[*nout - 1]))
+        free((*out)[--*nout]);
+    size_t lead = 0;
+    while (lead < *nout && is_blank((*out)[lead]))
+        lead++;
+    if (lead > 0) {
+        for (size_t k = 0; k < lead; k++)
+            free((*out)[k]);
+        memmove(*out, *out + lead, (*nout - lead) * sizeof **out);
+        *nout -= lead;
+    }
+}
+
+static struct item *add_item(struct section *sec, enum kind kind)
+{
+    if (sec->nitems == sec->cap) {
+        sec->cap = sec->cap ? 2 * sec->cap : 16;
+        sec->items = xrealloc(sec->items, sec->cap * sizeof *sec->items);
+    }
+    struct item *it = &sec->items[sec->nitems++];
+    memset(it, 0, sizeof *it);
+    it->kind = kind;
+    return it;
+}
+
+static void append_text(char **dst, const char *line)
+{
+    size_t old = *dst ? strlen(*dst) : 0, n = strlen(line);
+    *dst = xrealloc(*dst, old + n + 2);
+    if (old)
+        (*dst)[old++] = '\n';
+    memcpy(*dst + old, line, n + 1);
+}
+
+/* The identifier that ends just before `end` (spaces skipped). */
+static char *ident_before(const char *text, const char *end)
+{
+    while (end > text && end[-1] == ' ')
+        end--;
+    const char *start = end;
+    while (start > text && is_ident((unsigned char)start[-1]))
+        start--;
+    return start == end ? NULL : xstrndup(start, (size_t)(end - start));
+}
+
+/* "NPYIO_API type name(params);" over as many lines as it takes; shown
+ * without NPYIO_API, its continuation lines moving left with the opening
+ * parenthesis they are aligned under. */
+static void read_function(struct item *it, char **lines, size_t nlines,
+                          size_t *i)
+{
+    const char *first = lines[*i];
+    for (;;) {
+        const char *line = lines[*i];
+        if (line == first)
+            append_text(&it->decl, line + strlen("NPYIO_API "));
+        else
+            append_text(&it->decl, indent_of(line) > 10 ? line + 10 : line);
+        (*i)++;
+        if (strchr(line, ';') != NULL)
+            break;
+        if (*i >= nlines)
+            die("unterminated declaration: %s", first);
+    }
+    const char *paren = strchr(it->decl, '(');
+    it->name = paren ? ident_before(it->decl, paren) : NULL;
+    if (it->name == NULL)
+        die("no function name in: %s", first);
+}
+
+/* "typedef ...;", up to its ';' outside braces. */
+static void read_typedef(struct item *it, char **lines, size_t nlines,
+                         size_t *i)
+{
+    int depth = 0;
+    for (;;) {
+        const char *line = lines[(*i)++];
+        append_text(&it->decl, line);
+        for (const char *p = line; *p; p++)
+            depth += (*p == '{') - (*p == '}');
+        if (depth == 0 && strchr(line, ';') != NULL)
+            break;
+        if (*i >= nlines)
+            die("unterminated typedef");
+    }
+    it->name = ident_before(it->decl, strrchr(it->decl, ';'));
+    if (it->name == NULL)
+        die("no type name in: %s", it->decl);
+}
+
+/* "#define NAME(params)" of a macro starting at lines[i], its parameters
+ * joined when they go on over continuation lines. */
+static char *macro_params(char **lines, size_t nlines, size_t i)
+{
+    char *decl = NULL;
+    for (size_t k = i;; k++) {
+        const char *line = k == i ? lines[k] : skip_space(lines[k]);
+        const char *close = strchr(line, ')');
+        size_t n = close ? (size_t)(close + 1 - line) : strlen(line);
+        char *part = xstrndup(line, n);
+        if (close == NULL && n > 0 && part[n - 1] == '\\')
+            part[n - 1] = '\0';
+        rstrip(part);
+        if (decl == NULL) {
+            decl = part;
+        } else {
+            size_t old = strlen(decl);
+            decl = xrealloc(decl, old + strlen(part) + 2);
+            decl[old] = ' ';
+            strcpy(decl + old + 1, part);
+            free(part);
+        }
+        if (close != NULL)
+            return decl;
+        if (k + 1 >= nlines)
+            die("unterminated macro parameters: %s", lines[i]);
+    }
+}
+
+/* "#define NPYIO_NAME value" (a constant) or "#define NPYIO_NAME(...)"
+ * (a macro), with its continuation lines. */
+static struct item *read_define(struct section *sec, char **lines,
+                                size_t nlines, size_t *i)
+{
+    const char *p = skip_space(skip_space(lines[*i] + 1) + strlen("define"));
+    const char *name = p;
+    while (is_ident((unsigned char)*p))
+        p++;
+    struct item *it;
+    if (*p == '(') {
+        it = add_item(sec, MACRO);
+        it->decl = macro_params(lines, nlines, *i);
+    } else {
+        it = add_item(sec, CONST);
+        const char *v = skip_space(p);
+        const char *c = strstr(v, "/*");
+        it->value = rstrip(xstrndup(v, c ? (size_t)(c - v) : strlen(v)));
+    }
+    it->name = xstrndup(name, (size_t)(p - name));
+    while (*i < nlines) {
+        const char *line = lines[(*i)++];
+        size_t n = strlen(line);
+        if (n == 0 || line[n - 1] != '\\')
+            break;
+    }
+    return it;
+}
+
+/* Lines[*i] starts a declaration: a function (NPYIO_API ...;), a typedef
+ * or a #define. Record it with its comment. */
+static void read_declaration(struct section *sec, char **lines, size_t nlines,
+                             size_t *i, char **doc, size_t ndoc)
+{
+    struct item *it;
+    if (starts_with(lines[*i], "NPYIO_API ")) {
+        it = add_item(sec, FUNC);
+        read_function(it, lines, nlines, i);
+    } else if (starts_with(lines[*i], "typedef")) {
+        it = add_item(sec, TYPE);
+        read_typedef(it, lines, nlines, i);
+    } else {
+        it = read_define(sec, lines, nlines, i);
+    }
+    it->doc = doc;
+    it->ndoc = ndoc;
+}
+
+static void add_note(struct section *sec, char **doc, size_t ndoc)
+{
+    struct item *it = add_item(sec, NOTE);
+    it->doc = doc;
+    it->ndoc = ndoc;
+}
+
+/* A doc comment at lines[*i], and what it documents: the declaration
+ * that follows, or nothing (a note). A comment before a constant that has
+ * a comment of its own after it is the group's note. */
+static void read_doc_comment(struct section *sec, char **lines, size_t nlines,
+                             size_t *i)
+{
+    char **doc = NULL;
+    size_t ndoc = 0;
+    read_comment(lines, nlines, i, "/**", &doc, &ndoc);
+    while (*i < nlines && is_blank(lines[*i]))
+        (*i)++;
+    if (sec == NULL)
+        die("a doc comment before the first section");
+    const char *next = *i < nlines ? lines[*i] : "";
+    if (starts_with(next, "#define NPYIO_") && strstr(next, "/**<") != NULL)
+        add_note(sec, doc, ndoc);
+    else if (starts_with(next, "NPYIO_API ") || starts_with(next, "typedef") ||
+             starts_with(next, "#define NPYIO_"))
+        read_declaration(sec, lines, nlines, i, doc, ndoc);
+    else
+        add_note(sec, doc, ndoc);
+}
+
+/* A banner at lines[*i] (a rule of dashes, the title, a rule) starts a
+ * section. */
+static struct section *read_banner(char **lines, size_t nlines, size_t *i)
+{
+    if (!is_rule(lines[*i]) || *i + 2 >= nlines || !is_rule(lines[*i + 2]))
+        return NULL;
+    const char *title = skip_space(lines[*i + 1] + 2);
+    const char *end = strstr(title, "*/");
+    if (!starts_with(lines[*i + 1], "/*") || end == NULL)
+        die("line %zu: a banner without a title", *i + 2);
+    sections = xrealloc(sections, (nsections + 1) * sizeof *sections);
+    struct section *sec = &sections[nsections++];
+    memset(sec, 0, sizeof *sec);
+    sec->title = rstrip(xstrndup(title, (size_t)(end - title)));
+    *i += 3;
+    return sec;
+}
+
+/* A constant with its comment after it, on its line. */
+static void read_trailing_doc(struct section *sec, char **lines,
+                              size_t nlines, size_t *i)
+{
+    const char *d = skip_space(strstr(lines[*i], "/**<") + 4);
+    const char *e = strstr(d, "*/");
+    if (e == NULL)
+        die("line %zu: a /**< comment on several lines", *i + 1);
+    char **doc = NULL;
+    size_t ndoc = 0;
+    push_line(&doc, &ndoc, rstrip(xstrndup(d, (size_t)(e - d))));
+    read_declaration(sec, lines, nlines, i, doc, ndoc);
+}
+
+static void read_header(const char *path)
+{
+    size_t nlines, i = 0;
+    char **lines = read_lines(path, &nlines);
+    struct section *sec = NULL, *next;
+    while (i < nlines) {
+        const char *line = lines[i], *t = skip_space(line);
+        int define = starts_with(line, "#define NPYIO_");
+        if ((next = read_banner(lines, nlines, &i)) != NULL) {
+            sec = next;
+        } else if (starts_with(t, "/**") && !starts_with(t, "/**<")) {
+            read_doc_comment(sec, lines, nlines, &i);
+        } else if (starts_with(t, "/*")) {
+            char **doc = NULL;
+            size_t ndoc = 0;
+            read_comment(lines, nlines, &i, "/*", &doc, &ndoc);
+            if (sec == NULL && top == NULL) {
+                top = doc;
+                ntop = ndoc;
+            } else if (sec != NULL) {
+                add_note(sec, doc, ndoc);
+            } else { /* a comment between the top one and the sections */
+                for (size_t k = 0; k < ndoc; k++)
+                    free(doc[k]);
+                free(doc);
+            }
+        } else if (sec == NULL) {
+            i++;
+        } else if (starts_with(line, "NPYIO_API ") ||
+                   starts_with(line, "typedef")) {
+            read_declaration(sec, lines, nlines, &i, NULL, 0);
+        } else if (define && strstr(line, "/**<") != NULL) {
+            read_trailing_doc(sec, lines, nlines, &i);
+        } else if (define && i > 0 && starts_with(lines[i - 1], "#define NPYIO_") &&
+                   sec->nitems > 0 && sec->items[sec->nitems - 1].kind == CONST) {
+            /* The next constant of a group whose first one is documented. */
+            read_declaration(sec, lines, nlines, &i, NULL, 0);
+        } else {
+            i++;
+        }
+    }
+    for (size_t k = 0; k < nlines; k++)
+        free(lines[k]);
+    free(lines);
+    if (top == NULL || nsections == 0)
+        die("%s: no opening comment or no sections", path);
+}
+
+/* ---- writing groff ------------------------------------------------------- */
+
+/* Text for groff: backslashes and minus signs escaped (code stays code when
+ * copied from the page). With `markup`, `quoted` spans and the names of
+ * calls (npyio_xxx()) in bold. */
+static void put_esc(FILE *f, const char *s, int markup)
+{
+    int in_quote = 0;
+    for (const char *p = s; *p; p++) {
+        if (markup && *p == '`') {
+            fputs(in_quote ? "\\fR" : "\\fB", f);
+            in_quote = !in_quote;
+            continue;
+        }
+        if (markup && !in_quote && starts_with(p, "npyio_") &&
+            (p == s || !is_ident((unsigned char)p[-1]))) {
+            const char *e = p;
+            while (is_ident((unsigned char)*e))
+                e++;
+            if (starts_with(e, "()")) {
+                fputs("\\fB", f);
+                fwrite(p, 1, (size_t)(e - p), f);
+                fputs("\\fR()", f);
+                p = e + 1;
+                continue;
+            }
+        }
+        if (*p == '\\')
+            fputs("\\e", f);
+        else if (*p == '-')
+            fputs("\\-", f);
+        else
+            fputc(*p, f);
+    }
+    if (in_quote)
+        fputs("\\fR", f);
+}
+
+/* One input line of text; a control character at its start made text. */
+static void put_text(FILE *f, const char *s, int markup)
+{
+    if (*s == '.' || *s == '\'')
+        fputs("\\&", f);
+    put_esc(f, s, markup);
+    fputc('\n', f);
+}
+
+static int is_bullet(const char *line)
+{
+    const char *t = skip_space(line);
+    return t[0] == '-' && t[1] == ' ';
+}
+
+static int is_tag(const char *line) { return skip_space(line)[0] == '@'; }
+
+/* "word   text" whose text goes on indented below it (a table of
+ * callbacks, say). */
+static int is_item(char **doc, size_t ndoc, size_t i)
+{
+    const char *sp = strchr(doc[i], ' ');
+    return indent_of(doc[i]) == 0 && i + 1 < ndoc && sp != NULL &&
+           sp - doc[i] <= 12 && !is_blank(doc[i + 1]) &&
+           !is_bullet(doc[i + 1]) && !is_tag(doc[i + 1]) &&
+           indent_of(doc[i + 1]) >= 4;
+}
+
+/* The body of a comment (up to its first @ tag) as groff: paragraphs of
+ * filled text, "- " bullets, "word   text" items, and indented blocks kept
+ * line for line. `nested`: the body of a tagged paragraph, whose indent
+ * it keeps (its first paragraph continues the tag's). */
+static void put_body(FILE *f, char **doc, size_t ndoc, int nested)
+{
+    const char *para = nested ? ".IP\n" : ".PP\n";
+    size_t i = 0;
+    int need_para = !nested;
+    while (i < ndoc && !is_tag(doc[i])) {
+        const char *line = doc[i];
+        if (is_blank(line)) {
+            i++;
+            need_para = 1;
+            continue;
+        }
+        size_t ind = indent_of(line);
+        if (is_bullet(line)) {
+            fputs(nested ? ".IP\n\\(bu " : ".IP \\(bu 2\n", f);
+            put_text(f, skip_space(line) + 2, 1);
+            i++;
+            while (i < ndoc && !is_blank(doc[i]) && !is_bullet(doc[i]) &&
+                   !is_tag(doc[i]) && indent_of(doc[i]) > ind)
+                put_text(f, skip_space(doc[i++]), 1);
+            need_para = 1;
+        } else if (is_item(doc, ndoc, i)) {
+            const char *sp = strchr(line, ' ');
+            fputs(nested ? ".IP\n\\fB" : ".TP\n\\fB", f);
+            char *word = xstrndup(line, (size_t)(sp - line));
+            put_esc(f, word, 0);
+            free(word);
+            fputs(nested ? "\\fR " : "\\fR\n", f);
+            put_text(f, skip_space(sp), 1);
+            i++;
+            while (i < ndoc && !is_blank(doc[i]) && !is_tag(doc[i]) &&
+                   indent_of(doc[i]) >= 4)
+                put_text(f, skip_space(doc[i++]), 1);
+            need_para = 1;
+        } else if (ind > 0) {
+            size_t start = i, common = ind;
+            while (i < ndoc && !is_blank(doc[i]) && !is_tag(doc[i]) &&
+                   !is_bullet(doc[i]) && indent_of(doc[i]) > 0) {
+                if (indent_of(doc[i]) < common)
+                    common = indent_of(doc[i]);
+                i++;
+            }
+            fputs(nested ? ".IP\n.nf\n" : ".PP\n.RS 4\n.nf\n", f);
+            for (size_t k = start; k < i; k++)
+                put_text(f, doc[k] + common, 0);
+            fputs(nested ? ".fi\n" : ".fi\n.RE\n", f);
+            need_para = 1;
+        } else {
+            if (need_para)
+                fputs(para, f);
+            need_para = 0;
+            put_text(f, line, 1);
+            i++;
+        }
+    }
+}
+
+/* The @tags of a comment: "@param[in] name text...", "@return text",
+ * "@since 1.0", each with its indented continuation lines. */
+struct tag {
+    char kind; /* 'p', 'r', 's' */
+    char *name;
+    char *text; /* lines separated by '\n' */
+};
+
+#define MAX_TAGS 32
+
+static size_t read_tags(const struct item *it, struct tag *tags)
+{
+    char **doc = it->doc;
+    size_t ndoc = it->ndoc, n = 0, i = 0;
+    while (i < ndoc && !is_tag(doc[i]))
+        i++;
+    while (i < ndoc) {
+        const char *t = skip_space(doc[i]);
+        if (n == MAX_TAGS)
+            die("%s: too many @tags", it->name);
+        struct tag *tag = &tags[n++];
+        memset(tag, 0, sizeof *tag);
+        if (starts_with(t, "@param")) {
+            tag->kind = 'p';
+            t += strlen("@param");
+            if (*t == '[') {
+                t = strchr(t, ']');
+                if (t == NULL)
+                    die("%s: bad @param: %s", it->name, doc[i]);
+                t++;
+            }
+            t = skip_space(t);
+            const char *e = t;
+            for (;;) {
+                while (is_ident((unsigned char)*e))
+                    e++;
+                if (e[0] == ',' && e[1] == ' ' && is_ident((unsigned char)e[2]))
+                    e += 2;
+                else
+                    break;
+            }
+            if (e == t)
+                die("%s: @param without a name: %s", it->name, doc[i]);
+            tag->name = xstrndup(t, (size_t)(e - t));
+            t = skip_space(e);
+        } else if (starts_with(t, "@return")) {
+            tag->kind = 'r';
+            t = skip_space(t + strlen("@return"));
+        } else if (starts_with(t, "@since")) {
+            tag->kind = 's';
+            t = skip_space(t + strlen("@since"));
+        } else {
+            die("%s: unknown tag: %s", it->name, doc[i]);
+        }
+        if (*t)
+            append_text(&tag->text, t);
+        i++;
+        /* Up to the next tag: the tag's lines, and paragraphs after a
+         * blank line (kept as an empty line). */
+        int blank = 0;
+        for (; i < ndoc && !is_tag(doc[i]); i++) {
+            if (is_blank(doc[i])) {
+                blank = 1;
+                continue;
+            }
+            if (blank && tag->text != NULL)
+                append_text(&tag->text, "");
+            blank = 0;
+            append_text(&tag->text, skip_space(doc[i]));
+        }
+    }
+    return n;
+}
+
+static void free_tags(struct tag *tags, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        free(tags[k].name);
+        free(tags[k].text);
+    }
+}
+
+/* Lines separated by '\n', each put as text (filled, or verbatim in
+ * no-fill mode). */
+static void put_lines(FILE *f, const char *text, int markup)
+{
+    if (text == NULL)
+        return;
+    const char *p = text;
+    for (;;) {
+        const char *nl = strchr(p, '\n');
+        char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+        if (*line == '\0' && markup)
+            fputs(".IP\n", f); /* a paragraph of a tagged paragraph */
+        else
+            put_text(f, line, markup);
+        free(line);
+        if (nl == NULL)
+            break;
+        p = nl + 1;
+    }
+}
+
+/* A constant as a tagged paragraph: its name, its value, its comment. */
+static void put_const(FILE *f, const struct item *it)
+{
+    fputs(".TP\n.BR ", f);
+    put_esc(f, it->name, 0);
+    fputs(" \" (", f);
+    /* "(-1)" is written (-1), not ((-1)) */
+    size_t n = strlen(it->value);
+    char *value = it->value[0] == '(' && it->value[n - 1] == ')'
+                      ? xstrndup(it->value + 1, n - 2)
+                      : xstrdup(it->value);
+    for (const char *q = value; *q; q++) {
+        if (*q == '"') {
+            fputs("\\(dq", f); /* within a macro's quoted argument */
+        } else {
+            char one[2] = {*q, '\0'};
+            put_esc(f, one, 0);
+        }
+    }
+    free(value);
+    fputs(")\"\n", f);
+    put_body(f, it->doc, it->ndoc, 1);
+}
+
+/* A function, macro, type or note: a subsection with its comment, its
+ * parameters as tagged paragraphs, and since when it exists. */
+static void put_item(FILE *f, const struct item *it)
+{
+    if (it->kind == CONST) {
+        put_const(f, it);
+        return;
+    }
+    if (it->kind == NOTE) {
+        put_body(f, it->doc, it->ndoc, 0);
+        return;
+    }
+    fprintf(f, ".SS %s%s\n", it->name,
+            it->kind == FUNC || it->kind == MACRO ? "()" : "");
+    put_body(f, it->doc, it->ndoc, 0);
+    struct tag tags[MAX_TAGS];
+    size_t ntags = read_tags(it, tags);
+    const char *since = NULL;
+    for (size_t k = 0; k < ntags; k++) {
+        if (tags[k].kind == 'p') {
+            fputs(".TP\n.I ", f);
+            put_text(f, tags[k].name, 0);
+            put_lines(f, tags[k].text, 1);
+        } else if (tags[k].kind == 's') {
+            since = tags[k].text;
+        }
+    }
+    if (since != NULL) {
+        fputs(".PP\nSince libnpyio ", f);
+        put_esc(f, since, 0);
+        fputs(".\n", f);
+    }
+    free_tags(tags, ntags);
+}
+
+static const struct family *family_of(const char *title)
+{
+    for (size_t k = 0; k < NFAMILIES; k++)
+        if (strcmp(families[k].section, title) == 0 ||
+            strcmp(families[k].page, title) == 0)
+            return &families[k];
+    return NULL;
+}
+
+static const struct section *section_of(const char *title)
+{
+    for (size_t k = 0; k < nsections; k++)
+        if (strcmp(sections[k].title, title) == 0)
+            return &sections[k];
+    die("the header has no section \"%s\"", title);
+    return NULL;
+}
+
+static const struct item *item_of(const struct section *sec, const char *name)
+{
+    for (size_t k = 0; k < sec->nitems; k++)
+        if (sec->items[k].name && strcmp(sec->items[k].name, name) == 0)
+            return &sec->items[k];
+    die("section \"%s\" has no %s", sec->title, name);
+    return NULL;
+}
+
+static FILE *open_page(const char *name, char **path)
+{
+    size_t n = strlen(out_dir) + strlen(name) + 8;
+    *path = xrealloc(NULL, n);
+    snprintf(*path, n, "%s/%s.3", out_dir, name);
+    FILE *f = fopen(*path, "w");
+    if (f == NULL)
+        die("%s: cannot write", *path);
+    return f;
+}
+
+static void close_page(FILE *f, char *path)
+{
+    if (ferror(f) || fclose(f) != 0) {
+        fprintf(stderr, "gen_man: %s: write failed\n", path);
+        failed = 1;
+    }
+    free(path);
+}
+
+static void put_th(FILE *f, const char *name)
+{
+    fputs(".\\\" Generated from npyio.h by src/man/gen_man.c: do not edit.\n", f);
+    fprintf(f, ".TH %s 3 \"\" \"libnpyio %s\" \"libnpyio Manual\"\n", name,
+            NPYIO_VERSION_STRING);
+    /* Names of calls are not hyphenated, nor text stretched to both
+     * margins. */
+    fputs(".nh\n.ad l\n", f);
+}
+
+static void put_synopsis_head(FILE *f)
+{
+    fputs(".SH SYNOPSIS\n.nf\n.B #include <npyio.h>\n.fi\n.PP\n"
+          "Link with\n.BR \\-lnpyio ;\n"
+          ".B pkg\\-config \\-\\-cflags \\-\\-libs npyio\n"
+          "gives the flags.\n", f);
+}
+
+static void put_see_also(FILE *f, const char *self)
+{
+    fputs(".SH SEE ALSO\n", f);
+    if (strcmp(self, "npyio") != 0)
+        fputs(".BR npyio (3),\n", f);
+    for (size_t k = 0; k < NFAMILIES; k++)
+        if (strcmp(families[k].page, self) != 0)
+            fprintf(f, ".BR %s (3),\n", families[k].page);
+    fputs(".BR npyio (1)\n", f);
+}
+
+/* An example program, verbatim, between .EX and .EE. */
+static void put_example(FILE *f, const char *file)
+{
+    size_t n = strlen(example_dir) + strlen(file) + 2, nlines;
+    char *path = xrealloc(NULL, n);
+    snprintf(path, n, "%s/%s", example_dir, file);
+    char **lines = read_lines(path, &nlines);
+    fprintf(f, ".SS %s\n", file);
+    fputs(".PP\nA whole program, which the tests of the source tree build "
+          "and run\n", f);
+    fprintf(f, "(\\fItests/example/%s\\fR):\n", file);
+    fputs(".PP\n.EX\n", f);
+    for (size_t k = 0; k < nlines; k++) {
+        put_text(f, lines[k], 0);
+        free(lines[k]);
+    }
+    fputs(".EE\n", f);
+    free(lines);
+    free(path);
+}
+
+/* RETURN VALUES: each function's @return. */
+static void put_return_values(FILE *f, const struct section *sec)
+{
+    fputs(".SH RETURN VALUES\n", f);
+    int voids = 0;
+    for (size_t k = 0; k < sec->nitems; k++) {
+        const struct item *it = &sec->items[k];
+        if (it->kind != FUNC)
+            continue;
+        struct tag tags[MAX_TAGS];
+        size_t ntags = read_tags(it, tags);
+        int found = 0;
+        for (size_t t = 0; t < ntags; t++) {
+            if (tags[t].kind != 'r')
+                continue;
+            fprintf(f, ".TP\n.BR %s ()\n", it->name);
+            put_lines(f, tags[t].text, 1);
+            found = 1;
+        }
+        free_tags(tags, ntags);
+        voids += !found;
+    }
+    if (voids)
+        fputs(".PP\nThe functions not listed return no value.\n", f);
+}
+
+/* A link page per function and macro: `.so man3/FAMILY.3`. */
+static void write_links(const struct section *sec, const struct family *fam)
+{
+    char *path;
+    for (size_t k = 0; k < sec->nitems; k++) {
+        const struct item *it = &sec->items[k];
+        if (it->kind != FUNC && it->kind != MACRO)
+            continue;
+        if (family_of(it->name) != NULL)
+            die("%s names both a call and a family page", it->name);
+        FILE *l = open_page(it->name, &path);
+        fprintf(l, ".so man3/%s.3\n", fam->page);
+        close_page(l, path);
+    }
+}
+
+static void write_family(const struct section *sec, const struct family *fam)
+{
+    char *path;
+    FILE *f = open_page(fam->page, &path);
+    put_th(f, fam->page);
+    fputs(".SH NAME\n", f);
+    fprintf(f, "%s", fam->page);
+    for (size_t k = 0; k < sec->nitems; k++)
+        if (sec->items[k].kind == FUNC || sec->items[k].kind == MACRO)
+            fprintf(f, ", %s", sec->items[k].name);
+    fputs(" \\- ", f);
+    put_text(f, fam->summary, 0);
+
+    put_synopsis_head(f);
+    for (size_t k = 0; k < sec->nitems; k++) {
+        const struct item *it = &sec->items[k];
+        if (it->kind == TYPE || it->kind == FUNC || it->kind == MACRO) {
+            fputs(".PP\n.nf\n", f);
+            put_lines(f, it->decl, 0);
+            fputs(".fi\n", f);
+        }
+    }
+
+    fputs(".SH DESCRIPTION\n", f);
+    /* A run of constants under a heading, the note before it included. */
+    for (size_t k = 0; k < sec->nitems; k++) {
+        const struct item *it = &sec->items[k];
+        enum kind before = k > 0 ? sec->items[k - 1].kind : NOTE;
+        if ((it->kind == NOTE && k + 1 < sec->nitems &&
+             sec->items[k + 1].kind == CONST) ||
+            (it->kind == CONST && k == 0) ||
+            (it->kind == CONST && before != CONST && before != NOTE))
+            fputs(".SS Constants\n", f);
+        put_item(f, it);
+    }
+
+    put_return_values(f, sec);
+    fputs(".SH EXAMPLES\n", f);
+    for (size_t k = 0; k < 4 && fam->examples[k] != NULL; k++)
+        put_example(f, fam->examples[k]);
+    put_see_also(f, fam->page);
+    close_page(f, path);
+
+    write_links(sec, fam);
+}
+
+/* ---- the overview, npyio(3) ---------------------------------------------- */
+
+/* The part of the opening comment that starts with `anchor`: up to the
+ * next part's first line (parts start with the anchors below). */
+static const char *const anchors[] = {
+    "This header is the manual", "Conventions that hold",
+    "Names follow one rule", "Contents, in order", "Every declaration says",
+};
+#define NANCHORS (sizeof anchors / sizeof anchors[0])
+
+static size_t part_of(const char *anchor, size_t *end)
+{
+    size_t start = ntop;
+    for (size_t i = 0; i < ntop && start == ntop; i++)
+        if (starts_with(top[i], anchor))
+            start = i;
+    if (start == ntop)
+        die("the header's opening comment has no \"%s\"", anchor);
+    *end = ntop;
+    for (size_t i = start + 1; i < ntop && *end == ntop; i++)
+        for (size_t a = 0; a < NANCHORS; a++)
+            if (starts_with(top[i], anchors[a]))
+                *end = i;
+    return start;
+}
+
+static void put_part(FILE *f, const char *anchor)
+{
+    size_t end, start = part_of(anchor, &end);
+    put_body(f, top + start, end - start, 0);
+}
+
+/* DESCRIPTION: what the interface promises, and the families. */
+static void put_overview_description(FILE *f)
+{
+    fputs(".SH DESCRIPTION\n", f);
+    put_part(f, "This header is the manual");
+    fputs(".PP\nThe calls are documented by family, one page each, in the "
+          "header's order:\n", f);
+    for (size_t k = 0; k < NFAMILIES; k++) {
+        fprintf(f, ".TP\n.BR %s (3)\n", families[k].page);
+        put_text(f, families[k].summary, 0);
+    }
+    fputs(".PP\n", f);
+    put_text(f, "Every exported function has a page of its own name "
+                "(man 3 npyio_save) that shows its family's page.", 1);
+}
+
+/* ERRORS: the statuses and the messages. */
+static void put_errors(FILE *f)
+{
+    fputs(".SH ERRORS\n", f);
+    const struct section *status =
+        section_of("Status codes and error messages");
+    put_item(f, item_of(status, "npyio_status"));
+    fputs(".SS Statuses\n", f);
+    for (size_t k = 0; k < status->nitems; k++)
+        if (status->items[k].kind == CONST)
+            put_const(f, &status->items[k]);
+    fputs(".SS Messages\n.PP\n", f);
+    put_text(f, "npyio_status_string() names a status; npyio_last_error() "
+                "gives the message of the calling thread's last failed call:",
+             1);
+    put_body(f, item_of(status, "npyio_last_error")->doc,
+             item_of(status, "npyio_last_error")->ndoc, 0);
+}
+
+/* CONVENTIONS, NAMING, HANDLES, ERRORS, and THREAD SAFETY from the
+ * convention that says it. */
+static void put_conventions(FILE *f)
+{
+    size_t end, start = part_of("Conventions that hold", &end);
+    size_t ts = end, ts_end = end;
+    for (size_t i = start; i < end; i++)
+        if (is_bullet(top[i]) &&
+            starts_with(skip_space(top[i]) + 2, "Thread safety:")) {
+            ts = i;
+            ts_end = i + 1;
+            while (ts_end < end && !is_blank(top[ts_end]) &&
+                   !is_bullet(top[ts_end]))
+                ts_end++;
+        }
+    if (ts == end)
+        die("the header's conventions say nothing of thread safety");
+    fputs(".SH CONVENTIONS\n", f);
+    put_body(f, top + start, ts - start, 0);
+    put_body(f, top + ts_end, end - ts_end, 0);
+
+    fputs(".SH NAMING\n", f);
+    put_part(f, "Names follow one rule");
+
+    fputs(".SH HANDLES\n", f);
+    const struct section *handles = section_of("Handles and their lifetimes");
+    for (size_t k = 0; k < handles->nitems; k++)
+        put_item(f, &handles->items[k]);
+
+    put_errors(f);
+
+    fputs(".SH THREAD SAFETY\n.PP\n", f);
+    for (size_t i = ts; i < ts_end; i++)
+        put_text(f, i == ts ? skip_space(top[i]) + 2 : skip_space(top[i]), 1);
+    fputs(".PP\nEach handle under HANDLES says whether threads may share "
+          "it; the limit\n.B NPYIO_LIMIT_THREADS\n(under LIMITS) says how "
+          "many threads one call may use.\n", f);
+}
+
+/* LIMITS (with the untrusted set) and FLAGS. */
+static void put_limits_and_flags(FILE *f)
+{
+    fputs(".SH LIMITS\n", f);
+    const struct section *options =
+        section_of("Options: resource limits and allocator");
+    put_body(f, item_of(options, "npyio_limit")->doc,
+             item_of(options, "npyio_limit")->ndoc, 0);
+    for (size_t k = 0; k < options->nitems; k++)
+        if (options->items[k].kind == CONST &&
+            starts_with(options->items[k].name, "NPYIO_LIMIT_"))
+            put_const(f, &options->items[k]);
+    fputs(".SS Untrusted input\n", f);
+    put_body(f, item_of(options, "npyio_options_set_untrusted")->doc,
+             item_of(options, "npyio_options_set_untrusted")->ndoc, 0);
+
+    fputs(".SH FLAGS\n", f);
+    const struct section *flags = section_of("Per-call flags");
+    for (size_t k = 0; k < flags->nitems; k++)
+        put_item(f, &flags->items[k]);
+}
+
+static void write_overview(void)
+{
+    char *path;
+    FILE *f = open_page("npyio", &path);
+    put_th(f, "npyio");
+    fputs(".SH NAME\nnpyio \\- read and write NumPy .npy and .npz files "
+          "(overview of libnpyio)\n", f);
+    put_synopsis_head(f);
+    put_overview_description(f);
+    put_conventions(f);
+    put_limits_and_flags(f);
+    fputs(".SH VERSIONS\n", f);
+    put_part(f, "Every declaration says");
+    put_see_also(f, "npyio");
+    close_page(f, path);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fputs("usage: gen_man HEADER EXAMPLE_DIR OUT_DIR\n", stderr);
+        return 2;
+    }
+    example_dir = argv[2];
+    out_dir = argv[3];
+    read_header(argv[1]);
+
+    int used[NFAMILIES] = {0};
+    for (size_t k = 0; k < nsections; k++) {
+        const struct section *sec = &sections[k];
+        const struct family *fam = family_of(sec->title);
+        int calls = 0;
+        for (size_t j = 0; j < sec->nitems; j++)
+            calls += sec->items[j].kind == FUNC;
+        if (fam == NULL && calls > 0)
+            die("section \"%s\" declares functions but has no page: add it "
+                "to the families of src/man/gen_man.c", sec->title);
+        if (fam == NULL)
+            continue;
+        used[fam - families]++;
+        write_family(sec, fam);
+    }
+    for (size_t k = 0; k < NFAMILIES; k++)
+        if (used[k] != 1)
+            die("the header has %d sections \"%s\"", used[k],
+                families[k].section);
+    write_overview();
+    return failed;
+}

@@ -1,0 +1,64 @@
+#!/bin/sh
+# check_gen_man.sh HEADER EXAMPLE_DIR GEN_MAN [EMULATOR...]: the generator
+# of the section 3 pages (src/man/gen_man.c), run through EMULATOR when
+# cross-building, on headers the build never gives it. It must fail,
+# naming what is wrong, rather than write pages that miss part of the
+# header: a section that declares functions but has no family page, an
+# overview anchor gone from the opening comment, an example file missing.
+# A function added to a section gets a link page and a SYNOPSIS line.
+set -u
+header=$1
+examples=$2
+gen=$3
+shift 3
+emulator=$*
+work=$(mktemp -d "${TMPDIR:-/tmp}/npyio-gen-man.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+
+# No arguments: usage, status 2.
+$emulator "$gen" >/dev/null 2>"$work/usage.err"
+[ $? -eq 2 ] || fail "no arguments: status not 2"
+grep -q '^usage: gen_man HEADER EXAMPLE_DIR OUT_DIR$' "$work/usage.err" ||
+    fail "no usage line"
+
+# The real header: npyio.3 and npyio_save.3.
+rm -rf "$work/good" && mkdir -p "$work/good"
+$emulator "$gen" "$header" "$examples" "$work/good" 2>"$work/good.err" ||
+    fail "the real header: status $?: $(cat "$work/good.err")"
+[ -f "$work/good/npyio.3" ] && [ -f "$work/good/npyio_save.3" ] ||
+    fail "the real header: no npyio.3 or npyio_save.3"
+
+# expect_failure NAME HEADER EXAMPLE_DIR MESSAGE: gen_man fails on them,
+# and its message holds MESSAGE.
+expect_failure() {
+    rm -rf "${work:?}/$1" && mkdir -p "$work/$1"
+    if $emulator "$gen" "$2" "$3" "$work/$1" 2>"$work/$1.err"; then
+        fail "$1: gen_man succeeds"
+    fi
+    grep -qF "$4" "$work/$1.err" || fail "$1: no '$4' in: $(cat "$work/$1.err")"
+}
+
+sed 's|^/\* Streams  |/* Byte pipes|' "$header" >"$work/renamed.h"
+expect_failure renamed "$work/renamed.h" "$examples" \
+    'section "Byte pipes"'
+sed 's|Names follow one rule|Names follow a rule|' "$header" >"$work/anchor.h"
+expect_failure anchor "$work/anchor.h" "$examples" \
+    'has no "Names follow one rule"'
+mkdir -p "$work/no-examples"
+expect_failure examples "$header" "$work/no-examples" 'no-examples/man_version.c: cannot open'
+
+# A function added after npyio_free(): its link page leads to npyio_memory.3.
+sed 's|^NPYIO_API void npyio_free(void \*ptr);|&\n/** Another. @return 0. @since 1.1 */\nNPYIO_API int npyio_free_more(void);|' \
+    "$header" >"$work/added.h"
+rm -rf "$work/added" && mkdir -p "$work/added"
+$emulator "$gen" "$work/added.h" "$examples" "$work/added" 2>"$work/added.err" ||
+    fail "added: status $?: $(cat "$work/added.err")"
+[ "$(cat "$work/added/npyio_free_more.3" 2>/dev/null)" = ".so man3/npyio_memory.3" ] ||
+    fail "added: no link page npyio_free_more.3 to npyio_memory.3"
+grep -q '^int npyio_free_more(void);$' "$work/added/npyio_memory.3" ||
+    fail "added: npyio_memory.3 does not show the new prototype"
+
+[ "$failed" -eq 0 ] && echo "gen_man OK"
+exit "$failed"
