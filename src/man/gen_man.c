@@ -44,7 +44,7 @@ static const struct family families[] = {
      "status codes and error messages", {"tour_errors.c"}},
     {"Tasks: one call each", "npyio_tasks",
      "save, load, append and archive arrays in one call",
-     {"tour_save.c", "tour_load.c", "tour_tasks.c"}},
+     {"tour_first.c", "tour_load.c", "tour_tasks.c"}},
     {"Memory", "npyio_memory", "release memory the library handed over",
      {"tour_load.c"}},
     {"Options: resource limits and allocator", "npyio_options",
