@@ -17,6 +17,7 @@ PREFIX is an installed libnpyio (the install_prefix fixture). Checked:
   library, and HOME/.local being PREFIX (the README's custom prefix);
   then every python block runs there too (after the first program made
   grid.npy); the apt-get commands, which are not "$ " lines, are CI's;
+- the libraries it says a static link adds are pkg-config's;
 - each cmake block's lines are those of the consumer project the install
   tests build (tests/consumer/cmake-project/CMakeLists.txt).
 
@@ -157,18 +158,19 @@ def environment(prefix, scratch):
     return env
 
 
-def run_blocks(found, src, prefix):
+def run_blocks(text, src, prefix):
     ran = {"commands": 0, "python": 0, "cmake": 0}
     consumer = open(os.path.join(src, "tests", "consumer", "cmake-project",
                                  "CMakeLists.txt")).read().split("\n")
     with tempfile.TemporaryDirectory(prefix="npyio-readme-") as scratch:
         env = environment(os.path.abspath(prefix), scratch)
+        check_static_libs(text, env)
         work = os.path.join(scratch, "work")
         os.makedirs(work)
         os.symlink(os.path.join(os.path.abspath(src), "tests"),
                    os.path.join(work, "tests"))
         later = []
-        for lang, start, lines in found:
+        for lang, start, lines in blocks(text):
             if lang == "sh":
                 commands = [l[2:] for l in lines if l.startswith("$ ")]
                 if commands:
@@ -190,6 +192,23 @@ def run_blocks(found, src, prefix):
     return ran
 
 
+def check_static_libs(text, env):
+    """The libraries the README says a static link adds are pkg-config's."""
+    said = re.findall(r"--static --cflags --libs npyio`, which adds what it "
+                      r"needs\s+\(`([^`]+)`\)", text)
+    libs = subprocess.run(["pkg-config", "--static", "--libs", "npyio"],
+                          env=env, stdout=subprocess.PIPE, text=True).stdout
+    given = " ".join(w for w in libs.split()
+                     if w.startswith("-l") and w != "-lnpyio")
+    if not said:
+        fail("the README no longer says what a static link adds (%s)" %
+             given)
+    for value in said:
+        if value != given:
+            fail("the README says a static link adds %s, pkg-config %s" %
+                 (value, given))
+
+
 def run(argv, cwd, env, what):
     done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
@@ -208,7 +227,7 @@ def main():
     check_numbers(text, src)
     check_links(text, src)
     rows = check_cheat_sheet(text, src)
-    ran = run_blocks(blocks(text), src, prefix)
+    ran = run_blocks(text, src, prefix)
     if failures:
         sys.exit(1)
     print("README checked: %d lines, %d cheat-sheet rows, %d command lines, "
