@@ -684,5 +684,7 @@ int main(int argc, char **argv)
     }
     printf("(checksum %llu)\n", (unsigned long long)sample);
     stop_numpy();
+    for (c = 0; c < CONTENDERS; c++)
+        free(t[c]);
     return 0;
 }
