@@ -121,11 +121,11 @@ extern "C" {
  * the single place where the version is written down.
  */
 #define NPYIO_VERSION_MAJOR 1
-#define NPYIO_VERSION_MINOR 0
+#define NPYIO_VERSION_MINOR 1
 #define NPYIO_VERSION_PATCH 0
 /** MAJOR * 10000 + MINOR * 100 + PATCH, so 1.2.3 is 10203. */
-#define NPYIO_VERSION_NUMBER 10000
-#define NPYIO_VERSION_STRING "1.0.0"
+#define NPYIO_VERSION_NUMBER 10100
+#define NPYIO_VERSION_STRING "1.1.0"
 
 /**
  * The version of the library that is running, as "MAJOR.MINOR.PATCH".
