@@ -559,34 +559,49 @@ static size_t index_block_of(const member_state *m, uint64_t at)
     return lo;
 }
 
-/* Blocks [first, count) as parts: into out from byte `from` on (NULL:
- * checked only). */
-static void index_parts(const member_state *m, size_t first, uint64_t from,
+/* Every block as a part: the bytes from `from` on into out (NULL: every
+ * block checked only), the blocks wholly before `from` checked only. */
+static void index_parts(const member_state *m, uint64_t from,
                         unsigned char *out, inflate_part *parts)
 {
     const npyio__index_block *b = m->index.blocks;
     size_t n = m->index.count, i;
 
-    for (i = first; i < n; i++) {
-        inflate_part *p = &parts[i - first];
+    for (i = 0; i < n; i++) {
+        inflate_part *p = &parts[i];
         uint64_t cend = i + 1 < n ? b[i + 1].coff : m->entry.csize;
         uint64_t uend = i + 1 < n ? b[i + 1].uoff : m->entry.usize;
 
         p->cin = b[i].coff;
         p->clen = cend - b[i].coff;
         p->ulen = uend - b[i].uoff;
-        p->skip = from > b[i].uoff ? from - b[i].uoff : 0;
         p->last = i + 1 == n;
-        p->out = out == NULL ? NULL : out + (b[i].uoff + p->skip - from);
+        p->skip = from > b[i].uoff ? from - b[i].uoff : 0;
+        p->out = NULL;
+        if (out != NULL && uend > from)
+            p->out = out + (b[i].uoff + p->skip - from);
+        else
+            p->skip = 0;
     }
 }
 
-/* Inflate blocks [first, count) on the member's threads. *ok: every one
- * matched; *crc: their output's CRC-32 (from byte `from`). */
-static npyio_status index_run(member_state *m, size_t first, uint64_t from,
+/*
+ * Inflate every block alone, on the member's threads, the bytes from
+ * `from` on into out (NULL: checked only). *ok: every block matched
+ * (part_run), so that the index is proven: block 0 starts the stream,
+ * and each block inflates alone to its declared length and ends, on a
+ * byte boundary and not final, exactly where the next one starts (the
+ * last ends the stream at the member's end). A sequential inflate then
+ * stands at each block's start with nothing carried over (a block that
+ * inflated alone refers to nothing before it), so the blocks' bytes are
+ * its bytes. Blocks before the read's start are checked too: a block is
+ * no proof of where it starts, only the chain from block 0 is. *crc: the
+ * CRC-32 of the bytes put into out.
+ */
+static npyio_status index_run(member_state *m, uint64_t from,
                               unsigned char *out, bool *ok, uint32_t *crc)
 {
-    size_t count = m->index.count - first, i;
+    size_t count = m->index.count, i;
     inflate_parts ip = {m, NULL};
     npyio_status st = npyio__alloc_array(&m->mem, count, sizeof *ip.parts,
                                          "inflate parts",
@@ -596,7 +611,7 @@ static npyio_status index_run(member_state *m, size_t first, uint64_t from,
     *crc = 0;
     if (st != NPYIO_OK)
         return st;
-    index_parts(m, first, from, out, ip.parts);
+    index_parts(m, from, out, ip.parts);
     /* Threads share the archive only through positioned reads. */
     npyio__run_parallel(count, npyio__stream_has_pread(m->archive)
                                    ? m->threads
@@ -605,8 +620,9 @@ static npyio_status index_run(member_state *m, size_t first, uint64_t from,
     *ok = true;
     for (i = 0; i < count; i++) {
         *ok = *ok && ip.parts[i].ok;
-        *crc = npyio__crc32_combine(*crc, ip.parts[i].crc,
-                                    ip.parts[i].ulen - ip.parts[i].skip);
+        if (ip.parts[i].out != NULL)
+            *crc = npyio__crc32_combine(*crc, ip.parts[i].crc,
+                                        ip.parts[i].ulen - ip.parts[i].skip);
     }
     npyio__free(ip.parts);
     return NPYIO_OK;
@@ -626,15 +642,15 @@ static bool index_fits(member_state *m, uint64_t want)
 }
 
 /* The rest of the member inflated on the threads into buf. NPYIO_OK with
- * *got = 0 when the index did not match the data or the CRC-32 differs:
- * the caller inflates as without an index (it decides what is wrong). */
+ * *got = 0 when the index is not proven (index_run) or the CRC-32
+ * differs: the caller inflates as without an index (it decides what is
+ * wrong). */
 static npyio_status index_read(member_state *m, unsigned char *buf,
                                size_t want, size_t *got)
 {
     bool ok = false;
     uint32_t crc = 0;
-    npyio_status st = index_run(m, index_block_of(m, m->pos), m->pos, buf,
-                                &ok, &crc);
+    npyio_status st = index_run(m, m->pos, buf, &ok, &crc);
 
     *got = 0;
     if (st != NPYIO_OK || !ok) {
@@ -642,13 +658,11 @@ static npyio_status index_read(member_state *m, unsigned char *buf,
             m->index_state = -1; /* it does not match: never again */
         return st;
     }
+    m->index_state = 2; /* proven: seeks may use it */
     crc = npyio__crc32_combine(m->crc, crc, want);
     if (crc != m->entry.crc)
         return NPYIO_OK;
     m->crc = crc;
-    /* Every block inflated alone from its start: the index is proven. */
-    if (index_block_of(m, m->pos) == 0)
-        m->index_state = 2;
     m->crc_pos = m->pos = m->entry.usize;
     m->ended = true;
     *got = want;
@@ -726,7 +740,7 @@ static npyio_status index_prove(member_state *m)
     npyio_status st = NPYIO_OK;
 
     if (m->index_state == 1)
-        st = index_run(m, 0, 0, NULL, &ok, &crc);
+        st = index_run(m, 0, NULL, &ok, &crc);
     if (st == NPYIO_OK && m->index_state == 1)
         m->index_state = ok ? 2 : -1;
     return st;
@@ -896,7 +910,7 @@ npyio_status npyio__member_check_index(npyio_stream *member, int64_t *blocks)
         return NPYIO_OK;
     index_load(m);
     if (m->index_state > 0)
-        st = index_run(m, 0, 0, NULL, &ok, &crc);
+        st = index_run(m, 0, NULL, &ok, &crc);
     if (st == NPYIO_OK)
         *blocks = m->index_state > 0 && ok ? (int64_t)m->index.count
                   : m->index_found != 0   ? -1
