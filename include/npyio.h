@@ -762,13 +762,26 @@ typedef int32_t npyio_limit;
  * before its start. Members written on one thread, of unknown length, or
  * of more than 4,000 blocks carry no index (one-thread members stay
  * byte-identical to np.savez_compressed's). Other readers (zipfile,
- * np.load, unzip, minizip) ignore the field. Readers here use an index
- * only while it matches the member (offsets in range and increasing,
- * each block inflating to exactly its declared length and ending on a
- * block boundary, the whole to the directory's CRC-32), else inflate from
- * the start as without one: an index never changes the bytes read or
- * the errors, and is never a reason to refuse a member. An index of
- * another version is ignored. See NPYIO_NPZ_STAT_BLOCK_INDEX. */
+ * np.load, unzip, minizip) ignore the field. Every read returns the bytes
+ * a sequential inflate from the member's start returns (np.load's), or
+ * fails as it would. An index is used (a read to the member's end on
+ * several threads, a seek) only once it is proven on the data, every
+ * block from the member's first, whatever part the read wants: offsets
+ * in range and increasing; each block inflating alone to exactly its
+ * declared length and ending, on a byte boundary and not final, exactly
+ * where the next begins (the last ending the stream at the member's
+ * end). Then a sequential inflate stands at each block's start with
+ * nothing carried over, so the blocks' bytes are its bytes; a CRC-32 is
+ * no such proof (an archive's author can make one match). The proof is
+ * made by the first read that would use the index (the blocks it wants
+ * inflated into the destination, those before only checked) and kept
+ * for the handle; an index that fails it is never used again, and the
+ * member is inflated from its start as without one. An index never
+ * changes the bytes read or the errors, and is never a reason to refuse
+ * a member. An index of another version is ignored. See
+ * NPYIO_NPZ_STAT_BLOCK_INDEX (since 1.1: before, a read that started
+ * past block 0 checked only the blocks from its start, and a lying index
+ * could change the bytes returned). */
 #define NPYIO_LIMIT_THREADS 9
 
 /**
@@ -2677,12 +2690,13 @@ typedef int32_t npyio_npz_stat_id;
 #define NPYIO_NPZ_STAT_NAME_CUT 12
 /** The member's block index (see NPYIO_LIMIT_THREADS), checked against
  * its data: 0 if it has none (stored members, members written on one
- * thread, an index of a later version), its block count if every block
- * inflates alone to its declared length, -1 if it has one that does not
- * match (readers ignore it and inflate from the start; `npyio validate`
- * warns). This one reads and inflates the member (on NPYIO_LIMIT_THREADS
- * threads): as costly as a read; it may fail with NPYIO_E_NOMEM or
- * NPYIO_E_IO. */
+ * thread, an index of a later version), its block count if it is proven
+ * as readers prove it (every block from the first inflating alone to its
+ * declared length and ending where the next begins: readers may use it),
+ * -1 if it has one that is not (readers never use it and inflate from
+ * the start; `npyio validate` warns). This one reads and inflates the
+ * member (on NPYIO_LIMIT_THREADS threads): as costly as a read; it may
+ * fail with NPYIO_E_NOMEM or NPYIO_E_IO. */
 #define NPYIO_NPZ_STAT_BLOCK_INDEX 13
 
 /**

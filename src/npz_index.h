@@ -3,9 +3,10 @@
  * where each independent block starts, kept in the member's local header
  * extra field (include/npyio.h, NPYIO_LIMIT_THREADS, gives the layout).
  * The writer reserves the field when it opens the member and fills it in
- * after the data; readers use it only when it matches the member, and
- * never trust it to produce data (each block must inflate to its declared
- * length, the whole to the directory's CRC-32).
+ * after the data; readers use it only once it is proven on the member's
+ * data, every block from the first (npz_member.c, index_run): a block
+ * that inflates alone says nothing of where a sequential inflate stands,
+ * and a CRC-32 can be made to match by an archive's author.
  */
 #ifndef NPYIO_NPZ_INDEX_H
 #define NPYIO_NPZ_INDEX_H

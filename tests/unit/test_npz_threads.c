@@ -12,6 +12,7 @@
 
 #include "testutil.h"
 #include "scratch.h"
+#include "testdata.h"
 
 static const unsigned thread_counts[] = {1, 2, 3, 7};
 #define N_COUNTS (sizeof thread_counts / sizeof thread_counts[0])
@@ -468,6 +469,173 @@ static void test_file_stream(void **state)
     free(data);
 }
 
+
+/* ---- indexes that lie (tests/data/npz/index, gen_npz_index.py) -------------- */
+
+/* One archive of the corpus: np.load's bytes (from the manifest's hex),
+ * its row length and NPYIO_NPZ_STAT_BLOCK_INDEX as the generator made it. */
+typedef struct lying_case {
+    char path[1024];
+    unsigned char *want;
+    size_t len, row;
+    int64_t rows, block_index;
+} lying_case;
+
+static void lying_case_from(const tsv_row *r, lying_case *c)
+{
+    const char *hex = r->field[4];
+    size_t i;
+
+    assert_int_equal(r->count, 6);
+    snprintf(c->path, sizeof c->path, "%s/npz/index/%s", NPYIO_TEST_DATA_DIR,
+             r->field[0]);
+    c->block_index = strtoll(r->field[1], NULL, 10);
+    c->len = strlen(hex) / 2;
+    c->want = malloc(c->len + 1);
+    assert_non_null(c->want);
+    for (i = 0; i < c->len; i++) {
+        unsigned v = 0;
+
+        assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+        c->want[i] = (unsigned char)v;
+    }
+    c->rows = strtoll(r->field[3], NULL, 10);
+    assert_true(c->rows > 0);
+    c->row = c->len / (size_t)c->rows;
+}
+
+static npyio_reader *open_lying(const lying_case *c, unsigned threads,
+                                npyio_npz **npz)
+{
+    npyio_options *o = with_threads(threads);
+    npyio_reader *r = NULL;
+
+    assert_ok(npyio_npz_open_path(c->path, o, npz));
+    assert_ok(npyio_reader_open_member(*npz, 0, &r));
+    npyio_options_free(o);
+    return r;
+}
+
+/* Whole: npyio_npz_load and npyio_reader_read_alloc. */
+static void lying_whole(const lying_case *c, unsigned threads)
+{
+    npyio_npz *npz = NULL;
+    npyio_reader *r = open_lying(c, threads, &npz);
+    void *got = NULL;
+    size_t len = 0;
+    char type[32];
+    int64_t shape[4];
+    int ndim = 0;
+
+    assert_ok(npyio_reader_read_alloc(r, 0, &got, &len));
+    assert_int_equal(len, c->len);
+    assert_memory_equal(got, c->want, len);
+    npyio_free(got);
+    npyio_reader_close(r);
+    assert_ok(npyio_npz_load(npz, 0, &got, &len, type, sizeof type, &ndim,
+                             shape, 4));
+    assert_int_equal(len, c->len);
+    assert_memory_equal(got, c->want, len);
+    npyio_free(got);
+    npyio_npz_close(npz);
+}
+
+/* In chunks of at most cap bytes, to the end. */
+static void lying_chunks(const lying_case *c, unsigned threads, size_t cap)
+{
+    npyio_npz *npz = NULL;
+    npyio_reader *r = open_lying(c, threads, &npz);
+    unsigned char *buf = malloc(cap);
+    size_t at = 0, got = 0;
+    npyio_status st;
+
+    assert_non_null(buf);
+    while ((st = npyio_reader_read_chunk(r, buf, cap, 0, &got)) ==
+           NPYIO_OK) {
+        assert_true(got > 0 && at + got <= c->len);
+        assert_memory_equal(buf, c->want + at, got);
+        at += got;
+    }
+    assert_status(st, NPYIO_END);
+    assert_int_equal(at, c->len);
+    free(buf);
+    npyio_reader_close(r);
+    npyio_npz_close(npz);
+}
+
+/* Bands of `band` rows: the last band first, then every band from the
+ * first on (forward), then a backward jump to the middle. */
+static void lying_rows(const lying_case *c, unsigned threads, int64_t band)
+{
+    npyio_npz *npz = NULL;
+    npyio_reader *r = open_lying(c, threads, &npz);
+    unsigned char *buf = malloc((size_t)band * c->row);
+    int64_t first, n, order[3] = {c->rows - band, 0, c->rows / 2};
+    int k;
+
+    assert_non_null(buf);
+    for (k = 0; k < 3; k++) {
+        for (first = order[k]; first < c->rows; first += band) {
+            n = c->rows - first < band ? c->rows - first : band;
+            assert_ok(npyio_reader_read_rows(r, first, n, buf,
+                                             (size_t)band * c->row, 0));
+            assert_memory_equal(buf, c->want + (size_t)first * c->row,
+                                (size_t)n * c->row);
+            if (k != 1)
+                break; /* single jumps; the forward pass runs on */
+        }
+    }
+    free(buf);
+    npyio_reader_close(r);
+    npyio_npz_close(npz);
+}
+
+static int64_t lying_stat(const lying_case *c, unsigned threads)
+{
+    npyio_options *o = with_threads(threads);
+    npyio_npz *npz = NULL;
+    int64_t v = 99;
+
+    assert_ok(npyio_npz_open_path(c->path, o, &npz));
+    assert_ok(npyio_npz_stat(npz, 0, NPYIO_NPZ_STAT_BLOCK_INDEX, &v));
+    npyio_npz_close(npz);
+    npyio_options_free(o);
+    return v;
+}
+
+/* Every archive of the corpus, on 1, 2 and 3 threads, whole, in chunks
+ * (of one row, of odd sizes, of more than the whole) and by rows (bands
+ * of 1, 2 and 3, with jumps both ways): np.load's bytes every time, and
+ * the block index stat the generator worked out. Before 1.1 a whole read
+ * of lie_header_tail.npz on 2 threads returned other bytes. */
+static void test_lying_index(void **state)
+{
+    tsv_table t;
+    size_t i, caps[] = {8, 24, 600, 1 << 20};
+    unsigned threads;
+
+    (void)state;
+    tsv_load("npz/index/manifest.tsv", &t);
+    assert_true(t.count >= 8);
+    for (i = 0; i < t.count; i++) {
+        lying_case c;
+        size_t k;
+        int64_t band;
+
+        lying_case_from(&t.rows[i], &c);
+        for (threads = 1; threads <= 3; threads++) {
+            assert_int_equal(lying_stat(&c, threads), c.block_index);
+            lying_whole(&c, threads);
+            for (k = 0; k < sizeof caps / sizeof caps[0]; k++)
+                lying_chunks(&c, threads, caps[k] < c.row ? c.row : caps[k]);
+            for (band = 1; band <= 3; band++)
+                lying_rows(&c, threads, band);
+        }
+        free(c.want);
+    }
+    tsv_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -479,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_deflated_damage),
         cmocka_unit_test(test_random_rows),
         cmocka_unit_test(test_file_stream),
+        cmocka_unit_test(test_lying_index),
     };
 
     if (scratch_make("npyio-npz-threads") != 0)
