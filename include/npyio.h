@@ -817,8 +817,11 @@ NPYIO_API npyio_status npyio_options_set_limit(npyio_options *options,
  *   NPYIO_LIMIT_NPZ_TOTAL_BYTES   1 GiB (1073741824)
  *   NPYIO_LIMIT_NPZ_RATIO         1100 (the default: deflate's maximum)
  *   NPYIO_LIMIT_ALLOC_BYTES       256 MiB + 1 MiB (one member and room)
- *   NPYIO_LIMIT_THREADS           1 (the default)
- * Raise any of them afterwards with npyio_options_set_limit().
+ * Raise any of them afterwards with npyio_options_set_limit(). Other
+ * limits keep their values, the thread count among them (threads bound no
+ * input).
+ * Changed in 1.1: 1.0 also set NPYIO_LIMIT_THREADS to 1; set it after
+ * this call where that is wanted.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (not an options handle).
  * @since 1.0
  */
