@@ -2665,7 +2665,10 @@ typedef int32_t npyio_npz_stat_id;
  * bytes cannot be read (damage): npyio_reader_open_member() says why. */
 #define NPYIO_NPZ_STAT_IS_ARRAY 8
 /** For a stored .npy member: the absolute offset of its array data (after
- * its .npy header); -1 for other members. */
+ * its .npy header); -1 for other members, and for one whose preamble
+ * every reader refuses (a version other than 1.0, 2.0 and 3.0, a header
+ * length over NPYIO_LIMIT_HEADER_SIZE or past the member's end; 1.0 gave
+ * an offset for versions 1.x, 2.x and 3.x). */
 #define NPYIO_NPZ_STAT_ARRAY_OFFSET 9
 /** 1 if NPYIO_NPZ_STAT_ARRAY_OFFSET is a multiple of 64 (the member can be
  * mapped with its data aligned for any type); 0 otherwise, always for
