@@ -651,6 +651,28 @@ NPYIO_API npyio_status npyio_savez_append(const char *path, const char *key,
 #define NPYIO_NPZ_WRITER_ADD(npz, key, ndim, shape, data, len, level, flags) \
     npyio_npz_writer_add((npz), (key), NPYIO_TYPE_OF(data), (ndim),          \
                          (shape), (data), (len), (level), (flags))
+#elif !defined(__cplusplus)
+/* Before C11 (C89, C99: no _Generic), a use of one of these macros fails
+ * to compile, naming what it needs ("NPYIO_SAVE_needs_C11_or_later
+ * undeclared"), where an unknown name would compile as an implicit
+ * declaration and fail only at link time. Call the plain functions with a
+ * type string there. (Since 1.1; C++ has npyio.hpp.) */
+#define NPYIO_TYPE_OF(p) (NPYIO_TYPE_OF_needs_C11_or_later)
+#define NPYIO_SAVE(path, ndim, shape, data, len, flags, options)            \
+    (NPYIO_SAVE_needs_C11_or_later)
+#define NPYIO_APPEND(path, ndim, shape, data, len, flags, options)          \
+    (NPYIO_APPEND_needs_C11_or_later)
+#define NPYIO_SAVEZ_APPEND(path, key, ndim, shape, data, len, level, flags, \
+                           options)                                          \
+    (NPYIO_SAVEZ_APPEND_needs_C11_or_later)
+#define NPYIO_LOAD_AS(path, datap, flags, options, len, ndim, shape,        \
+                      shape_cap)                                             \
+    (NPYIO_LOAD_AS_needs_C11_or_later)
+#define NPYIO_NPZ_LOAD_AS(npz, index, datap, flags, len, ndim, shape,       \
+                          shape_cap)                                         \
+    (NPYIO_NPZ_LOAD_AS_needs_C11_or_later)
+#define NPYIO_NPZ_WRITER_ADD(npz, key, ndim, shape, data, len, level, flags) \
+    (NPYIO_NPZ_WRITER_ADD_needs_C11_or_later)
 #endif
 
 /* ------------------------------------------------------------------------ */
