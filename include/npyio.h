@@ -651,6 +651,28 @@ NPYIO_API npyio_status npyio_savez_append(const char *path, const char *key,
 #define NPYIO_NPZ_WRITER_ADD(npz, key, ndim, shape, data, len, level, flags) \
     npyio_npz_writer_add((npz), (key), NPYIO_TYPE_OF(data), (ndim),          \
                          (shape), (data), (len), (level), (flags))
+#elif !defined(__cplusplus)
+/* Before C11 (C89, C99: no _Generic), a use of one of these macros fails
+ * to compile, naming what it needs ("NPYIO_SAVE_needs_C11_or_later
+ * undeclared"), where an unknown name would compile as an implicit
+ * declaration and fail only at link time. Call the plain functions with a
+ * type string there. (Since 1.1; C++ has npyio.hpp.) */
+#define NPYIO_TYPE_OF(p) (NPYIO_TYPE_OF_needs_C11_or_later)
+#define NPYIO_SAVE(path, ndim, shape, data, len, flags, options)            \
+    (NPYIO_SAVE_needs_C11_or_later)
+#define NPYIO_APPEND(path, ndim, shape, data, len, flags, options)          \
+    (NPYIO_APPEND_needs_C11_or_later)
+#define NPYIO_SAVEZ_APPEND(path, key, ndim, shape, data, len, level, flags, \
+                           options)                                          \
+    (NPYIO_SAVEZ_APPEND_needs_C11_or_later)
+#define NPYIO_LOAD_AS(path, datap, flags, options, len, ndim, shape,        \
+                      shape_cap)                                             \
+    (NPYIO_LOAD_AS_needs_C11_or_later)
+#define NPYIO_NPZ_LOAD_AS(npz, index, datap, flags, len, ndim, shape,       \
+                          shape_cap)                                         \
+    (NPYIO_NPZ_LOAD_AS_needs_C11_or_later)
+#define NPYIO_NPZ_WRITER_ADD(npz, key, ndim, shape, data, len, level, flags) \
+    (NPYIO_NPZ_WRITER_ADD_needs_C11_or_later)
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -830,8 +852,11 @@ NPYIO_API npyio_status npyio_options_set_limit(npyio_options *options,
  *   NPYIO_LIMIT_NPZ_TOTAL_BYTES   1 GiB (1073741824)
  *   NPYIO_LIMIT_NPZ_RATIO         1100 (the default: deflate's maximum)
  *   NPYIO_LIMIT_ALLOC_BYTES       256 MiB + 1 MiB (one member and room)
- *   NPYIO_LIMIT_THREADS           1 (the default)
- * Raise any of them afterwards with npyio_options_set_limit().
+ * Raise any of them afterwards with npyio_options_set_limit(). Other
+ * limits keep their values, the thread count among them (threads bound no
+ * input).
+ * Changed in 1.1: 1.0 also set NPYIO_LIMIT_THREADS to 1; set it after
+ * this call where that is wanted.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (not an options handle).
  * @since 1.0
  */
@@ -2675,7 +2700,10 @@ typedef int32_t npyio_npz_stat_id;
  * bytes cannot be read (damage): npyio_reader_open_member() says why. */
 #define NPYIO_NPZ_STAT_IS_ARRAY 8
 /** For a stored .npy member: the absolute offset of its array data (after
- * its .npy header); -1 for other members. */
+ * its .npy header); -1 for other members, and for one whose preamble
+ * every reader refuses (a version other than 1.0, 2.0 and 3.0, a header
+ * length over NPYIO_LIMIT_HEADER_SIZE or past the member's end; 1.0 gave
+ * an offset for versions 1.x, 2.x and 3.x). */
 #define NPYIO_NPZ_STAT_ARRAY_OFFSET 9
 /** 1 if NPYIO_NPZ_STAT_ARRAY_OFFSET is a multiple of 64 (the member can be
  * mapped with its data aligned for any type); 0 otherwise, always for

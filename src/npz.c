@@ -5,6 +5,7 @@
  * readers, streams and maps over the archive's stream.
  */
 #include "error.h"
+#include "header.h"
 #include "map.h"
 #include "npz.h"
 #include "npz_member.h"
@@ -17,7 +18,7 @@
 #define NPYIO__MAGIC_NPZ 0x4e50495au /* "NPIZ" */
 
 /* The first bytes of an .npy file: magic, version, header length. */
-#define PROBE_BYTES 12
+#define PROBE_BYTES NPYIO__PREAMBLE_MAX
 
 /* What a member is, found at open. */
 typedef struct member_kind {
@@ -141,21 +142,23 @@ static npyio_status check_member(const npyio_npz *npz, size_t index)
     return NPYIO_OK;
 }
 
-/* The offset of a stored array's data, from its first bytes (magic,
- * version, header length), or -1. */
-static int64_t array_data_offset(const npyio__zip_entry *e,
+/* The offset of a stored array's data, from its first bytes, or -1. The
+ * preamble is read by the rule every reader uses (npyio__preamble_parse:
+ * versions 1.0, 2.0 and 3.0 only, the header-size limit), so that an
+ * offset is given only for a member that loads and maps would read (its
+ * failure message is the caller's to drop: the member is only probed). */
+static int64_t array_data_offset(const npyio_npz *npz,
+                                 const npyio__zip_entry *e,
                                  const unsigned char *b, size_t got)
 {
+    npyio__preamble pre;
+    size_t need;
     uint64_t end;
 
-    if (e->method != NPYIO__ZIP_STORED || got < PROBE_BYTES)
+    if (e->method != NPYIO__ZIP_STORED ||
+        npyio__preamble_parse(b, got, npz->options, &pre, &need) != NPYIO_OK)
         return -1;
-    if (b[6] == 1)
-        end = 10 + (uint64_t)npyio__le16(b + 8);
-    else if (b[6] == 2 || b[6] == 3)
-        end = 12 + (uint64_t)npyio__le32(b + 8);
-    else
-        return -1;
+    end = pre.prefix + pre.hlen;
     return end <= e->usize ? e->data_offset + (int64_t)end : -1;
 }
 
@@ -235,7 +238,6 @@ static npyio_status read_first(npyio_npz *npz, probe_window *w,
 static npyio_status probe_member(npyio_npz *npz, probe_window *w,
                                  size_t index)
 {
-    static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
     const npyio__zip_entry *e = &npz->dir.entries[index];
     member_kind *k = &npz->kinds[index];
     unsigned char first[PROBE_BYTES];
@@ -250,15 +252,13 @@ static npyio_status probe_member(npyio_npz *npz, probe_window *w,
         return NPYIO_OK; /* said again when it is opened */
     npyio__message_save(&saved);
     st = read_first(npz, w, index, first, &got);
-    npyio__message_restore(&saved);
-    if (st == NPYIO_E_NOMEM)
-        return st;
-    if (st == NPYIO_OK && got >= sizeof magic &&
-        memcmp(first, magic, sizeof magic) == 0) {
+    if (st == NPYIO_OK && got >= NPYIO__NPY_MAGIC_LEN &&
+        memcmp(first, NPYIO__NPY_MAGIC, NPYIO__NPY_MAGIC_LEN) == 0) {
         k->is_array = true;
-        k->array_offset = array_data_offset(e, first, got);
+        k->array_offset = array_data_offset(npz, e, first, got);
     }
-    return NPYIO_OK;
+    npyio__message_restore(&saved);
+    return st == NPYIO_E_NOMEM ? st : NPYIO_OK;
 }
 
 /* ---- opening ------------------------------------------------------------------- */

@@ -263,27 +263,33 @@ int64_t npyio__limit(const npyio_options *options, npyio_limit which)
     return limits[which];
 }
 
-/* The preset for untrusted input, as the header documents it. */
-static const int64_t untrusted_limits[LIMIT_END] = {
-    [NPYIO_LIMIT_HEADER_SIZE] = 10000,
-    [NPYIO_LIMIT_NDIM] = 32,
-    [NPYIO_LIMIT_DEPTH] = 16,
-    [NPYIO_LIMIT_NPZ_MEMBERS] = 4096,
-    [NPYIO_LIMIT_NPZ_MEMBER_BYTES] = (int64_t)256 << 20,
-    [NPYIO_LIMIT_NPZ_RATIO] = 1100,
-    [NPYIO_LIMIT_ALLOC_BYTES] = ((int64_t)256 << 20) + ((int64_t)1 << 20),
-    [NPYIO_LIMIT_NPZ_TOTAL_BYTES] = (int64_t)1 << 30,
-    [NPYIO_LIMIT_THREADS] = 1,
+/* The preset for untrusted input, as the header documents it: only the
+ * limits listed here are set, so that a limit added later (and the
+ * caller's thread count, which bounds no input) keeps its value. */
+static const struct {
+    npyio_limit which;
+    int64_t value;
+} untrusted_limits[] = {
+    {NPYIO_LIMIT_HEADER_SIZE, 10000},
+    {NPYIO_LIMIT_NDIM, 32},
+    {NPYIO_LIMIT_DEPTH, 16},
+    {NPYIO_LIMIT_NPZ_MEMBERS, 4096},
+    {NPYIO_LIMIT_NPZ_MEMBER_BYTES, (int64_t)256 << 20},
+    {NPYIO_LIMIT_NPZ_RATIO, 1100},
+    {NPYIO_LIMIT_ALLOC_BYTES, ((int64_t)256 << 20) + ((int64_t)1 << 20)},
+    {NPYIO_LIMIT_NPZ_TOTAL_BYTES, (int64_t)1 << 30},
 };
 
 npyio_status npyio_options_set_untrusted(npyio_options *options)
 {
+    size_t i;
+
     if (options == NULL || options->magic != NPYIO__MAGIC_OPTIONS)
         return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_options_set_untrusted:"
                            " %s", options == NULL ? "options is NULL"
                                                   : "not an options handle");
-    memcpy(options->limits + 1, untrusted_limits + 1,
-           sizeof options->limits - sizeof options->limits[0]);
+    for (i = 0; i < sizeof untrusted_limits / sizeof untrusted_limits[0]; i++)
+        options->limits[untrusted_limits[i].which] = untrusted_limits[i].value;
     return NPYIO_OK;
 }
 

@@ -22,6 +22,7 @@ typedef struct cli_args {
     int nfiles;
     int json;            /* info --json */
     int short_list;      /* info --short */
+    int no_header;       /* info --no-header: --short without column names */
     int64_t max;         /* print --max N */
     char order;          /* convert --order: 'C' or 'F' */
     char byteorder;      /* convert --byteorder: '=', '<' or '>' */

@@ -151,6 +151,13 @@ static void short_header(FILE *out, const npyio_header *h)
     free(descr);
 }
 
+/* --short: the column names (as `info --help` lists them), after an
+ * archive's name line and before a run of .npy files' lines. */
+static const char short_columns[] =
+    "name\tdtype\tshape\torder\tcompression\tsize\tcompressed_size\n";
+/* The last line written is an .npy file's, under the column names. */
+static int npy_run;
+
 static int info_one(const cli_args *a, cli_input *in)
 {
     const npyio_header *h;
@@ -166,6 +173,9 @@ static int info_one(const cli_args *a, cli_input *in)
         return 0;
     }
     size = npyio_header_data_offset(h) + npyio_header_nbytes(h);
+    if (!a->no_header && !npy_run)
+        fputs(short_columns, stdout);
+    npy_run = 1;
     cli_put_name(stdout, in->name);
     short_header(stdout, h);
     printf("\tnone\t%" PRId64 "\t%" PRId64 "\n", size, size);
@@ -353,7 +363,8 @@ static int archive_info(const cli_args *a, cli_input *in)
         fputs(", \"members\": [", out);
     } else if (a->short_list) {
         cli_put_name(out, in->name);
-        fputs(":\n", out);
+        fprintf(out, ":\n%s", a->no_header ? "" : short_columns);
+        npy_run = 0;
     } else {
         cli_put_name(out, in->name);
         fprintf(out, ": an .npz archive of %zu member%s\n", n,
@@ -389,5 +400,10 @@ int cli_info(const cli_args *a)
               stderr);
         return EXIT_USAGE;
     }
+    if (a->no_header && !a->short_list) {
+        fputs("npyio: info: --no-header goes with --short\n", stderr);
+        return EXIT_USAGE;
+    }
+    npy_run = 0;
     return cli_each_input(a, info_one, archive_info);
 }

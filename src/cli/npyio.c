@@ -97,7 +97,7 @@ static int usage(const command *cmd, const char *problem)
     "                        power loss soon after may lose the new file)\n"
 
 static const command commands[] = {
-    {"info", "usage: npyio info [--json | --short] FILE...",
+    {"info", "usage: npyio info [--json | --short [--no-header]] FILE...",
      "Print the header facts of each file: format version, header length,\n"
      "data offset, descr (NumPy's text), shape, Fortran order, itemsize,\n"
      "element count and data bytes. A file whose data is shorter than its\n"
@@ -129,13 +129,17 @@ static const command commands[] = {
      "                        tabs: name (the file as given; a member's key),\n"
      "                        dtype (descr), shape, order (C or F),\n"
      "                        compression (stored, deflate, ...; none for an\n"
-     "                        .npy file), size and compressed size in bytes\n"
+     "                        .npy file), size and compressed_size in bytes\n"
      "                        (an .npy file: its header plus data, twice).\n"
-     "                        An archive's lines follow a line with its name\n"
-     "                        and a colon. A member that is no .npy file has\n"
-     "                        - for dtype, shape and order, one npyio cannot\n"
-     "                        decompress or read ?; a member that cannot be\n"
-     "                        read has its error on standard error (exit 1)\n"
+     "                        A line of these column names comes first: after\n"
+     "                        an archive's line (its name and a colon), and\n"
+     "                        before .npy files' lines. A member that is no\n"
+     "                        .npy file has - for dtype, shape and order, one\n"
+     "                        npyio cannot decompress or read ?; a member\n"
+     "                        that cannot be read has its error on standard\n"
+     "                        error (exit 1)\n"
+     "  --no-header           with --short: no column names (the lines of\n"
+     "                        npyio 1.0, for scripts)\n"
      UNTRUSTED_HELP,
      OPT_JSON | OPT_SHORT | OPT_UNTRUSTED, 1, -1, cli_info},
     {"print", "usage: npyio print [--max N] FILE [MEMBER]",
@@ -323,6 +327,8 @@ static int parse_flag(const command *cmd, const char *arg, cli_args *a)
         a->json = 1;
     else if ((cmd->options & OPT_SHORT) && strcmp(arg, "--short") == 0)
         a->short_list = 1;
+    else if ((cmd->options & OPT_SHORT) && strcmp(arg, "--no-header") == 0)
+        a->no_header = 1;
     else if ((cmd->options & OPT_NO_SYNC) && strcmp(arg, "--no-sync") == 0)
         a->no_sync = 1;
     else if ((cmd->options & OPT_UNTRUSTED) &&

@@ -943,6 +943,19 @@ def bad_cases():
                           ("b.npy", npy, STORED),
                           ("c.npy", C_NPY, STORED)])
 
+    # The minor-version byte is part of the version (np.load refuses
+    # (1, 1)): a stored member that differs only there is an .npy file
+    # (its magic) that no reader, map or stat offset takes as 1.0.
+    @case("npy_version_1_1.npz", "member", 1, "E_UNSUPPORTED",
+          "member 1 stored: np.save's .npy with version byte 1.1, not 1.0")
+    def _():
+        npy = bytearray(B_NPY)
+        assert npy[6:8] == b"\x01\x00"
+        npy[7] = 1
+        return zip_bytes([("a.npy", A_NPY, DEFLATED),
+                          ("b.npy", bytes(npy), STORED),
+                          ("c.npy", C_NPY, STORED)])
+
     return cases
 
 

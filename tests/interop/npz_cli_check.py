@@ -59,7 +59,10 @@ never with numbers taken from the tool:
    compress_size), tab-separated, the header facts from np.lib.format
    ("-" for members that are no .npy file, "?" for those npyio cannot
    decompress); an .npy file gives one line (its header plus data bytes,
-   twice); --short with --json is a usage error.
+   twice); --short with --json is a usage error. The column names (each
+   named by `info --help`) make a line after an archive's line and before
+   a run of .npy files' lines; --no-header leaves them out (the 1.0
+   output), and is a usage error without --short.
 Prints "N passed, M failed"; exits 77 without NumPy.
 """
 import argparse
@@ -1407,44 +1410,68 @@ def short_line(name, facts, method, size, csize):
                       [method.encode(), b"%d" % size, b"%d" % csize])
 
 
+COLUMNS = b"name\tdtype\tshape\torder\tcompression\tsize\tcompressed_size"
+
+
+def without_columns(lines):
+    return [x for x in lines if x != COLUMNS]
+
+
+def check_short_lines(c, paths, want, what):
+    """info --short of paths gives want; --no-header the same without the
+    column names."""
+    for opts, expect in ((["--short"], want),
+                         (["--short", "--no-header"], without_columns(want))):
+        r = c.run("info", *opts, *paths)
+        got = r.stdout.splitlines()
+        bad = [(g, w) for g, w in zip(got, expect) if g != w]
+        c.check(r.returncode == 0 and got == expect,
+                "info %s of %s: exit %d, %d lines of %d, first differences "
+                "%r %r" % (" ".join(opts), what, r.returncode, len(got),
+                           len(expect), bad[:3], r.stderr[:300]))
+
+
 def check_info_short(c, npz, valid, data_dir):
     paths = [os.path.join(npz, n) for n in valid]
     want = []
     for p in paths:
-        want.append(shown(p) + b":")
+        want += [shown(p) + b":", COLUMNS]
         members, extra = zip_view(p)
         for m, (info, data, _) in zip(members, extra):
             facts = (member_facts(data)[0] if m.get("array") is True else
                      "?" if m.get("array") is None else None)
             want.append(short_line(m["name"], facts, m["compression"],
                                    info.file_size, info.compress_size))
-    r = c.run("info", "--short", *paths)
-    got = r.stdout.splitlines()
-    bad = [(g, w) for g, w in zip(got, want) if g != w]
-    c.check(r.returncode == 0 and len(got) == len(want) and not bad,
-            "info --short of %d archives: exit %d, %d lines of %d, first "
-            "differences %r %r" % (len(paths), r.returncode, len(got),
-                                   len(want), bad[:3], r.stderr[:300]))
+    check_short_lines(c, paths, want, "%d archives" % len(paths))
     arrays = os.path.join(data_dir, "arrays")
     npys = sorted(os.path.join(arrays, n) for n in os.listdir(arrays)
                   if n.endswith(".npy"))[:20]
-    want = []
+    lines = []
     for p in npys:
         with open(p, "rb") as f:
             facts = npy_facts(f)[0]
         size = facts["data_offset"] + facts["nbytes"]
-        want.append(short_line(p, facts, "none", size, size))
-    r = c.run("info", "--short", *npys)
-    got = r.stdout.splitlines()
-    bad = [(g, w) for g, w in zip(got, want) if g != w]
-    c.check(r.returncode == 0 and got == want,
-            "info --short of %d .npy files: exit %d, %d lines, first "
-            "differences %r %r" % (len(npys), r.returncode, len(got),
-                                   bad[:3], r.stderr[:300]))
+        lines.append(short_line(p, facts, "none", size, size))
+    check_short_lines(c, npys, [COLUMNS] + lines, "%d .npy files" % len(npys))
+    # A run of .npy files under its names, the archive under its own.
+    mixed = npys[:2] + [os.path.join(npz, "keys.npz")] + npys[2:3]
+    got = c.run("info", "--short", *mixed).stdout.splitlines()
+    c.check([i for i, x in enumerate(got) if x == COLUMNS] ==
+            [0, 4, len(got) - 2] and got[3] == shown(mixed[2]) + b":",
+            "info --short of .npy, .npy, archive, .npy: %r" % got)
     r = c.run("info", "--short", "--json", npys[0])
     c.check(r.returncode == 2 and b"exclude" in r.stderr,
             "info --short --json: exit %d %r" % (r.returncode,
                                                 r.stderr[:200]))
+    r = c.run("info", "--no-header", npys[0])
+    c.check(r.returncode == 2 and b"--no-header goes with --short"
+            in r.stderr and r.stdout == b"",
+            "info --no-header without --short: exit %d %r" % (
+                r.returncode, r.stderr[:200]))
+    r = c.run("info", "--help")
+    unnamed = [n for n in COLUMNS.split(b"\t") if n not in r.stdout]
+    c.check(r.returncode == 0 and b"--no-header" in r.stdout and
+            not unnamed, "info --help: columns not named %r" % unnamed)
 
 
 def main():
