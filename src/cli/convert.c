@@ -185,7 +185,9 @@ static npyio_status copy_whole(const source *src, npyio_writer *w,
     return st;
 }
 
-/* Copy all of the data; on failure, *writing says whether OUT failed. */
+/* Copy all of the data; on failure, *writing says whether OUT failed.
+ * The chunks are whole elements of the type the reader hands out, OUT's
+ * (--dtype's), not IN's: a 0-d int32 read as float64 needs 8 bytes. */
 static npyio_status copy_data(const source *src, npyio_writer *w,
                               const npyio_header *out_header, int *writing)
 {
@@ -194,8 +196,8 @@ static npyio_status copy_data(const source *src, npyio_writer *w,
     int reorder = (src->flags & NPYIO_READ_C_ORDER) &&
                   npyio_header_is_fortran_order(in) && cli_layouts_differ(in);
     size_t got = 0,
-           cap = cli_chunk_capacity(in, reorder ? CLI_REORDER_CHUNK
-                                                : CLI_CHUNK);
+           cap = cli_chunk_capacity(out_header, reorder ? CLI_REORDER_CHUNK
+                                                        : CLI_CHUNK);
     unsigned char *buf = cli_buffer(cap);
     uint64_t done = 0;
     cli_progress bar;

@@ -26,7 +26,9 @@ npyio_npz_load_as, `npyio convert --dtype`) against NumPy's astype.
 3. `npyio convert --dtype TYPE --casting RULE` (with --order F and
    --byteorder big for some): byte for byte np.save of
    np.load(IN).astype(TYPE, casting=RULE) in the order and byte order
-   asked; refusals fail naming both types.
+   asked; refusals fail naming both types. Arrays of 0, 1 and 2 elements
+   (0-d too) through every pair of the numeric types above, under the
+   safe rule where np.can_cast allows it, else unsafe.
 Nothing here assumes the host's byte order or long double size. Prints one
 line per failure, then `N passed, M failed`; exit 0 only if all passed, 77
 without NumPy.
@@ -335,6 +337,55 @@ class Checker:
                                               expected(a, td, rule), td),
                                          what + ": values differ")
 
+    def convert(self, p, tc, rule, extra, what):
+        """`npyio convert --dtype tc --casting rule` of p must write np.save's
+        bytes of np.load(p).astype(tc, casting=rule) in the order and byte
+        order `extra` asks for."""
+        out = p + ".conv.npy"
+        r = subprocess.run([self.args.cli, "convert", "--dtype", tc,
+                            "--casting", rule] + extra + [p, out],
+                           capture_output=True)
+        if not self.t.check(r.returncode == 0, "%s: %s" % (
+                what, r.stderr.decode(errors="replace"))):
+            return
+        with quiet():
+            a = np.load(p).astype(tc, casting=rule)
+        bo = {"big": ">", "little": "<"}.get(
+            extra[extra.index("--byteorder") + 1]
+            if "--byteorder" in extra else "", "=")
+        a = a.astype(a.dtype.newbyteorder(bo))
+        # copy, not asfortranarray/ascontiguousarray: they make 0-d 1-d
+        a = a.copy(order="F" if "F" in extra else "C")
+        buf = io.BytesIO()
+        np.save(buf, a)
+        with open(out, "rb") as f:
+            got = f.read()
+        if is_long(a.dtype):
+            b = np.load(out)
+            ok = b.dtype == a.dtype and b.shape == a.shape and \
+                np.array_equal(b, a, equal_nan=True)
+        else:
+            ok = got == buf.getvalue()
+        self.t.check(ok, "%s: not np.save's bytes" % what)
+
+    def cli_small(self):
+        """Arrays of 0, 1 (0-d and 1-d) and 2 elements through every pair
+        of numeric types: the tool's chunks hold whole elements of the type
+        handed out, however much smaller the file's elements are (a 0-d i4
+        to f8 was refused: 'one element is 8 bytes, the buffer 4')."""
+        for fc in CODES:
+            vals = edge_values(np.dtype(fc))
+            for shape in ((0,), (), (1,), (2,)):
+                src = vals[:int(np.prod(shape))].reshape(shape)
+                for tc in CODES:
+                    a = src.copy()
+                    a[int_bad(a, np.dtype(tc))] = 0
+                    rule = "safe" if np.can_cast(fc, tc, "safe") \
+                        else "unsafe"
+                    self.convert(self.save(a, "small_%s_%s" % (fc, tc)), tc,
+                                 rule, [], "convert %s%s -> %s %s" % (
+                                     fc, list(shape), tc, rule))
+
     def cli(self):
         cases = [("i8", "f4", "same_kind", []), (">f8", "i2", "unsafe", []),
                  ("u2", "f2", "same_kind", ["--order", "F"]),
@@ -347,34 +398,9 @@ class Checker:
             src = np.asfortranarray(np.resize(edge_values(np.dtype(fc)), 30)
                                     .reshape(5, 6))
             src[int_bad(src, np.dtype(tc))] = 0
-            p = self.save(src, "cli_" + fc.strip("<>"))
-            out = p + ".conv.npy"
-            r = subprocess.run([self.args.cli, "convert", "--dtype", tc,
-                                "--casting", rule] + extra + [p, out],
-                               capture_output=True)
-            what = "convert %s -> %s %s %s" % (fc, tc, rule, extra)
-            if not self.t.check(r.returncode == 0, "%s: %s" % (
-                    what, r.stderr.decode(errors="replace"))):
-                continue
-            with quiet():
-                a = np.load(p).astype(tc, casting=rule)
-            bo = {"big": ">", "little": "<"}.get(
-                extra[extra.index("--byteorder") + 1]
-                if "--byteorder" in extra else "", "=")
-            a = a.astype(a.dtype.newbyteorder(bo))
-            a = np.asfortranarray(a) if "F" in extra else \
-                np.ascontiguousarray(a)
-            buf = io.BytesIO()
-            np.save(buf, a)
-            with open(out, "rb") as f:
-                got = f.read()
-            if is_long(a.dtype):
-                b = np.load(out)
-                ok = b.dtype == a.dtype and b.shape == a.shape and \
-                    np.array_equal(b, a, equal_nan=True)
-            else:
-                ok = got == buf.getvalue()
-            self.t.check(ok, "%s: not np.save's bytes" % what)
+            self.convert(self.save(src, "cli_" + fc.strip("<>")), tc, rule,
+                         extra, "convert %s -> %s %s %s" % (fc, tc, rule,
+                                                            extra))
         src = edge_values(np.dtype("f8"))[:10]
         p = self.save(src, "cli_refused")
         for tc, rule, needle in (("i4", "safe", "cannot cast '<f8' to "
@@ -411,6 +437,7 @@ def main():
     c.corpus()
     c.pipe_and_npz()
     c.cli()
+    c.cli_small()
     return c.t.summary()
 
 
