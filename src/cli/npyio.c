@@ -79,9 +79,11 @@ static int usage(const command *cmd, const char *problem)
     "  MEMBER                for an .npz archive FILE, the array to use,\n"    \
     "                        found as np.load finds it: the member of that\n"  \
     "                        name, else the one named MEMBER.npy (among\n"     \
-    "                        members of one name, the last). An archive\n"     \
-    "                        without MEMBER is an error naming its members;\n" \
-    "                        an .npy FILE has no members.\n"
+    "                        members of one name, the last; a note names\n"    \
+    "                        the member read when others share its name or\n"  \
+    "                        key). An archive without MEMBER is an error\n"    \
+    "                        naming its first 10 keys; an .npy FILE has no\n"  \
+    "                        members.\n"
 
 #define UNTRUSTED_HELP                                                        \
     "  --untrusted           the library's limits for files from strangers:\n" \
