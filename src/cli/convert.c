@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 
 
 typedef struct source {
@@ -124,6 +125,35 @@ static npyio_status set_type(const source *src, const cli_args *a,
     if (st == NPYIO_OK)
         st = npyio_reader_set_type(src->reader, type, a->cast_flags);
     return st;
+}
+
+/* The library's message in the tool's words: the flags a refused cast
+ * names are --casting's values here. */
+static int fail_in_tool_words(const char *name)
+{
+    static const char *const words[][2] = {
+        {"NPYIO_READ_CAST_SAME_KIND", "--casting same_kind"},
+        {"NPYIO_READ_CAST_UNSAFE", "--casting unsafe"}};
+    const char *m = npyio_last_error();
+    sbuf b = {0};
+    size_t i;
+    int rc;
+
+    while (*m != '\0') {
+        for (i = 0; i < 2; i++)
+            if (strncmp(m, words[i][0], strlen(words[i][0])) == 0)
+                break;
+        if (i < 2) {
+            sb_str(&b, words[i][1]);
+            m += strlen(words[i][0]);
+        } else {
+            sb_chr(&b, *m++);
+        }
+    }
+    rc = cli_fail_with(name, b.nomem || b.p == NULL ? npyio_last_error()
+                                                    : b.p);
+    free(b.p);
+    return rc;
 }
 
 static void close_source(const cli_input *in, source *src)
@@ -307,7 +337,7 @@ int cli_convert(const cli_args *a)
         npyio_writer_abort(w); /* an existing OUT stays as it was */
     }
     if (st != NPYIO_OK)
-        cli_fail(failed);
+        fail_in_tool_words(failed);
     npyio_stream_close(out_stream);
     close_source(&in, &src);
     npyio_header_free(out_header);

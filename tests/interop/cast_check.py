@@ -8,7 +8,9 @@ npyio_npz_load_as, `npyio convert --dtype`) against NumPy's astype.
    integers, f2 f4 f8 and long double, c8 c16 and long-double complex) and
    every rule (safe, same_kind, unsafe), npyio_load_as must succeed
    exactly where np.can_cast(from, to, rule) says, refusing the others
-   with "cannot cast '<from>' to '<to>' under the '<rule>' rule"; the
+   with "cannot cast '<from>' to '<to>' under the '<rule>' rule;
+   NPYIO_READ_CAST_<SAME_KIND or UNSAFE, the weakest np.can_cast allows>
+   allows it (NumPy's astype casts unsafely by default)"; the
    arrays are edge values of the source type (min/max integers, +-0,
    subnormals, inf, NaN, values just beyond each target's range, half
    float rounding ties) and random ones. Where allowed, the bytes must be
@@ -26,7 +28,8 @@ npyio_npz_load_as, `npyio convert --dtype`) against NumPy's astype.
 3. `npyio convert --dtype TYPE --casting RULE` (with --order F and
    --byteorder big for some): byte for byte np.save of
    np.load(IN).astype(TYPE, casting=RULE) in the order and byte order
-   asked; refusals fail naming both types. Arrays of 0, 1 and 2 elements
+   asked; refusals fail naming both types and the --casting that allows
+   the conversion. Arrays of 0, 1 and 2 elements
    (0-d too) through every pair of the numeric types above, under the
    safe rule where np.can_cast allows it, else unsafe.
 Nothing here assumes the host's byte order or long double size. Prints one
@@ -187,8 +190,12 @@ class Checker:
         out = self.path(os.path.basename(path) + ".out")
         r = self.tool("load-as", path, to.str, flags, out)
         if not np.can_cast(src.dtype, to, rule):
+            way = "SAME_KIND" if np.can_cast(src.dtype, to, "same_kind") \
+                else "UNSAFE"
             self.refused(r, what, "cannot cast '%s' to '%s' under the '%s' "
-                         "rule" % (src.dtype.str, to.str, rule))
+                         "rule; NPYIO_READ_CAST_%s allows it (NumPy's astype "
+                         "casts unsafely by default)" % (
+                             src.dtype.str, to.str, rule, way))
             return
         bad = int_bad(src, to)
         if bad.any():
@@ -404,7 +411,15 @@ class Checker:
         src = edge_values(np.dtype("f8"))[:10]
         p = self.save(src, "cli_refused")
         for tc, rule, needle in (("i4", "safe", "cannot cast '<f8' to "
-                                  "'<i4' under the 'safe' rule"),
+                                  "'<i4' under the 'safe' rule; --casting "
+                                  "unsafe allows it (NumPy's astype casts "
+                                  "unsafely by default)"),
+                                 ("f4", "safe", "cannot cast '<f8' to "
+                                  "'<f4' under the 'safe' rule; --casting "
+                                  "same_kind allows it"),
+                                 ("i4", "same_kind", "cannot cast '<f8' to "
+                                  "'<i4' under the 'same_kind' rule; "
+                                  "--casting unsafe allows it"),
                                  ("S3", "unsafe", "'|S3' is a bytes type"),
                                  ("M8[ns]", "unsafe", "datetime64")):
             r = subprocess.run([self.args.cli, "convert", "--dtype", tc,
@@ -413,8 +428,9 @@ class Checker:
             err = r.stderr.decode(errors="replace")
             if np.dtype("<f8").str != "<f8":
                 needle = needle.replace("<", np.dtype("f8").str[0])
-            self.t.check(r.returncode == 1 and needle.replace(
-                "'<i4'", "'%s'" % np.dtype("i4").str) in err,
+            for t in ("i4", "f4"):
+                needle = needle.replace("'<%s'" % t, "'%s'" % np.dtype(t).str)
+            self.t.check(r.returncode == 1 and needle in err,
                 "convert refusal %s: rc %d %s" % (tc, r.returncode, err))
         r = subprocess.run([self.args.cli, "convert", "--dtype", "f8",
                             "--casting", "sometimes", p, p + ".r.npy"],
