@@ -132,11 +132,13 @@ static void put_shell_word(sbuf *b, const char *name)
         return;
     }
     sb_chr(b, '\'');
-    for (p = name; *p != '\0'; p++) {
+    for (p = name; *p != '\0'; p += *p == '\'') {
+        size_t run = strcspn(p, "'"); /* escaped whole: UTF-8 stays */
+
+        text_escape(b, p, run, 1);
+        p += run;
         if (*p == '\'')
             sb_str(b, "'\\''");
-        else
-            text_escape(b, p, 1, 1);
     }
     sb_chr(b, '\'');
 }

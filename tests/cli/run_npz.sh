@@ -116,6 +116,14 @@ for member in "" no-such-member; do
         [ "$(wc -c <"$tmp/err")" -lt 1000 ]
     check $? "dump many.npz $member: 10 keys, cut, and 2 more"
 done
+# The hint's file name is one shell word: quoted where the shell would
+# split or expand it, UTF-8 kept.
+cp "$tmp/many.npz" "$tmp/it's é.npz"
+npyio print "$tmp/it's é.npz"
+[ "$status" -eq 1 ] &&
+    grep -qF "and 2 more; \`npyio info --short '$tmp/it'\\''s é.npz'\` lists them" "$tmp/err"
+check $? "the hint quotes a name with a quote and a space"
+rm -f "$tmp/it's é.npz"
 npyio info --short "$tmp/many.npz"
 [ "$status" -eq 0 ] && [ "$(grep -c "^[12][0-9]$long	" "$tmp/out")" -eq 12 ]
 check $? "info --short many.npz lists all 12"
