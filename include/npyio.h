@@ -2191,7 +2191,9 @@ NPYIO_API npyio_status npyio_reader_read_rows(npyio_reader *reader,
  * @return NPYIO_OK; NPYIO_E_UNSUPPORTED (a type on either side that is not
  *         numeric, named: records, S, U, V, O, M, m; a long double of
  *         another size than this host's; a conversion the rule refuses:
- *         "cannot cast '<f8' to '<i4' under the 'safe' rule");
+ *         "cannot cast '<f8' to '<i4' under the 'safe' rule;
+ *         NPYIO_READ_CAST_UNSAFE allows it (NumPy's astype casts unsafely
+ *         by default)", naming the weakest flag that allows it);
  *         NPYIO_E_FORMAT (type is not a type string); NPYIO_E_STATE (a read
  *         has begun, or the reader failed); NPYIO_E_INVALID_ARG (not a
  *         reader, unknown flags).

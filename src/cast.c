@@ -208,6 +208,23 @@ static void set_limits(npyio__cast_plan *plan)
     l->llo_excl = (long double)l->lo_incl - 1.0L;
 }
 
+/* A conversion the rule refuses, with the way out: the weakest flag
+ * that allows it, and NumPy's default, which casts where the rule here
+ * (np.can_cast's) does not: astype(casting='unsafe'). */
+static npyio_status refuse(const npyio__cast_plan *plan, const char *a,
+                           const char *b, npyio__casting casting)
+{
+    bool same_kind = npyio__cast_allowed(&plan->from, &plan->to,
+                                         NPYIO__CAST_SAME_KIND);
+
+    return npyio__fail(NPYIO_E_UNSUPPORTED, "cannot cast '%s' to '%s' "
+                       "under the '%s' rule; %s allows it (NumPy's astype "
+                       "casts unsafely by default)", a, b,
+                       rule_names[casting],
+                       same_kind ? "NPYIO_READ_CAST_SAME_KIND"
+                                 : "NPYIO_READ_CAST_UNSAFE");
+}
+
 npyio_status npyio__cast_plan_make(const npyio_dtype *from,
                                    const npyio_dtype *to,
                                    npyio__casting casting,
@@ -227,8 +244,7 @@ npyio_status npyio__cast_plan_make(const npyio_dtype *from,
     if (st != NPYIO_OK)
         return st;
     if (!npyio__cast_allowed(&plan->from, &plan->to, casting))
-        return npyio__fail(NPYIO_E_UNSUPPORTED, "cannot cast '%s' to '%s' "
-                           "under the '%s' rule", a, b, rule_names[casting]);
+        return refuse(plan, a, b, casting);
     plan->copy = plan->from.kind == plan->to.kind &&
                  plan->from.size == plan->to.size;
     set_limits(plan);

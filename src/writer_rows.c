@@ -157,6 +157,34 @@ static npyio_status lock_target(npyio_writer *w, bool by_path,
     return st;
 }
 
+/* A dtype as a message shows it: its descr as np.save writes it ('<f8',
+ * [('a', '<i4')]), or dtype.str ('|V24') when that is long; escaped and
+ * cut to fit (field names are anyone's text). */
+static const char *dtype_text(const npyio_dtype *dt, char *buf, size_t cap)
+{
+    char text[200];
+    size_t len = 0;
+
+    if (npyio__dtype_descr(dt, text, sizeof text, &len) != NPYIO_OK ||
+        len > sizeof text)
+        len = npyio__dtype_str(dt, text, sizeof text);
+    return npyio__show(text, len < sizeof text ? len : sizeof text, buf, cap);
+}
+
+/* The rows' and the file's dtype and number of dimensions, both named. */
+static npyio_status refuse_rows(const npyio_header *file,
+                                const npyio_header *rows, const char *where)
+{
+    char a[96], b[96];
+
+    return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the rows' dtype or number "
+                       "of dimensions differs from the file's: the rows are "
+                       "%s with %d dimension%s, the file %s with %d",
+                       where, dtype_text(rows->dtype, a, sizeof a),
+                       rows->ndim, rows->ndim == 1 ? "" : "s",
+                       dtype_text(file->dtype, b, sizeof b), file->ndim);
+}
+
 /* The rows to append must be rows of the file: same dtype, same trailing
  * dimensions, in C order. */
 static npyio_status check_same_rows(const npyio_header *file,
@@ -167,9 +195,7 @@ static npyio_status check_same_rows(const npyio_header *file,
 
     if (!npyio_dtype_is_equal(file->dtype, rows->dtype) ||
         file->ndim != rows->ndim)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: the rows' dtype or "
-                           "number of dimensions differs from the file's",
-                           where);
+        return refuse_rows(file, rows, where);
     for (i = 1; i < file->ndim; i++)
         if (file->shape[i] != rows->shape[i])
             return npyio__fail(NPYIO_E_INVALID_ARG, "%s: dimension %d of the "

@@ -83,7 +83,68 @@ int cli_member_too_short(cli_input *in, size_t i, char *why, size_t cap)
 
 /* ---- choosing a member -------------------------------------------------- */
 
-/* "npyio: FILE: problem; its members: a, b, c" (keys, escaped). */
+/* Messages name at most LIST_KEYS keys, each cut to KEY_CHARS characters
+ * as shown (escaped): an archive of 100,000 members, or of keys thousands
+ * of bytes long, still gets a message of one short line. */
+#define LIST_KEYS 10
+#define KEY_CHARS 60
+
+/* Append s escaped, cut to KEY_CHARS characters ("..." ending a cut
+ * one). Escaped a character at a time, stopping soon past the limit:
+ * a name can be 65,535 bytes. */
+static void put_cut(sbuf *b, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, n = strlen(s), width = 0, fits = 0;
+    sbuf shown = {0};
+
+    while (i < n && width <= KEY_CHARS) {
+        uint32_t c;
+        size_t len = text_utf8_next(u + i, n - i, &c), at = shown.len;
+
+        len = len > 0 ? len : 1; /* a byte that is no UTF-8: one escape */
+        text_escape(&shown, s + i, len, 1);
+        width += text_width(shown.p + at, shown.len - at);
+        if (width <= KEY_CHARS - 3)
+            fits = shown.len; /* where a cut would end, "..." after it */
+        i += len;
+    }
+    if (width > KEY_CHARS) {
+        sb_add(b, shown.p, fits);
+        sb_str(b, "...");
+    } else {
+        sb_add(b, shown.p, shown.len);
+    }
+    b->nomem |= shown.nomem;
+    free(shown.p);
+}
+
+/* Append name as a shell word for the hint a long list ends with: as it
+ * is, or in single quotes if the shell would split or expand it. */
+static void put_shell_word(sbuf *b, const char *name)
+{
+    const char *p;
+
+    if (name[0] != '\0' &&
+        strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789_./+,:@%=-") == strlen(name)) {
+        text_escape(b, name, strlen(name), 1);
+        return;
+    }
+    sb_chr(b, '\'');
+    for (p = name; *p != '\0'; p += *p == '\'') {
+        size_t run = strcspn(p, "'"); /* escaped whole: UTF-8 stays */
+
+        text_escape(b, p, run, 1);
+        p += run;
+        if (*p == '\'')
+            sb_str(b, "'\\''");
+    }
+    sb_chr(b, '\'');
+}
+
+/* "npyio: FILE: problem; its members: a, b, c" (keys, escaped), the
+ * first LIST_KEYS of them, then how many more and where to see them. */
 static int name_members(cli_input *in, const char *problem)
 {
     size_t i, n = npyio_npz_count(in->npz);
@@ -92,17 +153,58 @@ static int name_members(cli_input *in, const char *problem)
 
     sb_str(&b, problem);
     sb_str(&b, n == 0 ? "; the archive has no members" : "; its members:");
-    for (i = 0; i < n; i++) {
-        const char *key = npyio_npz_key(in->npz, i);
-
+    for (i = 0; i < n && i < LIST_KEYS; i++) {
         sb_str(&b, i ? ", " : " ");
-        text_escape(&b, key, strlen(key), 1);
+        put_cut(&b, npyio_npz_key(in->npz, i));
         if (cli_member_stat(in, i, NPYIO_NPZ_STAT_IS_ARRAY) == 0)
             sb_str(&b, " (not an array)");
+    }
+    if (n > LIST_KEYS) {
+        sb_fmt(&b, " and %zu more; `npyio info --short ", n - LIST_KEYS);
+        put_shell_word(&b, in->name);
+        sb_str(&b, "` lists them");
     }
     rc = cli_error(in->name, "%s", b.nomem ? problem : b.p);
     free(b.p);
     return rc;
+}
+
+/* npyio_npz_find chose member `index` among several of its name or key:
+ * say which member is read (by index: names repeat) and why, as np.load
+ * chooses: of several members of one name the last (zipfile's table of
+ * names keeps the last), else the one named exactly as asked, which
+ * np.load prefers to one that has the name plus ".npy". */
+static void say_choice(cli_input *in, size_t index)
+{
+    const char *name = npyio_npz_name(in->npz, index),
+               *key = npyio_npz_key(in->npz, index);
+    size_t i, n = npyio_npz_count(in->npz), same = 0, other = n;
+    sbuf b = {0};
+
+    for (i = 0; i < n; i++) {
+        if (strcmp(npyio_npz_name(in->npz, i), name) == 0)
+            same++;
+        else if (other == n && strcmp(npyio_npz_key(in->npz, i), key) == 0)
+            other = i;
+    }
+    if (same > 1) {
+        sb_fmt(&b, "%zu members are named '", same);
+        put_cut(&b, name);
+        sb_fmt(&b, "'; reading the last of them, member %zu, as np.load "
+                   "does", index);
+    } else {
+        sb_fmt(&b, "reading member %zu ('", index);
+        put_cut(&b, name);
+        sb_str(&b, "'), named exactly as asked, as np.load does");
+        if (other < n) {
+            sb_fmt(&b, "; member %zu ('", other);
+            put_cut(&b, npyio_npz_name(in->npz, other));
+            sb_str(&b, "') has the same key");
+        }
+    }
+    cli_error(in->name, "%s", b.nomem ? "several members have that name "
+                                        "or key" : b.p);
+    free(b.p);
 }
 
 int cli_choose_member(const cli_args *a, cli_input *in)
@@ -128,8 +230,6 @@ int cli_choose_member(const cli_args *a, cli_input *in)
     if (st != NPYIO_OK)
         return cli_fail(in->name);
     if (ambiguous)
-        fprintf(stderr, "npyio: %s: several members have that name; the "
-                        "last one, as np.load chooses\n",
-                cli_member_label(in, index));
+        say_choice(in, index);
     return cli_open_member(in, index);
 }

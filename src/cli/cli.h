@@ -79,6 +79,12 @@ npyio_options *cli_options_for_own_header(const npyio_options *user,
  * and returns EXIT_INVALID. */
 int cli_open_input(const char *name, const npyio_options *options,
                    cli_input *in);
+/* The same, but an .npy file whose data section is shorter than its
+ * header says (a seekable file: found at open) is left for the caller to
+ * report: its header in *cut and the message in *why (free both; both
+ * NULL, and the message printed, for any other failure). */
+int cli_open_input_cut(const char *name, const npyio_options *options,
+                       cli_input *in, npyio_header **cut, char **why);
 void cli_close_input(cli_input *in);
 
 /* Open member `index` of the archive as the input's array (in->reader).
@@ -207,6 +213,14 @@ int cli_write_all(int fd, const void *p, size_t len);
 int cli_each_input(const cli_args *a,
                    int (*act)(const cli_args *a, cli_input *in),
                    int (*archive_act)(const cli_args *a, cli_input *in));
+/* The same, with cut_act (if not NULL) reporting an .npy file whose data
+ * is shorter than its header says: given the header and the message. */
+typedef void cli_cut_act(const cli_args *a, const char *name,
+                         const npyio_header *h, const char *why);
+int cli_each_input_cut(const cli_args *a,
+                       int (*act)(const cli_args *a, cli_input *in),
+                       int (*archive_act)(const cli_args *a, cli_input *in),
+                       cli_cut_act *cut_act);
 
 /* Open the one FILE and run act on it: an .npy file (a MEMBER argument
  * is refused), or the MEMBER of an archive (cli_choose_member). Output

@@ -109,12 +109,27 @@ int cli_each_input(const cli_args *a,
                    int (*act)(const cli_args *a, cli_input *in),
                    int (*archive_act)(const cli_args *a, cli_input *in))
 {
+    return cli_each_input_cut(a, act, archive_act, NULL);
+}
+
+int cli_each_input_cut(const cli_args *a,
+                       int (*act)(const cli_args *a, cli_input *in),
+                       int (*archive_act)(const cli_args *a, cli_input *in),
+                       cli_cut_act *cut_act)
+{
     int i, rc = 0;
 
     for (i = 0; i < a->nfiles; i++) {
+        npyio_header *cut = NULL;
+        char *why = NULL;
         cli_input in;
 
-        if (cli_open_input(a->files[i], a->options, &in) != 0) {
+        if (cli_open_input_cut(a->files[i], a->options, &in,
+                               cut_act != NULL ? &cut : NULL, &why) != 0) {
+            if (cut != NULL)
+                cut_act(a, a->files[i], cut, why);
+            npyio_header_free(cut);
+            free(why);
             rc = EXIT_INVALID;
             continue;
         }

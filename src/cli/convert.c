@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 
 
 typedef struct source {
@@ -126,6 +127,35 @@ static npyio_status set_type(const source *src, const cli_args *a,
     return st;
 }
 
+/* The library's message in the tool's words: the flags a refused cast
+ * names are --casting's values here. */
+static int fail_in_tool_words(const char *name)
+{
+    static const char *const words[][2] = {
+        {"NPYIO_READ_CAST_SAME_KIND", "--casting same_kind"},
+        {"NPYIO_READ_CAST_UNSAFE", "--casting unsafe"}};
+    const char *m = npyio_last_error();
+    sbuf b = {0};
+    size_t i;
+    int rc;
+
+    while (*m != '\0') {
+        for (i = 0; i < 2; i++)
+            if (strncmp(m, words[i][0], strlen(words[i][0])) == 0)
+                break;
+        if (i < 2) {
+            sb_str(&b, words[i][1]);
+            m += strlen(words[i][0]);
+        } else {
+            sb_chr(&b, *m++);
+        }
+    }
+    rc = cli_fail_with(name, b.nomem || b.p == NULL ? npyio_last_error()
+                                                    : b.p);
+    free(b.p);
+    return rc;
+}
+
 static void close_source(const cli_input *in, source *src)
 {
     if (src->reader != in->reader)
@@ -185,7 +215,9 @@ static npyio_status copy_whole(const source *src, npyio_writer *w,
     return st;
 }
 
-/* Copy all of the data; on failure, *writing says whether OUT failed. */
+/* Copy all of the data; on failure, *writing says whether OUT failed.
+ * The chunks are whole elements of the type the reader hands out, OUT's
+ * (--dtype's), not IN's: a 0-d int32 read as float64 needs 8 bytes. */
 static npyio_status copy_data(const source *src, npyio_writer *w,
                               const npyio_header *out_header, int *writing)
 {
@@ -194,8 +226,8 @@ static npyio_status copy_data(const source *src, npyio_writer *w,
     int reorder = (src->flags & NPYIO_READ_C_ORDER) &&
                   npyio_header_is_fortran_order(in) && cli_layouts_differ(in);
     size_t got = 0,
-           cap = cli_chunk_capacity(in, reorder ? CLI_REORDER_CHUNK
-                                                : CLI_CHUNK);
+           cap = cli_chunk_capacity(out_header, reorder ? CLI_REORDER_CHUNK
+                                                        : CLI_CHUNK);
     unsigned char *buf = cli_buffer(cap);
     uint64_t done = 0;
     cli_progress bar;
@@ -305,7 +337,7 @@ int cli_convert(const cli_args *a)
         npyio_writer_abort(w); /* an existing OUT stays as it was */
     }
     if (st != NPYIO_OK)
-        cli_fail(failed);
+        fail_in_tool_words(failed);
     npyio_stream_close(out_stream);
     close_source(&in, &src);
     npyio_header_free(out_header);

@@ -158,16 +158,36 @@ static const char short_columns[] =
 /* The last line written is an .npy file's, under the column names. */
 static int npy_run;
 
+/* Text: the facts of the header read, then why the file fails (its data
+ * is shorter than the header says); --json and --short give no line. */
+static void info_cut(const cli_args *a, const char *name,
+                     const npyio_header *h, const char *why)
+{
+    (void)a;
+    print_info(name, h, 0);
+    fflush(stdout);
+    cli_fail_with(name, why);
+}
+
 static int info_one(const cli_args *a, cli_input *in)
 {
-    const npyio_header *h;
+    const npyio_header *h = npyio_reader_header(in->reader);
+    int text = !a->json && !a->short_list;
     int64_t size;
 
     /* A short data section is an error for info too: on a seekable file
-     * the reader checked the length; a pipe is read through. */
-    if (strcmp(in->name, "-") == 0 && cli_read_through(in, 0, NULL) != 0)
-        return EXIT_INVALID;
-    h = npyio_reader_header(in->reader);
+     * the reader checked the length (info_cut); a pipe is read through,
+     * after the text's facts, before a line of --json or --short. */
+    if (text)
+        print_info(in->name, h, 0);
+    if (strcmp(in->name, "-") == 0) {
+        if (text && fflush(stdout) != 0)
+            return cli_error(NULL, "writing: %s", strerror(errno));
+        if (cli_read_through(in, 0, NULL) != 0)
+            return EXIT_INVALID;
+    }
+    if (text)
+        return 0;
     if (!a->short_list) {
         print_info(in->name, h, a->json);
         return 0;
@@ -405,5 +425,6 @@ int cli_info(const cli_args *a)
         return EXIT_USAGE;
     }
     npy_run = 0;
-    return cli_each_input(a, info_one, archive_info);
+    return cli_each_input_cut(a, info_one, archive_info,
+                              a->json || a->short_list ? NULL : info_cut);
 }

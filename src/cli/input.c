@@ -449,9 +449,60 @@ static void close_archive(cli_input *in)
     in->archive_stream = NULL;
 }
 
+/* The header of an .npy file the reader refused as cut short (found so
+ * at open only where the file seeks): parsed again from the file's first
+ * bytes, as many as npyio_header_parse asks for. NULL if that fails too
+ * (the file ends inside its header). */
+static npyio_header *header_of_cut_file(cli_input *in)
+{
+    size_t need = 16, got, consumed = 0;
+    unsigned char *bytes = NULL, *more;
+    npyio_header *h = NULL;
+
+    while ((more = realloc(bytes, need)) != NULL) {
+        bytes = more;
+        if (fseeko(in->file, (off_t)in->start, SEEK_SET) != 0)
+            break;
+        got = fread(bytes, 1, need, in->file);
+        if (npyio_header_parse(bytes, got, in->options, &h, &consumed) !=
+                NPYIO_E_TRUNCATED ||
+            got < need || consumed <= need)
+            break;
+        need = consumed; /* the whole header, then */
+    }
+    free(bytes);
+    return h;
+}
+
+/* An .npy file the reader refused (status st): the message, or, where
+ * the caller takes them (cut set) and the data is shorter than the header
+ * says, the header in *cut and the message in *why, printed by nobody
+ * yet. EXIT_INVALID, in closed. */
+static int refuse_npy(cli_input *in, npyio_status st, npyio_header **cut,
+                      char **why)
+{
+    if (cut != NULL && st == NPYIO_E_TRUNCATED &&
+        (*why = strdup(npyio_last_error())) != NULL &&
+        (*cut = header_of_cut_file(in)) == NULL) {
+        free(*why);
+        *why = NULL;
+    }
+    if (cut == NULL || *cut == NULL)
+        cli_fail(in->name);
+    cli_close_input(in);
+    return EXIT_INVALID;
+}
+
 int cli_open_input(const char *name, const npyio_options *options,
                    cli_input *in)
 {
+    return cli_open_input_cut(name, options, in, NULL, NULL);
+}
+
+int cli_open_input_cut(const char *name, const npyio_options *options,
+                       cli_input *in, npyio_header **cut, char **why)
+{
+    npyio_status st;
     unsigned char magic[4];
     struct stat info;
     off_t start;
@@ -496,15 +547,11 @@ int cli_open_input(const char *name, const npyio_options *options,
         }
         return 0;
     }
-    if (cli_splice_open(magic, n, in->file, in->start + (int64_t)n, options,
-                        &in->splice, &in->stream) != NPYIO_OK ||
-        npyio_reader_open_stream(in->stream, options,
-                                 &in->reader) != NPYIO_OK) {
-        cli_fail(name);
-        cli_close_input(in);
-        return EXIT_INVALID;
-    }
-    return 0;
+    st = cli_splice_open(magic, n, in->file, in->start + (int64_t)n, options,
+                         &in->splice, &in->stream);
+    if (st == NPYIO_OK)
+        st = npyio_reader_open_stream(in->stream, options, &in->reader);
+    return st == NPYIO_OK ? 0 : refuse_npy(in, st, cut, why);
 }
 
 const char *cli_member_label(const cli_input *in, size_t index)

@@ -79,9 +79,11 @@ static int usage(const command *cmd, const char *problem)
     "  MEMBER                for an .npz archive FILE, the array to use,\n"    \
     "                        found as np.load finds it: the member of that\n"  \
     "                        name, else the one named MEMBER.npy (among\n"     \
-    "                        members of one name, the last). An archive\n"     \
-    "                        without MEMBER is an error naming its members;\n" \
-    "                        an .npy FILE has no members.\n"
+    "                        members of one name, the last; a note names\n"    \
+    "                        the member read when others share its name or\n"  \
+    "                        key). An archive without MEMBER is an error\n"    \
+    "                        naming its first 10 keys; an .npy FILE has no\n"  \
+    "                        members.\n"
 
 #define UNTRUSTED_HELP                                                        \
     "  --untrusted           the library's limits for files from strangers:\n" \
@@ -101,9 +103,11 @@ static const command commands[] = {
      "Print the header facts of each file: format version, header length,\n"
      "data offset, descr (NumPy's text), shape, Fortran order, itemsize,\n"
      "element count and data bytes. A file whose data is shorter than its\n"
-     "header promises is an error. For an .npz archive, one block per member\n"
-     "in archive order: its name, compression, offsets, sizes and CRC, and\n"
-     "for an .npy member its header facts.\n"
+     "header promises is an error: the text shows its header's facts, then\n"
+     "the error; --json and --short print no line for a file that fails.\n"
+     "For an .npz archive, one block per member in archive order: its name,\n"
+     "compression, offsets, sizes and CRC, and for an .npy member its header\n"
+     "facts.\n"
      "\n"
      "  --json                one JSON object per file per line, with the keys\n"
      "                        path (FILE as given; - for standard input)\n"

@@ -18,7 +18,9 @@
 #   with a pickle for data; zeros instead are refused by validate);
 # - every malformed header (DATA_DIR/headers/invalid) and each array cut
 #   short (in its header, in its data) through every command: exit 1 with a
-#   message starting "npyio: ", never a signal or another status;
+#   message starting "npyio: ", never a signal or another status; info's
+#   text of data cut short shows the header's facts first, --json and
+#   --short no line;
 # - -h gives the same help as --help, for the tool and each command.
 . "$(dirname "$0")/common.sh"
 
@@ -87,6 +89,22 @@ while IFS=$us read -r name file fortran ndim shape itemsize nbytes offset object
         done
         expect_error "convert $name ($short)" convert "$tmp/$short.npy" "$tmp/c.npy"
     done
+    # Data cut short: info's text shows the header's facts (the whole
+    # file's), then the error; --json and --short print no line for it.
+    if [ "$nbytes" -gt 0 ] && [ "$object" != 1 ]; then
+        npyio info "$path"
+        sed 1d "$tmp/out" >"$tmp/facts"
+        npyio info "$tmp/short_data.npy"
+        [ "$status" -eq 1 ] && [ "$(head -n 1 "$tmp/out")" = "$tmp/short_data.npy:" ] &&
+            [ "$(sed 1d "$tmp/out")" = "$(cat "$tmp/facts")" ] &&
+            grep -q "but the header promises $nbytes\$" "$tmp/err"
+        check $? "info $name (data cut short): the facts, then the error"
+        for form in --json --short; do
+            npyio info $form "$tmp/short_data.npy"
+            [ "$status" -eq 1 ] && [ ! -s "$tmp/out" ]
+            check $? "info $form $name (data cut short): no line"
+        done
+    fi
 done < <(tr '\t' '\037' <"$data/arrays/manifest.tsv")
 
 # dump copies a native file's data inside the kernel when both ends are

@@ -274,10 +274,19 @@ npyio info --json - < <(cat "$obj")
 [ "$status" -eq 0 ] && [ "$(sed 's/^{"path": "-", //' "$tmp/out")" = "$(cat "$tmp/obj.json")" ]
 check $? "info --json - of an object array from a pipe"
 head -c -1 "$small" >"$tmp/short.npy"
+npyio info "$small"
+sed 1d "$tmp/out" >"$tmp/facts"
 npyio info - < <(cat "$tmp/short.npy")
-[ "$status" -eq 1 ] && [ ! -s "$tmp/out" ] &&
+[ "$status" -eq 1 ] && [ "$(head -n 1 "$tmp/out")" = "-:" ] &&
+    [ "$(sed 1d "$tmp/out")" = "$(cat "$tmp/facts")" ] &&
     one_line "npyio: -: the data section ends after 5 bytes, but the header promises 6"
-check $? "info - of data cut short, from a pipe"
+check $? "info - of data cut short, from a pipe: the facts, then the error"
+for form in --json --short; do
+    npyio info $form - < <(cat "$tmp/short.npy")
+    [ "$status" -eq 1 ] && [ ! -s "$tmp/out" ] &&
+        one_line "npyio: -: the data section ends after 5 bytes, but the header promises 6"
+    check $? "info $form - of data cut short, from a pipe: no line"
+done
 # Standard input opened 10 bytes into a file, where the .npy starts.
 # at_offset FILE ARGS...: the tool with FILE after 10 other bytes as stdin.
 at_offset() {

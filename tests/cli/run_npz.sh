@@ -9,7 +9,10 @@
 #   bzip2 and lzma members, 1 naming them); dump ARCHIVE KEY of every
 #   array member gives the C-order native bytes of the arrays corpus case
 #   it was made from (object arrays: exit 1), print exits 0, and without a
-#   MEMBER both exit 1 naming the members;
+#   MEMBER both exit 1 naming the members; a key several members share
+#   reads np.load's choice with a note naming it by index and saying why;
+#   a message naming members names 10 keys at most, each cut to 60
+#   characters, then how many more;
 # - unpack of every valid archive gives each array member as the corpus
 #   .npy file it was made from, byte for byte (dups.npz is refused: two
 #   members collide); a second unpack needs --force;
@@ -81,6 +84,50 @@ while IFS=$us read -r archive index file key method flags csize usize crc \
     npyio print "$path" "$key"
     check $? "print $archive $key"
 done < <(tr '\t' '\037' <"$npz/manifest.tsv")
+
+# ---- which member a repeated key reads, and the note saying so ---------------
+# dups.npz holds members named a, a.npy, a.npy: np.load reads member 0 for
+# "a" (the manifest's np_key_choice; the exact name wins over a.npy) and
+# the last a.npy, member 2, for "a.npy" (tests/data/gen_npz.py checks both
+# with NumPy). The note names the member read, by index, and why.
+for pick in "a 0 i1 named exactly as asked" "a.npy 2 bool the last of them"; do
+    read -r key index source why <<<"$pick"
+    npyio dump "$npz/dups.npz" "$key"
+    [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$data/arrays/$source.$native.bin" &&
+        grep -q "reading .*member $index\b" "$tmp/err" && grep -q "$why" "$tmp/err" &&
+        [ "$(wc -l <"$tmp/err")" -eq 1 ]
+    check $? "dump dups.npz $key: member $index and why"
+done
+
+# ---- a long list of members is cut --------------------------------------------
+# Messages name the first 10 keys, each cut to 60 characters, then how many
+# more and the command that lists them all.
+long=$(printf 'k%.0s' $(seq 70))
+members=()
+for i in $(seq 10 21); do members+=("$i$long=$data/arrays/i1.npy"); done
+npyio pack --no-sync "$tmp/many.npz" "${members[@]}"
+check $? "pack 12 members of 72-character keys"
+for member in "" no-such-member; do
+    npyio dump "$tmp/many.npz" $member
+    cut=19${long:0:55}...
+    [ "$status" -eq 1 ] && grep -qF "10${long:0:55}..., 11" "$tmp/err" &&
+        grep -qF ", $cut and 2 more; \`npyio info --short $tmp/many.npz\` lists them" "$tmp/err" &&
+        ! grep -q "20$long\|21$long\|${long:0:56}" "$tmp/err" &&
+        [ "$(wc -c <"$tmp/err")" -lt 1000 ]
+    check $? "dump many.npz $member: 10 keys, cut, and 2 more"
+done
+# The hint's file name is one shell word: quoted where the shell would
+# split or expand it, UTF-8 kept.
+cp "$tmp/many.npz" "$tmp/it's é.npz"
+npyio print "$tmp/it's é.npz"
+[ "$status" -eq 1 ] &&
+    grep -qF "and 2 more; \`npyio info --short '$tmp/it'\\''s é.npz'\` lists them" "$tmp/err"
+check $? "the hint quotes a name with a quote and a space"
+rm -f "$tmp/it's é.npz"
+npyio info --short "$tmp/many.npz"
+[ "$status" -eq 0 ] && [ "$(grep -c "^[12][0-9]$long	" "$tmp/out")" -eq 12 ]
+check $? "info --short many.npz lists all 12"
+rm -f "$tmp/many.npz"
 
 # ---- unpack: the corpus .npy files back ---------------------------------------
 for path in "$npz"/*.npz; do

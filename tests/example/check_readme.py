@@ -12,6 +12,8 @@ PREFIX is an installed libnpyio (the install_prefix fixture). Checked:
   calls that npyio.h (or npyio.hpp, for npyio::) declares, and links an
   example that uses one of them;
 - every command line shown ("$ " lines of sh blocks) runs and exits 0,
+  and none shows a variant in its comment ("# also --dtype f4"), which
+  would not run;
   in README order in one scratch directory whose tests/ is the tree's,
   with the installed tool on PATH, pkg-config finding the installed
   library, and HOME/.local being PREFIX (the README's custom prefix);
@@ -158,6 +160,17 @@ def environment(prefix, scratch):
     return env
 
 
+def check_no_variants(start, commands):
+    """A command's comment names no option ("# also --dtype f4"): a
+    variant shown only in a comment is not run, and that one failed on
+    the file it named; written out as a line of its own, it runs."""
+    for command in commands:
+        comment = command.split("  # ", 1)[1] if "  # " in command else ""
+        if re.search(r"(?<![\w-])--[a-z]", comment):
+            fail("the sh block at README line %d: a variant in a comment, "
+                 "not run (write it out as a line): %s" % (start, command))
+
+
 def run_blocks(text, src, prefix):
     ran = {"commands": 0, "python": 0, "cmake": 0}
     consumer = open(os.path.join(src, "tests", "consumer", "cmake-project",
@@ -173,6 +186,7 @@ def run_blocks(text, src, prefix):
         for lang, start, lines in blocks(text):
             if lang == "sh":
                 commands = [l[2:] for l in lines if l.startswith("$ ")]
+                check_no_variants(start, commands)
                 if commands:
                     run(["sh", "-ec", "\n".join(commands)], work, env,
                         "the sh block at README line %d" % start)

@@ -8,7 +8,9 @@ npyio_npz_load_as, `npyio convert --dtype`) against NumPy's astype.
    integers, f2 f4 f8 and long double, c8 c16 and long-double complex) and
    every rule (safe, same_kind, unsafe), npyio_load_as must succeed
    exactly where np.can_cast(from, to, rule) says, refusing the others
-   with "cannot cast '<from>' to '<to>' under the '<rule>' rule"; the
+   with "cannot cast '<from>' to '<to>' under the '<rule>' rule;
+   NPYIO_READ_CAST_<SAME_KIND or UNSAFE, the weakest np.can_cast allows>
+   allows it (NumPy's astype casts unsafely by default)"; the
    arrays are edge values of the source type (min/max integers, +-0,
    subnormals, inf, NaN, values just beyond each target's range, half
    float rounding ties) and random ones. Where allowed, the bytes must be
@@ -26,7 +28,10 @@ npyio_npz_load_as, `npyio convert --dtype`) against NumPy's astype.
 3. `npyio convert --dtype TYPE --casting RULE` (with --order F and
    --byteorder big for some): byte for byte np.save of
    np.load(IN).astype(TYPE, casting=RULE) in the order and byte order
-   asked; refusals fail naming both types.
+   asked; refusals fail naming both types and the --casting that allows
+   the conversion. Arrays of 0, 1 and 2 elements
+   (0-d too) through every pair of the numeric types above, under the
+   safe rule where np.can_cast allows it, else unsafe.
 Nothing here assumes the host's byte order or long double size. Prints one
 line per failure, then `N passed, M failed`; exit 0 only if all passed, 77
 without NumPy.
@@ -185,8 +190,12 @@ class Checker:
         out = self.path(os.path.basename(path) + ".out")
         r = self.tool("load-as", path, to.str, flags, out)
         if not np.can_cast(src.dtype, to, rule):
+            way = "SAME_KIND" if np.can_cast(src.dtype, to, "same_kind") \
+                else "UNSAFE"
             self.refused(r, what, "cannot cast '%s' to '%s' under the '%s' "
-                         "rule" % (src.dtype.str, to.str, rule))
+                         "rule; NPYIO_READ_CAST_%s allows it (NumPy's astype "
+                         "casts unsafely by default)" % (
+                             src.dtype.str, to.str, rule, way))
             return
         bad = int_bad(src, to)
         if bad.any():
@@ -335,6 +344,55 @@ class Checker:
                                               expected(a, td, rule), td),
                                          what + ": values differ")
 
+    def convert(self, p, tc, rule, extra, what):
+        """`npyio convert --dtype tc --casting rule` of p must write np.save's
+        bytes of np.load(p).astype(tc, casting=rule) in the order and byte
+        order `extra` asks for."""
+        out = p + ".conv.npy"
+        r = subprocess.run([self.args.cli, "convert", "--dtype", tc,
+                            "--casting", rule] + extra + [p, out],
+                           capture_output=True)
+        if not self.t.check(r.returncode == 0, "%s: %s" % (
+                what, r.stderr.decode(errors="replace"))):
+            return
+        with quiet():
+            a = np.load(p).astype(tc, casting=rule)
+        bo = {"big": ">", "little": "<"}.get(
+            extra[extra.index("--byteorder") + 1]
+            if "--byteorder" in extra else "", "=")
+        a = a.astype(a.dtype.newbyteorder(bo))
+        # copy, not asfortranarray/ascontiguousarray: they make 0-d 1-d
+        a = a.copy(order="F" if "F" in extra else "C")
+        buf = io.BytesIO()
+        np.save(buf, a)
+        with open(out, "rb") as f:
+            got = f.read()
+        if is_long(a.dtype):
+            b = np.load(out)
+            ok = b.dtype == a.dtype and b.shape == a.shape and \
+                np.array_equal(b, a, equal_nan=True)
+        else:
+            ok = got == buf.getvalue()
+        self.t.check(ok, "%s: not np.save's bytes" % what)
+
+    def cli_small(self):
+        """Arrays of 0, 1 (0-d and 1-d) and 2 elements through every pair
+        of numeric types: the tool's chunks hold whole elements of the type
+        handed out, however much smaller the file's elements are (a 0-d i4
+        to f8 was refused: 'one element is 8 bytes, the buffer 4')."""
+        for fc in CODES:
+            vals = edge_values(np.dtype(fc))
+            for shape in ((0,), (), (1,), (2,)):
+                src = vals[:int(np.prod(shape))].reshape(shape)
+                for tc in CODES:
+                    a = src.copy()
+                    a[int_bad(a, np.dtype(tc))] = 0
+                    rule = "safe" if np.can_cast(fc, tc, "safe") \
+                        else "unsafe"
+                    self.convert(self.save(a, "small_%s_%s" % (fc, tc)), tc,
+                                 rule, [], "convert %s%s -> %s %s" % (
+                                     fc, list(shape), tc, rule))
+
     def cli(self):
         cases = [("i8", "f4", "same_kind", []), (">f8", "i2", "unsafe", []),
                  ("u2", "f2", "same_kind", ["--order", "F"]),
@@ -347,38 +405,21 @@ class Checker:
             src = np.asfortranarray(np.resize(edge_values(np.dtype(fc)), 30)
                                     .reshape(5, 6))
             src[int_bad(src, np.dtype(tc))] = 0
-            p = self.save(src, "cli_" + fc.strip("<>"))
-            out = p + ".conv.npy"
-            r = subprocess.run([self.args.cli, "convert", "--dtype", tc,
-                                "--casting", rule] + extra + [p, out],
-                               capture_output=True)
-            what = "convert %s -> %s %s %s" % (fc, tc, rule, extra)
-            if not self.t.check(r.returncode == 0, "%s: %s" % (
-                    what, r.stderr.decode(errors="replace"))):
-                continue
-            with quiet():
-                a = np.load(p).astype(tc, casting=rule)
-            bo = {"big": ">", "little": "<"}.get(
-                extra[extra.index("--byteorder") + 1]
-                if "--byteorder" in extra else "", "=")
-            a = a.astype(a.dtype.newbyteorder(bo))
-            a = np.asfortranarray(a) if "F" in extra else \
-                np.ascontiguousarray(a)
-            buf = io.BytesIO()
-            np.save(buf, a)
-            with open(out, "rb") as f:
-                got = f.read()
-            if is_long(a.dtype):
-                b = np.load(out)
-                ok = b.dtype == a.dtype and b.shape == a.shape and \
-                    np.array_equal(b, a, equal_nan=True)
-            else:
-                ok = got == buf.getvalue()
-            self.t.check(ok, "%s: not np.save's bytes" % what)
+            self.convert(self.save(src, "cli_" + fc.strip("<>")), tc, rule,
+                         extra, "convert %s -> %s %s %s" % (fc, tc, rule,
+                                                            extra))
         src = edge_values(np.dtype("f8"))[:10]
         p = self.save(src, "cli_refused")
         for tc, rule, needle in (("i4", "safe", "cannot cast '<f8' to "
-                                  "'<i4' under the 'safe' rule"),
+                                  "'<i4' under the 'safe' rule; --casting "
+                                  "unsafe allows it (NumPy's astype casts "
+                                  "unsafely by default)"),
+                                 ("f4", "safe", "cannot cast '<f8' to "
+                                  "'<f4' under the 'safe' rule; --casting "
+                                  "same_kind allows it"),
+                                 ("i4", "same_kind", "cannot cast '<f8' to "
+                                  "'<i4' under the 'same_kind' rule; "
+                                  "--casting unsafe allows it"),
                                  ("S3", "unsafe", "'|S3' is a bytes type"),
                                  ("M8[ns]", "unsafe", "datetime64")):
             r = subprocess.run([self.args.cli, "convert", "--dtype", tc,
@@ -387,8 +428,9 @@ class Checker:
             err = r.stderr.decode(errors="replace")
             if np.dtype("<f8").str != "<f8":
                 needle = needle.replace("<", np.dtype("f8").str[0])
-            self.t.check(r.returncode == 1 and needle.replace(
-                "'<i4'", "'%s'" % np.dtype("i4").str) in err,
+            for t in ("i4", "f4"):
+                needle = needle.replace("'<%s'" % t, "'%s'" % np.dtype(t).str)
+            self.t.check(r.returncode == 1 and needle in err,
                 "convert refusal %s: rc %d %s" % (tc, r.returncode, err))
         r = subprocess.run([self.args.cli, "convert", "--dtype", "f8",
                             "--casting", "sometimes", p, p + ".r.npy"],
@@ -411,6 +453,7 @@ def main():
     c.corpus()
     c.pipe_and_npz()
     c.cli()
+    c.cli_small()
     return c.t.summary()
 
 

@@ -30,13 +30,18 @@
   complex), elements over 4 MiB and generic datetime64/timedelta64 is
   NumPy's repr; the long double size NumPy lacks on this host (f12 or f16)
   prints as raw hex, most significant byte first, and datetime64[Y] past
-  the last representable year as its integer.
+  the last representable year as its integer;
+- `info` of a file whose data is one byte short (every corpus array with
+  data), from the file and from a pipe: the header's facts as NumPy reads
+  them from the cut file, then the error, exit 1; `info --json` and
+  `info --short` print no line for it.
 Prints "N passed, M failed"; exits 77 without NumPy.
 """
 import argparse
 import io
 import json
 import os
+import re
 import pickle
 import pickletools
 import subprocess
@@ -517,6 +522,69 @@ def check_print_more(check, run, tmp):
     os.remove(path)
 
 
+TEXT_KEYS = {"format version": "version", "header length": "header_len",
+             "data offset": "data_offset", "descr": "descr",
+             "shape": "shape", "fortran order": "fortran_order",
+             "itemsize": "itemsize", "elements": "count",
+             "data bytes": "nbytes"}
+
+
+def text_facts(out):
+    """`info`'s text of one .npy file as the nine keys of --json: the first
+    line (the name and a colon), then the facts."""
+    lines = out.decode(errors="replace").splitlines()
+    got = {}
+    for line in lines[1:]:
+        m = re.match(r"  (\S.*?)\s{2,}(.*)$", line)
+        if m is None or m.group(1) not in TEXT_KEYS:
+            return lines[:1], {"bad line": line}
+        got[TEXT_KEYS[m.group(1)]] = m.group(2)
+    return lines[:1], got
+
+
+def facts_as_text(f):
+    """The nine keys as info's text shows them (NumPy's values)."""
+    return {k: (str(tuple(v)) if k == "shape" else str(v))
+            for k, v in f.items()}
+
+
+def check_cut_info(check, run, tmp, arrays):
+    """An .npy file whose data is one byte short (issue 39): info's text
+    shows the header's facts (NumPy's, read from the cut file), then the
+    error, exit 1; from a pipe too; --json and --short give no line."""
+    short = os.path.join(tmp, "cut.npy")
+    for name in sorted(os.listdir(arrays)):
+        path = os.path.join(arrays, name)
+        if not name.endswith(".npy"):
+            continue
+        with open(path, "rb") as f:
+            whole = f.read()
+        want = facts(path)
+        if want["nbytes"] == 0 or np.load(path, allow_pickle=True).dtype \
+                .hasobject:
+            continue
+        with open(short, "wb") as f:
+            f.write(whole[:-1])
+        with open(short, "rb") as f:
+            want = facts_as_text(npy_facts(f)[0])
+        for arg, stdin in ((short, None), ("-", subprocess.PIPE)):
+            r = subprocess.run([run.tool, "info", arg], capture_output=True,
+                               input=whole[:-1] if stdin else None)
+            first, got = text_facts(r.stdout)
+            check(r.returncode == 1 and first == [arg + ":"] and
+                  got == want and r.stderr.count(b"\n") == 1 and
+                  b"promises %d" % int(want["nbytes"]) in r.stderr,
+                  "info %s of %s cut by a byte: exit %d, %r, %r" % (
+                      arg, name, r.returncode, got, r.stderr))
+        for form in ("--json", "--short"):
+            r = run("info", form, short)
+            check(r.returncode == 1 and not r.stdout and
+                  r.stderr.count(b"\n") == 1,
+                  "info %s of %s cut by a byte: no line: %r" % (
+                      form, name, r.stdout))
+    os.remove(short)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", required=True)
@@ -528,6 +596,7 @@ def main():
     def run(*words, stdin=None):
         return subprocess.run([args.tool] + list(words), capture_output=True,
                               stdin=stdin)
+    run.tool = args.tool
 
     arrays = os.path.join(args.data, "arrays")
     for name in sorted(os.listdir(arrays)):
@@ -658,6 +727,7 @@ def main():
         check_names(check, run, tmp)
         check_member(check, run, tmp)
         check_print_more(check, run, tmp)
+        check_cut_info(check, run, tmp, arrays)
     return tally.summary()
 
 

@@ -22,7 +22,11 @@ never with numbers taken from the tool:
    native-order bytes of np.load(ARCHIVE)[MEMBER]; objects, non-.npy and
    undecompressable members are refused; `print ARCHIVE MEMBER` equals
    `print` of the array np.save'd; without MEMBER or with a wrong one:
-   exit 1 naming every key; an .npy file with a MEMBER: exit 1;
+   exit 1 naming the keys (10 at most, each cut to 60 characters, then
+   how many more: 20,000 members give one short line, and `info --short`
+   lists np.load's keys, all of them); an .npy file with a MEMBER: exit 1;
+   a key several members share (a, then a.npy; dups.npz) dumps np.load's
+   array, with one note naming the member read by index and why;
 3. `validate`: the valid archives are valid (odd.npz's bzip2/lzma members
    are named as undecompressable), every archive of npz/bad is not (but
    ratio_64mib_zeros.npz, bad only under a ratio limit), and no command on
@@ -69,6 +73,7 @@ import argparse
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import struct
@@ -519,14 +524,18 @@ def check_dump_print(c, npz, valid, tmp):
                             want.stdout[:200]))
             if os.path.exists(one):
                 os.remove(one)
-        # Without MEMBER, and with a wrong one: exit 1 naming every key.
+        # Without MEMBER, and with a wrong one: exit 1 naming the first
+        # 10 keys, then how many more.
         if keys:
+            more = b" and %d more; `npyio info --short %s` lists them\n" % (
+                len(keys) - 10, path.encode()) if len(keys) > 10 else b"\n"
             for words in (["print", path], ["dump", path],
                           ["print", path, "no-such-member"],
                           ["dump", path, "no-such-member.npy"]):
                 r = c.run(*words)
-                absent = [k for k in keys if k.encode() not in r.stderr]
-                c.check(r.returncode == 1 and not r.stdout and not absent,
+                absent = [k for k in keys[:10] if k.encode() not in r.stderr]
+                c.check(r.returncode == 1 and not r.stdout and not absent and
+                        r.stderr.endswith(more),
                         "%s: exit %d, keys not named %r: %r" % (
                             " ".join(words[:1] + [name] + words[2:]),
                             r.returncode, absent, r.stderr[:300]))
@@ -537,6 +546,87 @@ def check_dump_print(c, npz, valid, tmp):
         c.check(r.returncode == 1 and not r.stdout and r.stderr,
                 "%s i1.npy i1: exit %d %r" % (command, r.returncode,
                                                r.stderr[:200]))
+
+
+# ---- 2b. which member a shared key reads; long lists of members -------------
+
+def np_choice(path, key):
+    """The index of the member np.load(path)[key] reads: the member whose
+    own content equals it (each member of these archives holds a different
+    array)."""
+    with npz_load(path) as z:
+        got = z[key]
+    with zipfile.ZipFile(path) as z:
+        hits = [i for i, info in enumerate(z.infolist())
+                if same_array(np.load(io.BytesIO(z.read(info))), got)]
+    assert len(hits) == 1, (path, key, hits)
+    return hits[0], got
+
+
+def check_member_choice(c, npz, tmp):
+    """A key several members share (by name, or a name and that name plus
+    .npy): dump gives np.load's array, and the note on standard error names
+    the member read by index and why (issue 39: members a then a.npy, read
+    as member 0, were said to be 'the last one')."""
+    first = os.path.join(tmp, "a_then_a_npy.npz")
+    with zipfile.ZipFile(first, "w") as z:
+        for name, a in (("a", np.arange(3, dtype="<i2")),
+                        ("a.npy", np.array([2.5, -1.0]))):
+            b = io.BytesIO()
+            np.save(b, a)
+            z.writestr(name, b.getvalue())
+    for path in (first, os.path.join(npz, COLLIDING)):
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+        for key in ("a", "a.npy"):
+            index, a = np_choice(path, key)
+            r = c.run("dump", path, key)
+            err = r.stderr.decode(errors="replace")
+            several = names.count(names[index]) > 1
+            why = "the last of them" if several else \
+                "named exactly as asked"
+            c.check(r.returncode == 0 and dump_expectation(a, r.stdout) and
+                    re.search(r"reading .*member %d\b" % index, err) and
+                    why in err and ("last" in err) == several and
+                    err.count("\n") == 1,
+                    "dump %s %s: np.load reads member %d; exit %d: %r" % (
+                        os.path.basename(path), key, index, r.returncode,
+                        err))
+    os.remove(first)
+
+
+def check_long_member_list(c, tmp):
+    """An archive of 20,000 members of 80-character keys, without MEMBER
+    or with one not there: one short line naming the first 10 keys (each
+    cut to 60 characters) and how many more, pointing at `info --short`,
+    which lists np.load's keys, all of them (issue 39: a 789 KB line)."""
+    path = os.path.join(tmp, "many members.npz")
+    b = io.BytesIO()
+    np.save(b, np.arange(2, dtype="<u1"))
+    with zipfile.ZipFile(path, "w") as z:
+        for i in range(20000):
+            z.writestr("%05d" % i + "k" * 75 + ".npy", b.getvalue())
+    with npz_load(path) as z:
+        keys = list(z.files)
+    want = ", ".join(k[:57] + "..." for k in keys[:10]) + \
+        " and %d more; `npyio info --short '%s'` lists them" % (
+            len(keys) - 10, path)
+    for words in (["print", path], ["dump", path, "no-such-member"]):
+        r = c.run(*words)
+        err = r.stderr.decode(errors="replace")
+        c.check(r.returncode == 1 and err.endswith(want + "\n") and
+                err.count("\n") == 1 and len(err) < 1200 and
+                keys[10][:5] not in err,
+                "%s: exit %d, %d bytes: %r" % (" ".join(words[:1] + words[2:]),
+                                               r.returncode, len(err),
+                                               err[:400]))
+    r = c.run("info", "--short", path)
+    listed = {line.split(b"\t")[0].decode() for line in
+              r.stdout.splitlines() if b"\t" in line}
+    c.check(r.returncode == 0 and listed == set(keys),
+            "info --short of 20,000 members lists %d of np.load's keys" %
+            len(listed & set(keys)))
+    os.remove(path)
 
 
 # ---- 3. validate, and no signal on the bad corpus --------------------------
@@ -1497,6 +1587,8 @@ def main():
         check_info_short(c, npz, valid, args.data)
         check_method_name(c, npz, tmp)
         check_dump_print(c, npz, valid, tmp)
+        check_member_choice(c, npz, tmp)
+        check_long_member_list(c, tmp)
         check_validate(c, npz, valid, bad_dir, hostile_dir, tmp)
         check_convert(c, npz, tmp)
         check_pack(c, args.data, tmp)
