@@ -620,7 +620,7 @@ def check_long_member_list(c, tmp):
                 "%s: exit %d, %d bytes: %r" % (" ".join(words[:1] + words[2:]),
                                                r.returncode, len(err),
                                                err[:400]))
-    r = c.run("info", "--short", path)
+    r = c.run("info", "--short", "--no-header", path)
     listed = {line.split(b"\t")[0].decode() for line in
               r.stdout.splitlines() if b"\t" in line}
     c.check(r.returncode == 0 and listed == set(keys),
