@@ -5,7 +5,12 @@
 # naming what is wrong, rather than write pages that miss part of the
 # header: a section that declares functions but has no family page, an
 # overview anchor gone from the opening comment, an example file missing.
-# A function added to a section gets a link page and a SYNOPSIS line.
+# A function added to a section gets a link page and a SYNOPSIS line; a
+# constant gets a link page to the page that documents it, and constants
+# in a section no page shows are an error. A page written by hand
+# (PAGE.3.in) gets its title line and its example programs put in, and
+# npyio.3 lists it; one without a NAME line, named otherwise or showing a
+# missing program is an error.
 set -u
 header=$1
 examples=$2
@@ -20,7 +25,7 @@ fail() { echo "FAIL: $*"; failed=1; }
 # No arguments: usage, status 2.
 $emulator "$gen" >/dev/null 2>"$work/usage.err"
 [ $? -eq 2 ] || fail "no arguments: status not 2"
-grep -q '^usage: gen_man HEADER EXAMPLE_DIR OUT_DIR$' "$work/usage.err" ||
+grep -q '^usage: gen_man HEADER EXAMPLE_DIR OUT_DIR \[PAGE.3.in...\]$' "$work/usage.err" ||
     fail "no usage line"
 
 # The real header: npyio.3 and npyio_save.3.
@@ -30,11 +35,11 @@ $emulator "$gen" "$header" "$examples" "$work/good" 2>"$work/good.err" ||
 [ -f "$work/good/npyio.3" ] && [ -f "$work/good/npyio_save.3" ] ||
     fail "the real header: no npyio.3 or npyio_save.3"
 
-# expect_failure NAME HEADER EXAMPLE_DIR MESSAGE: gen_man fails on them,
-# and its message holds MESSAGE.
+# expect_failure NAME HEADER EXAMPLE_DIR MESSAGE [PAGE.3.in]: gen_man
+# fails on them, and its message holds MESSAGE.
 expect_failure() {
     rm -rf "${work:?}/$1" && mkdir -p "$work/$1"
-    if $emulator "$gen" "$2" "$3" "$work/$1" 2>"$work/$1.err"; then
+    if $emulator "$gen" "$2" "$3" "$work/$1" ${5:+"$5"} 2>"$work/$1.err"; then
         fail "$1: gen_man succeeds"
     fi
     grep -qF "$4" "$work/$1.err" || fail "$1: no '$4' in: $(cat "$work/$1.err")"
@@ -59,6 +64,47 @@ $emulator "$gen" "$work/added.h" "$examples" "$work/added" 2>"$work/added.err" |
     fail "added: no link page npyio_free_more.3 to npyio_memory.3"
 grep -q '^int npyio_free_more(void);$' "$work/added/npyio_memory.3" ||
     fail "added: npyio_memory.3 does not show the new prototype"
+
+# Constants added: a flag (npyio.3 documents the flags) and a limit.
+sed -e 's|^#define NPYIO_NPZ_WRITE_NO_ALIGN 0x1000u|&\n/** Another flag. */\n#define NPYIO_READ_MORE 0x2000u|' \
+    -e 's|^#define NPYIO_LIMIT_THREADS 9|&\n/** Another limit. */\n#define NPYIO_LIMIT_MORE 10|' \
+    "$header" >"$work/consts.h"
+rm -rf "$work/consts" && mkdir -p "$work/consts"
+$emulator "$gen" "$work/consts.h" "$examples" "$work/consts" 2>"$work/consts.err" ||
+    fail "consts: status $?: $(cat "$work/consts.err")"
+[ "$(cat "$work/consts/NPYIO_READ_MORE.3" 2>/dev/null)" = ".so man3/npyio.3" ] ||
+    fail "consts: no link page NPYIO_READ_MORE.3 to npyio.3"
+[ "$(cat "$work/consts/NPYIO_LIMIT_MORE.3" 2>/dev/null)" = ".so man3/npyio_options.3" ] ||
+    fail "consts: no link page NPYIO_LIMIT_MORE.3 to npyio_options.3"
+grep -q '^\.BR NPYIO_READ_MORE ' "$work/consts/npyio.3" ||
+    fail "consts: npyio.3 does not document NPYIO_READ_MORE"
+sed 's|^/\* Per-call flags  |/* Flags of calls|' "$header" >"$work/flags.h"
+expect_failure flags "$work/flags.h" "$examples" \
+    'section "Flags of calls" defines constants but no page shows them'
+
+# Pages written by hand.
+printf '.SH NAME\nextra \\- a page by hand\n.SH EXAMPLES\n.\\" EXAMPLE man_version.c\n' \
+    >"$work/extra.3.in"
+rm -rf "$work/by-hand" && mkdir -p "$work/by-hand"
+$emulator "$gen" "$header" "$examples" "$work/by-hand" "$work/extra.3.in" \
+    2>"$work/by-hand.err" || fail "by hand: status $?: $(cat "$work/by-hand.err")"
+grep -q '^\.TH extra 3 ' "$work/by-hand/extra.3" 2>/dev/null ||
+    fail "by hand: extra.3 has no title line"
+grep -q '^\.SS man_version.c$' "$work/by-hand/extra.3" 2>/dev/null &&
+    grep -q 'npyio_version_number()' "$work/by-hand/extra.3" ||
+    fail "by hand: extra.3 does not show man_version.c"
+grep -q '^\.BR extra (3)$' "$work/by-hand/npyio.3" &&
+    grep -q '^a page by hand$' "$work/by-hand/npyio.3" ||
+    fail "by hand: npyio.3 does not list extra(3)"
+sed 's/man_version.c/no_such.c/' "$work/extra.3.in" >"$work/missing.3.in"
+expect_failure missing "$header" "$examples" 'no_such.c: cannot open' \
+    "$work/missing.3.in"
+cp "$work/extra.3.in" "$work/extra.page"
+expect_failure named "$header" "$examples" 'must be named PAGE.3.in' \
+    "$work/extra.page"
+sed '/NAME/d' "$work/extra.3.in" >"$work/nameless.3.in"
+expect_failure nameless "$header" "$examples" 'no NAME line' \
+    "$work/nameless.3.in"
 
 [ "$failed" -eq 0 ] && echo "gen_man OK"
 exit "$failed"
