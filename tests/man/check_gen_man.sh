@@ -45,6 +45,20 @@ expect_failure() {
     grep -qF "$4" "$work/$1.err" || fail "$1: no '$4' in: $(cat "$work/$1.err")"
 }
 
+# expect_success NAME HEADER [PAGE.3.in]: gen_man writes the pages of
+# them into $work/NAME.
+expect_success() {
+    rm -rf "${work:?}/$1" && mkdir -p "$work/$1"
+    $emulator "$gen" "$2" "$examples" "$work/$1" ${3:+"$3"} 2>"$work/$1.err" ||
+        fail "$1: status $?: $(cat "$work/$1.err")"
+}
+
+# expect_link NAME PAGE TARGET: $work/NAME/PAGE.3 is a link page to TARGET.3.
+expect_link() {
+    [ "$(cat "$work/$1/$2.3" 2>/dev/null)" = ".so man3/$3.3" ] ||
+        fail "$1: no link page $2.3 to $3.3"
+}
+
 sed 's|^/\* Streams  |/* Byte pipes|' "$header" >"$work/renamed.h"
 expect_failure renamed "$work/renamed.h" "$examples" \
     'section "Byte pipes"'
@@ -57,11 +71,8 @@ expect_failure examples "$header" "$work/no-examples" 'no-examples/man_version.c
 # A function added after npyio_free(): its link page leads to npyio_memory.3.
 sed 's|^NPYIO_API void npyio_free(void \*ptr);|&\n/** Another. @return 0. @since 1.1 */\nNPYIO_API int npyio_free_more(void);|' \
     "$header" >"$work/added.h"
-rm -rf "$work/added" && mkdir -p "$work/added"
-$emulator "$gen" "$work/added.h" "$examples" "$work/added" 2>"$work/added.err" ||
-    fail "added: status $?: $(cat "$work/added.err")"
-[ "$(cat "$work/added/npyio_free_more.3" 2>/dev/null)" = ".so man3/npyio_memory.3" ] ||
-    fail "added: no link page npyio_free_more.3 to npyio_memory.3"
+expect_success added "$work/added.h"
+expect_link added npyio_free_more npyio_memory
 grep -q '^int npyio_free_more(void);$' "$work/added/npyio_memory.3" ||
     fail "added: npyio_memory.3 does not show the new prototype"
 
@@ -69,13 +80,9 @@ grep -q '^int npyio_free_more(void);$' "$work/added/npyio_memory.3" ||
 sed -e 's|^#define NPYIO_NPZ_WRITE_NO_ALIGN 0x1000u|&\n/** Another flag. */\n#define NPYIO_READ_MORE 0x2000u|' \
     -e 's|^#define NPYIO_LIMIT_THREADS 9|&\n/** Another limit. */\n#define NPYIO_LIMIT_MORE 10|' \
     "$header" >"$work/consts.h"
-rm -rf "$work/consts" && mkdir -p "$work/consts"
-$emulator "$gen" "$work/consts.h" "$examples" "$work/consts" 2>"$work/consts.err" ||
-    fail "consts: status $?: $(cat "$work/consts.err")"
-[ "$(cat "$work/consts/NPYIO_READ_MORE.3" 2>/dev/null)" = ".so man3/npyio.3" ] ||
-    fail "consts: no link page NPYIO_READ_MORE.3 to npyio.3"
-[ "$(cat "$work/consts/NPYIO_LIMIT_MORE.3" 2>/dev/null)" = ".so man3/npyio_options.3" ] ||
-    fail "consts: no link page NPYIO_LIMIT_MORE.3 to npyio_options.3"
+expect_success consts "$work/consts.h"
+expect_link consts NPYIO_READ_MORE npyio
+expect_link consts NPYIO_LIMIT_MORE npyio_options
 grep -q '^\.BR NPYIO_READ_MORE ' "$work/consts/npyio.3" ||
     fail "consts: npyio.3 does not document NPYIO_READ_MORE"
 sed 's|^/\* Per-call flags  |/* Flags of calls|' "$header" >"$work/flags.h"
@@ -85,9 +92,7 @@ expect_failure flags "$work/flags.h" "$examples" \
 # Pages written by hand.
 printf '.SH NAME\nextra \\- a page by hand\n.SH EXAMPLES\n.\\" EXAMPLE man_version.c\n' \
     >"$work/extra.3.in"
-rm -rf "$work/by-hand" && mkdir -p "$work/by-hand"
-$emulator "$gen" "$header" "$examples" "$work/by-hand" "$work/extra.3.in" \
-    2>"$work/by-hand.err" || fail "by hand: status $?: $(cat "$work/by-hand.err")"
+expect_success by-hand "$header" "$work/extra.3.in"
 grep -q '^\.TH extra 3 ' "$work/by-hand/extra.3" 2>/dev/null ||
     fail "by hand: extra.3 has no title line"
 grep -q '^\.SS man_version.c$' "$work/by-hand/extra.3" 2>/dev/null &&
