@@ -254,10 +254,10 @@ int cli_convert(const cli_args *a);       /* convert.c */
 int cli_pack(const cli_args *a);          /* pack.c */
 int cli_unpack(const cli_args *a);        /* unpack.c */
 int cli_wrap(const cli_args *a);          /* wrap.c */
-
-/* A usage error of the command: problem, its usage line, exit 2
- * (npyio.c). */
-int cli_usage(const char *name, const char *problem);
+/* wrap's usage line: its --help's first line, and its usage errors'. */
+#define CLI_WRAP_USAGE                                                       \
+    "usage: npyio wrap --dtype TYPE --shape D0,D1,... [--order C|F] "        \
+    "[--no-sync] RAW OUT"
 
 /* OUT for the commands that write one .npy file (convert.c): a path,
  * replaced atomically by the library's writer, or - for standard output

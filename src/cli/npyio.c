@@ -256,8 +256,7 @@ static const command commands[] = {
      UNTRUSTED_HELP,
      OPT_FORCE | OPT_NO_SYNC | OPT_UNTRUSTED | OPT_THREADS, 2, 2,
      cli_unpack},
-    {"wrap", "usage: npyio wrap --dtype TYPE --shape D0,D1,... [--order C|F] "
-             "[--no-sync] RAW OUT",
+    {"wrap", CLI_WRAP_USAGE,
      "Make the raw elements in RAW (what dump writes, ndarray.tofile, a\n"
      "program's fwrite) the .npy file OUT, byte for byte as np.save writes\n"
      "np.fromfile(RAW, TYPE).reshape(SHAPE, order=ORDER). The bytes are not\n"
@@ -291,11 +290,6 @@ static const command *find_command(const char *name)
         if (strcmp(commands[i].name, name) == 0)
             return &commands[i];
     return NULL;
-}
-
-int cli_usage(const char *name, const char *problem)
-{
-    return usage(find_command(name), problem);
 }
 
 static void print_overview(FILE *out)

@@ -40,6 +40,14 @@ typedef struct wrap_job {
     char *what;          /* "shape (3, 5) of f8 (8 bytes each)" */
 } wrap_job;
 
+/* A wrong command line: the problem, the usage line, exit 2. */
+static int usage(const char *problem)
+{
+    fprintf(stderr, "npyio: %s\n%s\nTry 'npyio wrap --help'.\n", problem,
+            CLI_WRAP_USAGE);
+    return EXIT_USAGE;
+}
+
 /* One dimension of --shape: decimal digits only, within int64_t. */
 static int parse_dimension(const char *text, size_t n, int64_t *out)
 {
@@ -47,13 +55,13 @@ static int parse_dimension(const char *text, size_t n, int64_t *out)
     size_t i;
 
     if (n == 0)
-        return cli_usage("wrap", "--shape: an empty dimension (D0,D1,...: "
+        return usage("--shape: an empty dimension (D0,D1,...: "
                                  "sizes >= 0; '' for a 0-d array)");
     for (i = 0; i < n; i++) {
         unsigned d = (unsigned)(text[i] - '0');
 
         if (d > 9)
-            return cli_usage("wrap", "--shape: dimensions are sizes >= 0 "
+            return usage("--shape: dimensions are sizes >= 0 "
                                      "in decimal, separated by commas");
         if (v > ((uint64_t)INT64_MAX - d) / 10)
             return cli_error("--shape", "a dimension beyond 2**63 - 1 (%.*s)",
@@ -101,7 +109,7 @@ static int parse_type(const cli_args *a, npyio_dtype **dt)
         NPYIO_OK) {
         snprintf(problem, sizeof problem, "--dtype: %s",
                  cli_library_message());
-        return cli_usage("wrap", problem);
+        return usage(problem);
     }
     if (npyio_dtype_has_objects(*dt))
         return cli_error("--dtype", "%s holds Python objects, whose data is "
@@ -116,7 +124,7 @@ static int parse_type(const cli_args *a, npyio_dtype **dt)
 
 /* OUT's header must read back under the user's limits (--untrusted,
  * --max-header-size): it is emitted as np.save writes it and parsed. */
-static int check_limits(const npyio_header *h, const npyio_options *options)
+static int check_limits(const npyio_header *h, const cli_args *a)
 {
     npyio_header *back = NULL;
     unsigned char *bytes;
@@ -130,12 +138,14 @@ static int check_limits(const npyio_header *h, const npyio_options *options)
         return cli_error(NULL, "out of memory");
     st = npyio_header_emit(h, 0, bytes, len, &len);
     if (st == NPYIO_OK)
-        st = npyio_header_parse(bytes, len, options, &back, NULL);
+        st = npyio_header_parse(bytes, len, a->options, &back, NULL);
     free(bytes);
     npyio_header_free(back);
     if (st != NPYIO_OK)
-        return cli_error(NULL, "OUT's header would be refused on reading: %s",
-                         cli_library_message());
+        return cli_error(a->files[1], "its header (%zu bytes, as np.save "
+                                      "writes it) would be refused on "
+                                      "reading: %s",
+                         len, cli_library_message());
     return 0;
 }
 
@@ -159,7 +169,7 @@ static int make_header(const cli_args *a, wrap_job *j)
                                     &j->header) != NPYIO_OK)
         rc = cli_fail("--shape");
     if (rc == 0)
-        rc = check_limits(j->header, a->options);
+        rc = check_limits(j->header, a);
     if (rc == 0) {
         sbuf b = {0};
 
@@ -268,7 +278,7 @@ int cli_wrap(const cli_args *a)
     memset(&j, 0, sizeof j);
     j.raw_name = a->files[0];
     if (a->dtype == NULL || a->shape == NULL)
-        return cli_usage("wrap", "wrap needs --dtype TYPE and --shape "
+        return usage("wrap needs --dtype TYPE and --shape "
                                  "D0,D1,...");
     rc = make_header(a, &j);
     if (rc == 0)
