@@ -26,7 +26,8 @@ typedef struct cli_args {
     int64_t max;         /* print --max N */
     char order;          /* convert --order: 'C' or 'F' */
     char byteorder;      /* convert --byteorder: '=', '<' or '>' */
-    const char *dtype;   /* convert --dtype TYPE, or NULL */
+    const char *dtype;   /* convert, wrap --dtype TYPE, or NULL */
+    const char *shape;   /* wrap --shape D0,D1,..., or NULL */
     uint32_t cast_flags; /* convert --casting: NPYIO_READ_CAST_* */
     int no_sync;         /* convert, pack, unpack --no-sync */
     int level;           /* pack --compress[=LEVEL]: 0 stores */
@@ -266,5 +267,17 @@ int cli_print_command(const cli_args *a); /* print.c */
 int cli_convert(const cli_args *a);       /* convert.c */
 int cli_pack(const cli_args *a);          /* pack.c */
 int cli_unpack(const cli_args *a);        /* unpack.c */
+int cli_wrap(const cli_args *a);          /* wrap.c */
+/* wrap's usage line: its --help's first line, and its usage errors'. */
+#define CLI_WRAP_USAGE                                                       \
+    "usage: npyio wrap --dtype TYPE --shape D0,D1,... [--order C|F] "        \
+    "[--no-sync] RAW OUT"
+
+/* OUT for the commands that write one .npy file (convert.c): a path,
+ * replaced atomically by the library's writer, or - for standard output
+ * (through *stream, which the caller closes after the writer). */
+npyio_status cli_open_output(const char *name, const npyio_header *h,
+                             int no_sync, const npyio_options *options,
+                             npyio_stream **stream, npyio_writer **w);
 
 #endif

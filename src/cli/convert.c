@@ -254,9 +254,9 @@ static npyio_status copy_data(const source *src, npyio_writer *w,
     return st == NPYIO_END ? NPYIO_OK : st;
 }
 
-static npyio_status open_output(const char *name, const npyio_header *h,
-                                int no_sync, const npyio_options *options,
-                                npyio_stream **stream, npyio_writer **w)
+npyio_status cli_open_output(const char *name, const npyio_header *h,
+                             int no_sync, const npyio_options *options,
+                             npyio_stream **stream, npyio_writer **w)
 {
     npyio_status st;
 
@@ -317,8 +317,8 @@ int cli_convert(const cli_args *a)
     if (st == NPYIO_OK)
         st = set_type(&src, a, out_header);
     if (st == NPYIO_OK) {
-        st = open_output(out_name, out_header, a->no_sync, a->options,
-                         &out_stream, &w);
+        st = cli_open_output(out_name, out_header, a->no_sync, a->options,
+                             &out_stream, &w);
         if (st != NPYIO_OK)
             failed = out_name;
     }

@@ -5,7 +5,8 @@
  *
  * This file is the dispatcher: the command table with each command's
  * help, the command line, and main. Each command is a file of its own
- * (info.c, validate.c, dump.c, print.c, convert.c, pack.c, unpack.c),
+ * (info.c, validate.c, dump.c, print.c, convert.c, pack.c, unpack.c,
+ * wrap.c),
  * the reading commands share common.c, archive.c and input.c. Exit
  * codes: 0 success, 1 invalid, unsupported or unreadable input, 2 usage
  * errors.
@@ -36,6 +37,8 @@
 #define OPT_FORCE 1024u
 #define OPT_DTYPE 2048u
 #define OPT_SHORT 4096u
+#define OPT_SHAPE 8192u
+#define OPT_CASTING 16384u
 
 typedef struct command {
     const char *name;
@@ -206,7 +209,7 @@ static const command commands[] = {
      SYNC_HELP
      UNTRUSTED_HELP,
      OPT_ORDER | OPT_BYTEORDER | OPT_NO_SYNC | OPT_UNTRUSTED | OPT_DTYPE |
-         OPT_THREADS,
+         OPT_CASTING | OPT_THREADS,
      2, 2,
      cli_convert},
     {"pack", "usage: npyio pack [--compress[=LEVEL]] [--threads N] "
@@ -257,6 +260,28 @@ static const command commands[] = {
      UNTRUSTED_HELP,
      OPT_FORCE | OPT_NO_SYNC | OPT_UNTRUSTED | OPT_THREADS, 2, 2,
      cli_unpack},
+    {"wrap", CLI_WRAP_USAGE,
+     "Make the raw elements in RAW (what dump writes, ndarray.tofile, a\n"
+     "program's fwrite) the .npy file OUT, byte for byte as np.save writes\n"
+     "np.fromfile(RAW, TYPE).reshape(SHAPE, order=ORDER). The bytes are not\n"
+     "changed: RAW must hold exactly the array's bytes, in TYPE's byte order\n"
+     "and the order --order names. RAW may be - (standard input), OUT - for\n"
+     "standard output. An existing OUT is replaced only when all went well.\n"
+     "\n"
+     "  --dtype TYPE          the element type, as np.dtype takes it (f8, >i4,\n"
+     "                        U10, M8[ns]) or as a .npy header writes it (a\n"
+     "                        record: \"[('x', '<i4'), ('y', '<f8')]\");\n"
+     "                        Python objects and subarray types are refused\n"
+     "  --shape D0,D1,...     the sizes of the axes, '' for a 0-d array\n"
+     "  --order C|F           the order of the elements in RAW (default C);\n"
+     "                        OUT is a Fortran-order file where the two\n"
+     "                        orders differ, as np.save writes it\n"
+     SYNC_HELP
+     "  --untrusted           OUT's header must pass the library's limits for\n"
+     "                        files from strangers (32 dimensions, 10000\n"
+     "                        header bytes, depth 16)\n",
+     OPT_DTYPE | OPT_SHAPE | OPT_ORDER | OPT_NO_SYNC | OPT_UNTRUSTED, 2, 2,
+     cli_wrap},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -363,20 +388,25 @@ static char byteorder_of(const char *v)
     return 0;
 }
 
-/* convert's --dtype and --casting: 0 if taken, EXIT_USAGE if wrong, -1 if
+/* --dtype, --casting and --shape: 0 if taken, EXIT_USAGE if wrong, -1 if
  * the argument is neither. */
 static int parse_dtype_option(const command *cmd, int argc, char **argv,
                               int *i, cli_args *a)
 {
     const char *v;
 
-    if (!(cmd->options & OPT_DTYPE))
-        return -1;
-    if ((v = option_value(argc, argv, i, "--dtype")) != NULL) {
+    if ((cmd->options & OPT_DTYPE) &&
+        (v = option_value(argc, argv, i, "--dtype")) != NULL) {
         a->dtype = v;
         return 0;
     }
-    if ((v = option_value(argc, argv, i, "--casting")) == NULL)
+    if ((cmd->options & OPT_SHAPE) &&
+        (v = option_value(argc, argv, i, "--shape")) != NULL) {
+        a->shape = v; /* read by wrap: '' is a 0-d shape */
+        return 0;
+    }
+    if (!(cmd->options & OPT_CASTING) ||
+        (v = option_value(argc, argv, i, "--casting")) == NULL)
         return -1;
     if (strcmp(v, "safe") == 0)
         a->cast_flags = 0;

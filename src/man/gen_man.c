@@ -1,5 +1,5 @@
 /*
- * gen_man HEADER EXAMPLE_DIR OUT_DIR
+ * gen_man HEADER EXAMPLE_DIR OUT_DIR [PAGE.3.in...]
  *
  * Writes the library's manual pages (section 3) from the public header's
  * own documentation:
@@ -14,10 +14,18 @@
  *    the family, verbatim (EXAMPLES: tests build and run them, and check
  *    that the page shows them unchanged), and SEE ALSO;
  *  - OUT_DIR/<name>.3 for every NPYIO_API function and every function-like
- *    NPYIO_ macro, a link page holding `.so man3/<family>.3`.
+ *    NPYIO_ macro, a link page holding `.so man3/<family>.3`; and one for
+ *    every constant (statuses, limits, flags, kinds, stat fields, ...),
+ *    leading to the page that documents it: its family's, or npyio.3 for
+ *    the sections only the overview shows (the per-call flags);
+ *  - OUT_DIR/PAGE.3 for every PAGE.3.in given, a page written by hand
+ *    (npyio.hpp.3.in: the C++ layer): its lines as they are, after the
+ *    title line, each `.\" EXAMPLE FILE` line replaced by the program FILE
+ *    of EXAMPLE_DIR, verbatim, as the families' EXAMPLES show theirs.
  * A header section that declares functions but is missing from `families`
- * is an error, as is an overview anchor the header no longer has: the build
- * fails rather than ship a page that misses part of the header.
+ * is an error, as are constants in a section no page shows and an overview
+ * anchor the header no longer has: the build fails rather than ship a page
+ * that misses part of the header.
  * Built and run at build time like gen_cdef (through the emulator when
  * cross-building); not installed.
  */
@@ -98,6 +106,15 @@ static char **top;       /* the header's opening comment */
 static size_t ntop;
 static const char *example_dir;
 static const char *out_dir;
+/* The pages written by hand (PAGE.3.in). */
+struct extra {
+    char *name;          /* PAGE */
+    const char *source;  /* PAGE.3.in, without its folder */
+    char **lines;
+    size_t nlines;
+};
+static struct extra *extras;
+static int nextra;
 static int failed;
 
 static void die(const char *fmt, ...)
@@ -511,6 +528,11 @@ static void read_header(const char *path)
                    sec->nitems > 0 && sec->items[sec->nitems - 1].kind == CONST) {
             /* The next constant of a group whose first one is documented. */
             read_declaration(sec, lines, nlines, &i, NULL, 0);
+        } else if (define && i > 0 && strstr(lines[i - 1], "*/") != NULL &&
+                   sec->nitems > 0 && sec->items[sec->nitems - 1].kind == NOTE) {
+            /* A group of constants that a plain comment introduces (the
+             * version numbers): the comment is the group's note. */
+            read_declaration(sec, lines, nlines, &i, NULL, 0);
         } else {
             i++;
         }
@@ -858,9 +880,10 @@ static void close_page(FILE *f, char *path)
     free(path);
 }
 
-static void put_th(FILE *f, const char *name)
+static void put_th(FILE *f, const char *name, const char *source)
 {
-    fputs(".\\\" Generated from npyio.h by src/man/gen_man.c: do not edit.\n", f);
+    fprintf(f, ".\\\" Generated from %s by src/man/gen_man.c: do not edit.\n",
+            source);
     fprintf(f, ".TH %s 3 \"\" \"libnpyio %s\" \"libnpyio Manual\"\n", name,
             NPYIO_VERSION_STRING);
     /* Names of calls are not hyphenated, nor text stretched to both
@@ -884,6 +907,9 @@ static void put_see_also(FILE *f, const char *self)
     for (size_t k = 0; k < NFAMILIES; k++)
         if (strcmp(families[k].page, self) != 0)
             fprintf(f, ".BR %s (3),\n", families[k].page);
+    for (int k = 0; k < nextra; k++)
+        if (strcmp(extras[k].name, self) != 0)
+            fprintf(f, ".BR %s (3),\n", extras[k].name);
     fputs(".BR npyio (1)\n", f);
 }
 
@@ -934,18 +960,27 @@ static void put_return_values(FILE *f, const struct section *sec)
         fputs(".PP\nThe functions not listed return no value.\n", f);
 }
 
-/* A link page per function and macro: `.so man3/FAMILY.3`. */
-static void write_links(const struct section *sec, const struct family *fam)
+static int is_public_const(const struct item *it)
+{
+    return it->kind == CONST && starts_with(it->name, "NPYIO_") &&
+           !starts_with(it->name, "NPYIO__");
+}
+
+/* A link page per function and macro (`calls`) and per constant:
+ * `.so man3/PAGE.3`. */
+static void write_links(const struct section *sec, const char *page,
+                        int calls)
 {
     char *path;
     for (size_t k = 0; k < sec->nitems; k++) {
         const struct item *it = &sec->items[k];
-        if (it->kind != FUNC && it->kind != MACRO)
+        if (!is_public_const(it) &&
+            !(calls && (it->kind == FUNC || it->kind == MACRO)))
             continue;
         if (family_of(it->name) != NULL)
-            die("%s names both a call and a family page", it->name);
+            die("%s names both a declaration and a family page", it->name);
         FILE *l = open_page(it->name, &path);
-        fprintf(l, ".so man3/%s.3\n", fam->page);
+        fprintf(l, ".so man3/%s.3\n", page);
         close_page(l, path);
     }
 }
@@ -954,7 +989,7 @@ static void write_family(const struct section *sec, const struct family *fam)
 {
     char *path;
     FILE *f = open_page(fam->page, &path);
-    put_th(f, fam->page);
+    put_th(f, fam->page, "npyio.h");
     fputs(".SH NAME\n", f);
     fprintf(f, "%s", fam->page);
     for (size_t k = 0; k < sec->nitems; k++)
@@ -993,7 +1028,7 @@ static void write_family(const struct section *sec, const struct family *fam)
     put_see_also(f, fam->page);
     close_page(f, path);
 
-    write_links(sec, fam);
+    write_links(sec, fam->page, 1);
 }
 
 /* ---- the overview, npyio(3) ---------------------------------------------- */
@@ -1028,6 +1063,18 @@ static void put_part(FILE *f, const char *anchor)
     put_body(f, top + start, end - start, 0);
 }
 
+/* A page written by hand, in npyio.3's list: its NAME line's summary. */
+static void put_extra_summary(FILE *f, const struct extra *x)
+{
+    const char *summary = NULL;
+    for (size_t k = 0; k + 1 < x->nlines && summary == NULL; k++)
+        if (strcmp(x->lines[k], ".SH NAME") == 0)
+            summary = strstr(x->lines[k + 1], "\\- ");
+    if (summary == NULL)
+        die("%s: no NAME line \"PAGE \\- summary\"", x->source);
+    fprintf(f, ".TP\n.BR %s (3)\n%s\n", x->name, summary + 3);
+}
+
 /* DESCRIPTION: what the interface promises, and the families. */
 static void put_overview_description(FILE *f)
 {
@@ -1041,7 +1088,12 @@ static void put_overview_description(FILE *f)
     }
     fputs(".PP\n", f);
     put_text(f, "Every exported function has a page of its own name "
-                "(man 3 npyio_save) that shows its family's page.", 1);
+                "(man 3 npyio_save) that shows its family's page, and so has "
+                "every constant (man 3 NPYIO_E_CHECKSUM, man 3 "
+                "NPYIO_LIMIT_THREADS): the page that documents it (this one for "
+                "the per-call flags).", 1);
+    for (int k = 0; k < nextra; k++)
+        put_extra_summary(f, &extras[k]);
 }
 
 /* ERRORS: the statuses and the messages. */
@@ -1128,7 +1180,7 @@ static void write_overview(void)
 {
     char *path;
     FILE *f = open_page("npyio", &path);
-    put_th(f, "npyio");
+    put_th(f, "npyio", "npyio.h");
     fputs(".SH NAME\nnpyio \\- read and write NumPy .npy and .npz files "
           "(overview of libnpyio)\n", f);
     put_synopsis_head(f);
@@ -1137,30 +1189,40 @@ static void write_overview(void)
     put_limits_and_flags(f);
     fputs(".SH VERSIONS\n", f);
     put_part(f, "Every declaration says");
+    fputs(".SH EXAMPLES\n", f);
+    put_example(f, "tour_first.c");
     put_see_also(f, "npyio");
     close_page(f, path);
 }
 
-int main(int argc, char **argv)
+/* The sections npyio.3 shows whole (put_conventions, put_limits_and_flags):
+ * their constants' link pages lead there. */
+static int shown_by_overview(const char *title)
 {
-    if (argc != 4) {
-        fputs("usage: gen_man HEADER EXAMPLE_DIR OUT_DIR\n", stderr);
-        return 2;
-    }
-    example_dir = argv[2];
-    out_dir = argv[3];
-    read_header(argv[1]);
+    return strcmp(title, "Handles and their lifetimes") == 0 ||
+           strcmp(title, "Per-call flags") == 0;
+}
 
+/* A page per family, and the link pages of every section. */
+static void write_sections(void)
+{
     int used[NFAMILIES] = {0};
     for (size_t k = 0; k < nsections; k++) {
         const struct section *sec = &sections[k];
         const struct family *fam = family_of(sec->title);
-        int calls = 0;
-        for (size_t j = 0; j < sec->nitems; j++)
+        int calls = 0, consts = 0;
+        for (size_t j = 0; j < sec->nitems; j++) {
             calls += sec->items[j].kind == FUNC;
+            consts += is_public_const(&sec->items[j]);
+        }
         if (fam == NULL && calls > 0)
             die("section \"%s\" declares functions but has no page: add it "
                 "to the families of src/man/gen_man.c", sec->title);
+        if (fam == NULL && shown_by_overview(sec->title))
+            write_links(sec, "npyio", 0);
+        else if (fam == NULL && consts > 0)
+            die("section \"%s\" defines constants but no page shows them: "
+                "add it to the families of src/man/gen_man.c", sec->title);
         if (fam == NULL)
             continue;
         used[fam - families]++;
@@ -1170,6 +1232,56 @@ int main(int argc, char **argv)
         if (used[k] != 1)
             die("the header has %d sections \"%s\"", used[k],
                 families[k].section);
+}
+
+/* A page written by hand, read: PAGE of ".../PAGE.3.in", and its lines. */
+static void read_extra(const char *template_path, struct extra *x)
+{
+    const char *base = strrchr(template_path, '/');
+    base = base != NULL ? base + 1 : template_path;
+    size_t n = strlen(base), suffix = strlen(".3.in");
+    if (n <= suffix || strcmp(base + n - suffix, ".3.in") != 0)
+        die("%s: a page written by hand must be named PAGE.3.in",
+            template_path);
+    x->name = xstrndup(base, n - suffix);
+    x->source = base;
+    x->lines = read_lines(template_path, &x->nlines);
+}
+
+/* It written: its lines after the title line, its `.\" EXAMPLE FILE`
+ * lines replaced by the programs. */
+static void write_extra(const struct extra *x)
+{
+    static const char directive[] = ".\\\" EXAMPLE ";
+    char *path;
+    FILE *f = open_page(x->name, &path);
+    put_th(f, x->name, x->source);
+    for (size_t k = 0; k < x->nlines; k++) {
+        if (starts_with(x->lines[k], directive))
+            put_example(f, skip_space(x->lines[k] + strlen(directive)));
+        else
+            fprintf(f, "%s\n", x->lines[k]);
+    }
+    close_page(f, path);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fputs("usage: gen_man HEADER EXAMPLE_DIR OUT_DIR [PAGE.3.in...]\n",
+              stderr);
+        return 2;
+    }
+    example_dir = argv[2];
+    out_dir = argv[3];
+    nextra = argc - 4;
+    extras = xrealloc(NULL, (size_t)nextra * sizeof *extras);
+    for (int k = 0; k < nextra; k++)
+        read_extra(argv[4 + k], &extras[k]);
+    read_header(argv[1]);
+    write_sections();
     write_overview();
+    for (int k = 0; k < nextra; k++)
+        write_extra(&extras[k]);
     return failed;
 }

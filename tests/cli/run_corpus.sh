@@ -12,7 +12,8 @@
 #   convert); dump (also --threads 3) gives the C-order native bytes of
 #   the corpus, and
 #   convert --byteorder little|big writes the data of the C-order
-#   little/big-endian .bin files;
+#   little/big-endian .bin files; wrap of its data section (descr, shape
+#   and order from info --json) gives the file back byte for byte;
 # - every valid header of DATA_DIR/headers/valid (legacy forms included)
 #   followed by its data: validate, info and dump accept it (object arrays:
 #   with a pickle for data; zeros instead are refused by validate);
@@ -75,6 +76,19 @@ while IFS=$us read -r name file fortran ndim shape itemsize nbytes offset object
         [ "$status" -eq 0 ] &&
             cmp -s <(data_of "$tmp/c.npy" "$nbytes") "$data/arrays/$name.be.bin"
         check $? "convert --order F $name"
+    fi
+    # wrap makes the file again from its data section as stored, given
+    # the header's descr, shape and order (names JSON escapes: skipped).
+    npyio info --json "$path"
+    facts='.*"descr": "\(.*\)", "shape": \[\(.*\)\], "fortran_order": \([a-z]*\),.*'
+    descr=$(sed "s/$facts/\1/" "$tmp/out")
+    dims=$(sed "s/$facts/\2/" "$tmp/out" | tr -d ' ')
+    [ "$(sed "s/$facts/\3/" "$tmp/out")" = true ] && layout=F || layout=C
+    if [ "${descr#*\\}" = "$descr" ]; then
+        data_of "$path" "$nbytes" >"$tmp/raw"
+        npyio wrap --dtype "$descr" --shape "$dims" --order $layout "$tmp/raw" "$tmp/w.npy"
+        [ "$status" -eq 0 ] && cmp -s "$tmp/w.npy" "$path"
+        check $? "wrap $name again from its data"
     fi
     # Cut short: in the header, and one byte before the end of the data.
     head -c $((offset / 2)) "$path" >"$tmp/short.npy"
@@ -163,7 +177,7 @@ for path in "$data"/headers/invalid/*.bin; do
 done
 
 # -h is --help, before a command and after one: the same text, exit 0.
-for command in "" info print dump validate convert; do
+for command in "" info print dump validate convert wrap; do
     npyio $command --help
     cp "$tmp/out" "$tmp/long"
     [ "$status" -eq 0 ] && [ -s "$tmp/long" ]

@@ -47,6 +47,15 @@ case $(readlink -f "$page") in
 /usr/local/share/man/man3/npyio_save.3 | /usr/local/share/man/man3/npyio_tasks.3) ;;
 *) fail "man -w 3 npyio_save: '$page'" ;;
 esac
+# A constant's link page, and the C++ layer's page.
+page=$(man -w 3 NPYIO_E_CHECKSUM 2>&1) || true
+case $(readlink -f "$page") in
+/usr/local/share/man/man3/NPYIO_E_CHECKSUM.3 | /usr/local/share/man/man3/npyio_status.3) ;;
+*) fail "man -w 3 NPYIO_E_CHECKSUM: '$page'" ;;
+esac
+page=$(man -w 3 npyio.hpp 2>&1) || true
+[ "$(readlink -f "$page")" = /usr/local/share/man/man3/npyio.hpp.3 ] ||
+    fail "man -w 3 npyio.hpp: '$page'"
 # A C program built with pkg-config's flags, no run path: the dynamic
 # linker finds the library through its cache.
 # shellcheck disable=SC2046

@@ -19,7 +19,8 @@ rm -rf "$prefix"
     cat "$prefix.log"; exit 1; }
 missing=0
 for f in include/npyio.h include/npyio.hpp bin/npyio share/man/man1/npyio.1 \
-         share/man/man3/npyio.3 share/man/man3/npyio_save.3; do
+         share/man/man3/npyio.3 share/man/man3/npyio_save.3 \
+         share/man/man3/npyio.hpp.3 share/man/man3/NPYIO_E_CHECKSUM.3; do
     [ -f "$prefix/$f" ] || { echo "missing $f"; missing=1; }
 done
 for pattern in 'libnpyio.*' 'pkgconfig/npyio.pc' 'cmake/npyio/npyioConfig.cmake' \
@@ -39,14 +40,15 @@ grep -q '^#define NPYIO_E_INVALID_ARG -1$' "$cdef" || {
     echo "$cdef has no decimal NPYIO_E_INVALID_ARG"; missing=1; }
 # The section 3 pages: with MANPATH=PREFIX/share/man, man -w 3 finds a page
 # for every name the installed library exports (the version script's names
-# for a static library), for npyio and for every family (where man is
-# installed: man-db).
+# for a static library), every constant of the installed header, npyio,
+# npyio.hpp and every family (where man is installed: man-db).
 names=$here/../../cmake/npyio.map
 if [ "$shared" = ON ] && [ "$(uname -s)" = Linux ]; then
     names=$(find "$prefix" -name 'libnpyio.so.*.*.*' | head -n 1)
 fi
 man_status=0
-sh "$here/../man/check_man.sh" man "$prefix/share/man/man3" "$names" || man_status=$?
+sh "$here/../man/check_man.sh" man "$prefix/share/man/man3" "$names" \
+    "$prefix/include/npyio.h" || man_status=$?
 case $man_status in
 0) ;;
 77) echo "no man: the installed pages were not looked up" ;;

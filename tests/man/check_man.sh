@@ -6,19 +6,27 @@
 # names the library exports: a shared library (its dynamic symbols, read
 # with ${NM:-nm} -D) or the version script (cmake/npyio.map, for static
 # builds). A page is a link page when it is one `.so man3/PAGE.3` line;
-# the others are npyio.3 and the family pages. CHECK is one of:
+# the others are npyio.3, the pages written by hand (generated from a
+# PAGE.3.in: npyio.hpp.3) and the family pages. The constants are the
+# object-like macros NPYIO_[A-Z]... HEADER defines (statuses, limits,
+# flags, kinds, stat fields, versions; not NPYIO_API, nor NPYIO__ ones).
+# CHECK is one of:
 #   pages     every exported name has a link page, every link page names an
 #             exported function (or an NPYIO_ macro) and leads to a family
-#             page that exists; npyio.3 and at least 10 families exist;
+#             page that exists (an NPYIO_ constant: or to npyio.3); npyio.3
+#             and at least 10 families exist; with HEADER, every constant
+#             has a link page;
 #   groff     groff -ww -mandoc -Tutf8 renders npyio.3, every family page
 #             and every link page (from MAN3_DIR/.., as man does) without
 #             a single line on stderr (exit 77 without groff);
 #   man       MANPATH=MAN3_DIR/.. man -w 3 NAME finds MAN3_DIR/NAME.3 (or
-#             the family page it leads to) for every exported name, and
-#             npyio.3 and every family page (exit 77 without man);
-#   examples  each family page's EXAMPLES show, under `.SS FILE`, the
-#             program EXAMPLE_DIR/FILE byte for byte once unescaped, and
-#             every family page has at least one;
+#             the page it leads to) for every exported name, every page
+#             (npyio.3, npyio.hpp.3, the families) and, with HEADER, every
+#             constant (exit 77 without man);
+#   examples  the EXAMPLES of each family page, of npyio.3 and of the pages
+#             written by hand show, under `.SS FILE`, the program
+#             EXAMPLE_DIR/FILE byte for byte once unescaped, and each of
+#             them shows at least one;
 #   synopsis  every function of a family page's SYNOPSIS is, but for
 #             NPYIO_API and white space, a declaration of HEADER, and
 #             every exported name is declared in one SYNOPSIS.
@@ -55,7 +63,22 @@ for page in "$dir"/*.3; do
     esac
 done
 sort -o "$tmp/pages" "$tmp/pages"
-grep -v '^npyio$' "$tmp/pages" >"$tmp/families" || true
+: >"$tmp/by_hand"
+while read -r name; do
+    head -n 1 "$dir/$name.3" | grep -q '^\.\\" Generated from .*\.3\.in ' &&
+        echo "$name" >>"$tmp/by_hand"
+done <"$tmp/pages"
+grep -v -x -e npyio -f "$tmp/by_hand" "$tmp/pages" >"$tmp/families" || true
+
+# The constants HEADER defines (when the fourth argument is a header).
+: >"$tmp/constants"
+case $extra in
+*.h)
+    grep -o '^#define NPYIO_[A-Z][A-Z0-9_]* ' "$extra" | awk '{ print $2 }' |
+        grep -v -x NPYIO_API | sort -u >"$tmp/constants"
+    [ -s "$tmp/constants" ] || { fail "no constant in $extra"; exit 1; }
+    ;;
+esac
 
 # The exported names.
 case $names in
@@ -84,8 +107,11 @@ pages)
             fail "$name.3 is not a link to a family page"
     done <"$tmp/exported"
     while read -r name target; do
-        grep -qx "$target" "$tmp/families" ||
-            fail "$name.3 leads to $target.3, which is no family page"
+        case $name:$target in
+        NPYIO_[A-Z0-9_]*:npyio) ;; # a constant the overview documents
+        *) grep -qx "$target" "$tmp/families" ||
+               fail "$name.3 leads to $target.3, which is no family page" ;;
+        esac
         case $name in
         NPYIO_[A-Z0-9_]*) ;; # a macro
         *) grep -qx "$name" "$tmp/exported" ||
@@ -96,7 +122,12 @@ pages)
         grep -q " $family\$" "$tmp/links" ||
             fail "family page $family.3 has no function"
     done <"$tmp/families"
+    while read -r name; do
+        grep -q "^$name " "$tmp/links" ||
+            fail "$name is a constant of the header but has no link page"
+    done <"$tmp/constants"
     [ "$status" -eq 0 ] && echo "man pages OK: $nexported exported names," \
+        "$(wc -l <"$tmp/constants") constants," \
         "$(wc -l <"$tmp/links") link pages, $(wc -l <"$tmp/families") families"
     ;;
 groff)
@@ -118,7 +149,7 @@ groff)
 man)
     command -v man >/dev/null 2>&1 || { echo "no man: skipped"; exit 77; }
     # man-db follows a link page's .so: it may name the family's page.
-    for name in $(cat "$tmp/exported" "$tmp/pages"); do
+    for name in $(cat "$tmp/exported" "$tmp/pages" "$tmp/constants"); do
         found=$(MANPATH=$dir/.. man -w 3 "$name" 2>&1) || true
         case $found in /*) found=$(readlink -f "$found") ;; esac
         target=$(awk -v n="$name" '$1 == n { print $2 }' "$tmp/links")
@@ -126,13 +157,14 @@ man)
             { [ -n "$target" ] && [ "$found" = "$dir/$target.3" ]; } ||
             fail "man -w 3 $name: '$found'"
     done
-    [ "$status" -eq 0 ] && echo "man -w OK: $nexported names and" \
-        "$(wc -l <"$tmp/pages") pages"
+    [ "$status" -eq 0 ] && echo "man -w OK: $nexported names," \
+        "$(wc -l <"$tmp/constants") constants and $(wc -l <"$tmp/pages") pages"
     ;;
 examples)
     examples=$extra
     [ -n "$examples" ] || { fail "no EXAMPLE_DIR"; exit 1; }
     n=0
+    { cat "$tmp/families" "$tmp/by_hand"; echo npyio; } >"$tmp/shown"
     while read -r family; do
         rm -f "$tmp"/ex.*
         # The lines between .EX and .EE of the section EXAMPLES, in files
@@ -160,7 +192,7 @@ examples)
         done
         [ "$found" -gt 0 ] || fail "$family.3 has no example"
         n=$((n + found))
-    done <"$tmp/families"
+    done <"$tmp/shown"
     [ "$status" -eq 0 ] && echo "man examples OK: $n programs shown as they are"
     ;;
 synopsis)
