@@ -2,8 +2,10 @@
 """Write src/unicode_table.h: the code points above U+00FF that Python's
 str.isprintable() calls non-printable, as sorted inclusive ranges. repr()
 escapes exactly these, so header emission needs them to write field names
-byte-identical to np.save. Regenerate when moving to a newer Python's
-Unicode version (the header records which one made it)."""
+byte-identical to np.save, and the npyio tool needs them for its reprs of
+text (the build copies this one file into the tool's build folder as
+printable_table.h: no Python is needed to build). Regenerate when moving to
+a newer Python's Unicode version (the header records which one made it)."""
 import os
 import sys
 import unicodedata

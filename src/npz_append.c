@@ -8,9 +8,12 @@
  * record: it would then drop or replace every old member. So the
  * temporary holds the archive's bytes up to the end of the directory we
  * found, then end records of ours with no comment, the only ones minizip
- * can find (MINIZIP-NOTES.md). The comment is given back after minizip's
- * close, and the result is read back by our reader and compared with the
- * old directory before it replaces the archive.
+ * can find. (Its append mode also writes the new members over the old
+ * directory in place and the new one only at zipClose: a crash between
+ * the two would lose every old member, one more reason for a temporary.)
+ * The comment is given back after minizip's close, and the result is
+ * read back by our reader and compared with the old directory before it
+ * replaces the archive.
  */
 #include "alloc.h"
 #include "error.h"

@@ -1,6 +1,7 @@
 /*
  * printable.c - Python's str.isprintable() of one code point (see
- * printable.h). The only file that includes the generated table.
+ * printable.h). The only library file that includes the generated
+ * table.
  */
 #include "printable.h"
 

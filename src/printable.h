@@ -1,12 +1,10 @@
 /*
  * printable.h - Python's str.isprintable() of one code point: what
- * repr() shows as itself rather than as an escape. One home for the
- * generated table (unicode_table.h) that both the library (literal.c's
- * repr of field names) and the tool (reprs of strings, escaped names)
- * need, so that the two always agree and the table is searched by one
- * function. Depends on nothing but the C library: the tool, built on the
- * public API only, links this module alone (the npyio_printable archive)
- * and includes this header, never the table.
+ * repr() shows as itself rather than as an escape, for the library's
+ * reprs (literal.c's field names). The generated table (unicode_table.h)
+ * is included by printable.c only. The npyio tool, built on the public API alone,
+ * searches the same table on its own (src/cli/text.c): the build copies
+ * the file into the tool's build folder, so the two always agree.
  */
 #ifndef NPYIO_PRINTABLE_H
 #define NPYIO_PRINTABLE_H

@@ -4,9 +4,14 @@
  * and every member's local header checked against its entry. What the
  * members hold is not looked at here (npz_member.h reads them).
  *
- * minizip 1.1's reader cannot do this job: on LP64 it ignores ZIP64 sizes
- * and offsets, stops at the end record's entry count and accepts
- * overlapping members (MINIZIP-NOTES.md).
+ * minizip 1.1's reader (Debian 12's libminizip 1.1-8, the contrib code of
+ * zlib 1.2.5) cannot do this job. On LP64 it compares 64-bit fields with
+ * (unsigned long)-1, that is 2^64-1, so it never parses the ZIP64 extra
+ * of a directory entry: a member of 4 GiB or more, or one that starts
+ * past 4 GiB, cannot be read through it (a 4.5 GiB member stops at
+ * 4 GiB - 1 with a CRC error). It also stops at the end record's entry
+ * count (a count of 1 over 2 entries lists 1; zipfile walks the directory
+ * by its size and lists 2) and accepts overlapping members.
  */
 #ifndef NPYIO_ZIP_DIR_H
 #define NPYIO_ZIP_DIR_H

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../printable.h"
+#include "printable_table.h"
 #include "text.h"
 
 /* ---- growable text ------------------------------------------------------ */
@@ -114,14 +114,34 @@ size_t text_width(const char *s, size_t n)
 
 /* ---- Python reprs of text ---------------------------------------------- */
 
-/* Python's str.isprintable() of one code point: the library's module
- * (src/printable.c), linked into the tool on its own as the static
- * npyio_printable archive. The tool uses only the public API otherwise;
- * this keeps one table and one search, so that the tool and the
- * library's messages escape the same characters. */
+/* The tool's own search of the table (printable_table.h) that
+ * cmake/gen_unicode_table.py wrote for the library's reprs; the build
+ * puts it into the tool's build folder (src/CMakeLists.txt), so the tool
+ * and the library's messages escape the same characters while the tool
+ * includes and links nothing of the library but its public API. The table
+ * holds the code points above U+00FF that str.isprintable() rejects, as
+ * sorted, disjoint, inclusive ranges. */
+static int range_order(const void *key, const void *range)
+{
+    uint32_t c = *(const uint32_t *)key;
+    const uint32_t *r = range;
+
+    return c < r[0] ? -1 : c > r[1];
+}
+
+/* Latin-1's rule is spelled out (the table starts above it): the C0 and
+ * C1 controls, DEL, the no-break space and the soft hyphen are escaped.
+ * Python has no code point above U+10FFFF. */
 int text_printable(uint32_t c)
 {
-    return npyio__printable(c);
+    size_t n = sizeof nonprintable_ranges / sizeof nonprintable_ranges[0];
+
+    if (c < 0x100)
+        return c >= 0x20 && c != 0x7F && (c < 0x80 || c > 0xA0) && c != 0xAD;
+    if (c > 0x10FFFF)
+        return 0;
+    return bsearch(&c, nonprintable_ranges, n, sizeof nonprintable_ranges[0],
+                   range_order) == NULL;
 }
 
 size_t text_utf8_next(const unsigned char *s, size_t n, uint32_t *cp)

@@ -14,7 +14,7 @@
  * 9 rounds: bench_io's and bench_npz's sizes, and their row names, so a
  * report puts cnpy beside the other contenders of the same row. Each round
  * runs every contender once, interleaved, priming huge-page memory before
- * each (PERF-NOTES):
+ * each (benchutil.h's prime()):
  *
  *   save, durability off  npyio_save (NPYIO_WRITE_NO_SYNC) vs cnpy::npy_save
  *                         (fopen + fwrite, no sync either)

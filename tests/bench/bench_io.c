@@ -8,7 +8,7 @@
  * Defaults: 1024 MiB of float64 in /dev/shm, 9 rounds. Each round runs
  * every contender once, interleaved (ours, the syscall anchor, NumPy; the
  * loads again with NPYIO_LIMIT_THREADS = 2, against the same on 1), and
- * primes huge-page memory before each timed run (see PERF-NOTES). Printed:
+ * primes huge-page memory before each timed run (benchutil.h's prime()). Printed:
  * medians of the per-round rates and of the per-round ratios, with min and
  * max. NumPy runs in one persistent /usr/bin/python3 child fed commands
  * through a pipe, so its start-up is never timed.

@@ -11,7 +11,7 @@
  * float64 for deflate, /dev/shm, 5 rounds, --threads 2 for the parallel
  * deflate line, --members 10000 for the many-members lines. Each round
  * runs every contender once, interleaved, priming huge-page memory before
- * each (PERF-NOTES). Lines:
+ * each (benchutil.h's prime()). Lines:
  *
  *   stored read    npyio_reader_open_member + read_alloc (CRC checked) vs
  *                  open + pread of the member's bytes into fresh memory,

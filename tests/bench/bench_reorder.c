@@ -35,7 +35,7 @@
  *
  * Every contender writes to the same OUT and reads the same files; each
  * round runs every contender once, in a rotating order, each after
- * priming (see PERF-NOTES). Printed: medians (min..max) of the per-round
+ * priming (benchutil.h's prime()). Printed: medians (min..max) of the per-round
  * ratios, > 1 meaning ours is faster; the targets are >= 1 against NumPy
  * and >= 0.5 against the whole-array load. Then the peak RSS of each of
  * ours (chunks and rows: what a pass adds in a fresh child; the tool: its

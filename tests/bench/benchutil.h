@@ -1,6 +1,6 @@
 /*
  * benchutil.h - what the benchmarks share: timing, huge-page buffers,
- * priming (see PERF-NOTES), a persistent NumPy child fed commands through
+ * priming (see prime()), a persistent NumPy child fed commands through
  * a pipe (so its start-up is never timed), and medians of per-round
  * ratios. Benchmarks are timed by hand, never by ctest (its bench_report
  * test, label slow, only runs them tiny, once).
@@ -63,7 +63,12 @@ static inline void *thp_alloc(size_t size)
 }
 
 /* Touch and release huge-page memory, so the next allocation is fast for
- * everyone alike (freed memory returns to the host at once here). */
+ * everyone alike. On the 2-vCPU virtual machines these benchmarks run on,
+ * memory freed goes back to the host at once, and a 4 KiB page fault
+ * costs about 12 us: read() into fresh 4 KiB pages runs at 0.2-0.4 GB/s,
+ * into huge pages at 5-7 GB/s. Memory freed seconds before a timed run
+ * would fault again slowly for whoever runs next; priming before each
+ * timed run, and ratios taken only within one run, keep that out. */
 static inline void prime(void)
 {
     size_t size = (size_t)64 << 20, i;

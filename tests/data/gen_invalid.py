@@ -220,7 +220,9 @@ def cases():
             ("descr_high_byte", "'<f8\xe9'", "FORMAT", "not a valid dtype"),
     ):
         hdr(name, GOOD.replace("'<f8'", descr), status, needle)
-    # -- record descrs (NPY-FORMAT.md section 6, #27-#33, and more)
+    # -- record descrs NumPy 1.24 refuses (too few or many items, a string
+    # or dict for a field, a name or title used twice, names that are not
+    # strings, a tuple for the list, field metadata), and more
     for name, descr, status, needle in (
             ("record_one_item", "[('a',)]", "FORMAT",
              "not a tuple of 1 items"),

@@ -210,7 +210,8 @@ def header_from_dict(descr, fortran, shape, major=1):
 
 def fold_toplevel(dtype, shape):
     """A top-level subarray dtype (base, sub) over shape is, to np.save, an
-    array of base with shape + sub (NPY-FORMAT.md section 4)."""
+    array of base with shape + sub: its header's descr is the base's and
+    its shape the two joined."""
     base, sub = dtype.subdtype
     return base, tuple(shape) + tuple(sub)
 
@@ -251,7 +252,8 @@ def numpy_written_cases():
     # --- flat records --------------------------------------------------------
     save("flat_basic", [("x", "<i4"), ("y", "<f8")])
     save("flat_single", [("a", "<f8")], shape=(5,))
-    # The example of NPY-FORMAT.md section 1 (HLEN 0xB6, data at 192).
+    # A worked example: 106 characters of dict text + 20 growth spaces +
+    # '\n' = 127, padded by 55 to HLEN 182 (0xB6), data at 192.
     save("flat_doc_example",
          [("id", "<u4"), ("pos", "<f4", (3,)), ("name", "S8")])
     # One field of every scalar kind, native (little-endian) order.
@@ -296,7 +298,7 @@ def numpy_written_cases():
     save("offsets_internal_gaps",
          offsets_dtype(["a", "b", "c"], ["u1", "<f8", "<i2"],
                        [0, 8, 20], 22))
-    # NPY-FORMAT.md example: internal gap then trailing padding.
+    # An internal gap (bytes 1-3), then trailing padding (bytes 8-11).
     save("offsets_trailing_pad",
          offsets_dtype(["a", "b"], ["u1", "<i4"], [0, 4], 12))
     save("offsets_all_gaps",
@@ -875,7 +877,9 @@ def check_valid(cases):
     assert field_rows_left == []
     assert files == expected_files, sorted(files ^ expected_files)
 
-    # Spot checks of the version rules (NPY-FORMAT.md section 2).
+    # Spot checks of np.save's version rule: 1.0 while the header is
+    # latin-1 and HLEN fits 16 bits, 2.0 when it does not fit, 3.0 (UTF-8)
+    # when the text is not latin-1.
     def raw(name):
         with open(os.path.join(VALID_DIR, name + ".hdr"), "rb") as f:
             return f.read()

@@ -1,0 +1,3 @@
+/* computed.c - an include the check cannot follow. */
+#define LIB_HEADER "lib.h"
+#include LIB_HEADER

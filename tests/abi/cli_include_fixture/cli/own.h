@@ -1,0 +1,2 @@
+/* own.h - a header of the fixture tool's own. */
+int fixture_own(void);
