@@ -23,12 +23,12 @@
 #include "reader_core.h"
 #include "stream.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* The most bytes of whole rows, in C order, that Fortran data read in C
- * order in small pieces goes through (see reorder_block): stated in
- * npyio.h at npyio_reader_read_chunk() and npyio_reader_set_type(). */
+ * order in small pieces goes through (see reorder_block in
+ * reader_core.h): stated in npyio.h at npyio_reader_read_chunk() and
+ * npyio_reader_set_type(). */
 #define REORDER_BLOCK_BYTES ((size_t)64 << 20)
 
 /* Where the data starts in the stream: known without a call where the

@@ -72,7 +72,8 @@ struct npyio_reader {
     reorder_block chunk_block; /* its block, if it uses one */
     size_t block_bytes;        /* REORDER_BLOCK_BYTES (tests: less) */
     /* Rows read in sequence: the block (filled with rows_flags), and
-     * the row after the last request (see read_rows_blocked). */
+     * the row after the last request (see read_rows_blocked in
+     * reader_rows.c). */
     reorder_block rows_block;
     uint32_t rows_flags;
     uint64_t rows_next;
