@@ -1097,6 +1097,30 @@ npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
     return npyio__header_new(&mem, dtype, ndim, shape, fortran_order, out);
 }
 
+/* The header of plain C data: the type must be in this host's byte order
+ * (or have none), since the elements are a C program's. */
+npyio_status npyio__plain_header(const char *type, int ndim,
+                                 const int64_t *shape,
+                                 const npyio_options *options,
+                                 const char *where, npyio_header **out)
+{
+    npyio_dtype *dt = NULL;
+    npyio_status st;
+
+    *out = NULL;
+    if (type == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: type is NULL", where);
+    st = npyio_dtype_parse(type, strlen(type), options, &dt);
+    if (st == NPYIO_OK && !npyio_dtype_is_native(dt))
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: type \"%s\" is in the "
+                         "other byte order than this host's, in which the "
+                         "data must be", where, type);
+    if (st == NPYIO_OK)
+        st = npyio_header_new(dt, ndim, shape, 0, out);
+    npyio_dtype_unref(dt);
+    return st;
+}
+
 npyio_status npyio__header_as_read(const npyio__mem *mem,
                                    const npyio_header *header, uint32_t flags,
                                    npyio_header **out)

@@ -83,4 +83,13 @@ npyio_status npyio__header_as_read(const npyio__mem *mem,
                                    const npyio_header *header, uint32_t flags,
                                    npyio_header **out);
 
+/* The header of plain C data (npyio_save(), npyio_append(),
+ * npyio_npz_writer_add()): the type must be in this host's byte order (or
+ * have none), since the elements are a C program's. `where` names the
+ * call in messages. */
+npyio_status npyio__plain_header(const char *type, int ndim,
+                                 const int64_t *shape,
+                                 const npyio_options *options,
+                                 const char *where, npyio_header **out);
+
 #endif /* NPYIO_HEADER_H */

@@ -14,6 +14,7 @@
  */
 #include "crc.h"
 #include "error.h"
+#include "header.h"
 #include "npz.h"
 #include "npz_write_core.h"
 #include "options.h"
@@ -260,6 +261,28 @@ npyio_status npyio_npz_writer_add_with_header(npyio_npz_writer *npz,
     if (st == NPYIO_OK)
         st = npz_add_array_body(npz, key, header, data, len, level);
     return npyio__as_called(st, "npyio_npz_writer_add_with_header");
+}
+
+npyio_status npyio_npz_writer_add(npyio_npz_writer *npz, const char *key,
+                                  const char *type, int ndim,
+                                  const int64_t *shape, const void *data,
+                                  size_t len, int level, uint32_t flags)
+{
+    static const char where[] = "npyio_npz_writer_add";
+    npyio_header *h = NULL;
+    npyio_status st;
+
+    if (npz == NULL || npz->magic != NPYIO__MAGIC_NPZ_WRITER)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: npz is not an "
+                           "npyio_npz_writer", where);
+    st = npyio__check_flags(flags, 0, where);
+    if (st == NPYIO_OK)
+        st = npyio__plain_header(type, ndim, shape, npz->options, where, &h);
+    if (st == NPYIO_OK)
+        st = npyio_npz_writer_add_with_header(npz, key, h, data, len, level,
+                                              0);
+    npyio_header_free(h);
+    return npyio__as_called(st, where);
 }
 
 /* ---- adding .npy files as they are ------------------------------------------------ */

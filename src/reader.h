@@ -42,6 +42,12 @@ npyio_status npyio__reader_load_as(npyio_reader *r, const char *type,
                                    size_t type_cap, int *ndim,
                                    int64_t *shape, size_t shape_cap);
 
+/* The type of a loaded array as npyio_load() names it into type (type_cap
+ * bytes): dtype.str, or the descr list of a record. `where` names the
+ * call. */
+npyio_status npyio__type_text(const npyio_dtype *dt, char *type,
+                              size_t type_cap, const char *where);
+
 /* The most bytes of the block that Fortran data read in C order in
  * pieces goes through (64 MiB; 0: none, every piece read as it comes).
  * For tests, to reach both ways with small arrays. */

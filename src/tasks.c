@@ -2,40 +2,19 @@
  * tasks.c - the task calls in plain C: arrays described by a type string,
  * a number of dimensions and a shape, in this host's byte order and C
  * order, as a C program holds them. Each call is the handle calls it
- * stands for (open, write, close), so the files it writes are theirs.
+ * stands for (open, write or read, close), so the files it writes and
+ * the arrays it reads are theirs. Adding such an array to an archive
+ * being written (npyio_npz_writer_add) is the archive writer's
+ * (npz_write.c).
  *
  * Copyright (c) 2026 The libnpyio developers.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "error.h"
 #include "header.h"
-#include "npz_write_core.h"
+#include "reader.h"
 
 #include <string.h>
-
-/* The header of plain C data: the type must be in this host's byte order
- * (or have none), since the elements are a C program's. */
-static npyio_status plain_header(const char *type, int ndim,
-                                 const int64_t *shape,
-                                 const npyio_options *options,
-                                 const char *where, npyio_header **out)
-{
-    npyio_dtype *dt = NULL;
-    npyio_status st;
-
-    *out = NULL;
-    if (type == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: type is NULL", where);
-    st = npyio_dtype_parse(type, strlen(type), options, &dt);
-    if (st == NPYIO_OK && !npyio_dtype_is_native(dt))
-        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: type \"%s\" is in the "
-                         "other byte order than this host's, in which the "
-                         "data must be", where, type);
-    if (st == NPYIO_OK)
-        st = npyio_header_new(dt, ndim, shape, 0, out);
-    npyio_dtype_unref(dt);
-    return st;
-}
 
 /* Write all of data through a writer just opened, and close it. */
 static npyio_status write_whole(npyio_writer *w, const void *data,
@@ -55,8 +34,8 @@ npyio_status npyio_save(const char *path, const char *type, int ndim,
                         uint32_t flags, const npyio_options *options)
 {
     npyio_header *h = NULL;
-    npyio_status st = plain_header(type, ndim, shape, options, "npyio_save",
-                                   &h);
+    npyio_status st =
+        npyio__plain_header(type, ndim, shape, options, "npyio_save", &h);
 
     if (st == NPYIO_OK)
         st = npyio_save_with_header(path, h, data, len, flags, options);
@@ -87,8 +66,8 @@ npyio_status npyio_append(const char *path, const char *type, int ndim,
                           uint32_t flags, const npyio_options *options)
 {
     npyio_header *rows = NULL;
-    npyio_status st = plain_header(type, ndim, shape, options,
-                                   "npyio_append", &rows);
+    npyio_status st =
+        npyio__plain_header(type, ndim, shape, options, "npyio_append", &rows);
 
     if (st == NPYIO_OK && ndim < 1)
         st = npyio__fail(NPYIO_E_INVALID_ARG, "npyio_append: rows need at "
@@ -99,29 +78,133 @@ npyio_status npyio_append(const char *path, const char *type, int ndim,
     return npyio__as_called(st, "npyio_append");
 }
 
-/* ---- archives ------------------------------------------------------------------ */
+/* ---- loading ---------------------------------------------------------------- */
 
-npyio_status npyio_npz_writer_add(npyio_npz_writer *npz, const char *key,
-                                  const char *type, int ndim,
-                                  const int64_t *shape, const void *data,
-                                  size_t len, int level, uint32_t flags)
+static npyio_status load_body(const char *path, uint32_t flags,
+                              const npyio_options *options,
+                              npyio_header **header, void **data)
 {
-    static const char where[] = "npyio_npz_writer_add";
+    npyio_reader *r = NULL;
+    npyio_status st;
+
+    if (header == NULL || data == NULL)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_load_with_header: %s is NULL",
+                           header == NULL ? "header" : "data");
+    *header = NULL;
+    *data = NULL;
+    /* Refused flags open nothing. */
+    st = npyio__check_flags(flags, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                            "npyio_load_with_header");
+    if (st == NPYIO_OK)
+        st = npyio_reader_open_path(path, options, &r);
+    if (st != NPYIO_OK)
+        return st;
+    return npyio__reader_load(r, flags, path, header, data);
+}
+
+npyio_status npyio_load_with_header(const char *path, uint32_t flags,
+                                    const npyio_options *options,
+                                    npyio_header **header, void **data)
+{
+    if (header != NULL)
+        *header = NULL; /* outputs are cleared whatever is refused */
+    if (data != NULL)
+        *data = NULL;
+    return npyio__as_called(load_body(path, flags, options, header, data),
+                            "npyio_load_with_header");
+}
+
+static npyio_status load_array_body(const char *path,
+                                    const npyio_options *options, void **data,
+                                    size_t *len, char *type, size_t type_cap,
+                                    int *ndim, int64_t *shape, size_t shape_cap)
+{
+    static const char where[] = "npyio_load";
     npyio_header *h = NULL;
     npyio_status st;
 
-    if (npz == NULL || npz->magic != NPYIO__MAGIC_NPZ_WRITER)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: npz is not an "
-                           "npyio_npz_writer", where);
-    st = npyio__check_flags(flags, 0, where);
+    if (data == NULL || len == NULL || ndim == NULL ||
+        (type == NULL && type_cap > 0) || (shape == NULL && shape_cap > 0))
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
+                           data == NULL  ? "data"
+                           : len == NULL ? "len"
+                           : ndim == NULL ? "ndim"
+                           : type == NULL ? "type"
+                                          : "shape");
+    *data = NULL;
+    *len = 0;
+    *ndim = 0;
+    st = npyio_load_with_header(path, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, options, &h,
+                    data);
     if (st == NPYIO_OK)
-        st = plain_header(type, ndim, shape, npz->options, where, &h);
-    if (st == NPYIO_OK)
-        st = npyio_npz_writer_add_with_header(npz, key, h, data, len, level,
-                                              0);
+        st = npyio__type_text(h->dtype, type, type_cap, where);
+    if (st == NPYIO_OK && (size_t)h->ndim > shape_cap)
+        st = npyio__fail(NPYIO_E_BUFFER_TOO_SMALL, "%s: the array has %d "
+                         "dimensions, shape_cap is %zu", where, h->ndim,
+                         shape_cap);
+    if (st == NPYIO_OK) {
+        if (h->ndim > 0)
+            memcpy(shape, h->shape, (size_t)h->ndim * sizeof *shape);
+        *ndim = h->ndim;
+        *len = (size_t)h->nbytes;
+    } else {
+        npyio__free(*data);
+        *data = NULL;
+    }
     npyio_header_free(h);
-    return npyio__as_called(st, where);
+    return st;
 }
+
+npyio_status npyio_load(const char *path, const npyio_options *options,
+                        void **data, size_t *len, char *type, size_t type_cap,
+                        int *ndim, int64_t *shape, size_t shape_cap)
+{
+    if (data != NULL)
+        *data = NULL; /* outputs are cleared whatever is refused */
+    if (len != NULL)
+        *len = 0;
+    return npyio__as_called(load_array_body(path, options, data, len, type,
+                                            type_cap, ndim, shape, shape_cap),
+                            "npyio_load");
+}
+
+static npyio_status load_as_body(const char *path, const char *type,
+                                 uint32_t flags, const npyio_options *options,
+                                 void **data, size_t *len, int *ndim,
+                                 int64_t *shape, size_t shape_cap)
+{
+    static const char where[] = "npyio_load_as";
+    npyio_reader *r = NULL;
+    npyio_status st = npyio__check_load_outputs(data, len, ndim, shape,
+                                                shape_cap, where);
+
+    /* Refused flags open nothing. */
+    if (st == NPYIO_OK)
+        st = npyio__check_flags(flags, NPYIO_READ_CAST_SAME_KIND |
+                                NPYIO_READ_CAST_UNSAFE, where);
+    if (st == NPYIO_OK)
+        st = npyio_reader_open_path(path, options, &r);
+    if (st != NPYIO_OK)
+        return st;
+    return npyio__reader_load_as(r, type, flags, path, where, data, len,
+                                 NULL, 0, ndim, shape, shape_cap);
+}
+
+npyio_status npyio_load_as(const char *path, const char *type, uint32_t flags,
+                           const npyio_options *options, void **data,
+                           size_t *len, int *ndim, int64_t *shape,
+                           size_t shape_cap)
+{
+    if (data != NULL)
+        *data = NULL; /* outputs are cleared whatever is refused */
+    if (len != NULL)
+        *len = 0;
+    return npyio__as_called(load_as_body(path, type, flags, options, data,
+                                         len, ndim, shape, shape_cap),
+                            "npyio_load_as");
+}
+
+/* ---- archives ------------------------------------------------------------------ */
 
 /* The arrays of a savez call: either plain (types, ndims, shapes) or
  * described by headers; one of the two is set. */

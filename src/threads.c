@@ -1,7 +1,7 @@
 /*
  * threads.c - work cut into jobs, run on a few threads (POSIX threads):
  * for deflating an archive member's blocks at once, and for loads cut
- * into parts (reader.c). No lock is shared
+ * into parts (reader_parallel.c). No lock is shared
  * between jobs: each claims the next index with one atomic add.
  */
 #include "threads.h"

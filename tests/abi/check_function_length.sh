@@ -20,47 +20,11 @@
 # longest M lines (file:name)" (the longest not allowed) and exits 0.
 set -eu
 
-usage() {
-    echo "usage: check_function_length.sh [--max N] [--allow FILE:FUNCTION]... PATH..." >&2
-    exit 2
-}
-
 max=60
-allow=
-while [ $# -gt 0 ]; do
-    case $1 in
-    --max)
-        [ $# -ge 2 ] || usage
-        max=$2
-        shift 2
-        ;;
-    --allow)
-        [ $# -ge 2 ] || usage
-        case $2 in *?:?*) ;; *) usage ;; esac
-        allow="$allow $2"
-        shift 2
-        ;;
-    --) shift; break ;;
-    -*) usage ;;
-    *) break ;;
-    esac
-done
-[ $# -ge 1 ] || usage
-case $max in '' | *[!0-9]*) usage ;; esac
-
-files=
-for p in "$@"; do
-    if [ -d "$p" ]; then
-        # Sorted, so that the report reads the same on every system.
-        files="$files $(find "$p" -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort | tr '\n' ' ')"
-    elif [ -f "$p" ]; then
-        files="$files $p"
-    else
-        echo "check_function_length.sh: no such file or directory: $p" >&2
-        exit 2
-    fi
-done
-[ -n "${files# }" ] || { echo "check_function_length.sh: no C sources in $*" >&2; exit 2; }
+allow_form='*?:?*'
+usage_args="[--max N] [--allow FILE:FUNCTION]... PATH..."
+# shellcheck source=length_args.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/length_args.sh"
 
 # shellcheck disable=SC2086 # the paths have no blanks: split them
 awk -v max="$max" -v allow="$allow" '
