@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "benchutil.h"
+#include "bench.h"
 
 static double numpy_time_op(const char *op, const char *path)
 {
@@ -206,15 +207,11 @@ int main(int argc, char **argv)
     void *warm;
     int64_t count, shape2[2];
     size_t k;
+    const bench_option options[] = {
+        {"--size", BENCH_SIZE, &mib}, {"--rounds", BENCH_INT, &rounds},
+        {"--dir", BENCH_TEXT, &dir}, {NULL, BENCH_INT, NULL}};
 
-    for (i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--size") == 0)
-            mib = (size_t)atol(argv[i + 1]);
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-    }
+    bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS || mib < 1)
         die("bad arguments");
     nbytes = mib << 20;

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "benchutil.h"
+#include "bench.h"
 
 #define STEP ((size_t)1 << 20)
 #define RANGES 200
@@ -132,15 +133,11 @@ int main(int argc, char **argv)
     npyio_header *h = NULL;
     void *buf;
     unsigned seed = 12345;
+    const bench_option options[] = {
+        {"--size", BENCH_SIZE, &mib}, {"--rounds", BENCH_INT, &rounds},
+        {"--dir", BENCH_TEXT, &dir}, {NULL, BENCH_INT, NULL}};
 
-    for (i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--size") == 0)
-            mib = (size_t)atol(argv[i + 1]);
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-    }
+    bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS || mib < 8)
         die("bad arguments");
     nbytes = mib << 20;
