@@ -122,14 +122,8 @@ function syms_text(a, b,    key, n, i, w, text) {
 function edge_text(a, b) {
     return obj[a] " uses " syms_text(a, b) " (defined in " obj[b] ")"
 }
-FILENAME == layers {
-    if (/^LAYER CHECK FAILED: /) {
-        print
-        failed = 1
-    } else
-        layer[$1] = $2 + 0
-    next
-}
+FILENAME == layers && /^LAYER CHECK FAILED: / { print; failed = 1; next }
+FILENAME == layers { layer[$1] = $2 + 0; next }
 {
     split($0, f, "\t")
     m = module_of(f[1])

@@ -97,14 +97,8 @@ BEGIN {
         }
     }
 }
-FILENAME == layers {
-    if (/^LAYER CHECK FAILED: /) {
-        print
-        failed = 1
-    } else
-        layer[$1] = $2 + 0
-    next
-}
+FILENAME == layers && /^LAYER CHECK FAILED: / { print; failed = 1; next }
+FILENAME == layers { layer[$1] = $2 + 0; next }
 /^[ \t]*#[ \t]*include[ \t]*"/ {
     name = $0
     sub(/^[^"]*"/, "", name)

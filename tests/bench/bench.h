@@ -29,6 +29,12 @@ typedef struct bench_option {
     void *value;
 } bench_option;
 
+/* The options most benches share, and the end of every table. */
+#define BENCH_SIZE_ROUNDS_DIR(mib, rounds, dir)                              \
+    {"--size", BENCH_SIZE, &(mib)}, {"--rounds", BENCH_INT, &(rounds)},     \
+        {"--dir", BENCH_TEXT, &(dir)}
+#define BENCH_END {NULL, BENCH_INT, NULL}
+
 /* A byte count: "N" or "NM" MiB, "NK" KiB; 0 if it is neither. */
 static inline size_t bench_bytes(const char *text)
 {
@@ -75,6 +81,16 @@ static inline void bench_args(int argc, char **argv, int first,
                 bench_set(o, argv[i + 1]);
                 break;
             }
+}
+
+/* A command line of just the options most benches share. */
+static inline void bench_size_rounds_dir(int argc, char **argv, size_t *mib,
+                                         int *rounds, const char **dir)
+{
+    const bench_option table[] = {BENCH_SIZE_ROUNDS_DIR(*mib, *rounds, *dir),
+                                  BENCH_END};
+
+    bench_args(argc, argv, 1, table);
 }
 
 #endif /* NPYIO_BENCH_H */

@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     const char *targets[2];
     const bench_option options[] = {
         {"--dir", BENCH_TEXT, &dir}, {"--mib", BENCH_INT, &mib},
-        {"--rounds", BENCH_INT, &rounds}, {NULL, BENCH_INT, NULL}};
+        {"--rounds", BENCH_INT, &rounds}, BENCH_END};
 
     if (argc < 2)
         die("usage: bench_dump NPYIO [--dir DIR] [--mib N] [--rounds N]");

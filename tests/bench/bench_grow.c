@@ -118,7 +118,7 @@ int main(int argc, char **argv)
     int64_t fill_rows = 512 * 1024; /* 512 MiB */
     const bench_option options[] = {
         {"--dir", BENCH_TEXT, &dir}, {"--rounds", BENCH_INT, &rounds},
-        {NULL, BENCH_INT, NULL}};
+        BENCH_END};
 
     bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS)

@@ -133,11 +133,8 @@ int main(int argc, char **argv)
     npyio_header *h = NULL;
     void *buf;
     unsigned seed = 12345;
-    const bench_option options[] = {
-        {"--size", BENCH_SIZE, &mib}, {"--rounds", BENCH_INT, &rounds},
-        {"--dir", BENCH_TEXT, &dir}, {NULL, BENCH_INT, NULL}};
 
-    bench_args(argc, argv, 1, options);
+    bench_size_rounds_dir(argc, argv, &mib, &rounds, &dir);
     if (rounds < 1 || rounds > MAX_ROUNDS || mib < 8)
         die("bad arguments");
     nbytes = mib << 20;
@@ -170,9 +167,7 @@ int main(int argc, char **argv)
     for (i = 0; i < 8; i++)
         t[i] = calloc(MAX_ROUNDS, sizeof(double));
 
-    printf("%zu MiB of float64 in %s, %d interleaved rounds; medians "
-           "(min..max) of per-round ratios, >1 means libnpyio is faster\n",
-           mib, dir, rounds);
+    print_float64_banner(mib, dir, rounds);
     for (r = 0; r < rounds; r++) {
         char mapsum[600];
 

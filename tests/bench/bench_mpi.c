@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     int64_t rows, first, data_at;
     const bench_option options[] = {
         {"--dir", BENCH_TEXT, &dir}, {"--mib-per-rank", BENCH_INT, &mib},
-        {"--rounds", BENCH_INT, &rounds}, {NULL, BENCH_INT, NULL}};
+        {"--rounds", BENCH_INT, &rounds}, BENCH_END};
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -663,10 +663,10 @@ int main(int argc, char **argv)
     const void *big;
     const void *walks[WALK_MEMBERS];
     const bench_option options[] = {
-        {"--size", BENCH_SIZE, &mib}, {"--rounds", BENCH_INT, &rounds},
-        {"--dir", BENCH_TEXT, &dir}, {"--threads", BENCH_INT, &threads},
-        {"--only", BENCH_TEXT, &only}, {"--walk", BENCH_SIZE, &walk_mib},
-        {"--members", BENCH_SIZE, &many_members}, {NULL, BENCH_INT, NULL}};
+        BENCH_SIZE_ROUNDS_DIR(mib, rounds, dir),
+        {"--threads", BENCH_INT, &threads}, {"--only", BENCH_TEXT, &only},
+        {"--walk", BENCH_SIZE, &walk_mib},
+        {"--members", BENCH_SIZE, &many_members}, BENCH_END};
 
     bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS)

@@ -520,7 +520,7 @@ int main(int argc, char **argv)
         {"--size", BENCH_DOUBLE, &size_mb}, {"--rounds", BENCH_INT, &rounds},
         {"--dir", BENCH_TEXT, &dir}, {"--chunk", BENCH_BYTES, &chunk_bytes},
         {"--tool", BENCH_TEXT, &tool}, {"--tmpdir", BENCH_TEXT, &tmpdir},
-        {"--only", BENCH_TEXT, &only}, {NULL, BENCH_INT, NULL}};
+        {"--only", BENCH_TEXT, &only}, BENCH_END};
 
     if (argc > 2 && strcmp(argv[1], "--rss-of") == 0)
         return rss_of(argv + 2);

@@ -368,7 +368,7 @@ int main(int argc, char **argv)
     int64_t n = VALUES;
     const bench_option options[] = {
         {"--dir", BENCH_TEXT, &base}, {"--rounds", BENCH_INT, &rounds},
-        {"--files", BENCH_INT, &b.files}, {NULL, BENCH_INT, NULL}};
+        {"--files", BENCH_INT, &b.files}, BENCH_END};
 
     bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS || b.files < 1)
