@@ -25,7 +25,7 @@ enum {
 static char small[256];
 static int small_mounted;
 
-static int mount_small(void **state)
+static inline int mount_small(void **state)
 {
     char cmd[400];
     struct statvfs vfs;
@@ -48,7 +48,7 @@ static int mount_small(void **state)
     return 0;
 }
 
-static int unmount_small(void **state)
+static inline int unmount_small(void **state)
 {
     char cmd[600];
     int failed = 0;
