@@ -82,7 +82,7 @@ import numpy as np
 from numpy.lib import format as npf
 
 import npgen
-from npgen import leaves, masked_dtype, preamble
+from npgen import leaf_view, leaves, masked_dtype, preamble
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "arrays")
@@ -124,18 +124,6 @@ class Case:
 # ---------------------------------------------------------------------------
 # dtype helpers
 # ---------------------------------------------------------------------------
-
-def leaf_view(arr, offset, leaf):
-    """A view of arr that shows only the scalar at `offset` of each element
-    (a one-field record of the same itemsize; same-itemsize views work for
-    any strides, so this also works on Fortran-order arrays)."""
-    if arr.dtype.names is None:
-        assert offset == 0 and leaf == arr.dtype
-        return arr
-    one = np.dtype({"names": ["v"], "formats": [leaf], "offsets": [offset],
-                    "itemsize": arr.dtype.itemsize})
-    return arr.view(one)["v"]
-
 
 def is_long_double(leaf):
     return leaf.kind in "fc" and leaf.type in (np.longdouble, np.clongdouble)

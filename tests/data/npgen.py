@@ -7,7 +7,8 @@ fortran_order), the scalars of a dtype and their byte orders, a case of
 header bytes and its files, tab-separated manifests written and read
 back, and an output directory emptied of an earlier run's files.
 
-Not a script: the generators import it from their own directory.
+Not a script: the generators import it from their own directory (and
+tests/interop/io_roundtrip.py its dtype helpers, from there).
 """
 import io
 import math
@@ -162,6 +163,18 @@ def leaves(dtype, offset=0):
             yield from leaves(base, offset + i * base.itemsize)
     else:
         yield offset, dtype
+
+
+def leaf_view(arr, offset, leaf):
+    """A view of arr that shows only the scalar at `offset` of each element
+    (a one-field record of the same itemsize; same-itemsize views work for
+    any strides, so this also works on Fortran-order arrays)."""
+    if arr.dtype.names is None:
+        assert offset == 0 and leaf == arr.dtype
+        return arr
+    one = np.dtype({"names": ["v"], "formats": [leaf], "offsets": [offset],
+                    "itemsize": arr.dtype.itemsize})
+    return arr.view(one)["v"]
 
 
 def masked_dtype(dtype, order):
