@@ -60,7 +60,13 @@ done
 # "name type value size"), so that awk needs no nm of its own.
 listing=$(mktemp)
 symbols=$(mktemp)
-trap 'rm -f "$listing" "$symbols"' EXIT
+layers=$(mktemp)
+trap 'rm -f "$listing" "$symbols" "$layers"' EXIT
+# The table as check_layers.sh reads it: "module layer" lines and a
+# "LAYER CHECK FAILED: ..." line for each fault.
+if [ -n "$table" ]; then
+    sh "$(dirname "$0")/check_layers.sh" --table "$table" >"$layers"
+fi
 nobjects=0
 for arg in "$@"; do
     # Split on ';' only (paths may have blanks), without globbing.
@@ -87,7 +93,8 @@ for arg in "$@"; do
     IFS=$old_ifs
 done
 
-awk -v table="$table" -v allow="$allow" -v nobjects="$nobjects" '
+awk -v table="$table" -v layers="$layers" -v allow="$allow" \
+    -v nobjects="$nobjects" '
 function module_of(path) {
     sub(/.*\//, "", path)
     sub(/\.(o|obj)$/, "", path)
@@ -115,20 +122,8 @@ function syms_text(a, b,    key, n, i, w, text) {
 function edge_text(a, b) {
     return obj[a] " uses " syms_text(a, b) " (defined in " obj[b] ")"
 }
-FILENAME == table {
-    line = $0
-    sub(/#.*/, "", line)
-    n = split(line, w, " ")
-    if (n == 0)
-        next
-    if (n != 2 || w[2] !~ /^[0-9]+$/)
-        fail(table ":" FNR ": expected \"module layer\", not \"" $0 "\"")
-    else if (w[1] in layer)
-        fail(table ":" FNR ": module " w[1] " is listed twice")
-    else
-        layer[w[1]] = w[2] + 0
-    next
-}
+FILENAME == layers && /^LAYER CHECK FAILED: / { print; failed = 1; next }
+FILENAME == layers { layer[$1] = $2 + 0; next }
 {
     split($0, f, "\t")
     m = module_of(f[1])
@@ -274,4 +269,4 @@ function loop_text(a, set,    member, parent, q, n, w, i, j, head, tail, u, e, v
         text = text " (as do " others ", through them)"
     return text "; one of these calls has to go (move what both need to a lower module)"
 }
-' ${table:+"$table"} "$listing"
+' ${table:+"$layers"} "$listing"

@@ -15,24 +15,58 @@
 # Includes of files that are not in SRC_DIR (npyio.h, system headers) are
 # not dependencies between modules and are skipped. Prints "layers OK"
 # and exits 0 otherwise.
+#
+# check_layers.sh --table LAYER_TABLE is the one reader of the table (the
+# other layer check, check_layer_symbols.sh, uses it too): it prints a line
+# "module layer" for every module, and a "LAYER CHECK FAILED: ..." line
+# for every malformed or repeated line of the table, and exits 0.
 set -eu
 
+# The table's modules and its faults, as --table prints them.
+read_table() {
+    awk -v table="$1" '
+    {
+        line = $0
+        sub(/#.*/, "", line)
+        n = split(line, w, " ")
+        if (n == 0)
+            next
+        if (n != 2 || w[2] !~ /^[0-9]+$/)
+            print "LAYER CHECK FAILED: " table ":" FNR ": expected \"module layer\" (a name and a whole number), not \"" $0 "\""
+        else if (w[1] in layer)
+            print "LAYER CHECK FAILED: " table ":" FNR ": module " w[1] " is listed twice (layers " layer[w[1]] " and " w[2] ")"
+        else {
+            layer[w[1]] = w[2] + 0
+            print w[1], w[2] + 0
+        }
+    }' "$1"
+}
+
+if [ $# -eq 2 ] && [ "$1" = --table ] && [ -f "$2" ]; then
+    read_table "$2"
+    exit 0
+fi
 if [ $# -ne 2 ] || [ ! -d "$1" ] || [ ! -f "$2" ]; then
     echo "usage: check_layers.sh SRC_DIR LAYER_TABLE" >&2
+    echo "       check_layers.sh --table LAYER_TABLE" >&2
     exit 2
 fi
 src=${1%/}
 table=$2
+layers=$(mktemp)
+trap 'rm -f "$layers"' EXIT
+read_table "$table" >"$layers"
 
 files=
 for f in "$src"/*.c "$src"/*.h; do
     [ -f "$f" ] && files="$files $f"
 done
 
-# The table first (FNR == NR), then the sources, whose names are known
-# beforehand so that a file without any include still counts as a module.
+# The table first (as read_table gives it), then the sources, whose names
+# are known beforehand so that a file without any include still counts as
+# a module.
 # shellcheck disable=SC2086 # the paths have no blanks: split them
-awk -v table="$table" -v src="$src" -v files="$files" '
+awk -v layers="$layers" -v src="$src" -v files="$files" '
 function base_of(path) {
     sub(/.*\//, "", path)
     return path
@@ -63,20 +97,8 @@ BEGIN {
         }
     }
 }
-FNR == NR {
-    line = $0
-    sub(/#.*/, "", line)
-    n = split(line, w, " ")
-    if (n == 0)
-        next
-    if (n != 2 || w[2] !~ /^[0-9]+$/)
-        fail(table ":" FNR ": expected \"module layer\" (a name and a whole number), not \"" $0 "\"")
-    else if (w[1] in layer)
-        fail(table ":" FNR ": module " w[1] " is listed twice (layers " layer[w[1]] " and " w[2] ")")
-    else
-        layer[w[1]] = w[2] + 0
-    next
-}
+FILENAME == layers && /^LAYER CHECK FAILED: / { print; failed = 1; next }
+FILENAME == layers { layer[$1] = $2 + 0; next }
 /^[ \t]*#[ \t]*include[ \t]*"/ {
     name = $0
     sub(/^[^"]*"/, "", name)
@@ -169,4 +191,4 @@ function visit(m, depth,    k, t, j, text, names) {
     }
     state[m] = 2
 }
-' "$table" $files
+' "$layers" $files

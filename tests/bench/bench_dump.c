@@ -16,6 +16,7 @@
 #include <spawn.h>
 
 #include "benchutil.h"
+#include "bench.h"
 
 extern char **environ;
 
@@ -45,21 +46,17 @@ static double run_to(char *const argv[], const char *out)
 int main(int argc, char **argv)
 {
     const char *dir = "/dev/shm";
-    int rounds = 9, mib = 200, i, r, k;
+    int rounds = 9, mib = 200, r, k;
     char file[512], out[512];
     static char cat[] = "/bin/cat", dump[] = "dump";
     const char *targets[2];
+    const bench_option options[] = {
+        {"--dir", BENCH_TEXT, &dir}, {"--mib", BENCH_INT, &mib},
+        {"--rounds", BENCH_INT, &rounds}, BENCH_END};
 
     if (argc < 2)
         die("usage: bench_dump NPYIO [--dir DIR] [--mib N] [--rounds N]");
-    for (i = 2; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-        else if (strcmp(argv[i], "--mib") == 0)
-            mib = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-    }
+    bench_args(argc, argv, 2, options);
     if (rounds < 1 || rounds > MAX_ROUNDS || mib < 1)
         die("--rounds or --mib");
     snprintf(file, sizeof file, "%s/npyio-bench-dump.npy", dir);

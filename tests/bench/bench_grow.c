@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "benchutil.h"
+#include "bench.h"
 
 #define COLS 128 /* f8 per row: 1 KiB rows */
 
@@ -115,13 +116,11 @@ int main(int argc, char **argv)
     double t[4][MAX_ROUNDS], us[MAX_ROUNDS], med, lo, hi;
     bench_ratio one;
     int64_t fill_rows = 512 * 1024; /* 512 MiB */
+    const bench_option options[] = {
+        {"--dir", BENCH_TEXT, &dir}, {"--rounds", BENCH_INT, &rounds},
+        BENCH_END};
 
-    for (i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-    }
+    bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS)
         die("bad arguments");
     snprintf(small, sizeof small, "%s/npyio-bench-small.npy", dir);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "benchutil.h"
+#include "bench.h"
 
 static double numpy_time_op(const char *op, const char *path)
 {
@@ -207,14 +208,7 @@ int main(int argc, char **argv)
     int64_t count, shape2[2];
     size_t k;
 
-    for (i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--size") == 0)
-            mib = (size_t)atol(argv[i + 1]);
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-    }
+    bench_size_rounds_dir(argc, argv, &mib, &rounds, &dir);
     if (rounds < 1 || rounds > MAX_ROUNDS || mib < 1)
         die("bad arguments");
     nbytes = mib << 20;
@@ -254,9 +248,7 @@ int main(int argc, char **argv)
     for (i = 0; i < 22; i++)
         t[i] = calloc(MAX_ROUNDS, sizeof(double));
 
-    printf("%zu MiB of float64 in %s, %d interleaved rounds; medians "
-           "(min..max) of per-round ratios, >1 means libnpyio is faster\n",
-           mib, dir, rounds);
+    print_float64_banner(mib, dir, rounds);
     for (r = 0; r < rounds; r++) {
         t[0][r] = our_load(le, 0, 1);
         t[1][r] = read_plain(le, NULL, 0);

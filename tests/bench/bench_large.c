@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "benchutil.h"
+#include "bench.h"
 
 #define STEP ((size_t)1 << 20)
 #define RANGES 200
@@ -133,14 +134,7 @@ int main(int argc, char **argv)
     void *buf;
     unsigned seed = 12345;
 
-    for (i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--size") == 0)
-            mib = (size_t)atol(argv[i + 1]);
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-    }
+    bench_size_rounds_dir(argc, argv, &mib, &rounds, &dir);
     if (rounds < 1 || rounds > MAX_ROUNDS || mib < 8)
         die("bad arguments");
     nbytes = mib << 20;
@@ -173,9 +167,7 @@ int main(int argc, char **argv)
     for (i = 0; i < 8; i++)
         t[i] = calloc(MAX_ROUNDS, sizeof(double));
 
-    printf("%zu MiB of float64 in %s, %d interleaved rounds; medians "
-           "(min..max) of per-round ratios, >1 means libnpyio is faster\n",
-           mib, dir, rounds);
+    print_float64_banner(mib, dir, rounds);
     for (r = 0; r < rounds; r++) {
         char mapsum[600];
 

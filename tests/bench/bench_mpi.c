@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "npyio.h"
+#include "bench.h"
 
 #define COLS 128 /* float64 per row: 1 KiB rows */
 #define MAX_ROUNDS 64
@@ -145,18 +146,14 @@ int main(int argc, char **argv)
     npyio_header *h;
     double *block;
     int64_t rows, first, data_at;
+    const bench_option options[] = {
+        {"--dir", BENCH_TEXT, &dir}, {"--mib-per-rank", BENCH_INT, &mib},
+        {"--rounds", BENCH_INT, &rounds}, BENCH_END};
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    for (i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-        else if (strcmp(argv[i], "--mib-per-rank") == 0)
-            mib = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-    }
+    bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS || mib < 1)
         die("--rounds 1..64, --mib-per-rank >= 1");
     snprintf(path, sizeof path, "%s/bench_mpi.npy", dir);

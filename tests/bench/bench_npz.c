@@ -63,6 +63,7 @@
 #include <zlib.h>
 
 #include "benchutil.h"
+#include "bench.h"
 
 #define WALK_MEMBERS 8
 
@@ -661,23 +662,13 @@ int main(int argc, char **argv)
     int64_t at = 0, csize = 0, wat = 0, wcsize = 0;
     const void *big;
     const void *walks[WALK_MEMBERS];
+    const bench_option options[] = {
+        BENCH_SIZE_ROUNDS_DIR(mib, rounds, dir),
+        {"--threads", BENCH_INT, &threads}, {"--only", BENCH_TEXT, &only},
+        {"--walk", BENCH_SIZE, &walk_mib},
+        {"--members", BENCH_SIZE, &many_members}, BENCH_END};
 
-    for (i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--size") == 0)
-            mib = (size_t)atol(argv[i + 1]);
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-        else if (strcmp(argv[i], "--threads") == 0)
-            threads = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--only") == 0)
-            only = argv[i + 1];
-        else if (strcmp(argv[i], "--walk") == 0)
-            walk_mib = (size_t)atol(argv[i + 1]);
-        else if (strcmp(argv[i], "--members") == 0)
-            many_members = (size_t)atol(argv[i + 1]);
-    }
+    bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS)
         rounds = 5;
     if (mib < 1 || walk_mib < 1 || many_members < 1)

@@ -49,6 +49,7 @@
 #include <sys/stat.h>
 
 #include "benchutil.h"
+#include "bench.h"
 
 #ifndef NPYIO_TOOL
 #define NPYIO_TOOL "npyio"
@@ -71,17 +72,6 @@ typedef struct shape_case {
 
 static const char *tool = NPYIO_TOOL, *dir = "/dev/shm", *tmpdir;
 static size_t chunk_bytes = (size_t)64 << 20;
-
-/* A size: a number of MiB, or of KiB with a K suffix ("64K"). */
-static size_t parse_size(const char *text)
-{
-    char *end;
-    unsigned long n = strtoul(text, &end, 10);
-
-    if (strcmp(end, "K") == 0 || strcmp(end, "k") == 0)
-        return (size_t)n << 10;
-    return strcmp(end, "M") == 0 || *end == '\0' ? (size_t)n << 20 : 0;
-}
 
 /* ---- files ------------------------------------------------------------------------- */
 
@@ -526,25 +516,15 @@ int main(int argc, char **argv)
     const char *only = NULL;
     double size_mb = 200, *t[CONTENDERS];
     int rounds = 7, i, r, s, c;
+    const bench_option options[] = {
+        {"--size", BENCH_DOUBLE, &size_mb}, {"--rounds", BENCH_INT, &rounds},
+        {"--dir", BENCH_TEXT, &dir}, {"--chunk", BENCH_BYTES, &chunk_bytes},
+        {"--tool", BENCH_TEXT, &tool}, {"--tmpdir", BENCH_TEXT, &tmpdir},
+        {"--only", BENCH_TEXT, &only}, BENCH_END};
 
     if (argc > 2 && strcmp(argv[1], "--rss-of") == 0)
         return rss_of(argv + 2);
-    for (i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--size") == 0)
-            size_mb = atof(argv[i + 1]);
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-        else if (strcmp(argv[i], "--chunk") == 0)
-            chunk_bytes = parse_size(argv[i + 1]);
-        else if (strcmp(argv[i], "--tool") == 0)
-            tool = argv[i + 1];
-        else if (strcmp(argv[i], "--tmpdir") == 0)
-            tmpdir = argv[i + 1];
-        else if (strcmp(argv[i], "--only") == 0)
-            only = argv[i + 1];
-    }
+    bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS || size_mb < 1 || chunk_bytes < 1)
         die("bad arguments");
     if (size_mb != 200) { /* scale every shape to size_mb of float64 */

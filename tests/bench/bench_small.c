@@ -35,6 +35,7 @@
 #include <stdbool.h>
 
 #include "benchutil.h"
+#include "bench.h"
 
 #define VALUES 16
 
@@ -357,7 +358,7 @@ static void run(bench *b, const char *base, int rounds, bool large_dir)
 int main(int argc, char **argv)
 {
     const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    int rounds = 5, i;
+    int rounds = 5;
     float zeros[VALUES] = {0};
     unsigned char bytes[128 + sizeof zeros];
     char fstype[300];
@@ -365,15 +366,11 @@ int main(int argc, char **argv)
     bench b = {.files = 10000, .values = zeros, .bytes = bytes,
                .len = sizeof bytes};
     int64_t n = VALUES;
+    const bench_option options[] = {
+        {"--dir", BENCH_TEXT, &base}, {"--rounds", BENCH_INT, &rounds},
+        {"--files", BENCH_INT, &b.files}, BENCH_END};
 
-    for (i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--dir") == 0)
-            base = argv[i + 1];
-        else if (strcmp(argv[i], "--rounds") == 0)
-            rounds = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--files") == 0)
-            b.files = atoi(argv[i + 1]);
-    }
+    bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS || b.files < 1)
         die("--rounds or --files");
     if (npyio_dtype_parse("=f4", 3, NULL, &f4) != NPYIO_OK ||

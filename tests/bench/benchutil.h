@@ -375,4 +375,14 @@ static inline void report(const char *name, size_t nbytes, int n,
     bench_json(name, "GB/s", rate, n, c, count);
 }
 
+/* The first line bench_io and bench_large print: what they time, where
+ * and how. */
+static inline void print_float64_banner(size_t mib, const char *dir,
+                                        int rounds)
+{
+    printf("%zu MiB of float64 in %s, %d interleaved rounds; medians "
+           "(min..max) of per-round ratios, >1 means libnpyio is faster\n",
+           mib, dir, rounds);
+}
+
 #endif /* NPYIO_BENCHUTIL_H */

@@ -12,20 +12,7 @@
 #include <string.h>
 
 #include "pickle.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            passed++;                                                        \
-        } else {                                                             \
-            failed++;                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                      \
-            printf(__VA_ARGS__);                                             \
-            putchar('\n');                                                   \
-        }                                                                    \
-    } while (0)
+#include "check.h"
 
 /* What a walk said. */
 typedef struct result {
@@ -487,6 +474,5 @@ int main(void)
     test_python_pickles();
     test_hostile();
     test_sticky_error();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return check_summary();
 }

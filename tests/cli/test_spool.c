@@ -22,20 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            passed++;                                                        \
-        } else {                                                             \
-            failed++;                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                      \
-            printf(__VA_ARGS__);                                             \
-            putchar('\n');                                                   \
-        }                                                                    \
-    } while (0)
+#include "check.h"
 
 #define MIB ((uint64_t)1 << 20)
 
@@ -256,6 +243,5 @@ int main(int argc, char **argv)
     }
     free(archive);
     npyio_options_free(low);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_summary();
 }

@@ -82,7 +82,7 @@ import numpy as np
 from numpy.lib import format as npf
 
 import npgen
-from npgen import preamble
+from npgen import leaf_view, leaves, masked_dtype, preamble
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(HERE, "arrays")
@@ -124,54 +124,6 @@ class Case:
 # ---------------------------------------------------------------------------
 # dtype helpers
 # ---------------------------------------------------------------------------
-
-def leaves(dtype, offset=0):
-    """Yield (offset, scalar dtype) for every scalar of one element, nested
-    records and subarrays expanded, in field order."""
-    if dtype.names is not None:
-        for name in dtype.names:
-            fdt, foff = dtype.fields[name][:2]
-            yield from leaves(fdt, offset + foff)
-    elif dtype.subdtype is not None:
-        base, sub = dtype.subdtype
-        for i in range(math.prod(sub)):
-            yield from leaves(base, offset + i * base.itemsize)
-    else:
-        yield offset, dtype
-
-
-def leaf_view(arr, offset, leaf):
-    """A view of arr that shows only the scalar at `offset` of each element
-    (a one-field record of the same itemsize; same-itemsize views work for
-    any strides, so this also works on Fortran-order arrays)."""
-    if arr.dtype.names is None:
-        assert offset == 0 and leaf == arr.dtype
-        return arr
-    one = np.dtype({"names": ["v"], "formats": [leaf], "offsets": [offset],
-                    "itemsize": arr.dtype.itemsize})
-    return arr.view(one)["v"]
-
-
-def masked_dtype(dtype, order):
-    """dtype with the same layout in which every scalar whose byte order is
-    not `order` is replaced by plain void of its size, so that byteswap()
-    on it reverses exactly the `order` fields.  (Same idea as in
-    gen_records.py.)"""
-    if dtype.names is not None:
-        return np.dtype({
-            "names": ["f%d" % i for i in range(len(dtype.names))],
-            "formats": [masked_dtype(dtype.fields[n][0], order)
-                        for n in dtype.names],
-            "offsets": [dtype.fields[n][1] for n in dtype.names],
-            "itemsize": dtype.itemsize})
-    if dtype.subdtype is not None:
-        base, sub = dtype.subdtype
-        return np.dtype((masked_dtype(base, order), sub))
-    # dtype.str gives '|' to bool, 1-byte ints, S and V.
-    if dtype.str[0] == order:
-        return dtype
-    return np.dtype("V%d" % dtype.itemsize)
-
 
 def is_long_double(leaf):
     return leaf.kind in "fc" and leaf.type in (np.longdouble, np.clongdouble)
@@ -530,9 +482,7 @@ def check_case(case, row):
     assert int(row["nbytes"]) == count * dtype.itemsize
     assert int(row["data_offset"]) == offset and offset % 64 == 0
     assert int(row["has_object"]) == int(dtype.hasobject)
-    # np.save writes fortran_order True exactly for arrays that are F but
-    # not C contiguous.
-    assert fortran == (arr.flags.f_contiguous and not arr.flags.c_contiguous)
+    assert fortran == npgen.saved_fortran(arr)
     assert dtype == arr.dtype and shape == arr.shape
 
     if dtype.hasobject:
@@ -546,8 +496,7 @@ def check_case(case, row):
     loaded = np.load(path)
     assert loaded.dtype == dtype and loaded.shape == shape
     # (Elements of 0 bytes are both C and F contiguous once loaded.)
-    assert dtype.itemsize == 0 or fortran == bool(
-        loaded.flags.f_contiguous and not loaded.flags.c_contiguous)
+    assert dtype.itemsize == 0 or fortran == npgen.saved_fortran(loaded)
     assert same_values(loaded, arr)
     assert len(data) == offset + count * dtype.itemsize
     stored = data[offset:]

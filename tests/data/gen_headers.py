@@ -101,37 +101,6 @@ def frame(body, major):
     return MAGIC + bytes([major, 0]) + length + body
 
 
-def header_from_save(arr, version=None):
-    """Header bytes np.save / write_array produce for arr.
-
-    version=None goes through np.save itself; an explicit version goes
-    through write_array (np.save has no version argument).  The stream is
-    cut at the data offset; the bytes after it are checked to be the data.
-    """
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # small arrays must not need v2/v3
-        if version is None:
-            np.save(buf, arr)
-        else:
-            npf.write_array(buf, arr, version=version)
-    raw = buf.getvalue()
-    _, _, offset = preamble(raw)
-    if not arr.dtype.hasobject:  # object data is a pickle of any length
-        assert len(raw) - offset == arr.nbytes, (len(raw), offset)
-    return raw[:offset]
-
-
-def header_from_dict(descr, fortran, shape, version=None):
-    """Header bytes via _write_array_header, the function np.save calls.
-    Used for shapes whose data could not be allocated (or, like 64 dims,
-    cannot exist in NumPy 1.24 at all)."""
-    buf = io.BytesIO()
-    d = {"descr": descr, "fortran_order": fortran, "shape": tuple(shape)}
-    npf._write_array_header(buf, d, version)
-    return buf.getvalue()
-
-
 # ---------------------------------------------------------------------------
 # Cases written by NumPy
 # ---------------------------------------------------------------------------
@@ -139,18 +108,16 @@ def header_from_dict(descr, fortran, shape, version=None):
 def save_case(cases, name, arr, version=None):
     """Add a case whose bytes come from np.save (or write_array)."""
     origin = "save" if version is None else "forced"
-    # np.save writes fortran_order=True only for arrays that are
-    # F-contiguous but not C-contiguous (format.header_data_from_array_1_0).
-    fortran = bool(arr.flags.f_contiguous and not arr.flags.c_contiguous)
-    expect = (arr.dtype.str, arr.shape, fortran)
-    cases.append(Case(name, header_from_save(arr, version), origin, expect))
+    expect = (arr.dtype.str, arr.shape, npgen.saved_fortran(arr))
+    data = npgen.header_from_save(arr, version=version)
+    cases.append(Case(name, data, origin, expect))
 
 
 def dict_case(cases, name, descr, fortran, shape, version=None):
     """Add a case written by _write_array_header without any array."""
     origin = "save" if version is None else "forced"
     expect = (np.dtype(descr).str, tuple(shape), fortran)
-    data = header_from_dict(descr, fortran, shape, version)
+    data = npgen.header_from_dict(descr, fortran, shape, version=version)
     cases.append(Case(name, data, origin, expect))
 
 
@@ -445,20 +412,11 @@ def write_valid(cases):
     rows = []
     n_canon = 0
     for case in cases:
-        with open(os.path.join(VALID_DIR, case.name + ".hdr"), "wb") as f:
-            f.write(case.data)
         _, shape, fortran, dtype = numpy_read(case.data)
         canon = canonical_header(dtype, shape, fortran)
-        if case.name.startswith("save_"):
-            # np.save output must be canonical by definition.
-            assert canon == case.data, case.name
-        if canon == case.data:
-            canon_file = case.name + ".hdr"
-        else:
-            canon_file = case.name + ".canon.hdr"
-            with open(os.path.join(VALID_DIR, canon_file), "wb") as f:
-                f.write(canon)
-            n_canon += 1
+        canon_file = npgen.write_case_files(VALID_DIR, case, canon,
+                                            case.name.startswith("save_"))
+        n_canon += canon != case.data
         rows.append(manifest_row(case, canon_file))
 
     npgen.write_tsv(MANIFEST, MANIFEST_COLUMNS, rows, encoding="ascii")

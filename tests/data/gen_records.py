@@ -94,7 +94,9 @@ import numpy as np
 from numpy.lib import format as npf
 
 import npgen
-from npgen import MAGIC, canonical_header, preamble, read_tsv, write_tsv
+from npgen import (MAGIC, canonical_header, header_from_dict,
+                   header_from_save, masked_dtype, preamble, read_tsv,
+                   write_tsv)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VALID_DIR = os.path.join(HERE, "records", "valid")
@@ -112,14 +114,6 @@ FIELD_COLUMNS = [
     "base_str", "base_kind", "base_itemsize", "itemsize",
 ]
 SWAP_COLUMNS = ["case", "swap_on_le", "swap_on_be"]
-
-# np.save's warnings when it has to leave format 1.0 (the missing space in
-# "beread" is NumPy's own).
-VERSION_WARNINGS = {
-    2: "Stored array in format 2.0. It can only beread by NumPy >= 1.9",
-    3: "Stored array in format 3.0. It can only be read by NumPy >= 1.17",
-}
-
 
 class Case(npgen.HeaderCase):
     """One header of valid/.
@@ -169,45 +163,6 @@ def numpy_read(hdr):
     return npgen.numpy_read(hdr, max_header_size=len(hdr))
 
 
-def quiet_write(write, major):
-    """Run write() (an np.save-like call) and check its version warning.
-
-    np.save warns exactly when it falls back from format 1.0; make sure the
-    warning matches the version we intend, and that nothing else warns."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        write()
-    got = [str(w.message) for w in caught]
-    want = [VERSION_WARNINGS[major]] if major in VERSION_WARNINGS else []
-    assert got == want, (got, want)
-
-
-def header_from_save(arr, major=1):
-    """Header bytes np.save writes for arr: the stream cut at data_offset.
-
-    For object-containing dtypes np.save writes the header and then a
-    pickle of the array; only the header is kept."""
-    buf = io.BytesIO()
-    quiet_write(lambda: np.save(buf, arr), major)
-    raw = buf.getvalue()
-    got_major, _, offset = preamble(raw)
-    assert got_major == major, (got_major, major)
-    if not arr.dtype.hasobject:  # object data is a pickle of any length
-        assert len(raw) - offset == arr.nbytes, (len(raw), offset)
-    return raw[:offset]
-
-
-def header_from_dict(descr, fortran, shape, major=1):
-    """Header bytes from _write_array_header, the function np.save calls,
-    without any array (version=None: it picks the version as np.save)."""
-    buf = io.BytesIO()
-    d = {"descr": descr, "fortran_order": fortran, "shape": tuple(shape)}
-    quiet_write(lambda: npf._write_array_header(buf, d, None), major)
-    data = buf.getvalue()
-    assert preamble(data)[0] == major
-    return data
-
-
 def fold_toplevel(dtype, shape):
     """A top-level subarray dtype (base, sub) over shape is, to np.save, an
     array of base with shape + sub: its header's descr is the base's and
@@ -222,10 +177,8 @@ def fold_toplevel(dtype, shape):
 
 def save_case(cases, name, arr, major=1):
     """Add a case whose bytes come from np.save."""
-    # np.save writes fortran_order=True only for arrays that are
-    # F-contiguous but not C-contiguous (format.header_data_from_array_1_0).
-    fortran = bool(arr.flags.f_contiguous and not arr.flags.c_contiguous)
-    expect = (npf.dtype_to_descr(arr.dtype), arr.shape, fortran)
+    expect = (npf.dtype_to_descr(arr.dtype), arr.shape,
+              npgen.saved_fortran(arr))
     cases.append(Case(name, header_from_save(arr, major), "save", expect))
 
 
@@ -643,24 +596,15 @@ def write_valid(cases):
 
     manifest, fields, swaps = [], [], []
     for case in cases:
-        with open(os.path.join(VALID_DIR, case.name + ".hdr"), "wb") as f:
-            f.write(case.data)
         _, shape, fortran, dtype = numpy_read(case.data)
         if case.origin.startswith("toplevel"):
             canon = canonical_header(*fold_toplevel(dtype, shape), fortran)
         else:
             canon = canonical_header(dtype, shape, fortran)
-        if case.origin == "save":
-            # np.save output is canonical by definition.
-            assert canon == case.data, case.name
         if "nogrowth" in case.name:
             assert len(canon) > len(case.data), case.name
-        if canon == case.data:
-            canon_file = case.name + ".hdr"
-        else:
-            canon_file = case.name + ".canon.hdr"
-            with open(os.path.join(VALID_DIR, canon_file), "wb") as f:
-                f.write(canon)
+        canon_file = npgen.write_case_files(VALID_DIR, case, canon,
+                                            case.origin == "save")
         manifest.append(manifest_row(case, canon_file))
         if not case.origin.startswith("toplevel"):
             fields += field_rows(case.name, dtype)
@@ -676,26 +620,6 @@ def write_valid(cases):
 # Self-check: re-read the written files the way a C test would, and compare
 # with NumPy by routes independent of the code that wrote them.
 # ---------------------------------------------------------------------------
-
-def masked_dtype(dtype, order):
-    """dtype with the same layout in which every scalar leaf whose byte
-    order is not `order` is replaced by plain void of its size (object
-    leaves too, so byteswap never touches a pointer).  Names are replaced by
-    f0, f1, ... (only the layout matters, and '' is not a dict-form name)."""
-    if dtype.names is not None:
-        return np.dtype({
-            "names": ["f%d" % i for i in range(len(dtype.names))],
-            "formats": [masked_dtype(dtype.fields[n][0], order)
-                        for n in dtype.names],
-            "offsets": [dtype.fields[n][1] for n in dtype.names],
-            "itemsize": dtype.itemsize})
-    if dtype.subdtype is not None:
-        base, sub = dtype.subdtype
-        return np.dtype((masked_dtype(base, order), sub))
-    if dtype.kind != "O" and dtype.str[0] == order:
-        return dtype
-    return np.dtype("V%d" % dtype.itemsize)
-
 
 def check_swaps(text, dtype, order, rng):
     """Apply the listed units to a random element and compare with NumPy's

@@ -58,6 +58,11 @@ except ImportError:
           % sys.executable)
     sys.exit(77)
 
+# NumPy's facts about dtypes, as the data generators have them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "data"))
+from npgen import leaf_view, leaves, masked_dtype  # noqa: E402
+
 SKIP = 77
 DEFAULT_SEED = 20261202
 TOOL_TIMEOUT = 120  # seconds per tool run; a hang is a failure, not a stall
@@ -75,48 +80,6 @@ LONG_DOUBLE = np.dtype(np.longdouble).itemsize
 # ---------------------------------------------------------------------------
 # dtype helpers
 # ---------------------------------------------------------------------------
-
-def leaves(dtype, offset=0):
-    """Yield (offset, scalar dtype) for every scalar of one element, nested
-    records and subarrays expanded."""
-    if dtype.names is not None:
-        for name in dtype.names:
-            fdt, foff = dtype.fields[name][:2]
-            yield from leaves(fdt, offset + foff)
-    elif dtype.subdtype is not None:
-        base, sub = dtype.subdtype
-        for i in range(math.prod(sub)):
-            yield from leaves(base, offset + i * base.itemsize)
-    else:
-        yield offset, dtype
-
-
-def leaf_view(arr, offset, leaf):
-    """arr seen through one of its scalars: a one-field record of the same
-    itemsize (such views work for any strides)."""
-    if arr.dtype.names is None:
-        return arr
-    one = np.dtype({"names": ["v"], "formats": [leaf], "offsets": [offset],
-                    "itemsize": arr.dtype.itemsize})
-    return arr.view(one)["v"]
-
-
-def masked_dtype(dtype, order):
-    """Same layout, with every scalar whose byte order is not `order`
-    turned into void, so byteswap() reverses exactly the `order` ones."""
-    if dtype.names is not None:
-        return np.dtype({
-            "names": ["f%d" % i for i in range(len(dtype.names))],
-            "formats": [masked_dtype(dtype.fields[n][0], order)
-                        for n in dtype.names],
-            "offsets": [dtype.fields[n][1] for n in dtype.names],
-            "itemsize": dtype.itemsize})
-    if dtype.subdtype is not None:
-        base, sub = dtype.subdtype
-        return np.dtype((masked_dtype(base, order), sub))
-    return dtype if dtype.str[0] == order else np.dtype("V%d"
-                                                       % dtype.itemsize)
-
 
 def same_values(x, y):
     """Same shape and, scalar by scalar, the same values (dtypes may differ

@@ -20,6 +20,7 @@
 
 #include "testutil.h"
 #include "scratch.h"
+#include "kill_writer.h"
 
 static int make_dir(void **state)
 {
@@ -1031,10 +1032,10 @@ static void test_killed_writer_leaves_no_temporary(void **state)
     static unsigned char data[4096 * 8];
     unsigned char *before;
     size_t before_len = 0;
-    char path[128], ready = 0;
-    int fds[2], status = 0, n, unnamed;
+    char path[128];
+    int n, unnamed;
     npyio_writer *w = NULL;
-    pid_t pid;
+    kill_writer_job job = {path, h, NULL, data, sizeof data / 2, NULL};
 
     (void)state;
     path_in_dir(path, sizeof path, "k.npy");
@@ -1048,25 +1049,7 @@ static void test_killed_writer_leaves_no_temporary(void **state)
     npyio_writer_abort(w);
     assert_true(n <= 1);
     unnamed = n == 0;
-    assert_int_equal(pipe(fds), 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) { /* no cmocka in here: report through the pipe */
-        close(fds[0]);
-        if (npyio_writer_create_path(path, h, 0, NULL, &w) != NPYIO_OK ||
-            npyio_writer_write(w, data, sizeof data / 2) != NPYIO_OK ||
-            write(fds[1], "w", 1) != 1)
-            _exit(1);
-        for (;;)
-            pause();
-    }
-    close(fds[1]);
-    assert_int_equal(read(fds[0], &ready, 1), 1); /* it is mid-write */
-    assert_int_equal(kill(pid, SIGKILL), 0);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    close(fds[0]);
-    assert_true(WIFSIGNALED(status));
-    assert_int_equal(WTERMSIG(status), SIGKILL);
+    kill_writer_mid_write(&job);
     /* Unnamed temporaries leave nothing; a named one (no O_TMPFILE in
      * this kernel or file system) is left for the next write to remove. */
     assert_int_equal(stray_files("k.npy"), unnamed ? 0 : 1);

@@ -20,6 +20,7 @@
 #include "testutil.h"
 #include "testdata.h"
 #include "scratch.h"
+#include "small_mount.h"
 #include "map.h"
 #include <fcntl.h>
 
@@ -178,51 +179,6 @@ static void test_create_from_another_layout(void **state)
 
 /* ---- a full disk ------------------------------------------------------------------ */
 
-/* A 1 MiB tmpfs, mounted by the test's setup when it can be (root, a
- * kernel that lets it: not under every emulator or container). */
-static char small[128];
-static int mounted;
-
-static int mount_small(void **state)
-{
-    char cmd[256];
-    struct statvfs vfs;
-
-    (void)state;
-    mounted = 0;
-    path_in_dir(small, sizeof small, "small");
-    if (mkdir(small, 0700) != 0)
-        return -1;
-    if (geteuid() != 0)
-        return 0;
-    snprintf(cmd, sizeof cmd,
-             "mount -t tmpfs -o size=1m tmpfs %s >/dev/null 2>&1", small);
-    if (system(cmd) != 0)
-        return 0;
-    mounted = 1;
-    /* Really the small file system (not the directory it covers). */
-    if (statvfs(small, &vfs) != 0 ||
-        (unsigned long long)vfs.f_blocks * vfs.f_frsize > (1u << 20))
-        mounted = 2;
-    return 0;
-}
-
-static int unmount_small(void **state)
-{
-    char cmd[320];
-    int failed = 0;
-
-    (void)state;
-    if (mounted) {
-        /* Lazily if a failed test left a mapping open on it. */
-        snprintf(cmd, sizeof cmd,
-                 "umount %s 2>/dev/null || umount -l %s", small, small);
-        failed = system(cmd) != 0;
-        mounted = 0;
-    }
-    return rmdir(small) != 0 || failed ? -1 : 0;
-}
-
 /*
  * npyio_map_create_path() reserves the data's blocks: a file system too small
  * for the array fails at once with NPYIO_E_IO, leaving nothing behind and
@@ -235,14 +191,14 @@ static void test_full_disk(void **state)
     npyio_header *hb, *hm, *hs, *back = NULL;
     npyio_options *o = NULL;
     npyio_map *m = NULL;
-    char path[192], sparse[192], fits[192];
+    char path[300], sparse[300], fits[300];
     unsigned char *before, *after, *data = NULL, *pattern;
     size_t before_len = 0, after_len = 0;
     const char *msg;
     struct stat info;
 
     (void)state;
-    if (mounted != 1)
+    if (small_mounted != SMALL_MOUNTED)
         skip(); /* not root, or no tmpfs to be had */
     hb = make_header("<f8", 1, &big, 0);
     hm = make_header("<f8", 1, &mid, 0);

@@ -31,6 +31,7 @@
 #include "testutil.h"
 #include "testdata.h"
 #include "scratch.h"
+#include "small_mount.h"
 #include "inject.h"
 #include "fault.h"
 #include "platform.h"
@@ -586,44 +587,6 @@ static int setup(void **state)
 
 /* ---- a full disk --------------------------------------------------------------- */
 
-/* A 1 MiB tmpfs (root can mount one; CI must: a failed mount fails the
- * test there, but for the cross hosts under qemu, which set NPYIO_CROSS). */
-static char small[256];
-static int mounted;
-
-static int mount_small(void **state)
-{
-    char cmd[400];
-    struct statvfs vfs;
-
-    (void)state;
-    mounted = 0;
-    path_in_dir(small, sizeof small, "small");
-    if (mkdir(small, 0700) != 0)
-        return -1;
-    snprintf(cmd, sizeof cmd,
-             "mount -t tmpfs -o size=1m tmpfs %s >/dev/null 2>&1", small);
-    if (geteuid() != 0 || system(cmd) != 0)
-        return 0;
-    mounted = statvfs(small, &vfs) == 0 &&
-              (unsigned long long)vfs.f_blocks * vfs.f_frsize <= (1u << 20);
-    return 0;
-}
-
-static int unmount_small(void **state)
-{
-    char cmd[600];
-    int failed = 0;
-
-    (void)state;
-    snprintf(cmd, sizeof cmd, "umount %s 2>/dev/null || umount -l %s "
-             "2>/dev/null", small, small);
-    if (geteuid() == 0)
-        failed = system(cmd) != 0 && mounted;
-    mounted = 0;
-    return rmdir(small) != 0 || failed ? -1 : 0;
-}
-
 static size_t entries_of(const char *path)
 {
     DIR *d = opendir(path);
@@ -670,7 +633,9 @@ static void test_full_disk(void **state)
     npyio_status st;
 
     (void)state;
-    if (!mounted) {
+    if (small_mounted != SMALL_MOUNTED) {
+        /* Root can mount one, so CI must, but for the cross hosts under
+         * qemu (which set NPYIO_CROSS). */
         if (getenv("CI") != NULL && getenv("NPYIO_CROSS") == NULL)
             fail_msg("CI: cannot mount a 1 MiB tmpfs at %s", small);
         skip();

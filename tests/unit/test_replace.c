@@ -26,6 +26,7 @@
 
 #include "testutil.h"
 #include "scratch.h"
+#include "kill_writer.h"
 #include "platform.h"
 
 /* nobody:nogroup, an owner other than the (root) caller. */
@@ -122,6 +123,12 @@ static int no_unnamed_files(void *ctx, const char *call)
         return EOPNOTSUPP;
     }
     return 0;
+}
+
+/* For a child process, which sets its own copy. */
+static void fail_the_next_open(void)
+{
+    fail_next_open = 1;
 }
 
 /* Save the int32 array [v, v, v] at path with options o. */
@@ -321,34 +328,16 @@ static void test_killed_named_writer(void **state)
     int64_t n = 1 << 16;
     npyio_header *h = make_header("<f8", 1, &n, 0);
     static unsigned char data[1 << 16];
-    char path[128], prefix[64], name[256], ready = 0;
-    int fds[2], status = 0;
-    npyio_writer *w = NULL;
+    char path[128], prefix[64], name[256];
+    npyio_options *o = without_unnamed_files();
+    kill_writer_job job = {path, h, o, data, sizeof data, fail_the_next_open};
     pid_t pid;
 
     (void)state;
     path_in_dir(path, sizeof path, "k.npy");
     assert_ok(save(path, 7));
-    assert_int_equal(pipe(fds), 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) { /* no cmocka in here: report through the pipe */
-        close(fds[0]);
-        fail_next_open = 1;
-        if (npyio_writer_create_path(path, h, 0, without_unnamed_files(),
-                                   &w) != NPYIO_OK ||
-            npyio_writer_write(w, data, sizeof data) != NPYIO_OK ||
-            write(fds[1], "w", 1) != 1)
-            _exit(1);
-        for (;;)
-            pause();
-    }
-    close(fds[1]);
-    assert_int_equal(read(fds[0], &ready, 1), 1); /* it is mid-write */
-    assert_int_equal(kill(pid, SIGKILL), 0);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    close(fds[0]);
-    assert_true(WIFSIGNALED(status));
+    pid = kill_writer_mid_write(&job);
+    npyio_options_free(o);
     snprintf(prefix, sizeof prefix, ".k.npy.npyio-%ld-", (long)pid);
     assert_int_equal(only_entry(prefix, name, sizeof name), 1);
     assert_int_equal(hidden_entries(), 1);
