@@ -26,7 +26,7 @@ not matching; 0: none, as for a stored member; else the block count),
 worked out here from the construction, not from libnpyio. data_hex is
 np.load's array data (arr.tobytes()), hex. test_npz_threads reads every
 archive at 1, 2 and 3 threads, whole, by chunks and by rows, and
-npz_cli_check.py dumps each and validates it.
+index_cli_check.py (interop_index_cli) dumps and validates each.
 """
 import io
 import os
