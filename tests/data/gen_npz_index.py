@@ -43,8 +43,9 @@ import npgen  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "npz", "index")
 COLUMNS = ["archive", "block_index", "dtype", "shape", "data_hex", "what"]
-DTYPE = np.dtype("<u2")
-ROW = 8  # bytes: shape (n, 4) of <u2
+# Bytes, so that every host reads the same bytes (no byte order).
+DTYPE = np.dtype("u1")
+ROW = 8  # bytes: shape (n, 8)
 INDEX_ID = 0x494E
 LIE = b"NOT-NUMPY-BYTES!"
 
@@ -166,7 +167,7 @@ class Case:
 
 def header_for(ndata):
     assert ndata % ROW == 0
-    return npgen.canonical_header(DTYPE, (ndata // ROW, 4), False)
+    return npgen.canonical_header(DTYPE, (ndata // ROW, ROW), False)
 
 
 def hidden(p1_len, inner, fill_seed):
