@@ -86,7 +86,7 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
         return st;
     r->magic = NPYIO__MAGIC_READER;
     r->mem = mem;
-    r->threads = npyio__thread_limit(options);
+    r->thread_limit = npyio__limit(options, NPYIO_LIMIT_THREADS);
     r->block_bytes = REORDER_BLOCK_BYTES;
     st = npyio__stream_acquire(path, stream, false, options, where,
                                &r->stream, &r->owns_stream);

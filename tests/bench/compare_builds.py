@@ -30,6 +30,7 @@ BENCHES = [
     ("bench_grow", ["--rounds", "3"]),
     ("bench_dump", ["{tool}", "--mib", "256", "--rounds", "3"]),
     ("bench_reorder", ["--size", "64", "--rounds", "2"]),
+    ("bench_member", ["--size", "256", "--rounds", "3"]),
 ]
 
 LINE = re.compile(r"^(?P<label>\S.*?)\s+(?:libnpyio|dump)\s+"
