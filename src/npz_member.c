@@ -885,7 +885,8 @@ npyio_status npyio__member_verify(npyio_stream *member, char *why,
                                   size_t cap)
 {
     member_state *m = npyio__stream_state(member);
-    npyio_status st = npyio__stream_finish(member);
+    npyio_status st = m->failed != NPYIO_OK ? m->failed
+                                            : npyio__stream_finish(member);
 
     why[0] = '\0';
     if (st != NPYIO_OK && m->failed == st)

@@ -108,18 +108,16 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
     return NPYIO_OK;
 }
 
-npyio_status npyio__reader_adopt(npyio_stream *stream,
-                                 const npyio_options *options,
-                                 const char *where, npyio_reader **out)
+npyio_status npyio__reader_open_on(npyio_stream *stream,
+                                   const npyio_options *options,
+                                   const char *where, npyio_reader **out)
 {
-    npyio_status st = open_reader(NULL, stream, options, where, out);
+    return open_reader(NULL, stream, options, where, out);
+}
 
-    if (st != NPYIO_OK) {
-        npyio_stream_close(stream);
-        return st;
-    }
-    (*out)->owns_stream = true;
-    return NPYIO_OK;
+void npyio__reader_take_stream(npyio_reader *r)
+{
+    r->owns_stream = true;
 }
 
 static npyio_status reader_open_stream_body(npyio_stream *stream,

@@ -74,31 +74,6 @@ static double our_load(const char *type, int threads)
     return t;
 }
 
-/* The floor: the member's bytes read with pread into fresh memory. */
-static double plain_pread(int64_t at, size_t len)
-{
-    unsigned char *buf;
-    size_t done = 0;
-    double t0, t;
-    int fd;
-
-    prime();
-    t0 = now();
-    fd = open(member_npz, O_RDONLY | O_CLOEXEC);
-    buf = thp_alloc(len);
-    while (done < len) {
-        ssize_t n = pread(fd, buf + done, len - done, at + (off_t)done);
-
-        if (n <= 0)
-            die("pread");
-        done += (size_t)n;
-    }
-    close(fd);
-    t = now() - t0;
-    free(buf);
-    return t;
-}
-
 static void start_numpy_member(void)
 {
     start_numpy_script(
@@ -150,7 +125,7 @@ static void bench_line(const char *name, const char *type, const char *np_type,
 
     for (r = 0; r < rounds; r++) {
         ours[r] = our_load(type, threads);
-        floor_t[r] = plain_pread(at, (size_t)size);
+        floor_t[r] = plain_pread(member_npz, at, (size_t)size);
         np_t[r] = numpy_load(np_type);
     }
     snprintf(label, sizeof label, "%s, %d thread%s", name, threads,
