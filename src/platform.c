@@ -844,13 +844,13 @@ void npyio__dir_remove_owned(int at, const char *dir,
 #define BENEATH_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
 
 /* Folder `part` of folder fd, made when missing; -1 with errno. */
-static int open_or_make(const npyio__faults *faults, int fd, const char *part)
+static int open_or_make(int fd, const char *part)
 {
-    int next = npyio__fd_open_at(faults, fd, part, BENEATH_FLAGS, 0);
+    int next = npyio__fd_open_at(NULL, fd, part, BENEATH_FLAGS, 0);
 
     if (next < 0 && errno == ENOENT &&
         (mkdirat(fd, part, 0777) == 0 || errno == EEXIST))
-        next = npyio__fd_open_at(faults, fd, part, BENEATH_FLAGS, 0);
+        next = npyio__fd_open_at(NULL, fd, part, BENEATH_FLAGS, 0);
     return next;
 }
 
@@ -871,13 +871,12 @@ static npyio_status beneath_fail(int fd, const char *part, int err)
                                                         : NPYIO_E_IO;
 }
 
-npyio_status npyio__dir_open_beneath(const npyio__faults *faults,
-                                     const char *base, const char *path,
+npyio_status npyio__dir_open_beneath(const char *base, const char *path,
                                      int *dir, const char **leaf)
 {
     char part[256]; /* a component: NAME_MAX bytes at most */
     const char *p = path, *slash;
-    int fd = npyio__fd_open(faults, base, O_RDONLY | O_DIRECTORY, 0);
+    int fd = npyio__fd_open(NULL, base, O_RDONLY | O_DIRECTORY, 0);
 
     if (fd < 0) {
         int err = errno;
@@ -892,7 +891,7 @@ npyio_status npyio__dir_open_beneath(const npyio__faults *faults,
         if (len < sizeof part) {
             memcpy(part, p, len);
             part[len] = '\0';
-            next = open_or_make(faults, fd, part);
+            next = open_or_make(fd, part);
             err = errno;
         }
         if (next < 0) {
@@ -912,11 +911,10 @@ npyio_status npyio__dir_open_beneath(const npyio__faults *faults,
     return NPYIO_OK;
 }
 #else
-npyio_status npyio__dir_open_beneath(const npyio__faults *faults,
-                                     const char *base, const char *path,
+npyio_status npyio__dir_open_beneath(const char *base, const char *path,
                                      int *dir, const char **leaf)
 {
-    (void)faults, (void)base, (void)path, (void)dir, (void)leaf;
+    (void)base, (void)path, (void)dir, (void)leaf;
     return npyio__fail(NPYIO_E_UNSUPPORTED, "opening folders without "
                        "following symbolic links needs openat() and "
                        "O_NOFOLLOW, which this system lacks");

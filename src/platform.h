@@ -205,9 +205,9 @@ int npyio__path_link(const npyio__faults *faults, int at, const char *from,
  * (the caller closes it), *leaf the file's own name within path.
  * NPYIO_E_NOT_FOUND (no base), NPYIO_E_IO (a link or a file where a
  * folder goes, other OS errors), NPYIO_E_UNSUPPORTED (a system without
- * openat() and O_NOFOLLOW), with a message that does not name base. */
-npyio_status npyio__dir_open_beneath(const npyio__faults *faults,
-                                     const char *base, const char *path,
+ * openat() and O_NOFOLLOW), with a message that does not name base.
+ * (No fault hook: the tests' faults are for the file's own calls.) */
+npyio_status npyio__dir_open_beneath(const char *base, const char *path,
                                      int *dir, const char **leaf);
 
 /* fchown() (uid (unsigned long)-1: the owner kept) and fchmod(): 0, or -1

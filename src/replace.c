@@ -379,7 +379,8 @@ static npyio_status create_temp(npyio__atomic *a, const npyio__mem *mem,
         if (err != EEXIST)
             break;
     }
-    npyio__os_fail(a->dir, err);
+    /* (below a base, the folder is "." to us: the call is named) */
+    npyio__os_fail(a->shown != NULL ? "open" : a->dir, err);
     return npyio__fail(npyio__status_of_errno(err), "%s: cannot create a "
                        "file in its directory: %s", path, npyio_last_error());
 }
@@ -570,8 +571,7 @@ npyio_status npyio__atomic_open_under(const char *base, const char *path,
     if (st == NPYIO_OK)
         st = join(mem, base, path, &a->shown);
     if (st == NPYIO_OK &&
-        (st = npyio__dir_open_beneath(a->faults, base, path, &a->at,
-                                      &leaf)) != NPYIO_OK)
+        (st = npyio__dir_open_beneath(base, path, &a->at, &leaf)) != NPYIO_OK)
         st = npyio__fail(st, "%s: %s", a->shown, npyio_last_error());
     if (st == NPYIO_OK)
         st = dup_string(mem, leaf, strlen(leaf), &a->target);

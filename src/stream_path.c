@@ -131,8 +131,11 @@ npyio_status npyio__stream_acquire(const char *path, npyio_stream *stream,
 
 /* ---- a stream's bytes saved below a folder ---------------------------------------- */
 
-/* The rest of `from` into `to`, through a block from to's allocator. */
-static npyio_status copy_rest(npyio_stream *to, npyio_stream *from)
+/* The rest of `from` into `to`, through a block from to's allocator; a
+ * failed write names the file, "<base>/<path>" (a failed read is the
+ * source's to say). */
+static npyio_status copy_rest(npyio_stream *to, npyio_stream *from,
+                              const char *base, const char *path)
 {
     const size_t block = (size_t)1 << 16;
     unsigned char *buf = NULL;
@@ -142,8 +145,10 @@ static npyio_status copy_rest(npyio_stream *to, npyio_stream *from)
 
     while (st == NPYIO_OK && got == block) {
         st = npyio__stream_read(from, buf, block, &got, "the source");
-        if (st == NPYIO_OK && got > 0)
-            st = npyio__stream_write(to, buf, got, "the file");
+        if (st == NPYIO_OK && got > 0 &&
+            (st = npyio__stream_write(to, buf, got, "the file")) != NPYIO_OK)
+            st = npyio__fail(st, "%s/%s: %s", base, path,
+                             npyio_last_error());
     }
     npyio__free(buf);
     return st;
@@ -168,7 +173,7 @@ static npyio_status save_under_body(npyio_stream *source, const char *base,
         st = npyio__stream_open_replacing_under(
             base, path, (flags & NPYIO_WRITE_REPLACE) != 0, options, &file);
     if (st == NPYIO_OK)
-        st = copy_rest(file, source);
+        st = copy_rest(file, source, base, path);
     if (st == NPYIO_OK)
         st = npyio__stream_commit(file, (flags & NPYIO_WRITE_NO_SYNC) == 0);
     else if (file != NULL)

@@ -199,7 +199,7 @@ rm -f "$w/a.npz"
 # unpack: the member's temporary file is removed.
 limited unpack "$big_npz" "$w/u"
 [ "$status" -eq 1 ] &&
-    one_line "npyio: $big_npz: writing member 'c.npy': File too large" &&
+    one_line "npyio: $w/u/c.npy: writing the file at stream offset 262144: write: File too large" &&
     [ -d "$w/u" ] && [ -z "$(ls -A "$w/u")" ]
 check $? "unpack beyond the file size limit leaves no file"
 rm -rf "$w/u"
@@ -429,9 +429,10 @@ rm -rf "$w/u"
 if [ "$valgrind" = 0 ]; then
     # Out of descriptors (ulimit -n): from 4 open files on, one more each time
     # until unpack succeeds. Each step needs one more (the DIR, a copy of it
-    # per folder on the way, the temporary file): on the way the folder of
-    # a/b.npy fails to open (keys.npz) and so does the temporary file of x.npy
-    # (an archive of that one member); a failed run writes nothing.
+    # per folder on the way, the library's own descriptors of DIR and the
+    # folder, the temporary file): on the way the folder of a/b.npy fails
+    # to open (keys.npz) and so does the temporary file of x.npy (an archive
+    # of that one member); a failed run writes nothing.
     npyio pack --no-sync "$tmp/flat.npz" x="$data/arrays/u1.npy"
     # sweep ARCHIVE: runs unpack with ever more descriptors; the messages of the
     # failed runs to $tmp/sweep; 0 if it ended in success, every failure
@@ -456,7 +457,7 @@ if [ "$valgrind" = 0 ]; then
         grep -qx "npyio: $w/u: folder 'a' of 'a/b.npy': Too many open files" "$tmp/sweep"
     check $? "unpack with ever more descriptors: a folder that cannot be opened"
     sweep "$tmp/flat.npz" && cmp -s "$w/u/x.npy" "$data/arrays/u1.npy" &&
-        grep -qx "npyio: $w/u: a temporary file for 'x.npy': Too many open files" "$tmp/sweep" &&
+        grep -qx "npyio: $w/u/x.npy: cannot create a file in its directory: open: Too many open files" "$tmp/sweep" &&
         grep -qx "npyio: $w/u: Too many open files" "$tmp/sweep"
     check $? "unpack with ever more descriptors: no temporary file"
     rm -rf "$w/u"
