@@ -1,9 +1,10 @@
 /*
  * stream_path.c - streams from paths: a file opened for reading or
  * writing (npyio_stream_open_path), an existing file read-write and
- * locked (appends, rows in place, maps), and the one opener that decides
- * whether a reader or writer owns its stream. The streams are
- * stream_fd.c's descriptor back ends, the replacing file among them.
+ * locked (appends, rows in place, maps), the one opener that decides
+ * whether a reader or writer owns its stream, and a stream's bytes saved
+ * below a folder (npyio_stream_save_under). The streams are stream_fd.c's
+ * descriptor back ends, the replacing file among them.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "error.h"
