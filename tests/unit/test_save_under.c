@@ -24,6 +24,7 @@
 
 #include "testutil.h"
 #include "scratch.h"
+#include "no_unnamed.h"
 
 static const char text[] = "the new bytes of the file";
 
@@ -134,24 +135,13 @@ static int there(const char *name)
     return lstat(path, &info) == 0;
 }
 
-/* Entries of folder `name` below dir whose names start with '.' (the
- * temporaries') other than "." and "..". */
+/* Hidden entries (temporaries) of folder `name` below dir. */
 static int hidden_in(const char *name)
 {
     char path[256];
-    DIR *d;
-    struct dirent *e;
-    int n = 0;
 
     path_in_dir(path, sizeof path, name);
-    d = opendir(path);
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 &&
-            strcmp(e->d_name, "..") != 0)
-            n++;
-    closedir(d);
-    return n;
+    return scratch_hidden_entries(path);
 }
 
 static void assert_message_has(const char *what)
@@ -169,20 +159,6 @@ static void run(const char *command)
 
     snprintf(cmd, sizeof cmd, "cd %s && %s", dir, command);
     assert_int_equal(system(cmd), 0);
-}
-
-/* Options whose fault hook takes unnamed files away (the first "open"
- * fails), as on a system without O_TMPFILE. */
-static int fail_next_open;
-
-static int no_unnamed_files(void *ctx, const char *call)
-{
-    (void)ctx;
-    if (fail_next_open && strcmp(call, "open") == 0) {
-        fail_next_open = 0;
-        return EOPNOTSUPP;
-    }
-    return 0;
 }
 
 static int fail_writes(void *ctx, const char *call)
@@ -323,7 +299,7 @@ static void make_late_file(void)
  * through an unnamed and a named temporary. */
 static void test_refuses_existing_at_commit(void **state)
 {
-    npyio_options *o = with_hook(no_unnamed_files);
+    npyio_options *o = without_unnamed_files();
     int named;
 
     (void)state;
@@ -366,7 +342,7 @@ static void test_link_planted_during(void **state)
 
 static void test_failures_keep_the_old_file(void **state)
 {
-    npyio_options *named = with_hook(no_unnamed_files);
+    npyio_options *named = without_unnamed_files();
     npyio_options *broken = with_hook(fail_writes);
     int kind;
 
@@ -401,7 +377,7 @@ static void test_failures_keep_the_old_file(void **state)
  * name removes. The old file stays either way. */
 static void killed_mid_write(int named)
 {
-    npyio_options *o = with_hook(no_unnamed_files);
+    npyio_options *o = without_unnamed_files();
     int fds[2], status = 0;
     char ready = 0;
     pid_t pid;
