@@ -326,6 +326,14 @@ npyio_status npyio__stream_open_fd_reading(int fd,
 npyio_status npyio__stream_open_replacing(const char *path,
                                           const npyio_options *options,
                                           npyio_stream **out);
+/* The same for the file `path` below the folder `base`, no link below
+ * base followed, an existing file refused without `replace`, at the open
+ * and at the commit (replace.h's npyio__atomic_open_under). */
+npyio_status npyio__stream_open_replacing_under(const char *base,
+                                                const char *path,
+                                                bool replace,
+                                                const npyio_options *options,
+                                                npyio_stream **out);
 
 /* An existing file read-write (npyio__stream_open_fd_file), locked
  * exclusive or shared, waiting for the lock or not: NPYIO_E_LOCKED if
