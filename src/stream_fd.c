@@ -495,7 +495,7 @@ npyio_status npyio__stream_open_replacing(const char *path,
     r->f.known_end = -1;
     st = npyio__atomic_open(path, r->mem, &r->file);
     if (st != NPYIO_OK) {
-        npyio_stream_close(*out);
+        npyio__stream_close(*out);
         *out = NULL;
         return st;
     }
