@@ -28,8 +28,9 @@ header=$1
 shift
 
 public=$(mktemp)
+listing=$(mktemp)
 symbols=$(mktemp)
-trap 'rm -f "$public" "$symbols"' EXIT
+trap 'rm -f "$public" "$listing" "$symbols"' EXIT
 # The declarations of the public functions that return a status (the
 # return type and the name on one line, as the header writes them).
 sed -n 's/^NPYIO_API npyio_status[[:space:]]*\(npyio_[a-z0-9_]*\)[[:space:]]*(.*/\1/p' \
@@ -40,42 +41,28 @@ if [ ! -s "$public" ]; then
     exit 2
 fi
 
+# shellcheck source=nm_objects.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/nm_objects.sh"
+nm_objects "$listing" "$symbols" "$@"
+# Every use of a listed function is a call into another object: an object
+# that defines a function has no undefined use of it.
+calls=$(awk -v list="$public" '
+    BEGIN { while ((getline name < list) > 0) status[name] = 1 }
+    {
+        split($0, f, "\t")
+        if ((f[3] == "U" || f[3] == "w" || f[3] == "v") && (f[2] in status))
+            print f[1] "\t" f[2]
+    }' "$listing")
 failed=0
-nobjects=0
-for arg in "$@"; do
-    # Split on ';' only (paths may have blanks), without globbing.
-    old_ifs=$IFS
-    IFS=';'
-    set -f
-    for obj in $arg; do
-        IFS=$old_ifs
-        [ -n "$obj" ] || continue
-        if [ ! -f "$obj" ]; then
-            echo "check_internal_calls.sh: no object $obj" >&2
-            exit 2
-        fi
-        # Not in a pipe: a failing nm must fail the check, not empty it.
-        if ! "${NM:-nm}" -P -g "$obj" >"$symbols"; then
-            echo "check_internal_calls.sh: ${NM:-nm} failed on $obj" >&2
-            exit 2
-        fi
-        nobjects=$((nobjects + 1))
-        calls=$(awk -v list="$public" '
-            BEGIN { while ((getline name < list) > 0) status[name] = 1 }
-            ($2 == "U" || $2 == "w" || $2 == "v") && ($1 in status) {
-                print $1
-            }' "$symbols")
-        for name in $calls; do
-            echo "INTERNAL CALL CHECK FAILED: $obj calls $name, a public" \
-                 "function that returns a status: call its internal body," \
-                 "given the caller's public name as \`where', so that" \
-                 "messages name only the public call the caller made"
-            failed=1
-        done
+if [ -n "$calls" ]; then
+    failed=1
+    printf '%s\n' "$calls" | while IFS="$(printf '\t')" read -r obj name; do
+        echo "INTERNAL CALL CHECK FAILED: $obj calls $name, a public" \
+             "function that returns a status: call its internal body," \
+             "given the caller's public name as \`where', so that" \
+             "messages name only the public call the caller made"
     done
-    set +f
-    IFS=$old_ifs
-done
+fi
 
 [ "$failed" -eq 0 ] || exit 1
 echo "internal calls OK: $nobjects objects call none of the" \
