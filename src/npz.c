@@ -228,7 +228,7 @@ static npyio_status read_first(npyio_npz *npz, probe_window *w,
     if (st != NPYIO_OK)
         return st;
     st = npyio__stream_read(s, first, PROBE_BYTES, got, "a member's start");
-    npyio_stream_close(s);
+    npyio__stream_close(s);
     return st;
 }
 
@@ -322,7 +322,7 @@ static npyio_status npz_close_body(npyio_npz *npz)
     if (live(npz) == NULL)
         return NPYIO_OK;
     if (npz->owns_stream)
-        st = npyio_stream_close(npz->stream);
+        st = npyio__stream_close(npz->stream);
     npyio__zip_dir_free(&npz->dir);
     npyio__free(npz->kinds);
     npyio__free(npz->path);
@@ -536,7 +536,7 @@ static npyio_status index_value(const npyio_npz *npz,
     st = npyio__member_open(npz->stream, e, true, npz->options, &s);
     if (st == NPYIO_OK)
         st = npyio__member_check_index(s, value);
-    npyio_stream_close(s);
+    npyio__stream_close(s);
     return st;
 }
 
@@ -643,7 +643,7 @@ static npyio_status check_damage(npyio_npz *npz, size_t index)
     if (st != NPYIO_OK)
         return st;
     st = npyio__member_verify(s, why, sizeof why);
-    npyio_stream_close(s);
+    npyio__stream_close(s);
     if (st == NPYIO_OK || why[0] == '\0')
         return st;
     return npyio__fail(st, "member '%s'%s%s is damaged (%s)",

@@ -197,6 +197,10 @@ npyio_status npyio__stream_read_all(npyio_stream *s, const npyio__mem *mem,
                                     size_t want, const char *what, void **out,
                                     size_t *len);
 
+/* npyio_stream_close() for the library's own streams: its message names
+ * no public call (the caller's call is named by its entry). */
+npyio_status npyio__stream_close(npyio_stream *stream);
+
 /* Push what was written to the file; durable: to stable storage too. */
 npyio_status npyio__stream_sync(npyio_stream *s, bool durable);
 

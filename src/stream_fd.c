@@ -501,7 +501,7 @@ static npyio_status open_replacing(const char *base, const char *path,
              : npyio__atomic_open_under(base, path, replace, r->mem,
                                         &r->file);
     if (st != NPYIO_OK) {
-        npyio_stream_close(*out);
+        npyio__stream_close(*out);
         *out = NULL;
         return st;
     }
