@@ -180,7 +180,7 @@ static npyio_status save_under_body(npyio_stream *source, const char *base,
     else if (file != NULL)
         npyio__stream_abort(file); /* the temporary goes, the old file stays */
     if (file != NULL)
-        (void)npyio_stream_close(file); /* committed or aborted: no news */
+        (void)npyio__stream_close(file); /* committed or aborted: no news */
     return st;
 }
 
