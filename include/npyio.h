@@ -1035,6 +1035,10 @@ NPYIO_API npyio_status npyio_options_set_allocator(
  * released instead of failing at once with NPYIO_E_LOCKED. The wait has
  * no time limit. */
 #define NPYIO_WRITE_WAIT_FOR_LOCK 0x40u
+/** npyio_stream_save_under(): replace a file that exists at the path.
+ * Without it such a file is refused, at the open and again at the commit
+ * itself, so one made in between is not replaced either. @since 1.1 */
+#define NPYIO_WRITE_REPLACE 0x80u
 /** npyio_map_create_path(): leave the data sparse (a hole, allocated as it is
  * written) instead of reserving its disk blocks. Sparse is instant and uses
  * no space until written, but a disk that fills while the mapping is
@@ -1979,6 +1983,57 @@ NPYIO_API npyio_status npyio_stream_read(npyio_stream *stream, void *buf,
  * @since 1.0
  */
 NPYIO_API npyio_status npyio_stream_close(npyio_stream *stream);
+
+/**
+ * Save the rest of a readable stream, from its position to its end, as
+ * the file `path` below the folder `base`, by atomic replacement: for
+ * extracting files whose names come from untrusted data (an archive's
+ * members). The bytes go to a temporary in the file's folder, as for
+ * npyio_writer_create_path() (unnamed where the system has O_TMPFILE, so
+ * a process killed mid-write leaves nothing; else a hidden marked
+ * temporary, which the next save of that name removes once its process
+ * has died), which becomes the file only when every byte has been read
+ * and written. A source that fails (a member's NPYIO_E_CHECKSUM at its
+ * end, a callback's error) or a write that fails leaves the previous
+ * file as it was and no temporary.
+ *
+ * `base` is opened as any path is (symbolic links followed: it is the
+ * caller's own). Below it no symbolic link is followed, even one planted
+ * while the call runs: the folders of `path` are opened one by one
+ * relative to the one before without following links (made, mode 0777
+ * less the umask, where missing, and left if the save then fails), and
+ * whatever the final name holds is replaced as a name, never opened. A
+ * new file gets the mode open(O_CREAT, 0666) would give it; a replaced
+ * regular file keeps its mode (and owner and group where the caller may
+ * set them). A file that exists at the path is refused unless flags has
+ * NPYIO_WRITE_REPLACE: at the open and again at the commit itself (the
+ * new file is linked, which fails on a taken name), so one made while the
+ * call runs is never replaced either; a directory is never replaced. The
+ * file and its folder are fsynced before the call returns, unless
+ * NPYIO_WRITE_NO_SYNC. The source is read, not closed.
+ * Needs openat() and O_NOFOLLOW (POSIX); elsewhere NPYIO_E_UNSUPPORTED.
+ * @param[in] source a live, readable stream (a member's, a file's, the
+ *            caller's callbacks).
+ * @param[in] base the folder (NUL-terminated; "." for the working one).
+ * @param[in] path relative, in '/'-separated components, none empty, "."
+ *            or "..".
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_REPLACE.
+ * @param[in] options allocator and limits, or NULL.
+ * @return NPYIO_OK; NPYIO_E_INVALID_ARG (source not a live stream or not
+ *         readable, NULL base, NULL or empty path, an absolute path or one
+ *         with an empty, "." or ".." component, other flags);
+ *         NPYIO_E_NOT_FOUND (no folder `base`); NPYIO_E_IO (a symbolic link
+ *         or a file where a folder of path goes, an existing file without
+ *         NPYIO_WRITE_REPLACE, a directory at path, OS errors: the message
+ *         says which); the source's own statuses (NPYIO_E_CHECKSUM, ...);
+ *         NPYIO_E_UNSUPPORTED; NPYIO_E_NOMEM.
+ * @since 1.1
+ */
+NPYIO_API npyio_status npyio_stream_save_under(npyio_stream *source,
+                                               const char *base,
+                                               const char *path,
+                                               uint32_t flags,
+                                               const npyio_options *options);
 
 /* ------------------------------------------------------------------------ */
 /* Reading arrays                                                           */

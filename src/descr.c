@@ -1177,10 +1177,10 @@ static bool looks_like_literal(const char *text, size_t len)
     return i < len && !is_digit(text[i]) && text[i] != ',' && text[i] != ')';
 }
 
-npyio_status npyio_dtype_parse(const char *text, size_t len,
-                               const npyio_options *options, npyio_dtype **out)
+npyio_status npyio__dtype_parse(const char *text, size_t len,
+                                const npyio_options *options,
+                                const char *where, npyio_dtype **out)
 {
-    static const char where[] = "npyio_dtype_parse";
     npyio__lit_config config;
     npyio__lit_doc doc;
     npyio__mem mem;
@@ -1214,4 +1214,10 @@ npyio_status npyio_dtype_parse(const char *text, size_t len,
                                     options, out);
     npyio__lit_free(&doc);
     return st;
+}
+
+npyio_status npyio_dtype_parse(const char *text, size_t len,
+                               const npyio_options *options, npyio_dtype **out)
+{
+    return npyio__dtype_parse(text, len, options, "npyio_dtype_parse", out);
 }

@@ -41,4 +41,10 @@ npyio_status npyio__compound_from_node(const npyio__lit_doc *doc,
 npyio_status npyio__dtype_from_str(const char *s, size_t len, size_t offset,
                                    const npyio__mem *mem, npyio_dtype **out);
 
+/* npyio_dtype_parse(), naming `where` (the public call made) in
+ * messages. */
+npyio_status npyio__dtype_parse(const char *text, size_t len,
+                                const npyio_options *options,
+                                const char *where, npyio_dtype **out);
+
 #endif /* NPYIO_DESCR_H */

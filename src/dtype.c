@@ -904,18 +904,25 @@ static npyio_status str_writer(const npyio_dtype *dtype, char *out,
     return NPYIO_OK;
 }
 
+npyio_status npyio__dtype_text(const npyio_dtype *dtype, bool descr,
+                               char *buf, size_t cap, size_t *len,
+                               const char *where)
+{
+    /* Written straight into the caller's buffer: records can be long. */
+    return write_text(dtype, descr ? npyio__dtype_descr : str_writer, buf,
+                      cap, len, where);
+}
+
 npyio_status npyio_dtype_str(const npyio_dtype *dtype, char *buf, size_t cap,
                              size_t *len)
 {
-    return write_text(dtype, str_writer, buf, cap, len, "npyio_dtype_str");
+    return npyio__dtype_text(dtype, false, buf, cap, len, "npyio_dtype_str");
 }
 
 npyio_status npyio_dtype_descr(const npyio_dtype *dtype, char *buf,
                                size_t cap, size_t *len)
 {
-    /* Written straight into the caller's buffer: records can be long. */
-    return write_text(dtype, npyio__dtype_descr, buf, cap, len,
-                      "npyio_dtype_descr");
+    return npyio__dtype_text(dtype, true, buf, cap, len, "npyio_dtype_descr");
 }
 
 /* ---- descr emission (NumPy's dtype.descr, then repr) ----------------------------- */

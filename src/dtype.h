@@ -131,4 +131,10 @@ npyio_status npyio__dtype_descr(const npyio_dtype *dtype, char *out,
 /* NumPy's dtype.str into out[0..cap); returns the full length. */
 size_t npyio__dtype_str(const npyio_dtype *dtype, char *out, size_t cap);
 
+/* npyio_dtype_descr() (descr) or npyio_dtype_str(), naming `where` in
+ * messages. */
+npyio_status npyio__dtype_text(const npyio_dtype *dtype, bool descr,
+                               char *buf, size_t cap, size_t *len,
+                               const char *where);
+
 #endif /* NPYIO_DTYPE_H */

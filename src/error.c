@@ -123,40 +123,28 @@ const char *npyio__show(const void *text, size_t len, char *buf, size_t cap)
     return buf;
 }
 
-/* Length of a leading "npyio_<name>: " (a public function's name), or 0. */
-static size_t public_name_prefix(const char *text)
+/* "<name>: <message>", unless the message starts so already (a body
+ * given `where` names its caller's call, or the context, itself). */
+static npyio_status prefix_once(npyio_status status, const char *name)
 {
-    size_t n = 6;
+    size_t n = strlen(name);
 
-    if (strncmp(text, "npyio_", 6) != 0)
-        return 0;
-    while ((text[n] >= 'a' && text[n] <= 'z') || text[n] == '_')
-        n++;
-    return text[n] == ':' && text[n + 1] == ' ' ? n + 2 : 0;
+    if (strncmp(last_message, name, n) == 0 && last_message[n] == ':' &&
+        last_message[n + 1] == ' ')
+        return status;
+    /* npyio__fail formats aside, so the current message may be an
+     * argument. */
+    return npyio__fail(status, "%s: %s", name, last_message);
 }
 
 npyio_status npyio__with_context(npyio_status status, const char *context)
 {
-    if (status == NPYIO_OK)
-        return status;
-    /* npyio__fail formats aside, so the current message may be an
-     * argument. The name of a public function used inside goes: the one
-     * the caller called comes first (npyio__as_called). */
-    return npyio__fail(status, "%s: %s", context,
-                       last_message + public_name_prefix(last_message));
+    return status == NPYIO_OK ? status : prefix_once(status, context);
 }
 
 npyio_status npyio__as_called(npyio_status status, const char *function)
 {
-    size_t skip;
-
-    if (status >= NPYIO_OK)
-        return status;
-    skip = public_name_prefix(last_message);
-    if (skip == strlen(function) + 2 &&
-        strncmp(last_message, function, skip - 2) == 0)
-        return status; /* named already */
-    return npyio__fail(status, "%s: %s", function, last_message + skip);
+    return status >= NPYIO_OK ? status : prefix_once(status, function);
 }
 
 /* Every public flag by name, so that a refusal names the flag it refuses
@@ -172,6 +160,7 @@ static const struct {
     {NPYIO_WRITE_NO_SYNC, "NPYIO_WRITE_NO_SYNC"},
     {NPYIO_WRITE_UNKNOWN_ROWS, "NPYIO_WRITE_UNKNOWN_ROWS"},
     {NPYIO_WRITE_WAIT_FOR_LOCK, "NPYIO_WRITE_WAIT_FOR_LOCK"},
+    {NPYIO_WRITE_REPLACE, "NPYIO_WRITE_REPLACE"},
     {NPYIO_MAP_WRITE, "NPYIO_MAP_WRITE"},
     {NPYIO_MAP_SPARSE, "NPYIO_MAP_SPARSE"},
     {NPYIO_NPZ_WRITE_NO_ALIGN, "NPYIO_NPZ_WRITE_NO_ALIGN"},

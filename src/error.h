@@ -20,13 +20,16 @@ npyio_status npyio__fail(npyio_status status, const char *fmt, ...)
     NPYIO__PRINTF(2, 3);
 
 /* Prefix the thread's current message with `context` ("<context>: ..."),
- * dropping a leading public function's name (the caller's goes first, by
- * npyio__as_called), keeping `status`; NPYIO_OK passes through untouched. */
+ * keeping `status`, unless it starts with "<context>: " already (a step
+ * given the context as its `where`); NPYIO_OK passes through untouched. */
 npyio_status npyio__with_context(npyio_status status, const char *context);
 
-/* At the return of a public function: the message starts with the name of
- * the function the caller called ("npyio_load_with_header: ..."), not with one used
- * inside it (a leading "npyio_<other>: " is replaced), nor with none.
+/* At the return of a public function: a failure's message gets the name
+ * of the function the caller called in front ("npyio_load_with_header:
+ * ..."), unless it starts with it already (its checks name it, and so do
+ * internal steps given it as `where`). Nothing strips another name: inside
+ * the library no code calls a status-returning public function of another
+ * module (abi_internal_calls), so no other public name leads a message.
  * Returns status. */
 npyio_status npyio__as_called(npyio_status status, const char *function);
 

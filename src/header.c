@@ -8,6 +8,7 @@
 #include "error.h"
 #include "header.h"
 #include "options.h"
+#include "record.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -632,7 +633,7 @@ static bool build_canonical(const canonical *c, const npyio__preamble *pre,
     return true;
 }
 
-static npyio_status header_parse_body(const void *bytes, size_t len,
+npyio_status npyio__header_parse(const void *bytes, size_t len,
                                       const npyio_options *options,
                                       npyio_header **out, size_t *consumed)
 {
@@ -701,7 +702,7 @@ npyio_status npyio_header_parse(const void *bytes, size_t len,
                                 const npyio_options *options,
                                 npyio_header **out, size_t *consumed)
 {
-    return npyio__as_called(header_parse_body(bytes, len, options, out, consumed),
+    return npyio__as_called(npyio__header_parse(bytes, len, options, out, consumed),
                             "npyio_header_parse");
 }
 
@@ -1033,9 +1034,8 @@ npyio_status npyio__header_emit_into(const npyio__mem *mem,
 npyio_status npyio__header_new(const npyio__mem *mem,
                                const npyio_dtype *dtype, int ndim,
                                const int64_t *shape, int fortran_order,
-                               npyio_header **out)
+                               const char *where, npyio_header **out)
 {
-    static const char where[] = "npyio_header_new";
     npyio_header *h;
     layout l;
     int i;
@@ -1094,7 +1094,8 @@ npyio_status npyio_header_new(const npyio_dtype *dtype, int ndim,
     /* Made like its dtype (the default allocator for a built-in dtype,
      * which names none). */
     npyio__dtype_mem(dtype, &mem);
-    return npyio__header_new(&mem, dtype, ndim, shape, fortran_order, out);
+    return npyio__header_new(&mem, dtype, ndim, shape, fortran_order,
+                             "npyio_header_new", out);
 }
 
 /* The header of plain C data: the type must be in this host's byte order
@@ -1110,13 +1111,17 @@ npyio_status npyio__plain_header(const char *type, int ndim,
     *out = NULL;
     if (type == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: type is NULL", where);
-    st = npyio_dtype_parse(type, strlen(type), options, &dt);
+    st = npyio__dtype_parse(type, strlen(type), options, where, &dt);
     if (st == NPYIO_OK && !npyio_dtype_is_native(dt))
         st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: type \"%s\" is in the "
                          "other byte order than this host's, in which the "
                          "data must be", where, type);
-    if (st == NPYIO_OK)
-        st = npyio_header_new(dt, ndim, shape, 0, out);
+    if (st == NPYIO_OK) {
+        npyio__mem mem;
+
+        npyio__dtype_mem(dt, &mem); /* as npyio_header_new() */
+        st = npyio__header_new(&mem, dt, ndim, shape, 0, where, out);
+    }
     npyio_dtype_unref(dt);
     return st;
 }
@@ -1134,7 +1139,7 @@ npyio_status npyio__header_as_read(const npyio__mem *mem,
     if (st != NPYIO_OK)
         return st;
     if (flags & NPYIO_READ_NATIVE)
-        st = npyio_dtype_new_native(header->dtype, &dt);
+        st = npyio__dtype_new_native(header->dtype, &dt);
     else
         dt = npyio_dtype_ref(header->dtype);
     if (st != NPYIO_OK)
@@ -1143,7 +1148,7 @@ npyio_status npyio__header_as_read(const npyio__mem *mem,
                            (flags & NPYIO_READ_C_ORDER) != 0
                                ? 0
                                : header->fortran_order,
-                           out);
+                           "npyio_header_new_as_read", out);
     npyio_dtype_unref(dt);
     return st;
 }

@@ -71,12 +71,19 @@ npyio_status npyio__header_emit(const npyio__mem *mem,
                                 const npyio_header *header, int version,
                                 void *buf, size_t cap, size_t *len);
 
+/* npyio_header_parse() for the library's own callers: its message names
+ * no public call (the caller's call is named by its entry). */
+npyio_status npyio__header_parse(const void *bytes, size_t len,
+                                 const npyio_options *options,
+                                 npyio_header **out, size_t *consumed);
+
 /* npyio_header_new() with the header allocated through mem: for handles
- * that make headers with their own allocator. */
+ * that make headers with their own allocator; `where` names the public
+ * call made in messages. */
 npyio_status npyio__header_new(const npyio__mem *mem,
                                const npyio_dtype *dtype, int ndim,
                                const int64_t *shape, int fortran_order,
-                               npyio_header **out);
+                               const char *where, npyio_header **out);
 
 /* npyio_header_new_as_read() through mem. */
 npyio_status npyio__header_as_read(const npyio__mem *mem,

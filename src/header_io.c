@@ -92,7 +92,7 @@ npyio_status npyio__header_read(npyio_stream *s, const npyio_options *options,
     if (st == NPYIO_OK && more < total - got)
         st = truncated_header(got + more, total);
     if (st == NPYIO_OK)
-        st = npyio_header_parse(buf, total, options, out, NULL);
+        st = npyio__header_parse(buf, total, options, out, NULL);
     npyio__free(buf);
     return st;
 }

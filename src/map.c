@@ -138,7 +138,7 @@ npyio_status npyio__map_array_at(npyio_stream *file, int64_t start,
         st = npyio__header_read(s, options, &mem, &h);
     if (st == NPYIO_OK)
         st = npyio__header_check_data(s, h, &checked);
-    npyio_stream_close(s);
+    npyio__stream_close(s);
     if (st != NPYIO_OK) {
         npyio_header_free(h);
         return st;
@@ -169,7 +169,7 @@ static npyio_status map_open_body(const char *path, uint32_t flags,
     st = npyio__stream_length(file, &size);
     if (st == NPYIO_OK)
         st = npyio__map_array_at(file, 0, size, flags, options, out);
-    npyio_stream_close(file); /* the mapping keeps the file */
+    npyio__stream_close(file); /* the mapping keeps the file */
     return npyio__with_context(st, path);
 }
 
@@ -186,10 +186,10 @@ npyio_status npyio_map_open_path(const char *path, uint32_t flags,
  * file gets, whatever file h was read from (its data offset may differ:
  * 16-byte aligned legacy headers, 2.0 headers, extra padding). */
 static npyio_status fresh_header(const npyio_header *h, const npyio__mem *mem,
-                                 npyio_header **out)
+                                 const char *path, npyio_header **out)
 {
     return npyio__header_new(mem, h->dtype, h->ndim, h->shape,
-                             h->fortran_order, out);
+                             h->fortran_order, path, out);
 }
 
 /* Write the header, then size the file for its data: blocks reserved, so
@@ -246,7 +246,7 @@ static npyio_status map_create_body(const char *path,
     if (st != NPYIO_OK)
         return st;
     npyio__mem_init(&mem, options);
-    st = fresh_header(header, &mem, &h);
+    st = fresh_header(header, &mem, path, &h);
     if (st == NPYIO_OK)
         st = map_length(h, &total);
     if (st != NPYIO_OK) {
@@ -278,11 +278,11 @@ static npyio_status map_create_body(const char *path,
     if (st == NPYIO_OK) {
         st = npyio__stream_commit(file, durable);
         if (st != NPYIO_OK) {
-            npyio_map_close(*out);
+            map_close_body(*out);
             *out = NULL;
         }
     }
-    npyio_stream_close(file); /* (uncommitted: removed) */
+    npyio__stream_close(file); /* (uncommitted: removed) */
     return st; /* (a failed commit names the path) */
 }
 

@@ -228,7 +228,7 @@ static npyio_status read_first(npyio_npz *npz, probe_window *w,
     if (st != NPYIO_OK)
         return st;
     st = npyio__stream_read(s, first, PROBE_BYTES, got, "a member's start");
-    npyio_stream_close(s);
+    npyio__stream_close(s);
     return st;
 }
 
@@ -322,7 +322,7 @@ static npyio_status npz_close_body(npyio_npz *npz)
     if (live(npz) == NULL)
         return NPYIO_OK;
     if (npz->owns_stream)
-        st = npyio_stream_close(npz->stream);
+        st = npyio__stream_close(npz->stream);
     npyio__zip_dir_free(&npz->dir);
     npyio__free(npz->kinds);
     npyio__free(npz->path);
@@ -536,7 +536,7 @@ static npyio_status index_value(const npyio_npz *npz,
     st = npyio__member_open(npz->stream, e, true, npz->options, &s);
     if (st == NPYIO_OK)
         st = npyio__member_check_index(s, value);
-    npyio_stream_close(s);
+    npyio__stream_close(s);
     return st;
 }
 
@@ -666,7 +666,7 @@ static npyio_status check_damage(npyio_npz *npz, size_t index)
 
     if (st == NPYIO_OK)
         st = stream_damage(npz, index, s);
-    npyio_stream_close(s);
+    npyio__stream_close(s);
     return st;
 }
 
@@ -747,7 +747,7 @@ static npyio_status open_reader(npyio_npz *npz, size_t index,
     st = npyio__reader_open_on(*s, npz->options, where, out);
     if (st != NPYIO_OK) {
         st = damage_instead(npz, index, *s, st, &damaged);
-        npyio_stream_close(*s);
+        npyio__stream_close(*s);
         *s = NULL;
     }
     *how = st == NPYIO_OK ? READER_OPENED : damaged ? DAMAGED : READER_FAILED;
@@ -886,7 +886,7 @@ static npyio_status load_member(npyio_npz *npz, size_t index,
                                type_out, type_cap, ndim, shape, shape_cap);
     if (st != NPYIO_OK)
         st = damage_instead(npz, index, s, st, &damaged);
-    npyio_stream_close(s); /* a member's close cannot fail */
+    npyio__stream_close(s); /* a member's close cannot fail */
     return st;
 }
 

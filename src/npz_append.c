@@ -386,15 +386,24 @@ npyio_status npyio_npz_writer_open_append_stream(npyio_stream *stream,
     return npyio__as_called(st, where);
 }
 
+npyio_status npyio__npz_open_append_path(const char *path, uint32_t flags,
+                                         const npyio_options *options,
+                                         const char *where,
+                                         npyio_npz_writer **out)
+{
+    return open_appender(true, path, NULL, NULL, flags, options, where, out);
+}
+
 npyio_status npyio_npz_writer_open_append_path(const char *path,
                                                uint32_t flags,
                                                const npyio_options *options,
                                                npyio_npz_writer **out)
 {
+    static const char where[] = "npyio_npz_writer_open_append_path";
+
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
-    return npyio__as_called(open_appender(true, path, NULL, NULL, flags,
-                                          options, "npyio_npz_writer_open_append_path",
-                                          out),
-                            "npyio_npz_writer_open_append_path");
+    return npyio__as_called(npyio__npz_open_append_path(path, flags, options,
+                                                        where, out),
+                            where);
 }

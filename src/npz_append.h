@@ -21,4 +21,11 @@ npyio_status npyio__npz_open_append_streams(npyio_stream *original,
                                             const npyio_options *options,
                                             npyio_npz_writer **writer);
 
+/* npyio_npz_writer_open_append_path(), naming `where`, the public call
+ * the caller made, in messages. */
+npyio_status npyio__npz_open_append_path(const char *path, uint32_t flags,
+                                         const npyio_options *options,
+                                         const char *where,
+                                         npyio_npz_writer **out);
+
 #endif /* NPYIO_NPZ_APPEND_H */

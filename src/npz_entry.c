@@ -13,6 +13,7 @@
 #endif
 #include "crc.h"
 #include "error.h"
+#include "header.h"
 #include "npz_index.h"
 #include "npz_write_core.h"
 #include "options.h"
@@ -586,7 +587,8 @@ static npyio_status start_deflate(npyio_npz_writer *w, entry_state *e)
 
 /* The length of the header an unknown row count starts with (shape 0
  * along axis 0: the writer's own choice). */
-static npyio_status unknown_rows_head(const npyio_header *h, size_t *len)
+static npyio_status unknown_rows_head(const npyio_header *h,
+                                      const char *where, size_t *len)
 {
     npyio_header *empty = NULL;
     int64_t *shape = NULL;
@@ -601,8 +603,8 @@ static npyio_status unknown_rows_head(const npyio_header *h, size_t *len)
     memcpy(shape, npyio_header_shape(h),
            (size_t)npyio_header_ndim(h) * sizeof *shape);
     shape[0] = 0;
-    st = npyio_header_new(npyio_header_dtype(h), npyio_header_ndim(h), shape,
-                          0, &empty);
+    st = npyio__header_new(&mem, npyio_header_dtype(h), npyio_header_ndim(h),
+                           shape, 0, where, &empty);
     if (st == NPYIO_OK)
         *len = (size_t)npyio_header_data_offset(empty);
     npyio_header_free(empty);
@@ -656,7 +658,7 @@ npyio_status npyio__npz_entry_open(npyio_npz_writer *w, char *name,
     npyio_status st = NPYIO_OK;
 
     if (flags & NPYIO_WRITE_UNKNOWN_ROWS)
-        st = unknown_rows_head(header, &head_len);
+        st = unknown_rows_head(header, where, &head_len);
     if (st == NPYIO_OK)
         st = npyio__stream_new(&entry_backend, sizeof *e, w->options, out,
                                (void **)&e);
@@ -698,7 +700,7 @@ npyio_status npyio__npz_entry_open(npyio_npz_writer *w, char *name,
     }
     if (st != NPYIO_OK) {
         npyio__sticky_fail(&w->sticky, st);
-        npyio_stream_close(*out);
+        npyio__stream_close(*out);
         *out = NULL;
     }
     return st;

@@ -875,7 +875,7 @@ npyio_status npyio__member_open(npyio_stream *archive,
     if (deflated)
         st = start_inflating(m, small);
     if (st != NPYIO_OK) {
-        npyio_stream_close(*out);
+        npyio__stream_close(*out);
         *out = NULL;
     }
     return st;

@@ -45,10 +45,10 @@ void npyio__npz_writer_release(npyio_npz_writer *w)
     (void)npyio__npz_zip_unbuffer(w, !w->owns_stream);
     if (w->owns_stream) {
         npyio__stream_abort(w->stream);
-        npyio_stream_close(w->stream);
+        npyio__stream_close(w->stream);
     }
     if (w->owns_original)
-        npyio_stream_close(w->original); /* and its lock */
+        npyio__stream_close(w->original); /* and its lock */
     npyio__zip_dir_free(&w->old);
     npyio__free(w->comment);
     npyio__npz_names_free(&w->names);
@@ -108,11 +108,11 @@ static npyio_status create(const char *path, npyio_stream *stream,
     return NPYIO_OK;
 }
 
-static npyio_status npz_create_path_body(const char *path, uint32_t flags,
-                                         const npyio_options *options,
-                                         npyio_npz_writer **out)
+npyio_status npyio__npz_writer_create_path(const char *path, uint32_t flags,
+                                           const npyio_options *options,
+                                           const char *where,
+                                           npyio_npz_writer **out)
 {
-    static const char where[] = "npyio_npz_writer_create_path";
     npyio_status st;
 
     st = npyio__check_opener(out, path, where);
@@ -130,7 +130,9 @@ npyio_status npyio_npz_writer_create_path(const char *path, uint32_t flags,
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
-    return npyio__as_called(npz_create_path_body(path, flags, options, out),
+    return npyio__as_called(npyio__npz_writer_create_path(
+                                path, flags, options,
+                                "npyio_npz_writer_create_path", out),
                             "npyio_npz_writer_create_path");
 }
 
@@ -184,9 +186,9 @@ static npyio_status check_add(npyio_npz_writer *w, const char *key,
 
 static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
                                  const npyio_header *header, int level,
-                                 uint32_t flags, npyio_writer **out)
+                                 uint32_t flags, const char *where,
+                                 npyio_writer **out)
 {
-    static const char where[] = "npyio_writer_create_member";
     npyio_stream *s = NULL;
     char *name = NULL;
     npyio_status st;
@@ -218,17 +220,18 @@ npyio_status npyio_writer_create_member(npyio_npz_writer *npz, const char *key,
                                         const npyio_header *header, int level,
                                         uint32_t flags, npyio_writer **out)
 {
-    return npyio__as_called(npz_add_body(npz, key, header, level, flags, out),
-                            "npyio_writer_create_member");
+    static const char where[] = "npyio_writer_create_member";
+
+    return npyio__as_called(npz_add_body(npz, key, header, level, flags,
+                                         where, out),
+                            where);
 }
 
-static npyio_status npz_add_array_body(npyio_npz_writer *npz,
-                                       const char *key,
-                                       const npyio_header *header,
-                                       const void *data, size_t len,
-                                       int level)
+npyio_status npyio__npz_writer_add(npyio_npz_writer *npz, const char *key,
+                                   const npyio_header *header,
+                                   const void *data, size_t len, int level,
+                                   const char *where)
 {
-    static const char where[] = "npyio_npz_writer_add_with_header";
     npyio_writer *w = NULL;
     npyio_status st;
 
@@ -239,14 +242,9 @@ static npyio_status npz_add_array_body(npyio_npz_writer *npz,
                            (long long)npyio_header_nbytes(header));
     if (data == NULL && len > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
-    st = npz_add_body(npz, key, header, level, 0, &w);
-    if (st == NPYIO_OK)
-        st = npyio_writer_write(w, data, len);
-    if (st != NPYIO_OK) {
-        npyio_writer_abort(w);
-        return st;
-    }
-    return npyio_writer_close(w);
+    st = npz_add_body(npz, key, header, level, 0, where, &w);
+    return st == NPYIO_OK ? npyio__writer_write_whole(w, data, len, where)
+                          : st;
 }
 
 npyio_status npyio_npz_writer_add_with_header(npyio_npz_writer *npz,
@@ -259,16 +257,18 @@ npyio_status npyio_npz_writer_add_with_header(npyio_npz_writer *npz,
                                          "npyio_npz_writer_add_with_header");
 
     if (st == NPYIO_OK)
-        st = npz_add_array_body(npz, key, header, data, len, level);
+        st = npyio__npz_writer_add(npz, key, header, data, len, level,
+                                   "npyio_npz_writer_add_with_header");
     return npyio__as_called(st, "npyio_npz_writer_add_with_header");
 }
 
-npyio_status npyio_npz_writer_add(npyio_npz_writer *npz, const char *key,
-                                  const char *type, int ndim,
-                                  const int64_t *shape, const void *data,
-                                  size_t len, int level, uint32_t flags)
+npyio_status npyio__npz_writer_add_plain(npyio_npz_writer *npz,
+                                         const char *key, const char *type,
+                                         int ndim, const int64_t *shape,
+                                         const void *data, size_t len,
+                                         int level, uint32_t flags,
+                                         const char *where)
 {
-    static const char where[] = "npyio_npz_writer_add";
     npyio_header *h = NULL;
     npyio_status st;
 
@@ -279,10 +279,22 @@ npyio_status npyio_npz_writer_add(npyio_npz_writer *npz, const char *key,
     if (st == NPYIO_OK)
         st = npyio__plain_header(type, ndim, shape, npz->options, where, &h);
     if (st == NPYIO_OK)
-        st = npyio_npz_writer_add_with_header(npz, key, h, data, len, level,
-                                              0);
+        st = npyio__npz_writer_add(npz, key, h, data, len, level, where);
     npyio_header_free(h);
-    return npyio__as_called(st, where);
+    return st;
+}
+
+npyio_status npyio_npz_writer_add(npyio_npz_writer *npz, const char *key,
+                                  const char *type, int ndim,
+                                  const int64_t *shape, const void *data,
+                                  size_t len, int level, uint32_t flags)
+{
+    static const char where[] = "npyio_npz_writer_add";
+
+    return npyio__as_called(npyio__npz_writer_add_plain(npz, key, type, ndim,
+                                                        shape, data, len,
+                                                        level, flags, where),
+                            where);
 }
 
 /* ---- adding .npy files as they are ------------------------------------------------ */
@@ -308,7 +320,7 @@ static npyio_status read_npy_head(npyio_npz_writer *w, npyio_stream *from,
         if (st != NPYIO_OK)
             break;
         *have += got;
-        st = npyio_header_parse(*buf, *have, w->options, header, &need);
+        st = npyio__header_parse(*buf, *have, w->options, header, &need);
         if (st != NPYIO_E_TRUNCATED)
             break;
         if (*have < *cap || need <= *have)
@@ -388,7 +400,7 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
     if (st == NPYIO_OK)
         st = npyio__npz_entry_commit(s);
     if (s != NULL)
-        npyio_stream_close(s); /* unfinished: the archive fails */
+        npyio__stream_close(s); /* unfinished: the archive fails */
     npyio_header_free(h);
     npyio__free(buf);
     return st;
@@ -482,7 +494,7 @@ static npyio_status npz_copy_body(npyio_npz_writer *npz, npyio_npz *src,
     st = copy_bytes(npz, s, from, se, label);
     if (st == NPYIO_OK)
         st = npyio__npz_entry_finish_raw(s, se->usize, se->crc, where);
-    npyio_stream_close(s); /* unfinished: the archive fails */
+    npyio__stream_close(s); /* unfinished: the archive fails */
     return st;
 }
 
@@ -495,9 +507,9 @@ npyio_status npyio_npz_writer_copy(npyio_npz_writer *npz, const char *key,
 
 /* ---- closing ------------------------------------------------------------------- */
 
-static npyio_status npz_writer_close_body(npyio_npz_writer *npz)
+npyio_status npyio__npz_writer_close(npyio_npz_writer *npz,
+                                     const char *where)
 {
-    static const char where[] = "npyio_npz_writer_close";
     npyio_status st;
     int rc;
 
@@ -526,7 +538,7 @@ static npyio_status npz_writer_close_body(npyio_npz_writer *npz)
                                                      npz->durable)
                               : npyio__stream_sync(npz->stream, false);
     if (st == NPYIO_OK && npz->owns_stream) {
-        st = npyio_stream_close(npz->stream);
+        st = npyio__stream_close(npz->stream);
         npz->owns_stream = false;
     }
     npyio__npz_writer_release(npz);
@@ -535,7 +547,8 @@ static npyio_status npz_writer_close_body(npyio_npz_writer *npz)
 
 npyio_status npyio_npz_writer_close(npyio_npz_writer *npz)
 {
-    return npyio__as_called(npz_writer_close_body(npz),
+    return npyio__as_called(npyio__npz_writer_close(npz,
+                                                    "npyio_npz_writer_close"),
                             "npyio_npz_writer_close");
 }
 

@@ -108,4 +108,25 @@ npyio_status npyio__npz_writer_new(uint32_t flags,
  * abandoned: a stream of ours aborted). */
 void npyio__npz_writer_release(npyio_npz_writer *w);
 
+/* The archive writer's calls for the task calls: as the public ones, but
+ * naming `where`, the public call the caller made, in messages.
+ * npyio__npz_writer_add is npyio_npz_writer_add_with_header without
+ * flags, npyio__npz_writer_add_plain is npyio_npz_writer_add. */
+npyio_status npyio__npz_writer_create_path(const char *path, uint32_t flags,
+                                           const npyio_options *options,
+                                           const char *where,
+                                           npyio_npz_writer **out);
+npyio_status npyio__npz_writer_add(npyio_npz_writer *npz, const char *key,
+                                   const npyio_header *header,
+                                   const void *data, size_t len, int level,
+                                   const char *where);
+npyio_status npyio__npz_writer_add_plain(npyio_npz_writer *npz,
+                                         const char *key, const char *type,
+                                         int ndim, const int64_t *shape,
+                                         const void *data, size_t len,
+                                         int level, uint32_t flags,
+                                         const char *where);
+npyio_status npyio__npz_writer_close(npyio_npz_writer *npz,
+                                     const char *where);
+
 #endif /* NPYIO_NPZ_WRITE_CORE_H */

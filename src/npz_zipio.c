@@ -165,7 +165,7 @@ npyio_status npyio__npz_zip_unbuffer(npyio_npz_writer *w, bool flush)
         st = buffer_flush(b);
     if (flush && st == NPYIO_OK)
         st = under_at(b, b->pos);
-    npyio_stream_close(w->stream);
+    npyio__stream_close(w->stream);
     w->stream = w->direct;
     w->direct = NULL;
     return st;

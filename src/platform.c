@@ -337,17 +337,29 @@ int npyio__fd_sync(const npyio__faults *faults, int fd)
     return 0;
 }
 
-int npyio__fd_open(const npyio__faults *faults, const char *path, int flags,
-                   unsigned mode)
+/* The `at` of the *at() calls: NPYIO__AT_CWD is the C library's own. */
+static int at_of(int at)
+{
+    return at == NPYIO__AT_CWD ? AT_FDCWD : at;
+}
+
+int npyio__fd_open_at(const npyio__faults *faults, int at, const char *path,
+                      int flags, unsigned mode)
 {
     int fd;
 
     do
         fd = npyio__faulted(faults, "open", NULL)
                  ? -1
-                 : open(path, flags | O_CLOEXEC, (mode_t)mode);
+                 : openat(at_of(at), path, flags | O_CLOEXEC, (mode_t)mode);
     while (fd < 0 && errno == EINTR);
     return fd;
+}
+
+int npyio__fd_open(const npyio__faults *faults, const char *path, int flags,
+                   unsigned mode)
+{
+    return npyio__fd_open_at(faults, NPYIO__AT_CWD, path, flags, mode);
 }
 
 /* ---- stdio ----------------------------------------------------------------- */
@@ -439,11 +451,13 @@ int npyio__file_flush(FILE *f)
 
 /* ---- unnamed files ----------------------------------------------------------- */
 
-int npyio__fd_open_unnamed(const npyio__faults *faults, const char *dir)
+int npyio__fd_open_unnamed(const npyio__faults *faults, int at,
+                           const char *dir)
 {
 #if defined(O_TMPFILE)
-    return npyio__fd_open(faults, dir, O_TMPFILE | O_RDWR, 0666);
+    return npyio__fd_open_at(faults, at, dir, O_TMPFILE | O_RDWR, 0666);
 #else
+    (void)at;
     (void)dir;
     errno = EOPNOTSUPP;
     return -1;
@@ -459,7 +473,7 @@ int npyio__fd_open_unnamed(const npyio__faults *faults, const char *dir)
  */
 static atomic_int empty_path_links; /* 0 unknown, 1 allowed, -1 not */
 
-int npyio__fd_link_unnamed(const npyio__faults *faults, int fd,
+int npyio__fd_link_unnamed(const npyio__faults *faults, int fd, int at,
                            const char *name)
 {
 #if defined(O_TMPFILE)
@@ -473,7 +487,7 @@ int npyio__fd_link_unnamed(const npyio__faults *faults, int fd,
         goto failed;
     }
     if (allowed >= 0) {
-        if (linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH) == 0) {
+        if (linkat(fd, "", at_of(at), name, AT_EMPTY_PATH) == 0) {
             if (allowed == 0)
                 atomic_store_explicit(&empty_path_links, 1,
                                       memory_order_relaxed);
@@ -487,7 +501,7 @@ int npyio__fd_link_unnamed(const npyio__faults *faults, int fd,
                                   memory_order_relaxed);
     }
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0)
+    if (linkat(AT_FDCWD, proc, at_of(at), name, AT_SYMLINK_FOLLOW) == 0)
         return 0;
     /* Without /proc, the first error says more. */
     if (err == 0 || errno == EEXIST || errno != ENOENT)
@@ -498,6 +512,7 @@ failed:
     return -1;
 #else
     (void)fd;
+    (void)at;
     (void)name;
     npyio__os_fail("linkat", ENOSYS);
     errno = ENOSYS;
@@ -698,11 +713,12 @@ static void info_of(const struct stat *s, npyio__file_info *info)
     info->sticky_shared = (s->st_mode & S_ISVTX) && (s->st_mode & S_IWOTH);
 }
 
-int npyio__path_info(const char *path, bool follow, npyio__file_info *info)
+int npyio__path_info(int at, const char *path, bool follow,
+                     npyio__file_info *info)
 {
     struct stat s;
 
-    if ((follow ? stat(path, &s) : lstat(path, &s)) != 0)
+    if (fstatat(at_of(at), path, &s, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0)
         return -1;
     info_of(&s, info);
     return 0;
@@ -734,16 +750,31 @@ int npyio__read_link(const char *path, char *buf, size_t cap, size_t *len)
     return 0;
 }
 
-int npyio__path_remove(const char *path)
+int npyio__path_remove(int at, const char *path)
 {
-    return unlink(path);
+    return unlinkat(at_of(at), path, 0);
 }
 
-int npyio__path_rename(const npyio__faults *faults, const char *from,
+int npyio__path_rename(const npyio__faults *faults, int at, const char *from,
                        const char *to)
 {
-    if (npyio__faulted(faults, "rename", NULL) || rename(from, to) != 0)
+    if (npyio__faulted(faults, "rename", NULL) ||
+        renameat(at_of(at), from, at_of(at), to) != 0)
         return npyio__os_fail("rename", errno);
+    return 0;
+}
+
+int npyio__path_link(const npyio__faults *faults, int at, const char *from,
+                     const char *to)
+{
+    if (npyio__faulted(faults, "linkat", NULL) ||
+        linkat(at_of(at), from, at_of(at), to, 0) != 0) {
+        int err = errno;
+
+        npyio__os_fail("linkat", err);
+        errno = err;
+        return -1;
+    }
     return 0;
 }
 
@@ -785,16 +816,20 @@ bool npyio__process_gone(long pid)
     return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-void npyio__dir_remove_owned(const char *dir,
+void npyio__dir_remove_owned(int at, const char *dir,
                              bool (*pick)(const char *name, void *ctx),
                              void *ctx)
 {
     struct dirent *e;
     struct stat info;
-    DIR *d = opendir(dir);
+    int fd = openat(at_of(at), dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-    if (d == NULL)
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
     while ((e = readdir(d)) != NULL)
         if (pick(e->d_name, ctx) &&
             fstatat(dirfd(d), e->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -802,6 +837,89 @@ void npyio__dir_remove_owned(const char *dir,
             (void)unlinkat(dirfd(d), e->d_name, 0);
     closedir(d);
 }
+
+/* ---- folders below a base, no link followed ------------------------------------- */
+
+#if defined(O_NOFOLLOW) && defined(O_DIRECTORY)
+#define BENEATH_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+
+/* Folder `part` of folder fd, made when missing; -1 with errno. */
+static int open_or_make(int fd, const char *part)
+{
+    int next = npyio__fd_open_at(NULL, fd, part, BENEATH_FLAGS, 0);
+
+    if (next < 0 && errno == ENOENT &&
+        (mkdirat(fd, part, 0777) == 0 || errno == EEXIST))
+        next = npyio__fd_open_at(NULL, fd, part, BENEATH_FLAGS, 0);
+    return next;
+}
+
+/* Why folder `part` of fd could not be opened (err): a link or a file is
+ * named as such (openat() says ELOOP, ENOTDIR or, on some BSDs, EMLINK). */
+static npyio_status beneath_fail(int fd, const char *part, int err)
+{
+    struct stat s;
+    bool there = fstatat(fd, part, &s, AT_SYMLINK_NOFOLLOW) == 0;
+
+    if (there && S_ISLNK(s.st_mode))
+        return npyio__fail(NPYIO_E_IO, "folder '%s' is a symbolic link, "
+                           "which is not followed", part);
+    if (there && !S_ISDIR(s.st_mode))
+        return npyio__fail(NPYIO_E_IO, "folder '%s' is not a folder", part);
+    npyio__os_fail(part, err);
+    return npyio__status_of_errno(err) == NPYIO_E_NOMEM ? NPYIO_E_NOMEM
+                                                        : NPYIO_E_IO;
+}
+
+npyio_status npyio__dir_open_beneath(const char *base, const char *path,
+                                     int *dir, const char **leaf)
+{
+    char part[256]; /* a component: NAME_MAX bytes at most */
+    const char *p = path, *slash;
+    int fd = npyio__fd_open(NULL, base, O_RDONLY | O_DIRECTORY, 0);
+
+    if (fd < 0) {
+        int err = errno;
+
+        npyio__os_fail("the base folder", err);
+        return npyio__status_of_errno(err);
+    }
+    while ((slash = strchr(p, '/')) != NULL) {
+        size_t len = (size_t)(slash - p);
+        int next = -1, err = ENAMETOOLONG;
+
+        if (len < sizeof part) {
+            memcpy(part, p, len);
+            part[len] = '\0';
+            next = open_or_make(fd, part);
+            err = errno;
+        }
+        if (next < 0) {
+            npyio_status st = len < sizeof part ? beneath_fail(fd, part, err)
+                              : (npyio__os_fail("a folder's name", err),
+                                 NPYIO_E_IO);
+
+            close(fd);
+            return st;
+        }
+        close(fd);
+        fd = next;
+        p = slash + 1;
+    }
+    *dir = fd;
+    *leaf = p;
+    return NPYIO_OK;
+}
+#else
+npyio_status npyio__dir_open_beneath(const char *base, const char *path,
+                                     int *dir, const char **leaf)
+{
+    (void)base, (void)path, (void)dir, (void)leaf;
+    return npyio__fail(NPYIO_E_UNSUPPORTED, "opening folders without "
+                       "following symbolic links needs openat() and "
+                       "O_NOFOLLOW, which this system lacks");
+}
+#endif
 
 /* ---- memory maps ----------------------------------------------------------------- */
 

@@ -81,6 +81,12 @@ int npyio__fd_sync(const npyio__faults *faults, int fd);
 /* open() with O_CLOEXEC; flags as for open(); mode applies with O_CREAT. */
 int npyio__fd_open(const npyio__faults *faults, const char *path, int flags,
                    unsigned mode);
+/* The calls below that take `at` take a name relative to the directory
+ * open as descriptor `at` (openat() and its kin), or NPYIO__AT_CWD: then
+ * the name is a path as open() takes it. */
+#define NPYIO__AT_CWD (-100)
+int npyio__fd_open_at(const npyio__faults *faults, int at, const char *path,
+                      int flags, unsigned mode);
 
 /* The same for a FILE* (write again without SIGPIPE). */
 int npyio__file_read(FILE *f, void *buf, size_t cap, size_t *got);
@@ -106,10 +112,11 @@ npyio_status npyio__open_path(const npyio__faults *faults, const char *path,
 /* ---- unnamed files -----------------------------------------------------------
  * An unnamed regular file in directory `dir`, open read-write (Linux's
  * O_TMPFILE); -1 where the system or the file system has none. */
-int npyio__fd_open_unnamed(const npyio__faults *faults, const char *dir);
+int npyio__fd_open_unnamed(const npyio__faults *faults, int at,
+                           const char *dir);
 /* Give such a file the name `name`: 0, or -1 with errno kept (EEXIST: the
  * name is taken) and the thread's message set. */
-int npyio__fd_link_unnamed(const npyio__faults *faults, int fd,
+int npyio__fd_link_unnamed(const npyio__faults *faults, int fd, int at,
                            const char *name);
 
 /* Positional I/O (no shared file offset) and data sync, retried on EINTR,
@@ -166,7 +173,8 @@ typedef struct npyio__file_info {
 
 /* stat() (follow: links followed) or lstat(); fstat() of a descriptor.
  * 0, or -1 with errno kept and no message: a missing name is an answer. */
-int npyio__path_info(const char *path, bool follow, npyio__file_info *info);
+int npyio__path_info(int at, const char *path, bool follow,
+                     npyio__file_info *info);
 int npyio__fd_info(int fd, npyio__file_info *info);
 
 /* The effective user id (geteuid). */
@@ -178,11 +186,29 @@ int npyio__read_link(const char *path, char *buf, size_t cap, size_t *len);
 
 /* unlink(): 0, or -1 with errno kept and no message (callers remove what
  * is theirs, best effort). */
-int npyio__path_remove(const char *path);
+int npyio__path_remove(int at, const char *path);
 
 /* rename(): 0, or -1 with "rename: <reason>" as the message. */
-int npyio__path_rename(const npyio__faults *faults, const char *from,
+int npyio__path_rename(const npyio__faults *faults, int at, const char *from,
                        const char *to);
+/* link() (a hard link, never replacing: EEXIST if `to` is taken): 0, or
+ * -1 with errno kept and "linkat: <reason>" as the message. */
+int npyio__path_link(const npyio__faults *faults, int at, const char *from,
+                     const char *to);
+
+/* The folder that holds `path` below the directory `base` (base itself
+ * opened as open() would, links followed: it is the caller's own), every
+ * folder of `path` opened relative to the one before without following a
+ * symbolic link (openat(), O_NOFOLLOW), so that no link below base is
+ * followed, even one planted while we walk; missing folders are made
+ * (mode 0777 less the umask). *dir receives the last folder's descriptor
+ * (the caller closes it), *leaf the file's own name within path.
+ * NPYIO_E_NOT_FOUND (no base), NPYIO_E_IO (a link or a file where a
+ * folder goes, other OS errors), NPYIO_E_UNSUPPORTED (a system without
+ * openat() and O_NOFOLLOW), with a message that does not name base.
+ * (No fault hook: the tests' faults are for the file's own calls.) */
+npyio_status npyio__dir_open_beneath(const char *base, const char *path,
+                                     int *dir, const char **leaf);
 
 /* fchown() (uid (unsigned long)-1: the owner kept) and fchmod(): 0, or -1
  * with errno kept and no message (EPERM is the caller's to judge). */
@@ -206,7 +232,7 @@ bool npyio__process_gone(long pid);
 /* Remove each entry of directory dir that pick(name, ctx) picks and that
  * is a regular file owned by the caller (links not followed). Best
  * effort: failures change nothing. */
-void npyio__dir_remove_owned(const char *dir,
+void npyio__dir_remove_owned(int at, const char *dir,
                              bool (*pick)(const char *name, void *ctx),
                              void *ctx);
 

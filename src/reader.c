@@ -21,6 +21,7 @@
 #include "options.h"
 #include "reader.h"
 #include "reader_core.h"
+#include "record.h"
 #include "stream.h"
 
 #include <string.h>
@@ -72,6 +73,8 @@ static npyio_status read_growing(npyio_reader *r, size_t want, bool known,
 
 /* A reader on the caller's stream, or on the file at path (see
  * npyio__stream_acquire); failures about a file name its path. */
+static npyio_status reader_close_body(npyio_reader *reader);
+
 static npyio_status open_reader(const char *path, npyio_stream *stream,
                                 const npyio_options *options,
                                 const char *where, npyio_reader **out)
@@ -101,7 +104,7 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
             st = npyio__with_context(st, path);
     }
     if (st != NPYIO_OK) {
-        npyio_reader_close(r); /* closes only a stream of its own */
+        reader_close_body(r); /* closes only a stream of its own */
         return st;
     }
     *out = r;
@@ -140,11 +143,10 @@ npyio_status npyio_reader_open_stream(npyio_stream *stream,
                             "npyio_reader_open_stream");
 }
 
-static npyio_status reader_open_path_body(const char *path,
-                                          const npyio_options *options,
-                                          npyio_reader **out)
+npyio_status npyio__reader_open_path(const char *path,
+                                     const npyio_options *options,
+                                     const char *where, npyio_reader **out)
 {
-    static const char where[] = "npyio_reader_open_path";
     npyio_status st;
 
     st = npyio__check_opener(out, path, where);
@@ -159,7 +161,9 @@ npyio_status npyio_reader_open_path(const char *path,
 {
     if (out != NULL)
         *out = NULL; /* outputs are cleared whatever is refused */
-    return npyio__as_called(reader_open_path_body(path, options, out),
+    return npyio__as_called(npyio__reader_open_path(path, options,
+                                                    "npyio_reader_open_path",
+                                                    out),
                             "npyio_reader_open_path");
 }
 
@@ -179,7 +183,7 @@ static npyio_status reader_close_body(npyio_reader *reader)
     npyio__end_chunks(reader);
     npyio__block_close(&reader->rows_block);
     if (reader->owns_stream)
-        st = npyio_stream_close(reader->stream);
+        st = npyio__stream_close(reader->stream);
     npyio_header_free(reader->header);
     reader->magic = NPYIO__MAGIC_DEAD;
     npyio__free(reader);
@@ -409,9 +413,9 @@ static npyio_status read_alloc_unseekable(npyio_reader *r, uint32_t flags,
 }
 
 static npyio_status reader_read_alloc_body(npyio_reader *reader, uint32_t flags,
-                                           void **data, size_t *len)
+                                           void **data, size_t *len,
+                                           const char *where)
 {
-    static const char where[] = "npyio_reader_read_alloc";
     void *block = NULL;
     size_t nbytes;
     npyio_status st;
@@ -449,7 +453,8 @@ static npyio_status reader_read_alloc_body(npyio_reader *reader, uint32_t flags,
 npyio_status npyio_reader_read_alloc(npyio_reader *reader, uint32_t flags,
                                      void **data, size_t *len)
 {
-    return npyio__as_called(reader_read_alloc_body(reader, flags, data, len),
+    return npyio__as_called(reader_read_alloc_body(reader, flags, data, len,
+                                                   "npyio_reader_read_alloc"),
                             "npyio_reader_read_alloc");
 }
 
@@ -505,7 +510,9 @@ npyio_status npyio__reader_load(npyio_reader *r, uint32_t flags,
     npyio_status st, closed;
 
     *header = NULL;
-    st = npyio__with_context(npyio_reader_read_alloc(r, flags, data, NULL),
+    /* Its own checks name the context, as the public call's name it. */
+    st = npyio__with_context(reader_read_alloc_body(r, flags, data, NULL,
+                                                    context),
                              context);
     /* The header handed back describes the bytes handed back: converted
      * ones too, so that saving them with it writes the same array. */
@@ -519,7 +526,7 @@ npyio_status npyio__reader_load(npyio_reader *r, uint32_t flags,
         npyio__free(*data);
         *data = NULL;
     }
-    closed = npyio_reader_close(r);
+    closed = reader_close_body(r);
     if (st == NPYIO_OK && closed != NPYIO_OK) {
         npyio_header_free(*header);
         npyio__free(*data);
@@ -537,9 +544,9 @@ npyio_status npyio__type_text(const npyio_dtype *dt, char *type,
 {
     size_t need = 0;
     npyio_kind kind = npyio_dtype_kind(dt);
-    npyio_status st = kind == NPYIO_KIND_RECORD || kind == NPYIO_KIND_SUBARRAY
-                          ? npyio_dtype_descr(dt, type, type_cap, &need)
-                          : npyio_dtype_str(dt, type, type_cap, &need);
+    npyio_status st = npyio__dtype_text(dt, kind == NPYIO_KIND_RECORD ||
+                                                kind == NPYIO_KIND_SUBARRAY,
+                                        type, type_cap, &need, where);
 
     if (st == NPYIO_E_BUFFER_TOO_SMALL)
         return npyio__fail(st, "%s: the type needs %zu bytes (NUL "
@@ -605,7 +612,7 @@ static npyio_status reader_type_text(const npyio_reader *r, char *type,
         memcpy(type, r->cast.to.name, need);
         return NPYIO_OK;
     }
-    st = npyio_dtype_new_native(r->header->dtype, &native);
+    st = npyio__dtype_new_native(r->header->dtype, &native);
     if (st == NPYIO_OK)
         st = npyio__type_text(native, type, type_cap, where);
     npyio_dtype_unref(native);
@@ -633,12 +640,12 @@ npyio_status npyio__reader_load_as(npyio_reader *r, const char *type,
         st = reader_type_text(r, type_out, type_cap, where);
     if (st == NPYIO_OK)
         st = npyio__with_context(
-            npyio_reader_read_alloc(r, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
-                                    data, len),
+            reader_read_alloc_body(r, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
+                                   data, len, context),
             context);
     if (st == NPYIO_OK && nd > 0)
         memcpy(shape, r->header->shape, (size_t)nd * sizeof *shape);
-    closed = npyio_reader_close(r);
+    closed = reader_close_body(r);
     if (st == NPYIO_OK)
         st = closed;
     if (st != NPYIO_OK) {

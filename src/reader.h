@@ -21,6 +21,12 @@ npyio_status npyio__reader_open_on(npyio_stream *stream,
 /* The reader closes its stream from now on (npyio_reader_close). */
 void npyio__reader_take_stream(npyio_reader *r);
 
+/* npyio_reader_open_path(), naming `where`, the public call the caller
+ * made, in messages. */
+npyio_status npyio__reader_open_path(const char *path,
+                                     const npyio_options *options,
+                                     const char *where, npyio_reader **out);
+
 /*
  * Read all of an open reader's data (npyio_reader_read_alloc) and close
  * it: npyio_load_with_header()'s second half. `context` (a path, a member) prefixes

@@ -760,10 +760,10 @@ npyio_status npyio__dtype_with_order(const npyio_dtype *dtype, char order,
                                     out);
 }
 
-npyio_status npyio_dtype_new_byteorder(const npyio_dtype *dtype,
-                                       char byteorder, npyio_dtype **out)
+static npyio_status new_byteorder_body(const npyio_dtype *dtype,
+                                       char byteorder, npyio_dtype **out,
+                                       const char *where)
 {
-    static const char where[] = "npyio_dtype_new_byteorder";
     char order = byteorder == '=' ? npyio__host_order() : byteorder;
     npyio__mem mem;
     npyio_status st;
@@ -784,9 +784,25 @@ npyio_status npyio_dtype_new_byteorder(const npyio_dtype *dtype,
     return npyio__dtype_with_order(dtype, order, &mem, out);
 }
 
+npyio_status npyio_dtype_new_byteorder(const npyio_dtype *dtype,
+                                       char byteorder, npyio_dtype **out)
+{
+    return new_byteorder_body(dtype, byteorder, out,
+                              "npyio_dtype_new_byteorder");
+}
+
 npyio_status npyio_dtype_new_native(const npyio_dtype *dtype,
                                     npyio_dtype **out)
 {
-    return npyio_dtype_new_byteorder(dtype, '=', out);
+    return new_byteorder_body(dtype, '=', out, "npyio_dtype_new_native");
+}
+
+npyio_status npyio__dtype_new_native(const npyio_dtype *dtype,
+                                     npyio_dtype **out)
+{
+    npyio__mem mem;
+
+    npyio__dtype_mem(dtype, &mem);
+    return npyio__dtype_with_order(dtype, npyio__host_order(), &mem, out);
 }
 

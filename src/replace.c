@@ -20,6 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What is said of a destination that exists where none may
+ * (npyio__atomic_open_under without `replace`). */
+#define TAKEN "exists, and is not replaced (NPYIO_WRITE_REPLACE replaces it)"
+
 static npyio_status dup_string(const npyio__mem *mem, const char *s, size_t n,
                                char **out)
 {
@@ -62,7 +66,7 @@ static npyio_status check_link_owner(const npyio__mem *mem, const char *link,
 
     if (st != NPYIO_OK)
         return st;
-    if (npyio__path_info(dir, true, &d) != 0) {
+    if (npyio__path_info(NPYIO__AT_CWD, dir, true, &d) != 0) {
         npyio__os_fail(dir, errno);
         st = NPYIO_E_IO;
     } else if (d.sticky_shared && info->uid != npyio__user_id() &&
@@ -122,7 +126,7 @@ static npyio_status resolve_links(const npyio__mem *mem, const char *path,
         npyio__file_info info;
         char *next = NULL;
 
-        *exists = npyio__path_info(current, false, &info) == 0;
+        *exists = npyio__path_info(NPYIO__AT_CWD, current, false, &info) == 0;
         if (!*exists || info.kind != NPYIO__FILE_LINK) {
             /* What the final name is, for the caller: one lstat does. */
             *final = info;
@@ -300,9 +304,10 @@ static bool is_stale(const char *name, void *ctx)
            npyio__process_gone(pid);
 }
 
-static void remove_stale_temporaries(const npyio__mem *mem, const char *dir,
-                                     const char *target)
+static void remove_stale_temporaries(const npyio__mem *mem,
+                                     const npyio__atomic *a)
 {
+    const char *target = a->target;
     char *text = NULL;
     const char *base;
     size_t dir_len, base_len;
@@ -315,7 +320,7 @@ static void remove_stale_temporaries(const npyio__mem *mem, const char *dir,
         return;
     prefix.text = text;
     prefix.len = strlen(text);
-    npyio__dir_remove_owned(dir, is_stale, &prefix);
+    npyio__dir_remove_owned(a->at, a->dir, is_stale, &prefix);
     npyio__free(text);
 }
 
@@ -325,13 +330,17 @@ void npyio__atomic_abandon(npyio__atomic *a)
         /* an unnamed temporary vanishes with it */
         npyio__fd_close(a->faults, a->fd);
     if (a->temp != NULL)
-        (void)npyio__path_remove(a->temp);
+        (void)npyio__path_remove(a->at, a->temp);
+    if (a->at >= 0)
+        npyio__fd_close_quietly(a->at); /* a folder: nothing to lose */
     npyio__free(a->temp);
     npyio__free(a->target);
     npyio__free(a->dir);
+    npyio__free(a->shown);
     a->fd = -1;
+    a->at = NPYIO__AT_CWD;
     a->unnamed = false;
-    a->temp = a->target = a->dir = NULL;
+    a->temp = a->target = a->dir = a->shown = NULL;
 }
 
 /*
@@ -341,7 +350,7 @@ void npyio__atomic_abandon(npyio__atomic *a)
  */
 static bool create_unnamed(npyio__atomic *a)
 {
-    a->fd = npyio__fd_open_unnamed(a->faults, a->dir);
+    a->fd = npyio__fd_open_unnamed(a->faults, a->at, a->dir);
     a->unnamed = a->fd >= 0;
     return a->unnamed;
 }
@@ -360,8 +369,8 @@ static npyio_status create_temp(npyio__atomic *a, const npyio__mem *mem,
         if (st != NPYIO_OK)
             return st;
         /* 0666 and the umask: the mode a plain open(O_CREAT) gives. */
-        a->fd = npyio__fd_open(a->faults, a->temp,
-                               O_RDWR | O_CREAT | O_EXCL, 0666);
+        a->fd = npyio__fd_open_at(a->faults, a->at, a->temp,
+                                  O_RDWR | O_CREAT | O_EXCL, 0666);
         if (a->fd >= 0)
             return NPYIO_OK;
         err = errno;
@@ -370,7 +379,8 @@ static npyio_status create_temp(npyio__atomic *a, const npyio__mem *mem,
         if (err != EEXIST)
             break;
     }
-    npyio__os_fail(a->dir, err);
+    /* (below a base, the folder is "." to us: the call is named) */
+    npyio__os_fail(a->shown != NULL ? "open" : a->dir, err);
     return npyio__fail(npyio__status_of_errno(err), "%s: cannot create a "
                        "file in its directory: %s", path, npyio_last_error());
 }
@@ -426,6 +436,16 @@ static npyio_status keep_owner_and_mode(npyio__atomic *a,
     return NPYIO_OK;
 }
 
+/* An empty `a`, owning nothing. */
+static void start(npyio__atomic *a, const npyio__mem *mem)
+{
+    a->faults = &mem->faults;
+    a->fd = -1;
+    a->at = NPYIO__AT_CWD;
+    a->unnamed = a->fresh = a->no_replace = a->taken = false;
+    a->temp = a->target = a->dir = a->shown = NULL;
+}
+
 npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
                                 npyio__atomic *a)
 {
@@ -433,10 +453,7 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
     bool exists = false, regular;
     npyio_status st;
 
-    a->faults = &mem->faults;
-    a->fd = -1;
-    a->unnamed = false;
-    a->temp = a->target = a->dir = NULL;
+    start(a, mem);
     /* Links are resolved (and the protected_symlinks rule applied) before
      * anything is opened, the device case included. The final name's
      * lstat says the rest for a regular file (the usual case: one call). */
@@ -449,7 +466,7 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
      * links is missing for stat() too.) */
     if (st == NPYIO_OK && !regular &&
         (exists || strcmp(a->target, path) != 0) &&
-        npyio__path_info(path, true, &info) == 0 &&
+        npyio__path_info(NPYIO__AT_CWD, path, true, &info) == 0 &&
         info.kind != NPYIO__FILE_REGULAR &&
         info.kind != NPYIO__FILE_DIRECTORY) {
         npyio__free(a->target);
@@ -466,9 +483,108 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
      * cannot leave a stray in the middle of its write, and meets the one
      * it can leave (at commit) by its fixed name (name_unnamed). */
     if (st == NPYIO_OK && !a->unnamed)
-        remove_stale_temporaries(mem, a->dir, a->target);
+        remove_stale_temporaries(mem, a);
     if (st == NPYIO_OK)
         st = keep_owner_and_mode(a, regular ? &final : NULL);
+    if (st != NPYIO_OK)
+        npyio__atomic_abandon(a);
+    return st;
+}
+
+/* ---- a file below a base folder ----------------------------------------------- */
+
+/* A path below a base is relative and plain: each component a name, none
+ * empty, "." or ".." (which could climb out of the base, or name a
+ * folder where a file is meant). */
+static npyio_status check_below(const char *path)
+{
+    char shown[128];
+    const char *p = path;
+
+    if (path[0] == '/')
+        return npyio__fail(NPYIO_E_INVALID_ARG, "path '%s' is absolute, "
+                           "not a path below the base folder",
+                           npyio__show(path, strlen(path), shown,
+                                       sizeof shown));
+    for (;;) {
+        size_t len = strcspn(p, "/");
+
+        if (len == 0 || (len == 1 && p[0] == '.') ||
+            (len == 2 && p[0] == '.' && p[1] == '.'))
+            return npyio__fail(NPYIO_E_INVALID_ARG, "path '%s' has an "
+                               "empty, '.' or '..' component",
+                               npyio__show(path, strlen(path), shown,
+                                           sizeof shown));
+        if (p[len] == '\0')
+            return NPYIO_OK;
+        p += len + 1;
+    }
+}
+
+/* "<base>/<path>", the destination as messages name it. */
+static npyio_status join(const npyio__mem *mem, const char *base,
+                         const char *path, char **out)
+{
+    size_t b = strlen(base), n = strlen(path);
+    npyio_status st = npyio__alloc(mem, b + 1 + n + 1, "file name",
+                                   (void **)out);
+
+    if (st == NPYIO_OK) {
+        memcpy(*out, base, b);
+        (*out)[b] = '/';
+        memcpy(*out + b + 1, path, n + 1);
+    }
+    return st;
+}
+
+/* The final name in folder a->at: a directory is never replaced, and
+ * nothing at all without `replace` (a->fresh says whether there was
+ * anything: a->no_replace holds that again at the commit); *old receives a regular file's facts
+ * (its owner and mode are kept), else NULL. */
+static npyio_status check_final(npyio__atomic *a, bool replace,
+                                npyio__file_info *info,
+                                const npyio__file_info **old)
+{
+    bool exists = npyio__path_info(a->at, a->target, false, info) == 0;
+
+    *old = exists && info->kind == NPYIO__FILE_REGULAR ? info : NULL;
+    a->fresh = !exists;
+    if (exists && info->kind == NPYIO__FILE_DIRECTORY)
+        return npyio__fail(NPYIO_E_IO, "%s: is a directory", a->shown);
+    if (exists && !replace)
+        return npyio__fail(NPYIO_E_IO, "%s: " TAKEN, a->shown);
+    return NPYIO_OK;
+}
+
+npyio_status npyio__atomic_open_under(const char *base, const char *path,
+                                      bool replace, const npyio__mem *mem,
+                                      npyio__atomic *a)
+{
+    npyio__file_info info;
+    const npyio__file_info *old = NULL;
+    const char *leaf = NULL;
+    npyio_status st;
+
+    start(a, mem);
+    a->no_replace = !replace;
+    st = check_below(path);
+    if (st == NPYIO_OK)
+        st = join(mem, base, path, &a->shown);
+    if (st == NPYIO_OK &&
+        (st = npyio__dir_open_beneath(base, path, &a->at, &leaf)) != NPYIO_OK)
+        st = npyio__fail(st, "%s: %s", a->shown, npyio_last_error());
+    if (st == NPYIO_OK)
+        st = dup_string(mem, leaf, strlen(leaf), &a->target);
+    if (st == NPYIO_OK)
+        st = dup_string(mem, ".", 1, &a->dir);
+    if (st == NPYIO_OK)
+        st = check_final(a, replace, &info, &old);
+    if (st == NPYIO_OK)
+        st = create_temp(a, mem, a->shown);
+    if (st == NPYIO_OK && !a->unnamed)
+        remove_stale_temporaries(mem, a);
+    if (st == NPYIO_OK)
+        st = keep_owner_and_mode(a, old);
     if (st != NPYIO_OK)
         npyio__atomic_abandon(a);
     return st;
@@ -478,7 +594,7 @@ npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
  * only failure left after the rename is the sync itself. */
 static int open_dir(const npyio__atomic *a)
 {
-    int fd = npyio__fd_open(a->faults, a->dir, O_RDONLY, 0);
+    int fd = npyio__fd_open_at(a->faults, a->at, a->dir, O_RDONLY, 0);
 
     if (fd < 0)
         npyio__os_fail(a->dir, errno);
@@ -508,17 +624,17 @@ static bool remove_stray(const npyio__atomic *a, const char *name)
 {
     npyio__file_info by_fd, by_name;
     bool busy = false, removed = false;
-    int fd = npyio__fd_open(a->faults, name,
-                            O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    int fd = npyio__fd_open_at(a->faults, a->at, name,
+                               O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
 
     if (fd < 0)
         return false;
     if (npyio__fd_info(fd, &by_fd) == 0 &&
         by_fd.kind == NPYIO__FILE_REGULAR && by_fd.uid == npyio__user_id() &&
         npyio__fd_lock(fd, false, false, &busy) == 0 &&
-        npyio__path_info(name, false, &by_name) == 0 &&
+        npyio__path_info(a->at, name, false, &by_name) == 0 &&
         by_name.device == by_fd.device && by_name.inode == by_fd.inode)
-        removed = npyio__path_remove(name) == 0;
+        removed = npyio__path_remove(a->at, name) == 0;
     /* read-only: nothing to lose; the lock goes too */
     npyio__fd_close(a->faults, fd);
     return removed;
@@ -543,9 +659,9 @@ static npyio_status link_at_commit_name(npyio__atomic *a,
         return st;
     if (npyio__fd_lock(a->fd, true, false, &busy) == 0 &&
         (*holder = npyio__fd_duplicate(a->fd)) >= 0 &&
-        (npyio__fd_link_unnamed(a->faults, a->fd, a->temp) == 0 ||
+        (npyio__fd_link_unnamed(a->faults, a->fd, a->at, a->temp) == 0 ||
          (errno == EEXIST && remove_stray(a, a->temp) &&
-          npyio__fd_link_unnamed(a->faults, a->fd, a->temp) == 0)))
+          npyio__fd_link_unnamed(a->faults, a->fd, a->at, a->temp) == 0)))
         return NPYIO_OK;
     if (*holder >= 0)
         npyio__fd_close_quietly(*holder);
@@ -575,12 +691,13 @@ static npyio_status name_unnamed(npyio__atomic *a, const npyio__mem *mem,
     npyio_status st;
 
     *placed = false;
-    if (a->fresh) {
-        if (npyio__fd_link_unnamed(a->faults, a->fd, a->target) == 0) {
+    if (a->fresh || a->no_replace) {
+        if (npyio__fd_link_unnamed(a->faults, a->fd, a->at, a->target) == 0) {
             *placed = true;
             return NPYIO_OK;
         }
-        if (errno != EEXIST)
+        a->taken = errno == EEXIST && a->no_replace;
+        if (errno != EEXIST || a->no_replace)
             return NPYIO_E_IO;
     }
     st = link_at_commit_name(a, mem, holder);
@@ -590,7 +707,7 @@ static npyio_status name_unnamed(npyio__atomic *a, const npyio__mem *mem,
         st = temp_name(mem, a->target, attempt, &a->temp);
         if (st != NPYIO_OK)
             return st;
-        if (npyio__fd_link_unnamed(a->faults, a->fd, a->temp) == 0)
+        if (npyio__fd_link_unnamed(a->faults, a->fd, a->at, a->temp) == 0)
             return NPYIO_OK;
         npyio__free(a->temp);
         a->temp = NULL;
@@ -609,7 +726,25 @@ static npyio_status name_unnamed(npyio__atomic *a, const npyio__mem *mem,
 static void unplace(npyio__atomic *a, bool placed)
 {
     if (placed)
-        (void)npyio__path_remove(a->target);
+        (void)npyio__path_remove(a->at, a->target);
+}
+
+/*
+ * A named temporary to its destination: renamed over it; or, with
+ * no_replace, linked there (which refuses a name taken since the open)
+ * and then unlinked. A crash between the two leaves the temporary for the
+ * next save of this destination to remove (its process is then gone).
+ */
+static int place_named(npyio__atomic *a)
+{
+    if (!a->no_replace)
+        return npyio__path_rename(a->faults, a->at, a->temp, a->target);
+    if (npyio__path_link(a->faults, a->at, a->temp, a->target) != 0) {
+        a->taken = errno == EEXIST;
+        return -1;
+    }
+    (void)npyio__path_remove(a->at, a->temp);
+    return 0;
 }
 
 npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
@@ -636,12 +771,11 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
     closed = npyio__fd_close(a->faults, fd);
     if (synced != 0 || named != NPYIO_OK || closed != 0) {
         unplace(a, placed);
-        what = "writing the file";
+        what = a->taken ? TAKEN : "writing the file";
     } else if (!replace) {
         /* Written directly: a device or FIFO has nothing to sync. */
-    } else if (!placed &&
-               npyio__path_rename(a->faults, a->temp, a->target) != 0) {
-        what = "replacing the file";
+    } else if (!placed && place_named(a) != 0) {
+        what = a->taken ? TAKEN : "replacing the file";
     } else {
         npyio__free(a->temp);
         a->temp = NULL; /* in place now: nothing to remove */
@@ -657,7 +791,8 @@ npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,
             snprintf(cause, sizeof cause, "%s", npyio_last_error());
         /* Out of memory naming the file is said as such, not as I/O. */
         npyio__fail(named == NPYIO_E_NOMEM ? NPYIO_E_NOMEM : NPYIO_E_IO,
-                    "%s: %s: %s", a->target, what, cause);
+                    "%s: %s: %s", a->shown ? a->shown : a->target, what,
+                    cause);
     }
     npyio__atomic_abandon(a);
     /* The commit name's lock, held past the rename. A duplicate: its

@@ -24,6 +24,13 @@ typedef struct npyio__atomic {
                        file is linked there directly */
     char *target;   /* the destination, symbolic links resolved */
     char *dir;      /* the destination's directory */
+    int at;         /* what the names above are relative to: NPYIO__AT_CWD
+                       (platform.h), or the folder a file below a base is
+                       made in (owned: closed with the rest) */
+    bool no_replace; /* refuse a destination that exists, at open and at
+                        the commit itself */
+    bool taken;     /* the commit found the destination taken (no_replace) */
+    char *shown;    /* the destination as messages name it, if not target */
 } npyio__atomic;
 
 /* NPYIO_E_NOT_FOUND for a missing directory, NPYIO_E_IO otherwise.
@@ -38,6 +45,20 @@ typedef struct npyio__atomic {
  * them. */
 npyio_status npyio__atomic_open(const char *path, const npyio__mem *mem,
                                 npyio__atomic *a);
+/*
+ * The same for the file `path` below the folder `base`: base is opened as
+ * any path is, links followed (the caller's own), but no symbolic link
+ * below it is followed: path's folders are opened one by one relative to
+ * the one before (made where missing), and whatever its final name holds
+ * is replaced as a name, never opened. path is relative and plain: no
+ * empty, "." or ".." component (NPYIO_E_INVALID_ARG). Without `replace`,
+ * a destination that exists is refused, here and again at the commit
+ * (NPYIO_E_IO, "exists"), so that one made in between is not replaced
+ * either. A directory is never replaced.
+ */
+npyio_status npyio__atomic_open_under(const char *base, const char *path,
+                                      bool replace, const npyio__mem *mem,
+                                      npyio__atomic *a);
 /* fsync (if durable), close, rename, fsync the directory (if durable).
  * On failure the temporary is removed. Releases `a` either way. */
 npyio_status npyio__atomic_commit(npyio__atomic *a, const npyio__mem *mem,

@@ -428,7 +428,7 @@ npyio_status npyio_stream_read(npyio_stream *stream, void *buf, size_t cap,
 
 /* ---- closing --------------------------------------------------------------------------- */
 
-static npyio_status stream_close_body(npyio_stream *stream)
+npyio_status npyio__stream_close(npyio_stream *stream)
 {
     npyio_status st = NPYIO_OK;
 
@@ -447,7 +447,7 @@ static npyio_status stream_close_body(npyio_stream *stream)
 
 npyio_status npyio_stream_close(npyio_stream *stream)
 {
-    return npyio__as_called(stream_close_body(stream),
+    return npyio__as_called(npyio__stream_close(stream),
                             "npyio_stream_close");
 }
 

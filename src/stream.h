@@ -266,6 +266,10 @@ npyio_status npyio__stream_read_all(npyio_stream *s, const npyio__mem *mem,
                                     size_t want, const char *what, void **out,
                                     size_t *len);
 
+/* npyio_stream_close() for the library's own streams: its message names
+ * no public call (the caller's call is named by its entry). */
+npyio_status npyio__stream_close(npyio_stream *stream);
+
 /* Push what was written to the file; durable: to stable storage too. */
 npyio_status npyio__stream_sync(npyio_stream *s, bool durable);
 
@@ -395,6 +399,14 @@ npyio_status npyio__stream_open_fd_reading(int fd,
 npyio_status npyio__stream_open_replacing(const char *path,
                                           const npyio_options *options,
                                           npyio_stream **out);
+/* The same for the file `path` below the folder `base`, no link below
+ * base followed, an existing file refused without `replace`, at the open
+ * and at the commit (replace.h's npyio__atomic_open_under). */
+npyio_status npyio__stream_open_replacing_under(const char *base,
+                                                const char *path,
+                                                bool replace,
+                                                const npyio_options *options,
+                                                npyio_stream **out);
 
 /* An existing file read-write (npyio__stream_open_fd_file), locked
  * exclusive or shared, waiting for the lock or not: NPYIO_E_LOCKED if

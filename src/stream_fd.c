@@ -477,9 +477,10 @@ static const npyio__stream_backend replacing_backend = {
     .commit = replacing_commit, .abort = replacing_abort,
     .close = replacing_close};
 
-npyio_status npyio__stream_open_replacing(const char *path,
-                                          const npyio_options *options,
-                                          npyio_stream **out)
+/* A replacing stream over the file `path`, below `base` if not NULL. */
+static npyio_status open_replacing(const char *base, const char *path,
+                                   bool replace, const npyio_options *options,
+                                   npyio_stream **out)
 {
     replacing_state *r;
     bool seekable;
@@ -492,10 +493,15 @@ npyio_status npyio__stream_open_replacing(const char *path,
     r->mem = npyio__stream_mem(*out);
     r->f.faults = &r->mem->faults;
     r->file.fd = r->f.fd = -1;
+    r->file.at = NPYIO__AT_CWD; /* an abort before the open owns nothing */
+    r->file.temp = r->file.target = r->file.dir = r->file.shown = NULL;
     r->f.known_end = -1;
-    st = npyio__atomic_open(path, r->mem, &r->file);
+    st = base == NULL
+             ? npyio__atomic_open(path, r->mem, &r->file)
+             : npyio__atomic_open_under(base, path, replace, r->mem,
+                                        &r->file);
     if (st != NPYIO_OK) {
-        npyio_stream_close(*out);
+        npyio__stream_close(*out);
         *out = NULL;
         return st;
     }
@@ -507,6 +513,22 @@ npyio_status npyio__stream_open_replacing(const char *path,
     npyio__stream_set_seekable(*out, seekable);
     npyio__stream_set_position(*out, 0, seekable);
     return NPYIO_OK;
+}
+
+npyio_status npyio__stream_open_replacing(const char *path,
+                                          const npyio_options *options,
+                                          npyio_stream **out)
+{
+    return open_replacing(NULL, path, true, options, out);
+}
+
+npyio_status npyio__stream_open_replacing_under(const char *base,
+                                                const char *path,
+                                                bool replace,
+                                                const npyio_options *options,
+                                                npyio_stream **out)
+{
+    return open_replacing(base, path, replace, options, out);
 }
 
 /* ---- stdio ------------------------------------------------------------------------- */

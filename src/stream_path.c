@@ -1,9 +1,10 @@
 /*
  * stream_path.c - streams from paths: a file opened for reading or
  * writing (npyio_stream_open_path), an existing file read-write and
- * locked (appends, rows in place, maps), and the one opener that decides
- * whether a reader or writer owns its stream. The streams are
- * stream_fd.c's descriptor back ends, the replacing file among them.
+ * locked (appends, rows in place, maps), the one opener that decides
+ * whether a reader or writer owns its stream, and a stream's bytes saved
+ * below a folder (npyio_stream_save_under). The streams are stream_fd.c's
+ * descriptor back ends, the replacing file among them.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "error.h"
@@ -127,4 +128,67 @@ npyio_status npyio__stream_acquire(const char *path, npyio_stream *stream,
                      : open_owned(path, O_RDONLY, options, where, out);
     *owned = st == NPYIO_OK;
     return st;
+}
+
+/* ---- a stream's bytes saved below a folder ---------------------------------------- */
+
+/* The rest of `from` into `to`, through a block from to's allocator; a
+ * failed write names the file, "<base>/<path>" (a failed read is the
+ * source's to say). */
+static npyio_status copy_rest(npyio_stream *to, npyio_stream *from,
+                              const char *base, const char *path)
+{
+    const size_t block = (size_t)1 << 16;
+    unsigned char *buf = NULL;
+    size_t got = block;
+    npyio_status st = npyio__alloc(npyio__stream_mem(to), block,
+                                   "a copy buffer", (void **)&buf);
+
+    while (st == NPYIO_OK && got == block) {
+        st = npyio__stream_read(from, buf, block, &got, "the source");
+        if (st == NPYIO_OK && got > 0 &&
+            (st = npyio__stream_write(to, buf, got, "the file")) != NPYIO_OK)
+            st = npyio__fail(st, "%s/%s: %s", base, path,
+                             npyio_last_error());
+    }
+    npyio__free(buf);
+    return st;
+}
+
+static npyio_status save_under_body(npyio_stream *source, const char *base,
+                                    const char *path, uint32_t flags,
+                                    const npyio_options *options)
+{
+    static const char where[] = "npyio_stream_save_under";
+    npyio_stream *file = NULL;
+    npyio_status st = npyio__check_stream(source, where);
+
+    if (st == NPYIO_OK)
+        st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
+                                           NPYIO_WRITE_REPLACE, where);
+    if (st == NPYIO_OK && base == NULL)
+        st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: base is NULL", where);
+    if (st == NPYIO_OK)
+        st = npyio__check_path(path, where);
+    if (st == NPYIO_OK)
+        st = npyio__stream_open_replacing_under(
+            base, path, (flags & NPYIO_WRITE_REPLACE) != 0, options, &file);
+    if (st == NPYIO_OK)
+        st = copy_rest(file, source, base, path);
+    if (st == NPYIO_OK)
+        st = npyio__stream_commit(file, (flags & NPYIO_WRITE_NO_SYNC) == 0);
+    else if (file != NULL)
+        npyio__stream_abort(file); /* the temporary goes, the old file stays */
+    if (file != NULL)
+        (void)npyio__stream_close(file); /* committed or aborted: no news */
+    return st;
+}
+
+npyio_status npyio_stream_save_under(npyio_stream *source, const char *base,
+                                     const char *path, uint32_t flags,
+                                     const npyio_options *options)
+{
+    return npyio__as_called(
+        save_under_body(source, base, path, flags, options),
+        "npyio_stream_save_under");
 }

@@ -12,22 +12,12 @@
  */
 #include "error.h"
 #include "header.h"
+#include "npz_append.h"
+#include "npz_write_core.h"
 #include "reader.h"
+#include "writer.h"
 
 #include <string.h>
-
-/* Write all of data through a writer just opened, and close it. */
-static npyio_status write_whole(npyio_writer *w, const void *data,
-                                size_t len)
-{
-    npyio_status st = npyio_writer_write(w, data, len);
-
-    if (st != NPYIO_OK) {
-        npyio_writer_abort(w);
-        return st;
-    }
-    return npyio_writer_close(w);
-}
 
 npyio_status npyio_save(const char *path, const char *type, int ndim,
                         const int64_t *shape, const void *data, size_t len,
@@ -38,7 +28,7 @@ npyio_status npyio_save(const char *path, const char *type, int ndim,
         npyio__plain_header(type, ndim, shape, options, "npyio_save", &h);
 
     if (st == NPYIO_OK)
-        st = npyio_save_with_header(path, h, data, len, flags, options);
+        st = npyio__save(path, h, data, len, flags, options, "npyio_save");
     npyio_header_free(h);
     return npyio__as_called(st, "npyio_save");
 }
@@ -57,8 +47,11 @@ static npyio_status append_body(const char *path, const npyio_header *rows,
     if (data == NULL && len > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_append: data is "
                            "NULL");
-    st = npyio_writer_open_append_path(path, rows, flags, options, &w);
-    return st == NPYIO_OK ? write_whole(w, data, len) : st;
+    st = npyio__writer_open_append_path(path, rows, flags, options,
+                                        "npyio_append", &w);
+    return st == NPYIO_OK ? npyio__writer_write_whole(w, data, len,
+                                                      "npyio_append")
+                          : st;
 }
 
 npyio_status npyio_append(const char *path, const char *type, int ndim,
@@ -81,22 +74,22 @@ npyio_status npyio_append(const char *path, const char *type, int ndim,
 /* ---- loading ---------------------------------------------------------------- */
 
 static npyio_status load_body(const char *path, uint32_t flags,
-                              const npyio_options *options,
+                              const npyio_options *options, const char *where,
                               npyio_header **header, void **data)
 {
     npyio_reader *r = NULL;
     npyio_status st;
 
     if (header == NULL || data == NULL)
-        return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_load_with_header: %s is NULL",
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: %s is NULL", where,
                            header == NULL ? "header" : "data");
     *header = NULL;
     *data = NULL;
     /* Refused flags open nothing. */
     st = npyio__check_flags(flags, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
-                            "npyio_load_with_header");
+                            where);
     if (st == NPYIO_OK)
-        st = npyio_reader_open_path(path, options, &r);
+        st = npyio__reader_open_path(path, options, where, &r);
     if (st != NPYIO_OK)
         return st;
     return npyio__reader_load(r, flags, path, header, data);
@@ -110,7 +103,8 @@ npyio_status npyio_load_with_header(const char *path, uint32_t flags,
         *header = NULL; /* outputs are cleared whatever is refused */
     if (data != NULL)
         *data = NULL;
-    return npyio__as_called(load_body(path, flags, options, header, data),
+    return npyio__as_called(load_body(path, flags, options,
+                                      "npyio_load_with_header", header, data),
                             "npyio_load_with_header");
 }
 
@@ -134,8 +128,8 @@ static npyio_status load_array_body(const char *path,
     *data = NULL;
     *len = 0;
     *ndim = 0;
-    st = npyio_load_with_header(path, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, options, &h,
-                    data);
+    st = load_body(path, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, options,
+                   where, &h, data);
     if (st == NPYIO_OK)
         st = npyio__type_text(h->dtype, type, type_cap, where);
     if (st == NPYIO_OK && (size_t)h->ndim > shape_cap)
@@ -183,7 +177,7 @@ static npyio_status load_as_body(const char *path, const char *type,
         st = npyio__check_flags(flags, NPYIO_READ_CAST_SAME_KIND |
                                 NPYIO_READ_CAST_UNSAFE, where);
     if (st == NPYIO_OK)
-        st = npyio_reader_open_path(path, options, &r);
+        st = npyio__reader_open_path(path, options, where, &r);
     if (st != NPYIO_OK)
         return st;
     return npyio__reader_load_as(r, type, flags, path, where, data, len,
@@ -221,17 +215,16 @@ typedef struct savez_arrays {
 } savez_arrays;
 
 static npyio_status add_one(npyio_npz_writer *w, const savez_arrays *a,
-                            size_t i)
+                            size_t i, const char *where)
 {
     int level = a->levels != NULL ? a->levels[i] : 0;
 
     if (a->headers != NULL)
-        return npyio_npz_writer_add_with_header(w, a->keys[i], a->headers[i],
-                                                a->data[i], a->lens[i],
-                                                level, 0);
-    return npyio_npz_writer_add(w, a->keys[i], a->types[i], a->ndims[i],
-                                a->shapes[i], a->data[i], a->lens[i], level,
-                                0);
+        return npyio__npz_writer_add(w, a->keys[i], a->headers[i],
+                                     a->data[i], a->lens[i], level, where);
+    return npyio__npz_writer_add_plain(w, a->keys[i], a->types[i],
+                                       a->ndims[i], a->shapes[i], a->data[i],
+                                       a->lens[i], level, 0, where);
 }
 
 static npyio_status savez_body(const char *path, const savez_arrays *a,
@@ -251,14 +244,14 @@ static npyio_status savez_body(const char *path, const savez_arrays *a,
                            a->types != NULL || a->headers == NULL
                                ? "types, ndims, shapes" : "headers",
                            a->count);
-    st = npyio_npz_writer_create_path(path, flags, options, &w);
+    st = npyio__npz_writer_create_path(path, flags, options, where, &w);
     for (i = 0; st == NPYIO_OK && i < a->count; i++)
-        st = add_one(w, a, i);
+        st = add_one(w, a, i, where);
     if (st != NPYIO_OK) {
         npyio_npz_writer_abort(w);
         return st;
     }
-    return npyio_npz_writer_close(w);
+    return npyio__npz_writer_close(w, where);
 }
 
 npyio_status npyio_savez(const char *path, size_t count,
@@ -303,16 +296,17 @@ npyio_status npyio_savez_append(const char *path, const char *key,
                                 size_t len, int level, uint32_t flags,
                                 const npyio_options *options)
 {
+    static const char where[] = "npyio_savez_append";
     npyio_npz_writer *w = NULL;
-    npyio_status st = npyio_npz_writer_open_append_path(path, flags, options,
-                                                        &w);
+    npyio_status st = npyio__npz_open_append_path(path, flags, options,
+                                                  where, &w);
 
     if (st == NPYIO_OK)
-        st = npyio_npz_writer_add(w, key, type, ndim, shape, data, len,
-                                  level, 0);
+        st = npyio__npz_writer_add_plain(w, key, type, ndim, shape, data,
+                                         len, level, 0, where);
     if (st == NPYIO_OK)
-        st = npyio_npz_writer_close(w);
+        st = npyio__npz_writer_close(w, where);
     else
         npyio_npz_writer_abort(w);
-    return npyio__as_called(st, "npyio_savez_append");
+    return npyio__as_called(st, where);
 }

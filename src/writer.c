@@ -71,7 +71,7 @@ void npyio__writer_release(npyio_writer *w)
     if (w->sink->undo != NULL)
         w->sink->undo(w);
     if (w->owns_stream)
-        npyio_stream_close(w->stream);
+        npyio__stream_close(w->stream);
     npyio_header_free(w->layout);
     npyio__free(w->path);
     npyio__free(w->old_header);
@@ -93,10 +93,9 @@ npyio_status npyio__writer_check_open_args(const npyio_header *h,
     return NPYIO_OK;
 }
 
-static npyio_status writer_write_body(npyio_writer *writer, const void *data,
-                                      size_t len)
+npyio_status npyio__writer_write(npyio_writer *writer, const void *data,
+                                 size_t len, const char *where)
 {
-    static const char where[] = "npyio_writer_write";
     npyio_writer *w = writer;
     npyio_status st = npyio__writer_check_handle(w, where);
 
@@ -133,7 +132,8 @@ static npyio_status writer_write_body(npyio_writer *writer, const void *data,
 npyio_status npyio_writer_write(npyio_writer *writer, const void *data,
                                 size_t len)
 {
-    return npyio__as_called(writer_write_body(writer, data, len),
+    return npyio__as_called(npyio__writer_write(writer, data, len,
+                                                "npyio_writer_write"),
                             "npyio_writer_write");
 }
 
@@ -193,7 +193,8 @@ npyio_status npyio__writer_check(const npyio_header *h, uint32_t flags,
  * writes False for such arrays too).
  */
 npyio_status npyio__writer_with_rows(npyio_writer *w, const npyio_header *h,
-                                     int64_t rows, npyio_header **out)
+                                     int64_t rows, const char *where,
+                                     npyio_header **out)
 {
     npyio_dtype *dt = h->dtype;
     npyio_status st;
@@ -205,7 +206,7 @@ npyio_status npyio__writer_with_rows(npyio_writer *w, const npyio_header *h,
         return st;
     memcpy(shape, h->shape, (size_t)h->ndim * sizeof *shape);
     shape[0] = rows;
-    st = npyio__header_new(&w->mem, dt, h->ndim, shape, 0, out);
+    st = npyio__header_new(&w->mem, dt, h->ndim, shape, 0, where, out);
     npyio__free(shape);
     return st;
 }
@@ -222,7 +223,7 @@ static npyio_status open_unknown_rows(npyio_writer *w, const npyio_header *h,
                          "stream that can seek", where);
     /* Shape (0, ...) has the most growth room: any final count fits. */
     if (st == NPYIO_OK)
-        st = npyio__writer_with_rows(w, h, 0, &empty);
+        st = npyio__writer_with_rows(w, h, 0, where, &empty);
     if (st == NPYIO_OK)
         st = npyio__stream_tell(w->stream, &w->header_at);
     if (st == NPYIO_OK)
@@ -254,7 +255,7 @@ static npyio_status finish_unknown_rows(npyio_writer *w)
      * 0, as documented.) */
     st = npyio__writer_with_rows(w, w->layout,
                    w->row_bytes ? (int64_t)(w->written / w->row_bytes) : 0,
-                   &final);
+                   "npyio_writer_close", &final);
     if (st == NPYIO_OK && total > sizeof small)
         st = npyio__alloc(&w->mem, total, "header", (void **)&bytes);
     if (st == NPYIO_OK)
@@ -365,7 +366,7 @@ npyio_status npyio__writer_adopt(npyio_stream *stream,
     if (st == NPYIO_OK)
         st = npyio__writer_new(header, flags, options, &w);
     if (st != NPYIO_OK) {
-        npyio_stream_close(stream);
+        npyio__stream_close(stream);
         return st;
     }
     w->stream = stream;
@@ -404,13 +405,12 @@ npyio_status npyio_writer_create_stream(npyio_stream *stream,
                             "npyio_writer_create_stream");
 }
 
-static npyio_status writer_open_path_body(const char *path,
-                                          const npyio_header *header,
-                                          uint32_t flags,
-                                          const npyio_options *options,
-                                          npyio_writer **out)
+npyio_status npyio__writer_create_path(const char *path,
+                                       const npyio_header *header,
+                                       uint32_t flags,
+                                       const npyio_options *options,
+                                       const char *where, npyio_writer **out)
 {
-    static const char where[] = "npyio_writer_create_path";
     npyio_status st = npyio__writer_check_open_args(header, out, where);
 
     if (st == NPYIO_OK)
@@ -426,15 +426,16 @@ npyio_status npyio_writer_create_path(const char *path,
                                       const npyio_options *options,
                                       npyio_writer **out)
 {
-    return npyio__as_called(writer_open_path_body(path, header, flags,
-                                                  options, out),
+    return npyio__as_called(npyio__writer_create_path(path, header, flags,
+                                                      options,
+                                                      "npyio_writer_create_path",
+                                                      out),
                             "npyio_writer_create_path");
 }
 
 
-static npyio_status writer_close_body(npyio_writer *writer)
+npyio_status npyio__writer_close(npyio_writer *writer, const char *where)
 {
-    static const char where[] = "npyio_writer_close";
     npyio_writer *w = writer;
     npyio_status st;
 
@@ -453,7 +454,7 @@ static npyio_status writer_close_body(npyio_writer *writer)
 
 npyio_status npyio_writer_close(npyio_writer *writer)
 {
-    return npyio__as_called(writer_close_body(writer),
+    return npyio__as_called(npyio__writer_close(writer, "npyio_writer_close"),
                             "npyio_writer_close");
 }
 
@@ -464,11 +465,22 @@ void npyio_writer_abort(npyio_writer *writer)
     npyio__writer_release(writer);
 }
 
-static npyio_status save_body(const char *path, const npyio_header *header,
-                              const void *data, size_t len, uint32_t flags,
-                              const npyio_options *options)
+npyio_status npyio__writer_write_whole(npyio_writer *w, const void *data,
+                                       size_t len, const char *where)
 {
-    static const char where[] = "npyio_save_with_header";
+    npyio_status st = npyio__writer_write(w, data, len, where);
+
+    if (st != NPYIO_OK) {
+        npyio_writer_abort(w);
+        return st;
+    }
+    return npyio__writer_close(w, where);
+}
+
+npyio_status npyio__save(const char *path, const npyio_header *header,
+                         const void *data, size_t len, uint32_t flags,
+                         const npyio_options *options, const char *where)
+{
     npyio_writer *w = NULL;
     npyio_status st;
 
@@ -488,15 +500,11 @@ static npyio_status save_body(const char *path, const npyio_header *header,
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
     st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC, where);
     if (st == NPYIO_OK)
-        st = npyio_writer_create_path(path, header, flags, options, &w);
+        st = npyio__writer_create_path(path, header, flags, options, where,
+                                       &w);
     if (st != NPYIO_OK)
         return st;
-    st = npyio_writer_write(w, data, len);
-    if (st != NPYIO_OK) {
-        npyio_writer_abort(w);
-        return st;
-    }
-    return npyio_writer_close(w);
+    return npyio__writer_write_whole(w, data, len, where);
 }
 
 npyio_status npyio_save_with_header(const char *path,
@@ -505,8 +513,8 @@ npyio_status npyio_save_with_header(const char *path,
                                     uint32_t flags,
                                     const npyio_options *options)
 {
-    return npyio__as_called(save_body(path, header, data, len, flags,
-                                      options),
+    return npyio__as_called(npyio__save(path, header, data, len, flags,
+                                        options, "npyio_save_with_header"),
                             "npyio_save_with_header");
 }
 

@@ -47,4 +47,29 @@ npyio_status npyio__writer_open_in_place_stream(npyio_stream *stream,
 npyio_status npyio__writer_check(const npyio_header *header, uint32_t flags,
                                  const char *where);
 
+/* The writer's calls for the library's own callers (the archive writer,
+ * the task calls, appends rewritten through a copy): as the public ones,
+ * but naming `where`, the public call the caller made, in messages. */
+npyio_status npyio__writer_create_path(const char *path,
+                                       const npyio_header *header,
+                                       uint32_t flags,
+                                       const npyio_options *options,
+                                       const char *where, npyio_writer **out);
+npyio_status npyio__writer_write(npyio_writer *writer, const void *data,
+                                 size_t len, const char *where);
+npyio_status npyio__writer_close(npyio_writer *writer, const char *where);
+/* Write all of data and close the writer (aborted if the write fails). */
+npyio_status npyio__writer_write_whole(npyio_writer *w, const void *data,
+                                       size_t len, const char *where);
+npyio_status npyio__writer_open_append_path(const char *path,
+                                            const npyio_header *rows,
+                                            uint32_t flags,
+                                            const npyio_options *options,
+                                            const char *where,
+                                            npyio_writer **out);
+/* npyio_save_with_header(), naming `where`. */
+npyio_status npyio__save(const char *path, const npyio_header *header,
+                         const void *data, size_t len, uint32_t flags,
+                         const npyio_options *options, const char *where);
+
 #endif /* NPYIO_WRITER_H */

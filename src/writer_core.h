@@ -96,8 +96,10 @@ npyio_status npyio__writer_check_open_args(const npyio_header *h,
 npyio_status npyio__writer_row_layout(const npyio_header *h,
                                       uint64_t *row_bytes, const char *where);
 
-/* A copy of h with shape[0] = rows (sizes recomputed), in C order. */
+/* A copy of h with shape[0] = rows (sizes recomputed), in C order;
+ * `where` names the public call made in messages. */
 npyio_status npyio__writer_with_rows(npyio_writer *w, const npyio_header *h,
-                                     int64_t rows, npyio_header **out);
+                                     int64_t rows, const char *where,
+                                     npyio_header **out);
 
 #endif /* NPYIO_WRITER_CORE_H */

@@ -94,9 +94,9 @@ static npyio_status keep_overwritten(npyio_writer *w, size_t len)
 }
 
 /* Read the header of the file open as w->stream (at its start), and check
- * that the data is all there. */
-static npyio_status read_layout(npyio_writer *w, const npyio_options *options,
-                                const char *where)
+ * that the data is all there; failures name the file (the caller's entry
+ * names its call in front). */
+static npyio_status read_layout(npyio_writer *w, const npyio_options *options)
 {
     bool checked = false;
     npyio_status st = npyio__header_read(w->stream, options, &w->mem,
@@ -105,7 +105,8 @@ static npyio_status read_layout(npyio_writer *w, const npyio_options *options,
     if (st == NPYIO_OK)
         st = npyio__header_check_data(w->stream, w->layout, &checked);
     if (st == NPYIO_OK)
-        st = npyio__writer_row_layout(w->layout, &w->row_bytes, where);
+        st = npyio__writer_row_layout(w->layout, &w->row_bytes,
+                                      file_name(w));
     return npyio__with_context(st, file_name(w));
 }
 
@@ -238,7 +239,7 @@ static npyio_status start_append(npyio_writer *w, const npyio_header *rows,
                                  const npyio_options *options,
                                  const char *where)
 {
-    npyio_status st = read_layout(w, options, where);
+    npyio_status st = read_layout(w, options);
 
     if (st == NPYIO_OK)
         st = check_same_rows(w->layout, rows, where);
@@ -326,15 +327,28 @@ npyio_status npyio_writer_open_append_stream(npyio_stream *stream,
     return npyio__as_called(st, where);
 }
 
+npyio_status npyio__writer_open_append_path(const char *path,
+                                            const npyio_header *rows,
+                                            uint32_t flags,
+                                            const npyio_options *options,
+                                            const char *where,
+                                            npyio_writer **out)
+{
+    return open_append(true, path, NULL, rows, flags, options, where, out);
+}
+
 npyio_status npyio_writer_open_append_path(const char *path,
                                            const npyio_header *rows,
                                            uint32_t flags,
                                            const npyio_options *options,
                                            npyio_writer **out)
 {
-    return npyio__as_called(open_append(true, path, NULL, rows, flags, options,
-                                        "npyio_writer_open_append_path", out),
-                            "npyio_writer_open_append_path");
+    static const char where[] = "npyio_writer_open_append_path";
+
+    return npyio__as_called(npyio__writer_open_append_path(path, rows, flags,
+                                                           options, where,
+                                                           out),
+                            where);
 }
 
 /* A writer of the file at w->path, through a temporary and a rename, with
@@ -347,9 +361,9 @@ static npyio_status open_rewrite(npyio_writer *w, const npyio_header *grown,
     npyio_status st = npyio__options_from_mem(&w->mem, &o);
 
     if (st == NPYIO_OK)
-        st = npyio_writer_create_path(w->path, grown,
-                                    w->durable ? 0 : NPYIO_WRITE_NO_SYNC, o,
-                                    copy);
+        st = npyio__writer_create_path(w->path, grown,
+                                       w->durable ? 0 : NPYIO_WRITE_NO_SYNC,
+                                       o, "npyio_writer_close", copy);
     npyio_options_free(o);
     return st;
 }
@@ -388,11 +402,11 @@ static npyio_status rewrite_through_temporary(npyio_writer *w,
             st = npyio__fail(NPYIO_E_TRUNCATED, "the file shrank while "
                              "rows were appended");
         else
-            st = npyio_writer_write(copy, buf, want);
+            st = npyio__writer_write(copy, buf, want, "npyio_writer_close");
         done += want;
     }
     if (st == NPYIO_OK)
-        st = npyio_writer_close(copy);
+        st = npyio__writer_close(copy, "npyio_writer_close");
     else
         npyio_writer_abort(copy);
     npyio__free(buf);
@@ -481,7 +495,8 @@ static npyio_status finish_append(npyio_writer *w)
     /* Counted from the rows announced, not the bytes: rows of 0 bytes
      * ((k, 0) arrays) count too. */
     st = npyio__writer_with_rows(w, w->layout,
-                                 w->layout->shape[0] + w->rows_added, &grown);
+                                 w->layout->shape[0] + w->rows_added, where,
+                                 &grown);
     if (st == NPYIO_OK)
         st = write_grown_header(w, grown);
     if (st == NPYIO_OK)
@@ -525,7 +540,7 @@ static npyio_status open_in_place(bool by_path, const char *path,
     w->stream = stream;
     st = lock_target(w, by_path, path, flags, options, false, where);
     if (st == NPYIO_OK)
-        st = read_layout(w, options, where);
+        st = read_layout(w, options);
     if (st != NPYIO_OK) {
         npyio__writer_release(w);
         return st;

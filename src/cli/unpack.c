@@ -1,14 +1,18 @@
 /*
  * unpack.c - `npyio unpack FILE.npz DIR`: every .npy member to
  * DIR/<member file name>, byte for byte, checked (header, size, CRC-32)
- * before it is renamed into place. Built on the public API only.
+ * before it takes its place. Built on the public API only.
  *
  * An archive names its own files, so its names are hostile until shown
  * otherwise. Before anything is written the whole archive is refused
- * when a name could land outside DIR or two names collide, and every
- * folder on the way is opened with O_NOFOLLOW relative to the one before
- * (openat): a symbolic link planted in DIR is never followed, even one
- * that appears while we work.
+ * when a name could land outside DIR or two names collide, or a target
+ * is a folder or (without --force) a file. Each file is then written by
+ * the library's atomic replacement below DIR (npyio_stream_save_under):
+ * every folder on the way opened with O_NOFOLLOW relative to the one
+ * before, so a symbolic link planted in DIR is never followed, even one
+ * that appears while we work; an existing file refused at the commit
+ * itself without --force; no temporary of ours left by a failure or a
+ * kill.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _FILE_OFFSET_BITS 64
@@ -128,11 +132,11 @@ static int make_dir(const char *dir)
 }
 
 /* The folder of `name` under root, opened component by component with
- * O_NOFOLLOW (made when `create`); *base points at the file's own name.
- * Returns the folder's descriptor; -1 after a message; -2 when a folder
- * is missing and create is 0 (nothing there yet). */
+ * O_NOFOLLOW; *base points at the file's own name. Returns the folder's
+ * descriptor; -1 after a message; -2 when a folder is missing (nothing
+ * there yet). */
 static int open_folder(const char *shown, int root, const char *name,
-                       int create, const char **base)
+                       const char **base)
 {
     int fd = dup(root);
     const char *p = name, *slash;
@@ -146,14 +150,11 @@ static int open_folder(const char *shown, int root, const char *name,
             return cli_error(NULL, "out of memory"), -1;
         }
         next = openat(fd, part, DIR_FLAGS);
-        if (next < 0 && errno == ENOENT && create &&
-            (mkdirat(fd, part, 0777) == 0 || errno == EEXIST))
-            next = openat(fd, part, DIR_FLAGS);
         if (next < 0) {
             int e = errno;
 
             close(fd);
-            if (e == ENOENT && !create) {
+            if (e == ENOENT) {
                 free(part);
                 return -2;
             }
@@ -177,13 +178,14 @@ static int open_folder(const char *shown, int root, const char *name,
 }
 
 /* Before anything is written: every path can be made, and nothing is
- * replaced without --force. */
+ * replaced without --force. (The library refuses both again as it
+ * writes: this check only spares a half-unpacked archive.) */
 static int check_target(const cli_args *a, const char *shown, int root,
                         const char *name)
 {
     const char *base = NULL;
     struct stat info;
-    int fd = open_folder(shown, root, name, 0, &base), rc = 0;
+    int fd = open_folder(shown, root, name, &base), rc = 0;
 
     if (fd == -2)
         return 0;
@@ -203,98 +205,91 @@ static int check_target(const cli_args *a, const char *shown, int root,
 
 /* ---- writing one member ------------------------------------------------------------ */
 
-/* A new temporary file in folder fd; its name goes to tmp. */
-static int open_temporary(int fd, char tmp[64])
-{
-    static unsigned counter;
-    int out, tries;
+/* A member's stream seen through callbacks, so that each read moves the
+ * progress bar; a failed read keeps the library's message (the callback
+ * table can only say that the callback failed). */
+typedef struct counted_member {
+    npyio_stream *member;
+    cli_progress *bar;
+    uint64_t *done;
+    int failed;
+    char message[1024];
+} counted_member;
 
-    for (tries = 0; tries < 1000; tries++) {
-        snprintf(tmp, 64, ".npyio-unpack-%ld-%u.tmp", (long)getpid(),
-                 counter++);
-        out = openat(fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-                                  O_CLOEXEC, 0666);
-        if (out >= 0 || errno != EEXIST)
-            return out;
+static int counted_read(void *user, void *buf, size_t cap, size_t *got)
+{
+    counted_member *c = user;
+
+    if (npyio_stream_read(c->member, buf, cap, got) != NPYIO_OK) {
+        c->failed = 1;
+        snprintf(c->message, sizeof c->message, "%s", npyio_last_error());
+        return 1;
     }
-    return -1;
+    *c->done += *got;
+    cli_progress_update(c->bar, *c->done);
+    return 0;
 }
 
-/* The member's bytes (CRC checked at their end) into descriptor out. */
-static int copy_member(cli_input *in, size_t i, int out, unsigned char *buf,
-                       size_t cap, cli_progress *bar, uint64_t *done)
+/* The member's bytes (CRC checked at their end) saved as DIR/<name> by
+ * the library's atomic replacement: no link below DIR followed, no file
+ * replaced without --force (refused at the commit itself too), synced
+ * unless --no-sync; a failure or a kill leaves no temporary. */
+static int save_member(const cli_args *a, cli_input *in, size_t i,
+                       counted_member *c)
 {
-    npyio_stream *s = NULL;
-    size_t got = 0;
-    int rc = 0;
+    npyio_stream_ops ops = {sizeof ops, counted_read, NULL, NULL, NULL,
+                            NULL, NULL, NULL, NULL, NULL, NULL};
+    npyio_stream *source = NULL;
+    uint32_t flags = (a->force ? NPYIO_WRITE_REPLACE : 0) |
+                     (a->no_sync ? NPYIO_WRITE_NO_SYNC : 0);
+    npyio_status st;
 
-    if (npyio_stream_open_member(in->npz, i, &s) != NPYIO_OK)
+    if (npyio_stream_open_member(in->npz, i, &c->member) != NPYIO_OK)
         return cli_fail(in->name);
-    do {
-        if (npyio_stream_read(s, buf, cap, &got) != NPYIO_OK) {
-            rc = cli_fail(in->name);
-            break;
-        }
-        if (cli_write_all(out, buf, got) != 0) {
-            rc = cli_error(in->name, "writing %s: %s",
-                           cli_member_label(in, i), strerror(errno));
-            break;
-        }
-        *done += got;
-        cli_progress_update(bar, *done);
-    } while (got > 0);
-    npyio_stream_close(s);
-    return rc;
+    st = npyio_stream_open_ops(&ops, c, a->options, &source);
+    if (st == NPYIO_OK)
+        st = npyio_stream_save_under(source, a->files[1],
+                                     npyio_npz_name(in->npz, i), flags,
+                                     a->options);
+    if (st != NPYIO_OK && c->failed)
+        cli_fail_with(in->name, c->message);
+    npyio_stream_close(source);
+    npyio_stream_close(c->member);
+    return st == NPYIO_OK ? 0 : c->failed ? EXIT_INVALID : -1;
 }
 
-/* Into place: renamed over an old file with --force, else linked (which
- * refuses an existing name, even one made since the check). */
-static int commit(const cli_args *a, int fd, const char *tmp,
-                  const char *base)
+/* A member refused as it was written: a file that exists now (made since
+ * the check) or a link is said as the check says it; else the library's
+ * message (which starts with DIR/<name>). */
+static int refused(const cli_args *a, int root, const char *name)
 {
-    if (a->force)
-        return renameat(fd, tmp, fd, base);
-    if (linkat(fd, tmp, fd, base, 0) != 0)
-        return -1;
-    return unlinkat(fd, tmp, 0);
+    char why[1024], *path;
+
+    snprintf(why, sizeof why, "%s", npyio_last_error());
+    if (check_target(a, a->files[1], root, name) != 0)
+        return EXIT_INVALID;
+    path = malloc(strlen(a->files[1]) + strlen(name) + 2);
+    if (path == NULL)
+        return cli_error(NULL, "out of memory");
+    sprintf(path, "%s/%s", a->files[1], name);
+    cli_fail_with(path, why);
+    free(path);
+    return EXIT_INVALID;
 }
 
 static int unpack_member(const cli_args *a, cli_input *in, int root,
-                         size_t i, unsigned char *buf, size_t cap,
-                         cli_progress *bar, uint64_t *done)
+                         size_t i, cli_progress *bar, uint64_t *done)
 {
-    const char *name = npyio_npz_name(in->npz, i), *base = NULL;
-    char tmp[64];
-    int fd, out, rc;
+    counted_member c = {NULL, bar, done, 0, ""};
+    const char *name = npyio_npz_name(in->npz, i);
+    int rc = cli_open_member(in, i); /* its header */
 
-    rc = cli_open_member(in, i); /* its header */
     if (rc != 0)
         return rc;
-    fd = open_folder(a->files[1], root, name, 1, &base);
-    if (fd < 0)
-        return EXIT_INVALID;
-    out = open_temporary(fd, tmp);
-    if (out < 0) {
-        rc = cli_error(a->files[1], "a temporary file for '%s': %s", name,
-                       strerror(errno));
-        close(fd);
+    rc = save_member(a, in, i, &c);
+    if (rc != -1)
         return rc;
-    }
-    rc = copy_member(in, i, out, buf, cap, bar, done);
-    if (rc == 0 && !a->no_sync && fsync(out) != 0)
-        rc = cli_error(a->files[1], "'%s': %s", name, strerror(errno));
-    if (close(out) != 0 && rc == 0)
-        rc = cli_error(a->files[1], "'%s': %s", name, strerror(errno));
-    if (rc == 0 && commit(a, fd, tmp, base) != 0)
-        rc = cli_error(a->files[1], "'%s': %s", name,
-                       errno == EEXIST ? "exists (--force replaces it)"
-                                       : strerror(errno));
-    if (rc != 0)
-        unlinkat(fd, tmp, 0);
-    else if (!a->no_sync)
-        fsync(fd); /* the new name on disk (advice if it fails) */
-    close(fd);
-    return rc;
+    return refused(a, root, name);
 }
 
 /* ---- the command -------------------------------------------------------------------- */
@@ -335,8 +330,6 @@ static int unpack_archive(const cli_args *a, cli_input *in, int root,
                           const signed char *what, uint64_t total)
 {
     size_t i, n = npyio_npz_count(in->npz);
-    const size_t cap = (size_t)1 << 20;
-    unsigned char *buf;
     cli_progress bar;
     uint64_t done = 0;
     int rc = 0, skipped = 0;
@@ -358,16 +351,12 @@ static int unpack_archive(const cli_args *a, cli_input *in, int root,
             rc = check_target(a, a->files[1], root, npyio_npz_name(in->npz, i));
     if (rc != 0)
         return rc;
-    buf = malloc(cap);
-    if (buf == NULL)
-        return cli_error(NULL, "out of memory");
     cli_progress_start(&bar, "unpacking", total);
     for (i = 0; i < n; i++)
         if (what[i] == 1 &&
-            unpack_member(a, in, root, i, buf, cap, &bar, &done) != 0)
+            unpack_member(a, in, root, i, &bar, &done) != 0)
             rc = EXIT_INVALID;
     cli_progress_end(&bar);
-    free(buf);
     return rc != 0 || skipped ? EXIT_INVALID : 0;
 }
 

@@ -67,31 +67,9 @@ trap 'rm -f "$listing" "$symbols" "$layers"' EXIT
 if [ -n "$table" ]; then
     sh "$(dirname "$0")/check_layers.sh" --table "$table" >"$layers"
 fi
-nobjects=0
-for arg in "$@"; do
-    # Split on ';' only (paths may have blanks), without globbing.
-    old_ifs=$IFS
-    IFS=';'
-    set -f
-    for obj in $arg; do
-        IFS=$old_ifs
-        [ -n "$obj" ] || continue
-        if [ ! -f "$obj" ]; then
-            echo "check_layer_symbols.sh: no object $obj" >&2
-            exit 2
-        fi
-        # Not in a pipe: a failing nm must fail the check, not empty it.
-        if ! "${NM:-nm}" -P -g "$obj" >"$symbols"; then
-            echo "check_layer_symbols.sh: ${NM:-nm} failed on $obj" >&2
-            exit 2
-        fi
-        awk -v obj="$obj" 'NF >= 2 { print obj "\t" $1 "\t" $2 }' \
-            "$symbols" >>"$listing"
-        nobjects=$((nobjects + 1))
-    done
-    set +f
-    IFS=$old_ifs
-done
+# shellcheck source=nm_objects.sh source-path=SCRIPTDIR
+. "$(dirname "$0")/nm_objects.sh"
+nm_objects "$listing" "$symbols" "$@"
 
 awk -v table="$table" -v layers="$layers" -v allow="$allow" \
     -v nobjects="$nobjects" '

@@ -79,4 +79,4 @@ cmake -S "$top" -B "$build" -DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-$arch.c
 cmake --build "$build" -j"$(nproc)"
 # NPYIO_CROSS: what qemu-user cannot do (mount a tmpfs) is skipped, not
 # failed, although CI is set.
-NPYIO_CROSS=1 ctest --test-dir "$build" --output-on-failure
+NPYIO_CROSS=1 ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)"

@@ -34,6 +34,24 @@ static inline void path_in_dir(char *out, size_t cap, const char *name)
     snprintf(out, cap, "%s/%s", dir, name);
 }
 
+/* Entries of folder `path` whose names start with '.' (temporaries and
+ * look-alikes), "." and ".." left out; -1 if it cannot be listed. */
+static inline int scratch_hidden_entries(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 &&
+            strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
 static inline npyio_header *make_header(const char *type, int ndim,
                                  const int64_t *shape, int fortran)
 {

@@ -832,6 +832,69 @@ static void test_io_messages_name_the_called_function(void **state)
     free(file);
 }
 
+/* Calls made of other calls (the task calls, an archive member added by
+ * type, a native dtype): a failure inside names the call the caller made
+ * and no other, as the library calls its internal bodies, never its
+ * public functions that return a status (abi_internal_calls). */
+static void test_composite_calls_name_only_the_called_function(void **state)
+{
+    char path[] = "/tmp/npyio-test-error-XXXXXX";
+    static const char *const keys[] = {"a"}, *const types[] = {"<i4"};
+    static const int ndims[] = {1}, levels[] = {10};
+    static const int64_t shape[] = {-1}, one[] = {1};
+    static const int64_t *const shapes[] = {one};
+    const void *const data[] = {"abcd"};
+    static const size_t lens[] = {4};
+    npyio_npz_writer *npz = NULL;
+    npyio_dtype *dt = NULL;
+    void *out = NULL;
+    size_t len = 0;
+    int nd = 0, fd;
+    int64_t got[4];
+
+    (void)state;
+    /* npyio_save: its header is made as npyio_header_new makes one. */
+    assert_status(npyio_save("/tmp/npyio-test-unused.npy", "<i4", 1, shape,
+                             "", 0, 0, NULL), NPYIO_E_INVALID_ARG);
+    assert_named("npyio_save", "shape[0] is negative (-1)");
+    /* npyio_savez: members added as npyio_npz_writer_add adds them. */
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_status(npyio_savez(path, 1, keys, types, ndims, shapes, data,
+                              lens, levels, 0, NULL), NPYIO_E_INVALID_ARG);
+    assert_named("npyio_savez", "level 10: 0 stores, 1 to 9 deflate");
+    assert_ok(npyio_npz_writer_create_path(path, 0, NULL, &npz));
+    assert_status(npyio_npz_writer_add(npz, "a", "<i4", 1, one, "abcd", 4,
+                                       10, 0), NPYIO_E_INVALID_ARG);
+    assert_named("npyio_npz_writer_add", "level 10");
+    npyio_npz_writer_abort(npz);
+    unlink(path);
+    /* npyio_savez_append and npyio_append open what is not there. */
+    assert_status(npyio_savez_append(path, "a", "<i4", 1, one, "abcd", 4, 0,
+                                     0, NULL), NPYIO_E_NOT_FOUND);
+    assert_called("npyio_savez_append", path, "No such file");
+    assert_status(npyio_append(path, "<i4", 1, one, "abcd", 4, 0, NULL),
+                  NPYIO_E_NOT_FOUND);
+    assert_called("npyio_append", path, "No such file");
+    /* npyio_load reads the whole array as the reader's read_alloc does. */
+    assert_status(npyio_load(NPYIO_TEST_DATA_DIR "/arrays/object_mixed.npy",
+                             NULL, &out, &len, NULL, 0, &nd, got, 4),
+                  NPYIO_E_UNSUPPORTED);
+    /* (The advice names npyio_reader_read_pickle: no call made.) */
+    assert_string_equal(npyio_last_error(),
+                        "npyio_load: " NPYIO_TEST_DATA_DIR
+                        "/arrays/object_mixed.npy: the array holds Python "
+                        "objects, stored as a pickle, which libnpyio never "
+                        "unpickles (npyio_reader_read_pickle gives the raw "
+                        "bytes)");
+    /* npyio_dtype_new_native names itself, not npyio_dtype_new_byteorder
+     * (it was a call of that public function). */
+    assert_status(npyio_dtype_new_native(NULL, &dt), NPYIO_E_INVALID_ARG);
+    assert_named("npyio_dtype_new_native", "dtype");
+    assert_null(dt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -845,6 +908,7 @@ int main(void)
         cmocka_unit_test(test_success_keeps_the_message),
         cmocka_unit_test(test_messages_name_the_called_function),
         cmocka_unit_test(test_io_messages_name_the_called_function),
+        cmocka_unit_test(test_composite_calls_name_only_the_called_function),
         cmocka_unit_test(test_not_a_directory_is_not_found),
     };
 

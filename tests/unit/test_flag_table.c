@@ -28,7 +28,7 @@ static const struct {
     FLAG(NPYIO_WRITE_WAIT_FOR_LOCK), FLAG(NPYIO_MAP_WRITE),
     FLAG(NPYIO_MAP_SPARSE),          FLAG(NPYIO_NPZ_WRITE_NO_ALIGN),
     FLAG(NPYIO_RECORD_ALIGNED),      FLAG(NPYIO_STREAM_READ),
-    FLAG(NPYIO_STREAM_WRITE),
+    FLAG(NPYIO_STREAM_WRITE),        FLAG(NPYIO_WRITE_REPLACE),
 #undef FLAG
 };
 
@@ -260,6 +260,19 @@ static npyio_status call_stream_open_path(uint32_t f)
     return st;
 }
 
+/* The bytes of a memory stream saved as fresh.npy below the scratch
+ * folder. */
+static npyio_status call_stream_save_under(uint32_t f)
+{
+    npyio_stream *s = NULL;
+    npyio_status st;
+
+    assert_ok(npyio_stream_open_memory(d, sizeof d, NULL, &s));
+    st = npyio_stream_save_under(s, dir, "fresh.npy", f, NULL);
+    npyio_stream_close(s);
+    return st;
+}
+
 /* The conversions: npyio_load_as, and on an archive opened once,
  * npyio_npz_load_as; npyio_reader_set_type on a fresh reader. */
 static npyio_status call_load_as(uint32_t f)
@@ -415,6 +428,7 @@ static const flag_call table[] = {
     FLAG_CALL(map_open_path, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(map_create_path, NPYIO_WRITE_NO_SYNC | NPYIO_MAP_SPARSE),
     FLAG_CALL(stream_open_path, NPYIO_STREAM_READ | NPYIO_STREAM_WRITE),
+    FLAG_CALL(stream_save_under, NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_REPLACE),
     FLAG_CALL(load_as, NPYIO_READ_CAST_SAME_KIND | NPYIO_READ_CAST_UNSAFE),
     FLAG_CALL(npz_load_as,
               NPYIO_READ_CAST_SAME_KIND | NPYIO_READ_CAST_UNSAFE),

@@ -27,6 +27,7 @@
 #include "testutil.h"
 #include "scratch.h"
 #include "kill_writer.h"
+#include "no_unnamed.h"
 #include "platform.h"
 
 /* nobody:nogroup, an owner other than the (root) caller. */
@@ -67,17 +68,7 @@ static void assert_text_is(const char *path, const char *text)
 /* Hidden entries of the test directory (temporaries and look-alikes). */
 static int hidden_entries(void)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 &&
-            strcmp(e->d_name, "..") != 0)
-            n++;
-    closedir(d);
-    return n;
+    return scratch_hidden_entries(dir);
 }
 
 /* Does this directory have unnamed files (O_TMPFILE)? */
@@ -110,21 +101,6 @@ static pid_t dead_pid(void)
 
 /* ---- saving, through an unnamed or a named temporary ---------------------- */
 
-/* The hook fails the next "open", the unnamed file's (the first a save
- * makes), so that the save falls back to a named temporary, as on a
- * system without O_TMPFILE. */
-static int fail_next_open;
-
-static int no_unnamed_files(void *ctx, const char *call)
-{
-    (void)ctx;
-    if (fail_next_open && strcmp(call, "open") == 0) {
-        fail_next_open = 0;
-        return EOPNOTSUPP;
-    }
-    return 0;
-}
-
 /* For a child process, which sets its own copy. */
 static void fail_the_next_open(void)
 {
@@ -145,16 +121,6 @@ static npyio_status save_with(const char *path, int32_t v,
 static npyio_status save(const char *path, int32_t v)
 {
     return save_with(path, v, NULL);
-}
-
-/* Options whose OS fault hook takes unnamed files away. */
-static npyio_options *without_unnamed_files(void)
-{
-    npyio_options *o = NULL;
-
-    assert_ok(npyio_options_new(&o));
-    npyio__options_set_faults(o, no_unnamed_files, NULL);
-    return o;
 }
 
 /* The same through a named temporary. */

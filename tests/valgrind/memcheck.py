@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Run the tests of some ctest labels under valgrind's memcheck.
 
-    memcheck.py BUILD_DIR [-L LABEL]... [-E REGEX]
+    memcheck.py BUILD_DIR [-L LABEL]... [-E REGEX] [-j JOBS]
 
 Each test whose command is one of our programs (an executable of the build) runs as
 ctest would run it (its command line, its working directory, its
@@ -17,6 +17,7 @@ their EMULATOR argument instead, see .ci/run). Prints one line per test
 and a summary; exits 1 if any test failed.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -92,49 +93,69 @@ def properties(test):
     return {p["name"]: p["value"] for p in test.get("properties", [])}
 
 
+def plan(test, build):
+    """None and a skip line, or the test's run: (name, argv, cwd, env,
+    its properties)."""
+    name, command = test["name"], test.get("command", [])
+    props = properties(test)
+    if not command or not is_ours(command[0], build):
+        return None, "skip %-28s a script (%s): %s" % (
+            name, os.path.basename(command[0]) if command else "none",
+            SCRIPTS.get(name, "not one of our programs"))
+    if name in NOT_UNDER_VALGRIND:
+        return None, "skip %-28s %s" % (name, NOT_UNDER_VALGRIND[name])
+    env = dict(os.environ)
+    # Tests that check the hardware's rounding skip what valgrind's
+    # emulation rounds otherwise (test_cast: a 64-bit integer to float
+    # goes through a double under valgrind, rounding twice).
+    env["NPYIO_UNDER_VALGRIND"] = "1"
+    for item in props.get("ENVIRONMENT", []):
+        key, _, value = item.partition("=")
+        env[key] = value
+    cwd = props.get("WORKING_DIRECTORY", os.path.join(build, "tests"))
+    return (name, VALGRIND + OPTIONS.get(name, []) + command, cwd, env,
+            props), None
+
+
+def run_one(run):
+    """Run one planned test: its result line, and its output if it
+    failed."""
+    name, argv, cwd, env, props = run
+    start = time.time()
+    r = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
+    ok = r.returncode == 0 or (
+        r.returncode != 99 and "SKIP_RETURN_CODE" in props and
+        r.returncode == int(props["SKIP_RETURN_CODE"]))
+    line = "%s %-28s %.1f s" % ("ok  " if ok else "FAIL", name,
+                                time.time() - start)
+    output = "" if ok else (r.stdout.decode(errors="replace")[-3000:] +
+                            r.stderr.decode(errors="replace")[-6000:])
+    return ok, line, output
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("-L", dest="labels", action="append", default=[])
     ap.add_argument("-E", dest="exclude", default="")
+    # Tests run side by side, as ctest --parallel runs them.
+    ap.add_argument("-j", dest="jobs", type=int, default=1)
     args = ap.parse_args()
-    failed = ran = 0
+    runs = []
     for test in tests_of(args.build, args.labels, args.exclude):
-        name, command = test["name"], test.get("command", [])
-        props = properties(test)
-        if not command or not is_ours(command[0], args.build):
-            print("skip %-28s a script (%s): %s" % (
-                name, os.path.basename(command[0]) if command else "none",
-                SCRIPTS.get(name, "not one of our programs")))
-            continue
-        if name in NOT_UNDER_VALGRIND:
-            print("skip %-28s %s" % (name, NOT_UNDER_VALGRIND[name]))
-            continue
-        env = dict(os.environ)
-        # Tests that check the hardware's rounding skip what valgrind's
-        # emulation rounds otherwise (test_cast: a 64-bit integer to float
-        # goes through a double under valgrind, rounding twice).
-        env["NPYIO_UNDER_VALGRIND"] = "1"
-        for item in props.get("ENVIRONMENT", []):
-            key, _, value = item.partition("=")
-            env[key] = value
-        start = time.time()
-        r = subprocess.run(VALGRIND + OPTIONS.get(name, []) + command,
-                           cwd=props.get(
-                               "WORKING_DIRECTORY",
-                               os.path.join(args.build, "tests")),
-                           env=env, capture_output=True)
-        ran += 1
-        ok = r.returncode == 0 or (
-            r.returncode != 99 and "SKIP_RETURN_CODE" in props and
-            r.returncode == int(props["SKIP_RETURN_CODE"]))
-        print("%s %-28s %.1f s" % ("ok  " if ok else "FAIL", name,
-                                   time.time() - start))
-        if not ok:
-            failed += 1
-            sys.stdout.write(r.stdout.decode(errors="replace")[-3000:])
-            sys.stdout.write(r.stderr.decode(errors="replace")[-6000:])
-    print("valgrind: %d tests run, %d failed" % (ran, failed))
+        run, skip = plan(test, args.build)
+        if skip is not None:
+            print(skip)
+        else:
+            runs.append(run)
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        for ok, line, output in pool.map(run_one, runs):
+            print(line)
+            sys.stdout.write(output)
+            sys.stdout.flush()
+            failed += not ok
+    print("valgrind: %d tests run, %d failed" % (len(runs), failed))
     return 1 if failed else 0
 
 
