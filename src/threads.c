@@ -1,8 +1,10 @@
 /*
  * threads.c - work cut into jobs, run on a few threads (POSIX threads):
- * for deflating an archive member's blocks at once, and for loads cut
- * into parts (reader_parallel.c). No lock is shared
- * between jobs: each claims the next index with one atomic add.
+ * for deflating an archive member's blocks at once, inflating an indexed
+ * member's, and reads cut into parts (stream.c's read in parts); and the
+ * thread policy, the one place that says how many threads a call gets
+ * (npyio__thread_count). No lock is shared between jobs: each claims the
+ * next index with one atomic add.
  */
 #include "threads.h"
 
