@@ -756,10 +756,15 @@ typedef int32_t npyio_limit;
  *    with the elements before it in the buffer (npyio_reader_read: what
  *    lies after it is not specified). An allocator's callbacks are called
  *    on the caller's thread only.
- *  - whole reads of a stored archive member (npyio_npz_load(),
- *    npyio_reader_read_alloc() of a member, ...) read 4 MiB parts on that
- *    many threads and combine their CRC-32s; a deflated member with a
- *    block index (below) inflates its blocks on that many threads.
+ *  - whole reads of a stored archive member of an archive with
+ *    positioned reads (npyio_npz_load(), npyio_reader_read_alloc() of a
+ *    member, ...) are cut the same way, each part's CRC-32 computed by its
+ *    thread and the parts' combined and checked; the parts are converted
+ *    by their threads too (byte order, npyio_reader_set_type's
+ *    conversion; since 1.1: before, the conversion ran on the caller's
+ *    thread), except Fortran to C order, which a member does on the
+ *    caller's thread. A deflated member with a block index (below)
+ *    inflates its blocks on that many threads.
  * Everything else runs on the caller's thread: saves (they write the
  * caller's bytes as they are), chunked and row reads, and reads of
  * streams without pread (pipes). Default 1: no thread is started. At most

@@ -607,43 +607,46 @@ npyio_status npyio__npz_member_source(const npyio_npz *npz, size_t index,
 
 /* ---- members ------------------------------------------------------------------- */
 
-static npyio_status open_member(npyio_npz *npz, size_t index,
-                                const char *where, npyio_stream **out)
+/* A live archive, a member of it, and somewhere to put what is opened. */
+static npyio_status check_open(const npyio_npz *npz, size_t index,
+                               const char *where, const void *out)
 {
     npyio_status st = check_index(npz, index, where);
 
     if (st == NPYIO_OK && out == NULL)
         st = npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
-    if (st != NPYIO_OK)
-        return st;
+    return st;
+}
+
+/* The stream of member index, of a checked index: the member's own facts
+ * (check_member) are checked here, once per open. */
+static npyio_status member_stream(npyio_npz *npz, size_t index,
+                                  npyio_stream **out)
+{
+    npyio_status st = check_member(npz, index);
+
     *out = NULL;
-    st = check_member(npz, index);
     if (st == NPYIO_OK)
         st = npyio__member_open(npz->stream, &npz->dir.entries[index],
                                 false, npz->options, out);
     return st;
 }
 
-/* Read member index whole to learn whether its bytes are damaged: a
+/* Whether the bytes of member index, in its stream s, are damaged: a
  * CRC-32 that does not match, deflate data that does not inflate, or a
- * deflate stream that ends early. Damage is the failure, said once:
- * "member 'b.npy' of ARCHIVE is damaged (its CRC-32 is ...)" (the
- * archive named when it was opened from a path). NPYIO_OK if the
- * member is whole; other failures (refused members, I/O, memory) as
- * they come. */
-static npyio_status check_damage(npyio_npz *npz, size_t index)
+ * deflate stream that ends early, as far as earlier reads of s found or
+ * s read on to its end finds (npyio__member_verify: a failed read's bytes
+ * are not read again). Damage is the failure, said once: "member 'b.npy'
+ * of ARCHIVE is damaged (its CRC-32 is ...)" (the archive named when it
+ * was opened from a path). NPYIO_OK if the member is whole; other
+ * failures (I/O, memory) as they come. */
+static npyio_status stream_damage(const npyio_npz *npz, size_t index,
+                                  npyio_stream *s)
 {
     const npyio__zip_entry *e = &npz->dir.entries[index];
-    npyio_stream *s = NULL;
     char why[160], shown[96];
-    npyio_status st = check_member(npz, index);
+    npyio_status st = npyio__member_verify(s, why, sizeof why);
 
-    if (st == NPYIO_OK)
-        st = npyio__member_open(npz->stream, e, false, npz->options, &s);
-    if (st != NPYIO_OK)
-        return st;
-    st = npyio__member_verify(s, why, sizeof why);
-    npyio__stream_close(s);
     if (st == NPYIO_OK || why[0] == '\0')
         return st;
     return npyio__fail(st, "member '%s'%s%s is damaged (%s)",
@@ -651,6 +654,20 @@ static npyio_status check_damage(npyio_npz *npz, size_t index)
                                    sizeof shown),
                        npz->path != NULL ? " of " : "",
                        npz->path != NULL ? npz->path : "", why);
+}
+
+/* Member index read whole to learn whether its bytes are damaged
+ * (npyio_npz_verify): refused members and the failures of stream_damage
+ * as they come. */
+static npyio_status check_damage(npyio_npz *npz, size_t index)
+{
+    npyio_stream *s = NULL;
+    npyio_status st = member_stream(npz, index, &s);
+
+    if (st == NPYIO_OK)
+        st = stream_damage(npz, index, s);
+    npyio__stream_close(s);
+    return st;
 }
 
 static bool may_be_damage(npyio_status st)
@@ -663,14 +680,15 @@ static bool may_be_damage(npyio_status st)
            st == NPYIO_E_LIMIT;
 }
 
-/* A member's reader failed with st. If the member's bytes are damaged,
- * that is the failure to report: the reader's complaint ("not an .npy
- * file: it starts with 93 4e 55 ...", "it inflates to only 3355 bytes")
- * was its symptom, as NumPy reports the CRC (zipfile checks it before
- * np.load parses). Else st, with its message as it was, and *named
- * false. */
+/* A reader of member index failed with st, reading its stream s. If the
+ * member's bytes are damaged, that is the failure to report: the
+ * reader's complaint ("not an .npy file: it starts with 93 4e 55 ...",
+ * "it inflates to only 3355 bytes") was its symptom, as NumPy reports
+ * the CRC (zipfile checks it before np.load parses). Else st, with its
+ * message as it was, and *named false. */
 static npyio_status damage_instead(npyio_npz *npz, size_t index,
-                                   npyio_status st, bool *named)
+                                   npyio_stream *s, npyio_status st,
+                                   bool *named)
 {
     npyio__saved_message saved;
     npyio_status damage;
@@ -679,7 +697,7 @@ static npyio_status damage_instead(npyio_npz *npz, size_t index,
     if (!may_be_damage(st))
         return st;
     npyio__message_save(&saved);
-    damage = check_damage(npz, index);
+    damage = stream_damage(npz, index, s);
     if (damage == NPYIO_E_CHECKSUM || damage == NPYIO_E_FORMAT ||
         damage == NPYIO_E_TRUNCATED) {
         *named = true;
@@ -692,7 +710,10 @@ static npyio_status damage_instead(npyio_npz *npz, size_t index,
 static npyio_status npz_open_member_body(npyio_npz *npz, size_t index,
                                          npyio_stream **out)
 {
-    return open_member(npz, index, "npyio_stream_open_member", out);
+    npyio_status st = check_open(npz, index, "npyio_stream_open_member",
+                                 out);
+
+    return st == NPYIO_OK ? member_stream(npz, index, out) : st;
 }
 
 npyio_status npyio_stream_open_member(npyio_npz *npz, size_t index,
@@ -710,24 +731,25 @@ typedef enum reader_failure {
     READER_FAILED    /* the reader's own failure: the caller names it */
 } reader_failure;
 
-/* A reader of member index. */
+/* A reader of member index (of a checked index) on the member's stream,
+ * opened here once and handed to the reader: *s, the caller's to close
+ * after the reader (NULL on failure). */
 static npyio_status open_reader(npyio_npz *npz, size_t index,
-                                const char *where, npyio_reader **out,
-                                reader_failure *how)
+                                const char *where, npyio_stream **s,
+                                npyio_reader **out, reader_failure *how)
 {
-    npyio_stream *s = NULL;
     bool damaged = false;
-    npyio_status st;
+    npyio_status st = member_stream(npz, index, s);
 
     *how = REFUSED;
-    if (out != NULL)
-        *out = NULL;
-    st = open_member(npz, index, where, out != NULL ? &s : NULL);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__reader_adopt(s, npz->options, where, out);
-    if (st != NPYIO_OK)
-        st = damage_instead(npz, index, st, &damaged);
+    st = npyio__reader_open_on(*s, npz->options, where, out);
+    if (st != NPYIO_OK) {
+        st = damage_instead(npz, index, *s, st, &damaged);
+        npyio__stream_close(*s);
+        *s = NULL;
+    }
     *how = st == NPYIO_OK ? READER_OPENED : damaged ? DAMAGED : READER_FAILED;
     return st;
 }
@@ -735,11 +757,20 @@ static npyio_status open_reader(npyio_npz *npz, size_t index,
 static npyio_status npz_open_reader_body(npyio_npz *npz, size_t index,
                                          npyio_reader **out)
 {
+    static const char where[] = "npyio_reader_open_member";
+    npyio_stream *s = NULL;
     char label[128];
     reader_failure how;
-    npyio_status st = open_reader(npz, index, "npyio_reader_open_member", out,
-                                  &how);
+    npyio_status st;
 
+    if (out != NULL)
+        *out = NULL;
+    st = check_open(npz, index, where, out);
+    if (st != NPYIO_OK)
+        return st;
+    st = open_reader(npz, index, where, &s, out, &how);
+    if (st == NPYIO_OK)
+        npyio__reader_take_stream(*out);
     if (how == READER_FAILED)
         st = npyio__with_context(st, member_label(&npz->dir.entries[index],
                                                   index, label,
@@ -803,20 +834,13 @@ npyio_status npyio_npz_verify(npyio_npz *npz, size_t index)
     return npyio__as_called(npz_verify_body(npz, index), "npyio_npz_verify");
 }
 
-/* Member index read whole in one call (npyio__reader_load_as), with
- * `type` (NULL: as stored). Failures name the member once: damage as
- * damage ("member 'b.npy' of PATH is damaged"), else the member's label
- * in front. */
-static npyio_status load_member(npyio_npz *npz, size_t index,
-                                const char *type, uint32_t flags,
-                                const char *where, void **data, size_t *len,
-                                char *type_out, size_t type_cap, int *ndim,
-                                int64_t *shape, size_t shape_cap)
+/* The arguments of a one-call load, checked before the member is. */
+static npyio_status check_load(const npyio_npz *npz, size_t index,
+                               uint32_t flags, const char *where,
+                               void **data, size_t *len, char *type_out,
+                               size_t type_cap, int *ndim, int64_t *shape,
+                               size_t shape_cap)
 {
-    npyio_reader *r = NULL;
-    char label[128];
-    reader_failure how;
-    bool damaged = false;
     npyio_status st = npyio__check_load_outputs(data, len, ndim, shape,
                                                 shape_cap, where);
 
@@ -825,21 +849,44 @@ static npyio_status load_member(npyio_npz *npz, size_t index,
     if (st == NPYIO_OK)
         st = npyio__check_flags(flags, NPYIO_READ_CAST_SAME_KIND |
                                 NPYIO_READ_CAST_UNSAFE, where);
-    if (st == NPYIO_OK)
-        st = check_index(npz, index, where);
+    return st == NPYIO_OK ? check_index(npz, index, where) : st;
+}
+
+/*
+ * Member index read whole in one call (npyio__reader_load_as), with
+ * `type` (NULL: as stored): the arguments, the index and the member
+ * checked once, its stream opened once and handed to the reader, and
+ * after a failed read the same stream asked whether the member is
+ * damaged. Failures name the member once: damage as damage ("member
+ * 'b.npy' of PATH is damaged"), else the member's label in front.
+ */
+static npyio_status load_member(npyio_npz *npz, size_t index,
+                                const char *type, uint32_t flags,
+                                const char *where, void **data, size_t *len,
+                                char *type_out, size_t type_cap, int *ndim,
+                                int64_t *shape, size_t shape_cap)
+{
+    npyio_stream *s = NULL;
+    npyio_reader *r = NULL;
+    char label[128];
+    reader_failure how;
+    bool damaged = false;
+    npyio_status st = check_load(npz, index, flags, where, data, len,
+                                 type_out, type_cap, ndim, shape, shape_cap);
+
     if (st != NPYIO_OK)
         return st;
-    st = open_reader(npz, index, where, &r, &how);
+    st = open_reader(npz, index, where, &s, &r, &how);
     member_label(&npz->dir.entries[index], index, label, sizeof label);
-    if (how == READER_OPENED) {
-        st = npyio__reader_load_as(r, type, flags, label, where, data, len,
-                                   type_out, type_cap, ndim, shape,
-                                   shape_cap);
-        if (st != NPYIO_OK)
-            st = damage_instead(npz, index, st, &damaged);
-    } else if (how == READER_FAILED) {
-        st = npyio__with_context(st, label);
-    }
+    if (how == READER_FAILED)
+        return npyio__with_context(st, label);
+    if (how != READER_OPENED)
+        return st;
+    st = npyio__reader_load_as(r, type, flags, label, where, data, len,
+                               type_out, type_cap, ndim, shape, shape_cap);
+    if (st != NPYIO_OK)
+        st = damage_instead(npz, index, s, st, &damaged);
+    npyio__stream_close(s); /* a member's close cannot fail */
     return st;
 }
 

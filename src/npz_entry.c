@@ -674,13 +674,14 @@ npyio_status npyio__npz_entry_open(npyio_npz_writer *w, char *name,
     e->committed = true; /* nothing to undo until the entry is open */
     npyio__stream_set_position(*out, 0, true);
     npyio__npz_names_add(&w->names, name); /* the archive owns it now */
-    /* Several threads for a deflated member of known length. */
+    /* Several threads for a deflated member of known length: the thread
+     * policy's count for work of a size not known here (the blocks, and
+     * so the bytes written, are the same on any count above 1). */
     e->threads = 1;
-    if (level != 0 && head_len == 0 && !raw) {
-        int64_t limit = npyio__limit(w->options, NPYIO_LIMIT_THREADS);
-
-        e->threads = limit > 64 ? 64u : limit < 1 ? 1u : (unsigned)limit;
-    }
+    if (level != 0 && head_len == 0 && !raw)
+        e->threads = npyio__thread_count(
+            npyio__limit(w->options, NPYIO_LIMIT_THREADS),
+            NPYIO__WORK_UNKNOWN, true);
     if (head_len > 0)
         st = npyio__alloc(&w->mem, head_len, "a member header",
                           (void **)&e->first);

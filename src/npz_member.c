@@ -27,10 +27,6 @@
 #define SKIP_BYTES ((size_t)64 << 10)
 /* Stored data read while its CRC runs: in blocks that stay in L2. */
 #define CRC_BLOCK ((size_t)256 << 10)
-/* A whole read on several threads: parts of this size, each read with
- * positioned reads and its CRC-32 computed, then combined in order. */
-#define PART_BYTES ((size_t)4 << 20)
-#define MAX_PARTS_THREADS 64
 
 typedef struct member_state {
     npyio_stream *archive; /* borrowed */
@@ -39,7 +35,7 @@ typedef struct member_state {
     uint64_t pos;          /* in the uncompressed bytes */
     uint64_t crc_pos;      /* the CRC covers [0, crc_pos) */
     uint32_t crc;
-    unsigned threads;      /* NPYIO_LIMIT_THREADS, 1..64 */
+    int64_t thread_limit;  /* NPYIO_LIMIT_THREADS, for npyio__thread_count */
     npyio_status failed;   /* a checksum or format failure, repeated */
     char why[160];         /* its reason, without the member's name */
     /* deflated members */
@@ -102,155 +98,160 @@ static npyio_status crc_over(member_state *m, const unsigned char *buf,
 
 /* ---- stored ------------------------------------------------------------------ */
 
-/* One part of a read on several threads: its bytes, its CRC-32, and its
- * failure (the message kept here: each thread has its own). */
-typedef struct stored_part {
-    size_t at, len, got;
-    uint32_t crc;
-    npyio_status st;
-    char message[256];
-} stored_part;
-
-typedef struct stored_parts {
-    member_state *m;
-    unsigned char *buf;
-    int64_t offset; /* of buf[0] in the member */
-    stored_part *parts;
-} stored_parts;
-
-static void stored_part_job(void *ctx, size_t index)
+/*
+ * want bytes of the member at `offset`, read from the archive: where they
+ * reach the end of what a sum covers (*sum_at: the member's CRC, or one
+ * part's of a read in parts) in blocks that stay in L2, each added to
+ * *sum while it is still in cache. *got is short only where the archive
+ * ends. Changes nothing of m: parts run it on several threads at once.
+ */
+static npyio_status stored_span(const member_state *m, unsigned char *buf,
+                                size_t want, uint64_t offset,
+                                uint64_t *sum_at, uint32_t *sum, size_t *got)
 {
-    stored_parts *sp = ctx;
-    stored_part *p = &sp->parts[index];
-    uint32_t crc = 0;
+    npyio_status st = NPYIO_OK;
 
-    p->st = NPYIO_OK;
-    while (p->st == NPYIO_OK && p->got < p->len) {
-        size_t step = p->len - p->got < CRC_BLOCK ? p->len - p->got
-                                                  : CRC_BLOCK, n = 0;
-        unsigned char *at = sp->buf + p->at + p->got;
+    *got = 0;
+    while (st == NPYIO_OK && *got < want) {
+        uint64_t at = offset + *got;
+        size_t step = want - *got, n = 0;
 
-        p->st = npyio__stream_read_at(sp->m->archive, at, step,
-                                      sp->m->entry.data_offset + sp->offset +
-                                          (int64_t)(p->at + p->got),
-                                      &n, "member data");
-        if (p->st == NPYIO_OK && n < step)
-            p->st = NPYIO_E_TRUNCATED;
-        crc = npyio__crc32(crc, at, n);
-        p->got += n;
-    }
-    if (p->st != NPYIO_OK && p->st != NPYIO_E_TRUNCATED)
-        snprintf(p->message, sizeof p->message, "%s", npyio_last_error());
-    p->crc = crc;
-}
+        if (at <= *sum_at && step > CRC_BLOCK)
+            step = CRC_BLOCK;
+        st = npyio__stream_read_at(m->archive, buf + *got, step,
+                                   m->entry.data_offset + (int64_t)at, &n,
+                                   "member data");
+        if (st == NPYIO_OK && at <= *sum_at && at + n > *sum_at) {
+            size_t skip = (size_t)(*sum_at - at);
 
-/* The parts' outcome, in order: their CRCs combined and checked as one
- * thread would, or the first failure as one thread would report it. */
-static npyio_status stored_parts_end(stored_parts *sp, size_t count,
-                                     size_t *got)
-{
-    member_state *m = sp->m;
-    uint32_t crc = 0;
-    size_t i, total = 0;
-
-    for (i = 0; i < count; i++) {
-        stored_part *p = &sp->parts[i];
-
-        if (p->st == NPYIO_E_TRUNCATED) {
-            *got = p->at;
-            return member_fail(m, NPYIO_E_TRUNCATED, "the archive ends "
-                               "inside it (was it cut short after it was "
-                               "opened?)");
+            *sum = npyio__crc32(*sum, buf + *got + skip, n - skip);
+            *sum_at = at + n;
         }
-        if (p->st != NPYIO_OK) {
-            *got = p->at;
-            return npyio__fail(p->st, "%s", p->message);
-        }
-        crc = npyio__crc32_combine(crc, p->crc, p->len);
-        total += p->len;
+        *got += n;
+        if (n < step)
+            break;
     }
-    *got = total;
-    m->crc = npyio__crc32_combine(m->crc, crc, total);
-    m->crc_pos += total;
-    return crc_over(m, sp->buf, 0, m->crc_pos);
-}
-
-/* A read of `want` bytes at the start of what the CRC has not covered,
- * on the member's threads. */
-static npyio_status stored_parallel(member_state *m, void *buf, size_t want,
-                                    int64_t offset, size_t *got)
-{
-    size_t count = (want + PART_BYTES - 1) / PART_BYTES, i;
-    stored_parts sp = {m, buf, offset, NULL};
-    npyio_status st = npyio__alloc_array(&m->mem, count, sizeof *sp.parts,
-                                         "read parts", (void **)&sp.parts);
-
-    if (st != NPYIO_OK)
-        return st;
-    for (i = 0; i < count; i++) {
-        sp.parts[i].at = i * PART_BYTES;
-        sp.parts[i].len = want - i * PART_BYTES < PART_BYTES
-                              ? want - i * PART_BYTES
-                              : PART_BYTES;
-        sp.parts[i].got = 0;
-    }
-    npyio__run_parallel(count, m->threads, stored_part_job, &sp);
-    st = stored_parts_end(&sp, count, got);
-    npyio__free(sp.parts);
     return st;
 }
 
-/* Worth several threads: a large read where the CRC starts, through
- * positioned reads that threads may share. */
-static bool stored_goes_parallel(const member_state *m, size_t want,
-                                 int64_t offset)
+/* The bytes of a read of cap at offset that lie in the member. */
+static size_t stored_want(const member_state *m, size_t cap, int64_t offset)
 {
-    return m->threads > 1 && want >= 2 * PART_BYTES &&
-           (uint64_t)offset == m->crc_pos &&
-           npyio__stream_has_pread(m->archive);
+    uint64_t left = (uint64_t)offset < m->entry.usize
+                        ? m->entry.usize - (uint64_t)offset
+                        : 0;
+
+    return (uint64_t)cap < left ? cap : (size_t)left;
+}
+
+/* The parts of a read in parts, read whole, taken as the member's own
+ * reads where they continue its CRC, in order, and agree with the
+ * directory if they end the member; else nothing is taken (the bytes are
+ * read again in order, which reports what is wrong as one thread does). */
+static bool stored_parts_done(void *state, const npyio__stream_part *parts,
+                              size_t count)
+{
+    member_state *m = state;
+    uint64_t at = m->crc_pos;
+    uint32_t crc = m->crc;
+    size_t k;
+
+    for (k = 0; k < count; k++) {
+        if ((uint64_t)parts[k].start != at || parts[k].summed != parts[k].len)
+            return false;
+        crc = npyio__crc32_combine(crc, parts[k].sum, parts[k].len);
+        at += parts[k].len;
+    }
+    if (at == m->entry.usize && crc != m->entry.crc)
+        return false;
+    m->crc = crc;
+    m->crc_pos = at;
+    return true;
+}
+
+/* A read of the member on several threads: its buffer and first byte. */
+typedef struct stored_job {
+    const member_state *m;
+    unsigned char *buf;
+    int64_t offset;
+} stored_job;
+
+static void stored_part_job(void *ctx, size_t k, npyio__stream_part *part)
+{
+    const stored_job *j = ctx;
+    uint64_t sum_at = (uint64_t)part->start;
+    size_t got = 0;
+
+    (void)k;
+    part->status = stored_span(j->m, j->buf + (part->start - j->offset),
+                               (size_t)part->len, (uint64_t)part->start,
+                               &sum_at, &part->sum, &got);
+    part->summed = sum_at - (uint64_t)part->start;
+    if (part->status == NPYIO_OK && got < part->len)
+        part->status = NPYIO_E_TRUNCATED;
+}
+
+/* A read of `want` bytes where the CRC ends, on the threads the thread
+ * policy gives (the archive's read in parts). False: read it on one
+ * thread (nothing was taken). */
+static bool stored_parallel(member_state *m, unsigned char *buf, size_t want,
+                            int64_t offset)
+{
+    stored_job job = {m, buf, offset};
+    npyio__stream_parts parts;
+    unsigned threads = npyio__thread_count(
+        m->thread_limit, want, npyio__stream_has_pread(m->archive));
+
+    if (threads < 2 || (uint64_t)offset != m->crc_pos)
+        return false;
+    npyio__stream_parts_cut(&parts, m->archive, offset, want, 1, threads);
+    return parts.count > 1 &&
+           npyio__stream_read_parts(&parts, stored_part_job, &job) &&
+           stored_parts_done(m, parts.part, parts.count);
 }
 
 static npyio_status stored_pread(void *state, void *buf, size_t cap,
                                  int64_t offset, size_t *got)
 {
     member_state *m = state;
-    uint64_t left = (uint64_t)offset < m->entry.usize
-                        ? m->entry.usize - (uint64_t)offset
-                        : 0;
-    size_t want = (uint64_t)cap < left ? cap : (size_t)left;
+    size_t want = stored_want(m, cap, offset);
     npyio_status st;
 
     *got = 0;
     if (m->failed != NPYIO_OK)
         return member_fail(m, m->failed, "failed earlier");
-    if (want == 0)
-        return crc_over(m, buf, 0, (uint64_t)offset);
-    if (stored_goes_parallel(m, want, offset))
-        return stored_parallel(m, buf, want, offset, got);
-    /* Where the CRC runs over these bytes, read them in cache-sized
-     * blocks and sum each one while it is still in cache. */
-    while (want > 0) {
-        size_t step = want, n = 0;
-
-        if ((uint64_t)offset + *got <= m->crc_pos && step > CRC_BLOCK)
-            step = CRC_BLOCK;
-        st = npyio__stream_read_at(m->archive, (unsigned char *)buf + *got,
-                                   step,
-                                   m->entry.data_offset + offset +
-                                       (int64_t)*got,
-                                   &n, "member data");
-        if (st == NPYIO_OK && n < step)
-            st = member_fail(m, NPYIO_E_TRUNCATED, "the archive ends inside "
-                             "it (was it cut short after it was opened?)");
-        if (st == NPYIO_OK)
-            st = crc_over(m, (unsigned char *)buf + *got, n,
-                          (uint64_t)offset + *got);
-        if (st != NPYIO_OK)
-            return st;
-        *got += n;
-        want -= n;
+    if (want > 0 && stored_parallel(m, buf, want, offset)) {
+        *got = want;
+        return crc_over(m, buf, 0, m->crc_pos);
     }
-    return NPYIO_OK;
+    st = stored_span(m, buf, want, (uint64_t)offset, &m->crc_pos, &m->crc,
+                     got);
+    if (st == NPYIO_OK && *got < want)
+        st = member_fail(m, NPYIO_E_TRUNCATED, "the archive ends inside "
+                         "it (was it cut short after it was opened?)");
+    return st == NPYIO_OK ? crc_over(m, buf, 0, (uint64_t)offset + *got)
+                          : st;
+}
+
+/* A pread by one part's job of a read in parts of the member stream (the
+ * reader's parallel loads): the part keeps the CRC of its bytes. */
+static npyio_status stored_pread_part(void *state, void *buf, size_t cap,
+                                      int64_t offset, size_t *got,
+                                      npyio__stream_part *part)
+{
+    const member_state *m = state;
+    uint64_t sum_at = (uint64_t)part->start + part->summed;
+    char shown[96];
+    npyio_status st;
+
+    *got = 0;
+    if (m->failed != NPYIO_OK)
+        return npyio__fail(m->failed, "member '%s': failed earlier",
+                           member_name(m, shown, sizeof shown));
+    st = stored_span(m, buf, stored_want(m, cap, offset), (uint64_t)offset,
+                     &sum_at, &part->sum, got);
+    part->summed = sum_at - (uint64_t)part->start;
+    return st;
 }
 
 static npyio_status stored_read(void *state, void *buf, size_t cap,
@@ -305,7 +306,8 @@ static npyio_status stored_finish(void *state)
 static const npyio__stream_backend stored_backend = {
     .name = "archive member", .read = stored_read, .seek = member_seek,
     .pread = stored_pread, .size = member_size, .close = member_close,
-    .finish = stored_finish};
+    .finish = stored_finish, .pread_part = stored_pread_part,
+    .parts_done = stored_parts_done};
 static const npyio__stream_backend stored_seeking_backend = {
     .name = "archive member", .read = stored_read, .seek = member_seek,
     .size = member_size, .close = member_close, .finish = stored_finish};
@@ -613,9 +615,10 @@ static npyio_status index_run(member_state *m, uint64_t from,
         return st;
     index_parts(m, from, out, ip.parts);
     /* Threads share the archive only through positioned reads. */
-    npyio__run_parallel(count, npyio__stream_has_pread(m->archive)
-                                   ? m->threads
-                                   : 1u,
+    npyio__run_parallel(count,
+                        npyio__thread_count(
+                            m->thread_limit, m->entry.usize,
+                            npyio__stream_has_pread(m->archive)),
                         inflate_part_job, &ip);
     *ok = true;
     for (i = 0; i < count; i++) {
@@ -632,9 +635,10 @@ static npyio_status index_run(member_state *m, uint64_t from,
  * several threads, with the CRC continuous up to pos, blocks ahead. */
 static bool index_fits(member_state *m, uint64_t want)
 {
-    if (m->threads < 2 || want == 0 || want != m->entry.usize - m->pos ||
-        m->crc_pos != m->pos || m->ended ||
-        !npyio__stream_has_pread(m->archive))
+    if (npyio__thread_count(m->thread_limit, want,
+                            npyio__stream_has_pread(m->archive)) < 2 ||
+        want == 0 || want != m->entry.usize - m->pos ||
+        m->crc_pos != m->pos || m->ended)
         return false;
     index_load(m);
     return m->index_state > 0 &&
@@ -847,15 +851,6 @@ static npyio_status start_inflating(member_state *m, bool small)
     return NPYIO_OK;
 }
 
-static unsigned member_threads(const npyio_options *options)
-{
-    int64_t limit = npyio__limit(options, NPYIO_LIMIT_THREADS);
-
-    return limit > MAX_PARTS_THREADS ? MAX_PARTS_THREADS
-           : limit < 1               ? 1u
-                                     : (unsigned)limit;
-}
-
 npyio_status npyio__member_open(npyio_stream *archive,
                                 const npyio__zip_entry *e, bool small,
                                 const npyio_options *options,
@@ -874,7 +869,7 @@ npyio_status npyio__member_open(npyio_stream *archive,
         return st;
     m->archive = archive;
     m->entry = *e;
-    m->threads = member_threads(options);
+    m->thread_limit = npyio__limit(options, NPYIO_LIMIT_THREADS);
     npyio__mem_init(&m->mem, options);
     npyio__stream_set_position(*out, 0, true);
     if (deflated)
@@ -890,7 +885,8 @@ npyio_status npyio__member_verify(npyio_stream *member, char *why,
                                   size_t cap)
 {
     member_state *m = npyio__stream_state(member);
-    npyio_status st = npyio__stream_finish(member);
+    npyio_status st = m->failed != NPYIO_OK ? m->failed
+                                            : npyio__stream_finish(member);
 
     why[0] = '\0';
     if (st != NPYIO_OK && m->failed == st)

@@ -26,10 +26,13 @@ npyio_status npyio__member_open(npyio_stream *archive,
                                 npyio_stream **out);
 
 /*
- * Read a member stream just opened with npyio__member_open to its end,
- * checking its CRC-32 and that its deflate stream ends where declared.
- * NPYIO_OK if the member is whole. Otherwise the failure; when it is one
- * of the member's bytes (NPYIO_E_CHECKSUM, NPYIO_E_FORMAT,
+ * Whether a member stream's bytes are whole: what its reads so far found
+ * (a failure of its bytes they met, repeated), else the member read on to
+ * its end from where they stopped (just opened: from its start; the
+ * CRC-32 keeps what they covered, so a failed read's bytes are not read
+ * again), checking its CRC-32 and that its deflate stream ends where
+ * declared. NPYIO_OK if the member is whole. Otherwise the failure; when
+ * it is one of the member's bytes (NPYIO_E_CHECKSUM, NPYIO_E_FORMAT,
  * NPYIO_E_TRUNCATED), why receives its reason without the member's name
  * ("its CRC-32 is 1a2b3c4d; the directory says ..."), else "" (the
  * archive's I/O, memory).

@@ -292,10 +292,3 @@ npyio_status npyio_options_set_untrusted(npyio_options *options)
         options->limits[untrusted_limits[i].which] = untrusted_limits[i].value;
     return NPYIO_OK;
 }
-
-unsigned npyio__thread_limit(const npyio_options *options)
-{
-    int64_t limit = npyio__limit(options, NPYIO_LIMIT_THREADS);
-
-    return limit > 64 ? 64u : limit < 1 ? 1u : (unsigned)limit;
-}

@@ -46,7 +46,4 @@ void npyio__options_set_faults(npyio_options *options,
  * NULL (defaults). `which` must be a known limit. */
 int64_t npyio__limit(const npyio_options *options, npyio_limit which);
 
-/* NPYIO_LIMIT_THREADS as a count of threads: 1 to 64. */
-unsigned npyio__thread_limit(const npyio_options *options);
-
 #endif /* NPYIO_OPTIONS_H */

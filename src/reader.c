@@ -89,7 +89,7 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
         return st;
     r->magic = NPYIO__MAGIC_READER;
     r->mem = mem;
-    r->threads = npyio__thread_limit(options);
+    r->thread_limit = npyio__limit(options, NPYIO_LIMIT_THREADS);
     r->block_bytes = REORDER_BLOCK_BYTES;
     st = npyio__stream_acquire(path, stream, false, options, where,
                                &r->stream, &r->owns_stream);
@@ -111,18 +111,16 @@ static npyio_status open_reader(const char *path, npyio_stream *stream,
     return NPYIO_OK;
 }
 
-npyio_status npyio__reader_adopt(npyio_stream *stream,
-                                 const npyio_options *options,
-                                 const char *where, npyio_reader **out)
+npyio_status npyio__reader_open_on(npyio_stream *stream,
+                                   const npyio_options *options,
+                                   const char *where, npyio_reader **out)
 {
-    npyio_status st = open_reader(NULL, stream, options, where, out);
+    return open_reader(NULL, stream, options, where, out);
+}
 
-    if (st != NPYIO_OK) {
-        npyio__stream_close(stream);
-        return st;
-    }
-    (*out)->owns_stream = true;
-    return NPYIO_OK;
+void npyio__reader_take_stream(npyio_reader *r)
+{
+    r->owns_stream = true;
 }
 
 static npyio_status reader_open_stream_body(npyio_stream *stream,

@@ -8,12 +8,18 @@
 #include "internal.h"
 
 /*
- * A reader over a stream it takes: closed with the reader, or here if
- * opening fails. `where` names the public function in messages.
+ * A reader over a stream that stays the caller's: open, and on failure
+ * too, until the caller closes it after the reader (an archive member's
+ * stream, kept to ask it what a failed read learnt of the member's
+ * bytes), or hands it to the reader with npyio__reader_take_stream.
+ * `where` names the public function in messages.
  */
-npyio_status npyio__reader_adopt(npyio_stream *stream,
-                                 const npyio_options *options,
-                                 const char *where, npyio_reader **out);
+npyio_status npyio__reader_open_on(npyio_stream *stream,
+                                   const npyio_options *options,
+                                   const char *where, npyio_reader **out);
+
+/* The reader closes its stream from now on (npyio_reader_close). */
+void npyio__reader_take_stream(npyio_reader *r);
 
 /* npyio_reader_open_path(), naming `where`, the public call the caller
  * made, in messages. */

@@ -16,6 +16,7 @@
 #include "convert.h"
 #include "error.h"
 #include "header.h"
+#include "stream.h"
 
 #define NPYIO__MAGIC_READER 0x52454144u /* "READ" */
 
@@ -83,9 +84,10 @@ struct npyio_reader {
      * by this plan (its target's itemsize, byte order). */
     bool casting;
     npyio__cast_plan cast;
-    /* NPYIO_LIMIT_THREADS: whole reads from positioned streams are cut
-     * into parts read and converted on up to this many threads. */
-    unsigned threads;
+    /* NPYIO_LIMIT_THREADS, as the options held it: whole reads from
+     * positioned streams are cut into parts read and converted on the
+     * threads npyio__thread_count gives. */
+    int64_t thread_limit;
 };
 
 /* ---- reader_rows.c: the handle's states and failures ---------------------------- */
@@ -127,9 +129,10 @@ void npyio__end_chunks(npyio_reader *r);
 npyio_status npyio__seek_data(npyio_reader *r, uint64_t offset);
 
 /* len bytes of data at data offset `at`, by a positioned read (safe on
- * several threads at once); short is truncated. */
-npyio_status npyio__pread_data(npyio_reader *r, void *buf, size_t len,
-                               uint64_t at);
+ * several threads at once; `part`: by that part's job of a read in parts,
+ * else NULL); short is truncated. */
+npyio_status npyio__pread_data(npyio_reader *r, npyio__stream_part *part,
+                               void *buf, size_t len, uint64_t at);
 
 /* Whole elements per block of a swap in cache. */
 size_t npyio__block_bytes(size_t itemsize);
@@ -167,13 +170,13 @@ void npyio__block_close(reorder_block *b);
 uint64_t npyio__cast_band_rows(const npyio_reader *r);
 
 /* Elements [pos, pos + n) converted into dst a block at a time through
- * `bounce` (positioned: with pread, for a part of a read on threads); its
+ * `bounce` (with `part`: with pread, by that part of a read in parts); its
  * bounce buffer; the same at the stream's position with a bounce buffer
  * of its own. */
 npyio_status npyio__cast_blocks(npyio_reader *r, npyio__converter *c,
-                                bool reorder, bool positioned, uint64_t pos,
-                                uint64_t n, unsigned char *dst, void *bounce,
-                                reorder_block *block);
+                                bool reorder, npyio__stream_part *part,
+                                uint64_t pos, uint64_t n, unsigned char *dst,
+                                void *bounce, reorder_block *block);
 npyio_status npyio__cast_bounce(npyio_reader *r, uint64_t n, void **bounce);
 npyio_status npyio__read_cast(npyio_reader *r, npyio__converter *c,
                               bool reorder, uint64_t pos, uint64_t n,

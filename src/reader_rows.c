@@ -274,10 +274,10 @@ size_t npyio__block_bytes(size_t itemsize)
 }
 
 /* Read len bytes of data at data offset `at` with a positioned read (the
- * position does not move; safe on several threads at once); short is
- * truncated. */
-npyio_status npyio__pread_data(npyio_reader *r, void *buf, size_t len,
-                               uint64_t at)
+ * position does not move; safe on several threads at once), by the job
+ * of `part` of a read in parts (NULL: none); short is truncated. */
+npyio_status npyio__pread_data(npyio_reader *r, npyio__stream_part *part,
+                               void *buf, size_t len, uint64_t at)
 {
     size_t got = 0;
     npyio_status st;
@@ -285,8 +285,9 @@ npyio_status npyio__pread_data(npyio_reader *r, void *buf, size_t len,
     if (at > (uint64_t)(INT64_MAX - r->data_start))
         return npyio__fail(NPYIO_E_OVERFLOW, "data offset %llu is out of "
                            "range", (unsigned long long)at);
-    st = npyio__stream_pread(r->stream, buf, len, r->data_start + (int64_t)at,
-                             &got, "array data");
+    st = npyio__stream_pread_part(r->stream, part, buf, len,
+                                  r->data_start + (int64_t)at, &got,
+                                  "array data");
     if (st == NPYIO_OK && got < len)
         st = npyio__fail(NPYIO_E_TRUNCATED, "the data section ends before "
                          "byte %llu, but the header promises %lld",
@@ -308,7 +309,7 @@ static npyio_status read_fill(npyio_reader *r, const npyio__fill *f)
         npyio_status st;
 
         if (npyio__reader_positioned(r)) {
-            st = npyio__pread_data(r, into, f->len, at);
+            st = npyio__pread_data(r, NULL, into, f->len, at);
         } else {
             st = npyio__seek_data(r, at);
             if (st == NPYIO_OK)
@@ -487,14 +488,14 @@ static npyio_status block_copy(npyio_reader *r, npyio__converter *c,
  * file order), a block at a time through `bounce` (a block of the file's
  * type), converted into dst: never a second copy of the whole. Reordered
  * elements come from `block` where it has rows (else each block's rows
- * are read as a band). With `positioned`, blocks in file order are read
- * with pread (a part of a read on several threads), else at the stream's
- * position.
+ * are read as a band). With `part`, blocks in file order are read with
+ * pread by that part's job of a read on several threads, else at the
+ * stream's position.
  */
 npyio_status npyio__cast_blocks(npyio_reader *r, npyio__converter *c,
-                                bool reorder, bool positioned, uint64_t pos,
-                                uint64_t n, unsigned char *dst, void *bounce,
-                                reorder_block *block)
+                                bool reorder, npyio__stream_part *part,
+                                uint64_t pos, uint64_t n, unsigned char *dst,
+                                void *bounce, reorder_block *block)
 {
     size_t fs = r->header->dtype->itemsize, ts = r->cast.to.size;
     size_t step = cast_step(r);
@@ -521,8 +522,8 @@ npyio_status npyio__cast_blocks(npyio_reader *r, npyio__converter *c,
         if (reorder) {
             st = read_band_part(r, c, p / row, last / row - p / row + 1,
                                 p % row, last % row + 1, bounce);
-        } else if (positioned) {
-            st = npyio__pread_data(r, bounce, (size_t)k * fs, p * fs);
+        } else if (part != NULL) {
+            st = npyio__pread_data(r, part, bounce, (size_t)k * fs, p * fs);
         } else {
             st = npyio__seek_data(r, p * fs);
             if (st == NPYIO_OK)
@@ -556,7 +557,7 @@ npyio_status npyio__read_cast(npyio_reader *r, npyio__converter *c,
     npyio_status st = npyio__cast_bounce(r, n, &bounce);
 
     if (st == NPYIO_OK)
-        st = npyio__cast_blocks(r, c, reorder, false, pos, n, dst, bounce,
+        st = npyio__cast_blocks(r, c, reorder, NULL, pos, n, dst, bounce,
                                 block);
     npyio__free(bounce);
     return st;

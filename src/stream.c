@@ -12,6 +12,7 @@
 #include "error.h"
 #include "options.h"
 #include "stream.h"
+#include "threads.h"
 
 #include <string.h>
 
@@ -278,6 +279,15 @@ npyio_status npyio__stream_pread(npyio_stream *s, void *buf, size_t len,
                                  int64_t offset, size_t *got,
                                  const char *what)
 {
+    return npyio__stream_pread_part(s, NULL, buf, len, offset, got, what);
+}
+
+npyio_status npyio__stream_pread_part(npyio_stream *s,
+                                      npyio__stream_part *part, void *buf,
+                                      size_t len, int64_t offset,
+                                      size_t *got, const char *what)
+{
+    bool parts = part != NULL && s->backend->pread_part != NULL;
     unsigned char *p = buf;
     size_t done = 0;
 
@@ -290,8 +300,10 @@ npyio_status npyio__stream_pread(npyio_stream *s, void *buf, size_t len,
     while (done < len) {
         size_t n = 0;
 
-        st = s->backend->pread(s->state, p + done, len - done,
-                               offset + (int64_t)done, &n);
+        st = parts ? s->backend->pread_part(s->state, p + done, len - done,
+                                            offset + (int64_t)done, &n, part)
+                   : s->backend->pread(s->state, p + done, len - done,
+                                       offset + (int64_t)done, &n);
 
         if (st != NPYIO_OK)
             return npyio__fail(st, "reading %s at offset %lld: %s", what,
@@ -697,4 +709,68 @@ bool npyio__stream_has_pread(const npyio_stream *s)
 bool npyio__stream_has_finish(const npyio_stream *s)
 {
     return s->backend->finish != NULL;
+}
+
+bool npyio__stream_reads_in_parts(const npyio_stream *s)
+{
+    return s->backend->pread != NULL &&
+           (s->backend->finish == NULL || s->backend->pread_part != NULL);
+}
+
+void npyio__stream_parts_cut(npyio__stream_parts *p, npyio_stream *s,
+                             int64_t start, uint64_t units,
+                             size_t unit_bytes, unsigned threads)
+{
+    size_t k;
+
+    p->stream = s;
+    p->threads = threads;
+    p->count = npyio__part_count(units, unit_bytes, threads);
+    if (p->count > NPYIO__MAX_PARTS)
+        p->count = NPYIO__MAX_PARTS;
+    for (k = 0; k < p->count; k++) {
+        npyio__stream_part *part = &p->part[k];
+
+        part->first = npyio__part_start(units, p->count, k);
+        part->end = npyio__part_start(units, p->count, k + 1);
+        part->start = start + (int64_t)(part->first * unit_bytes);
+        part->len = (part->end - part->first) * unit_bytes;
+        part->summed = 0;
+        part->sum = 0;
+        part->status = NPYIO_OK;
+    }
+}
+
+/* npyio__run_parallel's job: the caller's job on part k. */
+typedef struct parts_run {
+    npyio__stream_parts *p;
+    void (*job)(void *ctx, size_t k, npyio__stream_part *part);
+    void *ctx;
+} parts_run;
+
+static void run_part_job(void *ctx, size_t k)
+{
+    parts_run *run = ctx;
+
+    run->job(run->ctx, k, &run->p->part[k]);
+}
+
+bool npyio__stream_read_parts(npyio__stream_parts *p,
+                              void (*job)(void *ctx, size_t k,
+                                          npyio__stream_part *part),
+                              void *ctx)
+{
+    const npyio__stream_backend *b = p->stream->backend;
+    parts_run run = {p, job, ctx};
+    npyio__saved_message saved;
+    size_t k;
+
+    npyio__message_save(&saved);
+    npyio__run_parallel(p->count, p->threads, run_part_job, &run);
+    npyio__message_restore(&saved);
+    for (k = 0; k < p->count; k++)
+        if (p->part[k].status != NPYIO_OK)
+            return false;
+    return b->parts_done == NULL ||
+           b->parts_done(p->stream->state, p->part, p->count);
 }

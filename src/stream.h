@@ -48,6 +48,16 @@
  *        member reads what is left of itself, to check its CRC-32 (a
  *        whole array read is then checked even when the member holds
  *        bytes after the array). May be NULL.
+ * pread_part  for a back end whose reads keep a sum (finish): a pread
+ *        made by the job of one part of a read in parts
+ *        (npyio__stream_read_parts), safe on several threads at once: it
+ *        touches nothing but that part, whose sum it extends over bytes
+ *        read where the sum ends (start + summed); the end of the data is
+ *        a short read, not a failure.
+ * parts_done  every part of such a read was read whole: the back end
+ *        takes their sums, in order, as its own reads' (true), or keeps
+ *        its own (false: the bytes are read again in order, which reports
+ *        what is wrong with them as one thread does).
  * probe  learn what the object is (whether it can seek, and the table that
  *        serves it from now on), the first time that matters: a back end
  *        that opened its object itself may put the question off, so that
@@ -80,6 +90,16 @@
  */
 typedef struct npyio__region npyio__region;
 
+/* One part of a read in parts (see npyio__stream_read_parts). */
+typedef struct npyio__stream_part {
+    int64_t start;       /* the stream offset of its first byte */
+    uint64_t len;        /* its bytes */
+    uint64_t first, end; /* its units, [first, end) */
+    uint64_t summed;     /* bytes from start a summing back end summed */
+    uint32_t sum;        /* their sum (an archive member's: CRC-32) */
+    npyio_status status; /* its job's outcome */
+} npyio__stream_part;
+
 typedef struct npyio__stream_backend {
     const char *name; /* for messages and tests: "descriptor", "memory" */
     npyio_status (*read)(void *state, void *buf, size_t cap, size_t *got);
@@ -96,6 +116,11 @@ typedef struct npyio__stream_backend {
     npyio_status (*close)(void *state);
     size_t (*buffered)(void *state);
     npyio_status (*finish)(void *state);
+    npyio_status (*pread_part)(void *state, void *buf, size_t cap,
+                               int64_t offset, size_t *got,
+                               npyio__stream_part *part);
+    bool (*parts_done)(void *state, const npyio__stream_part *parts,
+                       size_t count);
     void (*probe)(void *state, bool *seekable,
                   const struct npyio__stream_backend **backend);
     npyio_status (*pwrite)(void *state, const void *buf, size_t len,
@@ -169,6 +194,50 @@ npyio_status npyio__stream_remaining(npyio_stream *s, uint64_t *bytes);
 npyio_status npyio__stream_pread(npyio_stream *s, void *buf, size_t len,
                                  int64_t offset, size_t *got,
                                  const char *what);
+
+/*
+ * A read in parts: `units` units of unit_bytes bytes from stream offset
+ * `start`, cut into parts (npyio__part_start) for `threads` threads (the
+ * thread policy's, npyio__thread_count) by npyio__stream_parts_cut, each
+ * read by job(ctx, k, part) on one thread with npyio__stream_pread_part,
+ * which sets part->status. The one parallel positioned-read loop of the
+ * library: whole loads of arrays (reader_parallel.c) and whole reads of
+ * stored archive members (npz_member.c) run on it.
+ */
+#define NPYIO__MAX_PARTS 64
+
+typedef struct npyio__stream_parts {
+    npyio_stream *stream;
+    unsigned threads;
+    size_t count;
+    npyio__stream_part part[NPYIO__MAX_PARTS];
+} npyio__stream_parts;
+
+/* Cut the read (count 1: not worth threads; count is at most
+ * NPYIO__MAX_PARTS). */
+void npyio__stream_parts_cut(npyio__stream_parts *p, npyio_stream *s,
+                             int64_t start, uint64_t units,
+                             size_t unit_bytes, unsigned threads);
+
+/* Can s be read in parts: positioned reads, and a back end whose reads
+ * keep a sum keeps one per part (pread_part)? */
+bool npyio__stream_reads_in_parts(const npyio_stream *s);
+
+/* Run the jobs. True: every part succeeded, and a back end whose reads
+ * keep a sum took the parts' sums (parts_done); false: the caller reads
+ * the bytes again on one thread, which reports any failure as one thread
+ * does. The thread's message is as it was before the call. */
+bool npyio__stream_read_parts(npyio__stream_parts *p,
+                              void (*job)(void *ctx, size_t k,
+                                          npyio__stream_part *part),
+                              void *ctx);
+
+/* npyio__stream_pread for the job of `part` (NULL: no read in parts):
+ * through the back end's pread_part where it has one. */
+npyio_status npyio__stream_pread_part(npyio_stream *s,
+                                      npyio__stream_part *part, void *buf,
+                                      size_t len, int64_t offset,
+                                      size_t *got, const char *what);
 
 /* One pread of the back end, as it answers (no loop, nothing added to its
  * message): for back ends that read through another stream. */

@@ -1,8 +1,10 @@
 /*
  * threads.c - work cut into jobs, run on a few threads (POSIX threads):
- * for deflating an archive member's blocks at once, and for loads cut
- * into parts (reader_parallel.c). No lock is shared
- * between jobs: each claims the next index with one atomic add.
+ * for deflating an archive member's blocks at once, inflating an indexed
+ * member's, and reads cut into parts (stream.c's read in parts); and the
+ * thread policy, the one place that says how many threads a call gets
+ * (npyio__thread_count). No lock is shared between jobs: each claims the
+ * next index with one atomic add.
  */
 #include "threads.h"
 
@@ -50,6 +52,21 @@ void npyio__run_parallel(size_t jobs, unsigned threads,
 }
 
 size_t npyio__part_bytes_min = (size_t)2 << 20;
+
+unsigned npyio__thread_count(int64_t limit, uint64_t work_bytes,
+                             bool positioned)
+{
+    uint64_t bytes_min = npyio__part_bytes_min == 0 ? 1 : npyio__part_bytes_min;
+    uint64_t threads = limit > MAX_THREADS ? MAX_THREADS
+                       : limit < 1         ? 1
+                                           : (uint64_t)limit;
+
+    if (!positioned)
+        return 1;
+    if (work_bytes != NPYIO__WORK_UNKNOWN && work_bytes / bytes_min < threads)
+        threads = work_bytes / bytes_min;
+    return threads < 1 ? 1u : (unsigned)threads;
+}
 
 size_t npyio__part_count(uint64_t units, size_t unit_bytes, unsigned threads)
 {

@@ -4,6 +4,7 @@
 #ifndef NPYIO_THREADS_H
 #define NPYIO_THREADS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,21 @@ void npyio__run_parallel(size_t jobs, unsigned threads,
  * microseconds). Tests lower it, before starting any thread, to cut
  * small arrays into parts; nothing else writes it. */
 extern size_t npyio__part_bytes_min;
+
+/* Work whose size is not known when its threads are chosen. */
+#define NPYIO__WORK_UNKNOWN UINT64_MAX
+
+/*
+ * The thread policy: how many threads a call gets, the one place that
+ * decides it. NPYIO_LIMIT_THREADS (`limit`, as the options hold it: below
+ * 1 counts as 1, above 64 as 64) bounds it; work of `work_bytes` bytes
+ * gets no more threads than it has parts of npyio__part_bytes_min (work
+ * of NPYIO__WORK_UNKNOWN bytes: the limit alone); a source without
+ * positioned reads gets one (threads would take turns at its one
+ * position). Always at least 1.
+ */
+unsigned npyio__thread_count(int64_t limit, uint64_t work_bytes,
+                             bool positioned);
 
 /* How many parts `units` units of `unit_bytes` bytes each are cut into
  * for `threads` threads: at most one per thread and per unit, none

@@ -215,37 +215,12 @@ static void member_place(const char *path, const char *key, int64_t *at,
     npyio_npz_close(npz);
 }
 
-static double plain_pread(const char *path, int64_t at, size_t len)
-{
-    unsigned char *buf;
-    size_t done = 0;
-    double t0, t;
-    int fd;
-
-    prime();
-    t0 = now();
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    buf = thp_alloc(len);
-    while (done < len) {
-        ssize_t n = pread(fd, buf + done, len - done, at + (off_t)done);
-
-        if (n <= 0)
-            die("pread");
-        done += (size_t)n;
-    }
-    close(fd);
-    t = now() - t0;
-    free(buf);
-    return t;
-}
-
 /* zlib's own: the compressed bytes read, inflated in one call. */
 static double zlib_inflate(const char *path, int64_t at, size_t csize,
                            size_t usize)
 {
     unsigned char *in, *out;
     z_stream z;
-    size_t done = 0;
     double t0, t;
     int fd;
 
@@ -254,13 +229,7 @@ static double zlib_inflate(const char *path, int64_t at, size_t csize,
     fd = open(path, O_RDONLY | O_CLOEXEC);
     in = malloc(csize);
     out = thp_alloc(usize);
-    while (done < csize) {
-        ssize_t n = pread(fd, in + done, csize - done, at + (off_t)done);
-
-        if (n <= 0)
-            die("pread");
-        done += (size_t)n;
-    }
+    pread_all(fd, in, csize, at);
     close(fd);
     memset(&z, 0, sizeof z);
     inflateInit2(&z, -MAX_WBITS);

@@ -20,6 +20,7 @@
 #define NPYIO_BENCHUTIL_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,40 @@ static inline double member_read(const char *path, const char *key,
     npyio_free(data);
     if (len != NULL)
         *len = size;
+    return t;
+}
+
+/* len bytes at offset `at` of descriptor fd into buf, with pread. */
+static inline void pread_all(int fd, void *buf, size_t len, int64_t at)
+{
+    size_t done = 0;
+
+    while (done < len) {
+        ssize_t n = pread(fd, (unsigned char *)buf + done, len - done,
+                          at + (off_t)done);
+
+        if (n <= 0)
+            die("pread");
+        done += (size_t)n;
+    }
+}
+
+/* The floor of a member read: the seconds open + pread of len bytes at
+ * offset `at` of the file into fresh memory take, after priming. */
+static inline double plain_pread(const char *path, int64_t at, size_t len)
+{
+    unsigned char *buf;
+    double t0, t;
+    int fd;
+
+    prime();
+    t0 = now();
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    buf = thp_alloc(len);
+    pread_all(fd, buf, len, at);
+    close(fd);
+    t = now() - t0;
+    free(buf);
     return t;
 }
 

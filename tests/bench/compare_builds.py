@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""compare_builds.py BASE_BUILD NEW_BUILD [--rounds N] [--only NAME...]
+"""compare_builds.py BASE_BUILD NEW_BUILD [--rounds N] [--only NAME...] [--spread]
 
 Speed before and after a change: runs every benchmark of tests/bench from
 two build trees (configure both the same way, e.g. -DCMAKE_BUILD_TYPE=
@@ -10,7 +10,8 @@ prints for each measured line the median of the library's own figure
 medians, and the median over rounds of the ratio of the in-run references
 (the first "vs ..." ratio of the line: libnpyio against read(), write(),
 NumPy in the same process), which cancels most of the machine's drift.
-A line whose ratios both move by more than 3% is marked "<-". Sizes are
+A line whose ratios both move by more than 3% is marked "<-"; --spread
+adds each build's min..max under it. Sizes are
 smaller than the benchmarks' defaults so that a run takes minutes.
 """
 import argparse
@@ -30,6 +31,7 @@ BENCHES = [
     ("bench_grow", ["--rounds", "3"]),
     ("bench_dump", ["{tool}", "--mib", "256", "--rounds", "3"]),
     ("bench_reorder", ["--size", "64", "--rounds", "2"]),
+    ("bench_member", ["--size", "256", "--rounds", "3"]),
 ]
 
 LINE = re.compile(r"^(?P<label>\S.*?)\s+(?:libnpyio|dump)\s+"
@@ -103,7 +105,12 @@ def collect(base, new, rounds, benches):
     return seen
 
 
-def report(seen):
+def spread(values):
+    """min..max of a build's values."""
+    return f"({min(values):.4g}..{max(values):.4g})"
+
+
+def report(seen, show_spread=False):
     print(f"{'line':58} {'base':>10} {'new':>10} {'new/base':>9} "
           f"{'vs-ratio':>9}")
     moved = 0
@@ -116,6 +123,8 @@ def report(seen):
         print(f"{label[:58]:58} {b:10.4g} {n:10.4g} {ratio:9.3f} "
               f"{(f'{vs:9.3f}' if vs else '      n/a')}"
               f"{'  <-' if far else ''}  {s['unit']}")
+        if show_spread:
+            print(f"{'':58} {spread(s['base']):>21} {spread(s['new']):>21}")
     print(f"{len(seen)} lines, {moved} moved by more than 3% on both "
           "counts")
 
@@ -126,9 +135,11 @@ def main():
     p.add_argument("new")
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--only", nargs="*", help="benchmark names")
+    p.add_argument("--spread", action="store_true",
+                   help="a line of each build's min..max under each line")
     a = p.parse_args()
     benches = [b for b in BENCHES if not a.only or b[0] in a.only]
-    report(collect(a.base, a.new, a.rounds, benches))
+    report(collect(a.base, a.new, a.rounds, benches), a.spread)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,9 @@
  *                                          that cannot seek), read whole
  *                                          in C order with the type
  *   cast_tool npz IN INDEX TYPE FLAGS OUT  npyio_npz_load_as of a member
+ *                                          (the environment's
+ *                                          CAST_TOOL_THREADS sets
+ *                                          NPYIO_LIMIT_THREADS)
  * TYPE "-" is NULL (as stored). FLAGS: the NPYIO_READ_CAST_* bits, in
  * decimal. Exit 0 on success; 1 with "cast_tool: STATUS: message" on
  * stderr.
@@ -234,8 +237,15 @@ static int npz_cmd(const char *in, size_t index, const char *type,
     size_t len = 0;
     int ndim = 0, rc;
     int64_t shape[64];
-    npyio_status st = npyio_npz_open_path(in, NULL, &npz);
+    const char *threads = getenv("CAST_TOOL_THREADS");
+    npyio_options *o = NULL;
+    npyio_status st = npyio_options_new(&o);
 
+    if (st == NPYIO_OK && threads != NULL)
+        st = npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, atoi(threads));
+    if (st == NPYIO_OK)
+        st = npyio_npz_open_path(in, o, &npz);
+    npyio_options_free(o);
     if (st == NPYIO_OK)
         st = npyio_npz_load_as(npz, index, type, flags, &data, &len, &ndim,
                                shape, 64);

@@ -10,7 +10,8 @@
  * zlib refuses the data, in one message naming the member once and the
  * archive once ("member 'b.npy' of PATH is damaged (...)"). The other
  * members still read. Refusals and intact members with bad headers keep
- * their own messages, the member and the archive named once too.
+ * their own messages, the member and the archive named once too. The
+ * damage check after a failed load reads no byte of the member again.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -208,12 +209,117 @@ static void test_other_failures_named_once(void **state)
     }
 }
 
+/* ---- a damaged member's bytes are read once --------------------------------- */
+
+/* An archive in memory behind the caller's callbacks, counting the bytes
+ * its reads hand out. */
+typedef struct counted {
+    const unsigned char *data;
+    size_t len;
+    int64_t pos;
+    size_t served;
+} counted;
+
+static size_t counted_at(counted *c, void *buf, size_t cap, int64_t at)
+{
+    size_t n = at < 0 || (size_t)at >= c->len ? 0 : c->len - (size_t)at;
+
+    n = n < cap ? n : cap;
+    memcpy(buf, c->data + (n > 0 ? at : 0), n);
+    c->served += n;
+    return n;
+}
+
+static int counted_read(void *user, void *buf, size_t cap, size_t *got)
+{
+    counted *c = user;
+
+    *got = counted_at(c, buf, cap, c->pos);
+    c->pos += (int64_t)*got;
+    return 0;
+}
+
+static int counted_pread(void *user, void *buf, size_t cap, int64_t offset,
+                         size_t *got)
+{
+    *got = counted_at(user, buf, cap, offset);
+    return 0;
+}
+
+static int counted_seek(void *user, int64_t offset, int whence, int64_t *pos)
+{
+    counted *c = user;
+
+    c->pos = (whence == NPYIO_SEEK_SET   ? 0
+              : whence == NPYIO_SEEK_CUR ? c->pos
+                                         : (int64_t)c->len) + offset;
+    *pos = c->pos;
+    return 0;
+}
+
+static int counted_length(void *user, int64_t *length)
+{
+    *length = (int64_t)((counted *)user)->len;
+    return 0;
+}
+
+/* The damage check after a failed load asks the member's stream what the
+ * failed read learnt, and reads on from where it stopped: the member's
+ * compressed bytes are read once, not once by the load and again by the
+ * check. */
+static void test_damage_read_once(void **state)
+{
+    npyio_stream_ops ops = {sizeof ops, counted_read, NULL, counted_seek,
+                            NULL, counted_pread, NULL, counted_length,
+                            NULL, NULL, NULL};
+    tsv_table t;
+    size_t k;
+
+    (void)state;
+    tsv_load("npz/damage/manifest.tsv", &t);
+    for (k = 0; k < t.count; k++) {
+        char rel[256], key[64];
+        counted c = {NULL, 0, 0, 0};
+        npyio_stream *s = NULL;
+        npyio_npz *npz = NULL;
+        size_t index = 0;
+        int64_t csize = 0;
+        void *data = NULL;
+        size_t len = 0;
+        int ndim = 0;
+        int64_t shape[32];
+
+        snprintf(rel, sizeof rel, "npz/damage/%s", t.rows[k].field[D_ARCHIVE]);
+        c.data = read_data_file(rel, &c.len);
+        snprintf(key, sizeof key, "%.*s",
+                 (int)strlen(t.rows[k].field[D_MEMBER]) - 4,
+                 t.rows[k].field[D_MEMBER]);
+        assert_ok(npyio_stream_open_ops(&ops, &c, NULL, &s));
+        assert_ok(npyio_npz_open_stream(s, NULL, &npz));
+        assert_ok(npyio_npz_find(npz, key, &index, NULL));
+        assert_ok(npyio_npz_stat(npz, index, NPYIO_NPZ_STAT_COMPRESSED_SIZE,
+                                 &csize));
+        c.served = 0;
+        assert_status(npyio_npz_load(npz, index, &data, &len, NULL, 0, &ndim,
+                                     shape, 32),
+                      status_named(t.rows[k].field[D_STATUS] + 2));
+        if (c.served > (size_t)csize)
+            fail_msg("%s: %zu bytes read for a member of %lld", rel,
+                     c.served, (long long)csize);
+        npyio_npz_close(npz);
+        npyio_stream_close(s);
+        free((void *)c.data);
+    }
+    tsv_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_reader_and_verify),
         cmocka_unit_test(test_other_failures_named_once),
+        cmocka_unit_test(test_damage_read_once),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
