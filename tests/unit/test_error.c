@@ -839,7 +839,7 @@ static void test_io_messages_name_the_called_function(void **state)
 static void test_composite_calls_name_only_the_called_function(void **state)
 {
     char path[] = "/tmp/npyio-test-error-XXXXXX";
-    static const char *const keys[] = {"a"}, *const types[] = {"<i4"};
+    static const char *const keys[] = {"a"}, *const types[] = {"=i4"};
     static const int ndims[] = {1}, levels[] = {10};
     static const int64_t shape[] = {-1}, one[] = {1};
     static const int64_t *const shapes[] = {one};
@@ -854,7 +854,7 @@ static void test_composite_calls_name_only_the_called_function(void **state)
 
     (void)state;
     /* npyio_save: its header is made as npyio_header_new makes one. */
-    assert_status(npyio_save("/tmp/npyio-test-unused.npy", "<i4", 1, shape,
+    assert_status(npyio_save("/tmp/npyio-test-unused.npy", "=i4", 1, shape,
                              "", 0, 0, NULL), NPYIO_E_INVALID_ARG);
     assert_named("npyio_save", "shape[0] is negative (-1)");
     /* npyio_savez: members added as npyio_npz_writer_add adds them. */
@@ -865,16 +865,16 @@ static void test_composite_calls_name_only_the_called_function(void **state)
                               lens, levels, 0, NULL), NPYIO_E_INVALID_ARG);
     assert_named("npyio_savez", "level 10: 0 stores, 1 to 9 deflate");
     assert_ok(npyio_npz_writer_create_path(path, 0, NULL, &npz));
-    assert_status(npyio_npz_writer_add(npz, "a", "<i4", 1, one, "abcd", 4,
+    assert_status(npyio_npz_writer_add(npz, "a", "=i4", 1, one, "abcd", 4,
                                        10, 0), NPYIO_E_INVALID_ARG);
     assert_named("npyio_npz_writer_add", "level 10");
     npyio_npz_writer_abort(npz);
     unlink(path);
     /* npyio_savez_append and npyio_append open what is not there. */
-    assert_status(npyio_savez_append(path, "a", "<i4", 1, one, "abcd", 4, 0,
+    assert_status(npyio_savez_append(path, "a", "=i4", 1, one, "abcd", 4, 0,
                                      0, NULL), NPYIO_E_NOT_FOUND);
     assert_called("npyio_savez_append", path, "No such file");
-    assert_status(npyio_append(path, "<i4", 1, one, "abcd", 4, 0, NULL),
+    assert_status(npyio_append(path, "=i4", 1, one, "abcd", 4, 0, NULL),
                   NPYIO_E_NOT_FOUND);
     assert_called("npyio_append", path, "No such file");
     /* npyio_load reads the whole array as the reader's read_alloc does. */
