@@ -1128,18 +1128,18 @@ npyio_status npyio__plain_header(const char *type, int ndim,
 
 npyio_status npyio__header_as_read(const npyio__mem *mem,
                                    const npyio_header *header, uint32_t flags,
-                                   npyio_header **out)
+                                   const char *where, npyio_header **out)
 {
     npyio_dtype *dt = NULL;
     npyio_status st;
 
     *out = NULL;
     st = npyio__check_flags(flags, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER,
-                            "npyio_header_new_as_read");
+                            where);
     if (st != NPYIO_OK)
         return st;
     if (flags & NPYIO_READ_NATIVE)
-        st = npyio__dtype_new_native(header->dtype, &dt);
+        st = npyio__dtype_new_native(header->dtype, where, &dt);
     else
         dt = npyio_dtype_ref(header->dtype);
     if (st != NPYIO_OK)
@@ -1148,7 +1148,7 @@ npyio_status npyio__header_as_read(const npyio__mem *mem,
                            (flags & NPYIO_READ_C_ORDER) != 0
                                ? 0
                                : header->fortran_order,
-                           "npyio_header_new_as_read", out);
+                           where, out);
     npyio_dtype_unref(dt);
     return st;
 }
@@ -1166,7 +1166,9 @@ npyio_status npyio_header_new_as_read(const npyio_header *header,
         return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_header_new_as_read: "
                            "header is not an npyio_header");
     npyio__dtype_mem(header->dtype, &mem);
-    return npyio__as_called(npyio__header_as_read(&mem, header, flags, out),
+    return npyio__as_called(npyio__header_as_read(&mem, header, flags,
+                                                  "npyio_header_new_as_read",
+                                                  out),
                             "npyio_header_new_as_read");
 }
 

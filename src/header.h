@@ -85,10 +85,11 @@ npyio_status npyio__header_new(const npyio__mem *mem,
                                const int64_t *shape, int fortran_order,
                                const char *where, npyio_header **out);
 
-/* npyio_header_new_as_read() through mem. */
+/* npyio_header_new_as_read() through mem; `where` begins its messages
+ * (the public call made, or the context a caller gives its messages). */
 npyio_status npyio__header_as_read(const npyio__mem *mem,
                                    const npyio_header *header, uint32_t flags,
-                                   npyio_header **out);
+                                   const char *where, npyio_header **out);
 
 /* The header of plain C data (npyio_save(), npyio_append(),
  * npyio_npz_writer_add()): the type must be in this host's byte order (or

@@ -517,7 +517,9 @@ npyio_status npyio__reader_load(npyio_reader *r, uint32_t flags,
     /* The header handed back describes the bytes handed back: converted
      * ones too, so that saving them with it writes the same array. */
     if (st == NPYIO_OK && flags != 0)
-        st = npyio__header_as_read(&r->mem, r->header, flags, header);
+        st = npyio__with_context(npyio__header_as_read(&r->mem, r->header,
+                                                       flags, context, header),
+                                 context);
     else if (st == NPYIO_OK) {
         *header = r->header; /* hand the file's header over */
         r->header = NULL;
@@ -612,7 +614,7 @@ static npyio_status reader_type_text(const npyio_reader *r, char *type,
         memcpy(type, r->cast.to.name, need);
         return NPYIO_OK;
     }
-    st = npyio__dtype_new_native(r->header->dtype, &native);
+    st = npyio__dtype_new_native(r->header->dtype, where, &native);
     if (st == NPYIO_OK)
         st = npyio__type_text(native, type, type_cap, where);
     npyio_dtype_unref(native);

@@ -710,7 +710,7 @@ npyio_status npyio_record_builder_finish(const npyio_record_builder *builder,
 
 npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
                                         const npyio__mem *mem,
-                                        npyio_dtype **out)
+                                        const char *where, npyio_dtype **out)
 {
     npyio_dtype *base = NULL;
     npyio__pending p;
@@ -719,10 +719,10 @@ npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
 
     *out = NULL;
     if (dtype->kind == NPYIO_KIND_SUBARRAY) {
-        st = npyio__dtype_with_order(dtype->base, order, mem, &base);
+        st = npyio__dtype_with_order(dtype->base, order, mem, where, &base);
         if (st == NPYIO_OK)
-            st = npyio__make_subarray(base, dtype->ndim, dtype->shape,
-                                      "npyio_dtype_new_byteorder", mem, out);
+            st = npyio__make_subarray(base, dtype->ndim, dtype->shape, where,
+                                      mem, out);
         npyio_dtype_unref(base);
         return st;
     }
@@ -732,23 +732,24 @@ npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
         npyio__pending_field g = {f->name, f->name_len, f->title,
                                   f->title_len, f->offset, NULL};
 
-        st = npyio__dtype_with_order(f->dtype, order, mem, &g.dtype);
+        st = npyio__dtype_with_order(f->dtype, order, mem, where, &g.dtype);
         if (st == NPYIO_OK)
             st = npyio__pending_push(&p, &g);
     }
     if (st == NPYIO_OK)
-        st = npyio__record_pack(&p, dtype->itemsize, dtype->alignment,
-                                "npyio_dtype_new_byteorder", out);
+        st = npyio__record_pack(&p, dtype->itemsize, dtype->alignment, where,
+                                out);
     npyio__pending_release(&p);
     return st;
 }
 
 npyio_status npyio__dtype_with_order(const npyio_dtype *dtype, char order,
-                                     const npyio__mem *mem, npyio_dtype **out)
+                                     const npyio__mem *mem, const char *where,
+                                     npyio_dtype **out)
 {
     *out = NULL;
     if (dtype->kind == NPYIO_KIND_RECORD || dtype->kind == NPYIO_KIND_SUBARRAY)
-        return npyio__compound_with_order(dtype, order, mem, out);
+        return npyio__compound_with_order(dtype, order, mem, where, out);
     if (dtype->byteorder == '|' || dtype->byteorder == order) {
         *out = npyio_dtype_ref(dtype);
         return NPYIO_OK;
@@ -781,7 +782,7 @@ static npyio_status new_byteorder_body(const npyio_dtype *dtype,
     /* Derived from the dtype, made like it (the default allocator for a
      * built-in, which names none). */
     npyio__dtype_mem(dtype, &mem);
-    return npyio__dtype_with_order(dtype, order, &mem, out);
+    return npyio__dtype_with_order(dtype, order, &mem, where, out);
 }
 
 npyio_status npyio_dtype_new_byteorder(const npyio_dtype *dtype,
@@ -798,11 +799,12 @@ npyio_status npyio_dtype_new_native(const npyio_dtype *dtype,
 }
 
 npyio_status npyio__dtype_new_native(const npyio_dtype *dtype,
-                                     npyio_dtype **out)
+                                     const char *where, npyio_dtype **out)
 {
     npyio__mem mem;
 
     npyio__dtype_mem(dtype, &mem);
-    return npyio__dtype_with_order(dtype, npyio__host_order(), &mem, out);
+    return npyio__dtype_with_order(dtype, npyio__host_order(), &mem, where,
+                                   out);
 }
 

@@ -67,17 +67,19 @@ npyio_status npyio__record_pack(npyio__pending *p, size_t itemsize,
                                 npyio_dtype **out);
 
 /* npyio_dtype_new_byteorder() for a checked dtype and order ('<' or
- * '>'), with whatever it makes allocated through mem. */
+ * '>'), with whatever it makes allocated through mem; `where` names the
+ * public call made in messages. */
 npyio_status npyio__dtype_with_order(const npyio_dtype *dtype, char order,
-                                     const npyio__mem *mem, npyio_dtype **out);
+                                     const npyio__mem *mem, const char *where,
+                                     npyio_dtype **out);
 
 /* npyio_dtype_new_native() for a checked dtype, made like it. */
 npyio_status npyio__dtype_new_native(const npyio_dtype *dtype,
-                                     npyio_dtype **out);
+                                     const char *where, npyio_dtype **out);
 
 /* The same for a record or subarray. */
 npyio_status npyio__compound_with_order(const npyio_dtype *dtype, char order,
                                         const npyio__mem *mem,
-                                        npyio_dtype **out);
+                                        const char *where, npyio_dtype **out);
 
 #endif /* NPYIO_RECORD_H */

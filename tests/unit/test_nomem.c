@@ -26,6 +26,34 @@
 
 typedef npyio_status (*operation)(const npyio_options *o);
 
+/* When set, the one public call an operation makes: a failed allocation's
+ * message must name it, and no call inside it (the library calls its
+ * internal bodies, which report the caller's call). And the file it
+ * reads: once a failure's message names it (the file is open), every
+ * later allocation's does. */
+static const char *called, *called_on;
+static int file_named;
+
+static void assert_names_only_called(const char *name, long k)
+{
+    const char *msg = npyio_last_error();
+    size_t n = called != NULL ? strlen(called) : 0;
+
+    if (called == NULL)
+        return;
+    if (getenv("NOMEM_VERBOSE") != NULL)
+        fprintf(stderr, "%s: allocation %ld failed: %s\n", name, k, msg);
+    if (strncmp(msg, called, n) != 0 || strncmp(msg + n, ": ", 2) != 0 ||
+        strncmp(msg + n + 2, "npyio_", 6) == 0)
+        fail_msg("%s: allocation %ld failed: \"%s\" names another call "
+                 "than %s alone", name, k, msg, called);
+    if (called_on != NULL && strstr(msg, called_on) != NULL)
+        file_named = 1;
+    else if (called_on != NULL && file_named)
+        fail_msg("%s: allocation %ld failed: \"%s\" does not name %s", name,
+                 k, msg, called_on);
+}
+
 /* Run op failing allocation 1, 2, ... of it; `dest`, if given, is a path
  * the operation writes, put back as it was before each run, which a failure
  * must leave as it was. Returns the number of allocations the operation
@@ -62,6 +90,8 @@ static long fail_each(const char *name, operation op, const char *dest,
             fail_msg("%s: allocation %ld of %ld failed: status %s, not "
                      "NPYIO_E_NOMEM (%s)", name, k, inj.calls,
                      npyio_status_string(st), npyio_last_error());
+        if (st == NPYIO_E_NOMEM)
+            assert_names_only_called(name, k);
         /* A failure some steps recover from: a header that is not in
          * np.save's exact form is parsed again the general way. */
         if (st == NPYIO_OK && getenv("NOMEM_VERBOSE") != NULL)
@@ -174,6 +204,20 @@ static npyio_status op_read(const npyio_options *o)
                                     NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER);
     npyio_reader_close(r);
     (void)len;
+    return st;
+}
+
+/* One whole load of a big-endian record file as native, C order: the
+ * header handed back is made for the converted bytes. */
+static npyio_status op_load_native(const npyio_options *o)
+{
+    npyio_header *h = NULL;
+    void *data = NULL;
+    npyio_status st = npyio_load_with_header(corpus_npy, NPYIO_READ_NATIVE |
+                                             NPYIO_READ_C_ORDER, o, &h, &data);
+
+    npyio_free(data);
+    npyio_header_free(h);
     return st;
 }
 
@@ -403,6 +447,11 @@ static void test_npy(void **state)
 
     (void)state;
     assert_true(fail_each("read", op_read, NULL, 1) > 2);
+    called = "npyio_load_with_header";
+    called_on = corpus_npy;
+    file_named = 0;
+    assert_true(fail_each("load as native", op_load_native, NULL, 1) > 2);
+    called = called_on = NULL;
     assert_true(fail_each("map", op_map, NULL, 1) > 0);
     /* An existing file replaced, appended to: kept on every failure. */
     assert_ok(npyio_save(out_npy, "=f8", 1, (const int64_t[]){4}, old,
