@@ -238,7 +238,7 @@ static npyio_status open_unknown_rows(npyio_writer *w, const npyio_header *h,
     return st;
 }
 
-static npyio_status finish_unknown_rows(npyio_writer *w)
+static npyio_status finish_unknown_rows(npyio_writer *w, const char *where)
 {
     npyio_header *final = NULL;
     unsigned char small[512], *bytes = small;
@@ -247,15 +247,15 @@ static npyio_status finish_unknown_rows(npyio_writer *w)
     npyio_status st;
 
     if (w->row_bytes != 0 && w->written % w->row_bytes != 0)
-        return npyio__fail(NPYIO_E_TRUNCATED, "npyio_writer_close: %llu "
-                           "bytes are not a whole number of %llu-byte rows",
+        return npyio__fail(NPYIO_E_TRUNCATED, "%s: %llu bytes are not a "
+                           "whole number of %llu-byte rows", where,
                            (unsigned long long)w->written,
                            (unsigned long long)w->row_bytes);
     /* (Rows of 0 bytes cannot be counted from the bytes: the count stays
      * 0, as documented.) */
     st = npyio__writer_with_rows(w, w->layout,
                    w->row_bytes ? (int64_t)(w->written / w->row_bytes) : 0,
-                   "npyio_writer_close", &final);
+                   where, &final);
     if (st == NPYIO_OK && total > sizeof small)
         st = npyio__alloc(&w->mem, total, "header", (void **)&bytes);
     if (st == NPYIO_OK)
@@ -447,7 +447,7 @@ npyio_status npyio__writer_close(npyio_writer *writer, const char *where)
     /* A failure of the sink's finish is this call's own (the I/O error of
      * a header rewrite, say), not an earlier one to repeat. */
     st = w->sticky.failed != NPYIO_OK ? repeat_failure(w, where)
-                               : w->sink->finish(w);
+                               : w->sink->finish(w, where);
     npyio__writer_release(w);
     return st;
 }
@@ -524,15 +524,15 @@ npyio_status npyio_save_with_header(const char *path,
  * whole rows, counted into the header now), then the result made final:
  * a replacing file of ours committed (renamed over its destination), the
  * caller's stream flushed. */
-static npyio_status finish_new_array(npyio_writer *w)
+static npyio_status finish_new_array(npyio_writer *w, const char *where)
 {
     npyio_status st = NPYIO_OK;
 
     if (w->unknown_rows)
-        st = finish_unknown_rows(w);
+        st = finish_unknown_rows(w, where);
     else if (!w->objects && w->written != w->expected)
-        st = npyio__fail(NPYIO_E_TRUNCATED, "npyio_writer_close: %llu bytes "
-                         "of data were written, but the header promises %llu",
+        st = npyio__fail(NPYIO_E_TRUNCATED, "%s: %llu bytes of data were "
+                         "written, but the header promises %llu", where,
                          (unsigned long long)w->written,
                          (unsigned long long)w->expected);
     if (st == NPYIO_OK && w->pending_len > 0)

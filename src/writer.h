@@ -25,15 +25,15 @@ npyio_status npyio__writer_adopt(npyio_stream *stream,
  * header that cannot be written), checked before an archive starts the
  * member: a refusal after that would fail the whole archive.
  */
-/* npyio_writer_open_append_path and npyio_writer_open_in_place_path on a stream
- * instead of a path, with those functions' names in messages (the public
- * npyio_writer_open_append_stream and npyio_writer_open_in_place_stream
- * check the stream's abilities first); the stream is borrowed (closed by
- * the caller after the writer) and read from offset 0:
- * one that reads and writes at offsets and can be resized (pread, pwrite,
- * resize), locked here where its back end can. An append whose header
- * has no room for the new row count fails at close (NPYIO_E_UNSUPPORTED):
- * only a path can be rewritten through a temporary. */
+/* npyio_writer_open_append_stream and npyio_writer_open_in_place_stream
+ * without their check of the stream's abilities (tests reach the back
+ * ends' own refusals through these), with those functions' names in
+ * messages; the stream is borrowed (closed by the caller after the
+ * writer) and read from offset 0: one that reads and writes at offsets
+ * and, for an append, can be resized, locked here where its back end can.
+ * An append whose header has no room for the new row count fails at
+ * close (NPYIO_E_UNSUPPORTED): only a path can be rewritten through a
+ * temporary. */
 npyio_status npyio__writer_open_append_stream(npyio_stream *stream,
                                               const npyio_header *rows,
                                               uint32_t flags,

@@ -24,8 +24,10 @@
 typedef struct npyio__writer_sink {
     const char *name;
     /* At close, after every write succeeded: the last checks, the header
-     * rewritten if it must be, the result made final. */
-    npyio_status (*finish)(npyio_writer *w);
+     * rewritten if it must be, the result made final. `where` is the
+     * public call that closes (npyio_writer_close, or a task call such as
+     * npyio_append that closes its own writer). */
+    npyio_status (*finish)(npyio_writer *w, const char *where);
     /* When the writer is released unfinished (failed, aborted, or finish
      * failed): put back what it changed, where it can. May be NULL. */
     void (*undo)(npyio_writer *w);

@@ -293,7 +293,7 @@ npyio_status npyio__writer_open_append_stream(npyio_stream *stream,
                                               npyio_writer **out)
 {
     return open_append(false, NULL, stream, rows, flags, options,
-                       "npyio_writer_open_append_path", out);
+                       "npyio_writer_open_append_stream", out);
 }
 
 /* The public openers on a stream: one that cannot do what the writer
@@ -355,7 +355,7 @@ npyio_status npyio_writer_open_append_path(const char *path,
  * this writer's allocator, allocation limit, durability (and the tests'
  * OS faults). */
 static npyio_status open_rewrite(npyio_writer *w, const npyio_header *grown,
-                                 npyio_writer **copy)
+                                 const char *where, npyio_writer **copy)
 {
     npyio_options *o = NULL;
     npyio_status st = npyio__options_from_mem(&w->mem, &o);
@@ -363,7 +363,7 @@ static npyio_status open_rewrite(npyio_writer *w, const npyio_header *grown,
     if (st == NPYIO_OK)
         st = npyio__writer_create_path(w->path, grown,
                                        w->durable ? 0 : NPYIO_WRITE_NO_SYNC,
-                                       o, "npyio_writer_close", copy);
+                                       o, where, copy);
     npyio_options_free(o);
     return st;
 }
@@ -373,7 +373,8 @@ static npyio_status open_rewrite(npyio_writer *w, const npyio_header *grown,
  * proportion to the file, and twice its disk space meanwhile). A stream
  * has no path to rename over: NPYIO_E_UNSUPPORTED. */
 static npyio_status rewrite_through_temporary(npyio_writer *w,
-                                              const npyio_header *grown)
+                                              const npyio_header *grown,
+                                              const char *where)
 {
     const size_t block = (size_t)1 << 20;
     npyio_writer *copy = NULL;
@@ -382,13 +383,12 @@ static npyio_status rewrite_through_temporary(npyio_writer *w,
     npyio_status st;
 
     if (w->path == NULL)
-        return npyio__fail(NPYIO_E_UNSUPPORTED, "npyio_writer_close: the "
-                           "header has no room for the new row count, and "
-                           "a stream cannot be rewritten through a "
-                           "temporary file");
+        return npyio__fail(NPYIO_E_UNSUPPORTED, "%s: the header has no "
+                           "room for the new row count, and a stream cannot "
+                           "be rewritten through a temporary file", where);
     st = npyio__alloc(&w->mem, block, "copy buffer", (void **)&buf);
     if (st == NPYIO_OK)
-        st = open_rewrite(w, grown, &copy);
+        st = open_rewrite(w, grown, where, &copy);
     while (st == NPYIO_OK && done < total) {
         size_t want = total - done < block ? (size_t)(total - done) : block;
         size_t got = 0;
@@ -402,11 +402,11 @@ static npyio_status rewrite_through_temporary(npyio_writer *w,
             st = npyio__fail(NPYIO_E_TRUNCATED, "the file shrank while "
                              "rows were appended");
         else
-            st = npyio__writer_write(copy, buf, want, "npyio_writer_close");
+            st = npyio__writer_write(copy, buf, want, where);
         done += want;
     }
     if (st == NPYIO_OK)
-        st = npyio__writer_close(copy, "npyio_writer_close");
+        st = npyio__writer_close(copy, where);
     else
         npyio_writer_abort(copy);
     npyio__free(buf);
@@ -449,7 +449,8 @@ static npyio_status write_changed_bytes(npyio_writer *w,
 /* The header with the new row count, in place within its length, or,
  * where it has no room, the file rewritten through a temporary. */
 static npyio_status write_grown_header(npyio_writer *w,
-                                       const npyio_header *grown)
+                                       const npyio_header *grown,
+                                       const char *where)
 {
     size_t total = (size_t)w->layout->data_offset;
     unsigned char small[512], *bytes = small;
@@ -461,7 +462,7 @@ static npyio_status write_grown_header(npyio_writer *w,
         st = npyio__header_emit_into(&w->mem, grown, w->layout->version,
                                      total, bytes);
     if (st == NPYIO_E_UNSUPPORTED) /* no room: the slow, safe way */
-        st = rewrite_through_temporary(w, grown);
+        st = rewrite_through_temporary(w, grown, where);
     else if (st == NPYIO_OK)
         st = write_changed_bytes(w, bytes, total);
     if (bytes != small)
@@ -476,9 +477,8 @@ static npyio_status write_grown_header(npyio_writer *w,
  * before that leaves the old header, which NumPy loads, ignoring the extra
  * bytes.
  */
-static npyio_status finish_append(npyio_writer *w)
+static npyio_status finish_append(npyio_writer *w, const char *where)
 {
-    static const char where[] = "npyio_writer_close";
     npyio_header *grown = NULL;
     npyio_status st;
 
@@ -498,7 +498,7 @@ static npyio_status finish_append(npyio_writer *w)
                                  w->layout->shape[0] + w->rows_added, where,
                                  &grown);
     if (st == NPYIO_OK)
-        st = write_grown_header(w, grown);
+        st = write_grown_header(w, grown, where);
     if (st == NPYIO_OK)
         w->undo_append = false; /* the new header is in place */
     /* Past the point of no return: the old file is gone (either state is
@@ -555,7 +555,7 @@ npyio_status npyio__writer_open_in_place_stream(npyio_stream *stream,
                                                 npyio_writer **out)
 {
     return open_in_place(false, NULL, stream, flags, options,
-                         "npyio_writer_open_in_place_path", out);
+                         "npyio_writer_open_in_place_stream", out);
 }
 
 npyio_status npyio_writer_open_in_place_stream(npyio_stream *stream,
@@ -628,10 +628,10 @@ npyio_status npyio_writer_write_rows(npyio_writer *writer, int64_t first,
 
 /* Rows written in place are positioned writes: nothing to finish but
  * the sync (a flush without durability). */
-static npyio_status finish_in_place(npyio_writer *w)
+static npyio_status finish_in_place(npyio_writer *w, const char *where)
 {
     return npyio__with_context(npyio__stream_sync(w->stream, w->durable),
-                               "npyio_writer_close");
+                               where);
 }
 
 static const npyio__writer_sink append_sink = {

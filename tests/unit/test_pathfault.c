@@ -201,6 +201,22 @@ static npyio_status append_roomless(void *ctx, const npyio_options *o,
     return result_add_file(st, r, roomless_npy);
 }
 
+/* The same through npyio_append, which closes its writer inside: a
+ * failure of the rewrite names npyio_append, the call made, alone. */
+static npyio_status append_roomless_task(void *ctx, const npyio_options *o,
+                                         fault_result *r)
+{
+    static const int32_t rows[6] = {7, 7, 7, 8, 8, 8};
+    npyio_status st = npyio_append(roomless_npy, "=i4", 2,
+                                   (const int64_t[]){2, 3}, rows, sizeof rows,
+                                   0, o);
+
+    (void)ctx;
+    if (st != NPYIO_OK)
+        assert_names_only("npyio_append");
+    return result_add_file(st, r, roomless_npy);
+}
+
 /* A new file (nothing to replace: the unnamed file gets the name
  * itself). */
 static npyio_status save_new(void *ctx, const npyio_options *o,
@@ -371,6 +387,8 @@ static void test_npy(void **state)
                             {"append", append, out_npy, 0},
                             {"append to a file without room",
                              append_roomless, roomless_npy, 0},
+                            {"npyio_append to a file without room",
+                             append_roomless_task, roomless_npy, 0},
                             {"save a new file", save_new, new_npy, 0},
                             {"rows in place", rows_in_place, out_npy, 1},
                             {"create a map", map_create, map_npy, 0},

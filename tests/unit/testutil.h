@@ -41,6 +41,20 @@
                      (needle));                                              \
     } while (0)
 
+/* The last error message must name the public call made, `called`, and
+ * no call inside it: "called: ..." with no "npyio_...: " after it (the
+ * library calls its internal bodies, which report the caller's call). */
+#define assert_names_only(called)                                            \
+    do {                                                                     \
+        const char *msg_ = npyio_last_error();                               \
+        size_t n_ = strlen(called);                                          \
+        if (strncmp(msg_, (called), n_) != 0 ||                              \
+            strncmp(msg_ + n_, ": ", 2) != 0 ||                              \
+            strncmp(msg_ + n_ + 2, "npyio_", 6) == 0)                        \
+            fail_msg("last error \"%s\" names another call than %s alone", \
+                     msg_, (called));                                        \
+    } while (0)
+
 /* This host's byte order character, '<' or '>', found independently of
  * the library. */
 static inline char host_order(void)
