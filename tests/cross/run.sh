@@ -76,13 +76,16 @@ setup_i386() {
     unset PKG_CONFIG_SYSROOT_DIR
 }
 
-# The portable build is native: what the README's test command installs.
+# The portable build is native: what the README's test command installs
+# (a name is asked for this machine's architecture too: after the i386
+# stage, libc6-dev alone names two packages).
 run_portable() {
-    local pkg missing=()
+    local pkg missing=() native
+    native=$(dpkg --print-architecture)
     for pkg in cmake make gcc libc6-dev pkg-config zlib1g-dev \
                libminizip-dev libdeflate-dev libcmocka-dev python3-numpy \
                python3-cffi strace g++ groff-base man-db; do
-        have "$pkg" || missing+=("$pkg")
+        have "$pkg" || have "$pkg:$native" || missing+=("$pkg")
     done
     if [ ${#missing[@]} -gt 0 ]; then
         apt-get update -q
