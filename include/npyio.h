@@ -2311,19 +2311,23 @@ NPYIO_API npyio_status npyio_load_with_header(const char *path, uint32_t flags,
  * destination and carry a fixed marker, so that no file of yours is ever
  * taken for one: NAME below is the destination's name (its first 200
  * bytes, so that a temporary's name fits wherever the destination's does).
- * On Linux the temporary has no name (O_TMPFILE) while it is written, so a
- * process killed mid-write leaves nothing; a file that did not exist is
- * linked at its name directly, and one that is replaced is named
- * ".NAME.npyio.tmp" between linkat() and rename() only, locked by the
- * writer meanwhile. A process killed in those microseconds leaves that
- * file (the complete new contents); the next save that replaces the same
- * destination removes it (a file there that no writer holds locked, is
- * regular and yours) and takes the name; until then it is harmless. If a
+ * On Linux (but not in a portable build, below) the temporary has no name
+ * (O_TMPFILE) while it is written, so a process killed mid-write leaves
+ * nothing; a file that did not exist is linked at its name directly, and
+ * one that is replaced is named ".NAME.npyio.tmp" between linkat() and
+ * rename() only, locked by the writer meanwhile. A process killed in
+ * those microseconds leaves that file (the complete new contents); the
+ * next save that replaces the same destination removes it (a file there
+ * that no writer holds locked, is regular and yours) and takes the name;
+ * until then it is harmless. If a
  * live save holds the name at that moment, the file is named as below
- * instead. These saves list no directory. Elsewhere (no O_TMPFILE, as on
- * some network file systems) the temporary is
- * ".NAME.npyio-<pid>-<n>-<hex>.tmp" for the whole write, and every save
- * of NAME through such a temporary first removes NAME's temporaries of
+ * instead. These saves list no directory. Elsewhere (macOS, the BSDs, a
+ * build with the CMake option NPYIO_PORTABLE, which takes only what
+ * POSIX.1-2008, macOS and FreeBSD offer, and file systems without
+ * O_TMPFILE, as some network ones) the temporary is
+ * ".NAME.npyio-<pid>-<n>-<hex>.tmp" for the whole write, so a process
+ * killed mid-write leaves it behind (with part of the data), and every
+ * save of NAME through such a temporary first removes NAME's temporaries of
  * this form whose process has died (regular files of yours; a pid is
  * checked on this host only), which costs a listing of the directory.
  * Temporaries of other destinations are never touched.
@@ -2416,10 +2420,18 @@ NPYIO_API void npyio_writer_abort(npyio_writer *writer);
  * Locking: the appender holds an exclusive lock on the file (an open file
  * description lock, advisory: it excludes other libnpyio appenders and
  * in-place writers, in any process, not programs that ignore it) from
- * open to close. If another holds a conflicting lock, this fails at once
- * with NPYIO_E_LOCKED (the message says whether an appender or in-place
- * writers hold it), or with NPYIO_WRITE_WAIT_FOR_LOCK waits for it. The
- * lock belongs to the open file: a process forked while the writer is
+ * open to close. Two writers in one process exclude each other as two
+ * processes do: the lock belongs to the open file, not the process. On
+ * Linux it is an OFD lock (F_OFD_SETLK); on macOS, the BSDs and in a
+ * portable build (NPYIO_PORTABLE, see npyio_writer_create_path()) it is
+ * flock(), which behaves the same here; never a classic fcntl() record
+ * lock, which a process drops when it closes any descriptor of the file.
+ * On Linux the two kinds do not see each other: a portable build and an
+ * ordinary one do not exclude each other. If another holds a conflicting
+ * lock, this fails at once with NPYIO_E_LOCKED (the message says whether
+ * an appender or in-place writers hold it), or with
+ * NPYIO_WRITE_WAIT_FOR_LOCK waits for it. The lock belongs to the open
+ * file: a process forked while the writer is
  * open shares it (and keeps it held until it too has closed the file, or
  * exited), so fork before opening writers that must exclude each other.
  *
@@ -2595,13 +2607,15 @@ NPYIO_API npyio_status npyio_map_open_path(const char *path, uint32_t flags,
  * (whatever file the header came from: npyio_map_header() describes the
  * created file), and its data reads as zeros until written.
  *
- * The disk blocks of the data are reserved (posix_fallocate), so a disk
- * too full for the array fails here with NPYIO_E_IO rather than killing
- * the process with SIGBUS while the mapping is written; this costs time
- * in proportion to the size on file systems that cannot reserve blocks
- * without writing them. With NPYIO_MAP_SPARSE the data is a hole
- * instead, allocated as it is written: instant and using no space until
- * then, with the SIGBUS risk on a full disk.
+ * The disk blocks of the data are reserved (posix_fallocate; on macOS and
+ * in a portable build, NPYIO_PORTABLE, which lack it, by writing the
+ * zeros), so a disk too full for the array fails here with NPYIO_E_IO
+ * rather than killing the process with SIGBUS while the mapping is
+ * written; this costs time in proportion to the size on file systems
+ * that cannot reserve blocks without writing them (and always where the
+ * zeros are written). With NPYIO_MAP_SPARSE the data is a hole instead,
+ * allocated as it is written: instant and using no space until then,
+ * with the SIGBUS risk on a full disk.
  *
  * The file is built under a temporary name and renamed into place before
  * this returns: a failure leaves an existing file at the path as it was,

@@ -1,13 +1,97 @@
 /*
- * platform.c - operating-system specific code (see platform.h). Keep every
- * #ifdef on the host here.
+ * platform.c - operating-system specific code (see platform.h). Every #if
+ * on the host is here, and each capability is chosen once, in the block
+ * below, as an NPYIO_HAVE_* name that the code under it uses. A build
+ * with NPYIO_PORTABLE (CMake -DNPYIO_PORTABLE=ON) takes only what
+ * POSIX.1-2008, macOS and FreeBSD all offer, on Linux too, so that the
+ * paths those systems take are built and tested as a whole in CI.
  */
+#if defined(__linux__) || defined(__GLIBC__)
+/* glibc shows only what is asked for: POSIX.1-2008, and either Linux's
+ * own calls (O_TMPFILE, F_OFD_SETLK, linkat(AT_EMPTY_PATH),
+ * copy_file_range) or, portable, only the BSD ones every target has
+ * (flock). macOS and the BSDs show everything when no standard is named
+ * (naming POSIX there would hide flock), so nothing is defined for them. */
 #define _POSIX_C_SOURCE 200809L
-#if defined(__linux__)
-/* madvise() and MADV_HUGEPAGE, O_TMPFILE, F_OFD_SETLK, linkat() */
-#define _GNU_SOURCE
+#if defined(NPYIO_PORTABLE)
+#define _DEFAULT_SOURCE
 #else
-#define _DEFAULT_SOURCE /* flock(), fchown() on the BSDs */
+#define _GNU_SOURCE
+#endif
+#endif
+
+#include <fcntl.h>
+#include <sys/mman.h>
+
+/* ---- the capabilities, chosen once -------------------------------------------
+ * Each is 1 where this build uses the call and 0 where it takes the
+ * fallback written beside it; NPYIO_PORTABLE takes every fallback. */
+#if defined(NPYIO_PORTABLE)
+#define NPYIO_LINUX_CALLS 0
+#else
+#define NPYIO_LINUX_CALLS 1
+#endif
+/* Unnamed temporaries: O_TMPFILE, named by linkat() of the descriptor.
+ * Else named temporaries for the whole write (replace.c). */
+#if NPYIO_LINUX_CALLS && defined(O_TMPFILE) && defined(AT_EMPTY_PATH)
+#define NPYIO_HAVE_UNNAMED_FILES 1
+#else
+#define NPYIO_HAVE_UNNAMED_FILES 0
+#endif
+/* Open file description locks (F_OFD_SETLK). Else flock(), also owned by
+ * the open file description; never classic fcntl() record locks, which a
+ * process drops when it closes any descriptor of the file. */
+#if NPYIO_LINUX_CALLS && defined(F_OFD_SETLK) && defined(F_OFD_GETLK)
+#define NPYIO_HAVE_OFD_LOCKS 1
+#else
+#define NPYIO_HAVE_OFD_LOCKS 0
+#endif
+/* Copies in the kernel: FICLONE, copy_file_range() over SEEK_DATA and
+ * SEEK_HOLE. Else the caller copies through a buffer. */
+#if NPYIO_LINUX_CALLS && defined(__linux__)
+#define NPYIO_HAVE_KERNEL_COPY 1
+#else
+#define NPYIO_HAVE_KERNEL_COPY 0
+#endif
+/* posix_fallocate() (macOS has none). Else zeros are written over the
+ * new part of the file, which allocates its blocks as surely. */
+#if NPYIO_LINUX_CALLS && !defined(__APPLE__)
+#define NPYIO_HAVE_FALLOCATE 1
+#else
+#define NPYIO_HAVE_FALLOCATE 0
+#endif
+/* fdatasync() (macOS declares none). Else fsync(), which syncs more. */
+#if NPYIO_LINUX_CALLS && !defined(__APPLE__)
+#define NPYIO_HAVE_FDATASYNC 1
+#else
+#define NPYIO_HAVE_FDATASYNC 0
+#endif
+/* sigtimedwait() (macOS has none). Else sigwait() once SIGPIPE is seen
+ * pending, which then returns at once. */
+#if NPYIO_LINUX_CALLS && !defined(__APPLE__)
+#define NPYIO_HAVE_SIGTIMEDWAIT 1
+#else
+#define NPYIO_HAVE_SIGTIMEDWAIT 0
+#endif
+/* Transparent huge-page advice. Else none: advice only. */
+#if NPYIO_LINUX_CALLS && defined(MADV_HUGEPAGE)
+#define NPYIO_HAVE_HUGE_PAGES 1
+#else
+#define NPYIO_HAVE_HUGE_PAGES 0
+#endif
+/* glibc's GNU strerror_r() (a char *), declared under _GNU_SOURCE. Else
+ * the POSIX one (an int). */
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+#define NPYIO_HAVE_GNU_STRERROR_R 1
+#else
+#define NPYIO_HAVE_GNU_STRERROR_R 0
+#endif
+/* Folders opened without following links: openat() with O_NOFOLLOW and
+ * O_DIRECTORY (POSIX.1-2008). Else npyio_stream_save_under() refuses. */
+#if defined(O_NOFOLLOW) && defined(O_DIRECTORY)
+#define NPYIO_HAVE_BENEATH 1
+#else
+#define NPYIO_HAVE_BENEATH 0
 #endif
 
 #include "error.h"
@@ -17,7 +101,6 @@
 #include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,11 +108,10 @@
 #include <stdlib.h>
 #include <dirent.h>
 #include <sys/file.h>
-#if defined(__linux__)
+#if NPYIO_HAVE_KERNEL_COPY
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #endif
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -43,7 +125,7 @@
  */
 void npyio__advise_huge_pages(void *ptr, size_t size)
 {
-#if defined(MADV_HUGEPAGE)
+#if NPYIO_HAVE_HUGE_PAGES
     if (size >= NPYIO__HUGE_THRESHOLD)
         (void)madvise(ptr, size, MADV_HUGEPAGE);
 #else
@@ -103,7 +185,7 @@ int npyio__os_fail(const char *what, int err)
 
     /* strerror_r: thread-safe, unlike strerror(). glibc gives its GNU
      * form under _GNU_SOURCE (a char * that may not be our buffer). */
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+#if NPYIO_HAVE_GNU_STRERROR_R
     const char *text = strerror_r(err, reason, sizeof reason);
 
     if (text != reason)
@@ -211,14 +293,29 @@ static void guard_begin(pipe_guard *g)
     g->was_pending = sigismember(&pending, SIGPIPE) == 1;
 }
 
+/* Consume the SIGPIPE a write raised, without waiting if there is none. */
+static void consume_sigpipe(const pipe_guard *g)
+{
+#if NPYIO_HAVE_SIGTIMEDWAIT
+    const struct timespec zero = {0, 0};
+
+    while (sigtimedwait(&g->blocked, NULL, &zero) < 0 && errno == EINTR)
+        ;
+#else
+    sigset_t pending;
+    int sig;
+
+    /* Pending (a write raises it on its own thread): sigwait() returns at
+     * once. Not pending (the system reported EPIPE without it): no wait. */
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1)
+        (void)sigwait(&g->blocked, &sig);
+#endif
+}
+
 static void guard_end(pipe_guard *g, bool got_epipe)
 {
-    if (got_epipe && !g->was_pending) {
-        const struct timespec zero = {0, 0};
-
-        while (sigtimedwait(&g->blocked, NULL, &zero) < 0 && errno == EINTR)
-            ;
-    }
+    if (got_epipe && !g->was_pending)
+        consume_sigpipe(g);
     pthread_sigmask(SIG_SETMASK, &g->saved, NULL);
 }
 
@@ -454,9 +551,10 @@ int npyio__file_flush(FILE *f)
 int npyio__fd_open_unnamed(const npyio__faults *faults, int at,
                            const char *dir)
 {
-#if defined(O_TMPFILE)
+#if NPYIO_HAVE_UNNAMED_FILES
     return npyio__fd_open_at(faults, at, dir, O_TMPFILE | O_RDWR, 0666);
 #else
+    (void)faults;
     (void)at;
     (void)dir;
     errno = EOPNOTSUPP;
@@ -464,6 +562,7 @@ int npyio__fd_open_unnamed(const npyio__faults *faults, int at,
 #endif
 }
 
+#if NPYIO_HAVE_UNNAMED_FILES
 /*
  * linkat() with AT_EMPTY_PATH names the file in one step but needs
  * CAP_DAC_READ_SEARCH; through /proc/self/fd it works for every user, at
@@ -472,11 +571,12 @@ int npyio__fd_open_unnamed(const npyio__faults *faults, int at,
  * failed call).
  */
 static atomic_int empty_path_links; /* 0 unknown, 1 allowed, -1 not */
+#endif
 
 int npyio__fd_link_unnamed(const npyio__faults *faults, int fd, int at,
                            const char *name)
 {
-#if defined(O_TMPFILE)
+#if NPYIO_HAVE_UNNAMED_FILES
     char proc[64];
     int allowed = atomic_load_explicit(&empty_path_links,
                                        memory_order_relaxed);
@@ -511,6 +611,7 @@ failed:
     errno = err;
     return -1;
 #else
+    (void)faults;
     (void)fd;
     (void)at;
     (void)name;
@@ -536,14 +637,11 @@ int npyio__fd_truncate(const npyio__faults *faults, int fd, int64_t size)
     return r == 0 ? 0 : npyio__os_fail("ftruncate", errno);
 }
 
-int npyio__fd_reserve(const npyio__faults *faults, int fd, int64_t size)
+#if NPYIO_HAVE_FALLOCATE
+static int reserve_blocks(const npyio__faults *faults, int fd, int64_t size)
 {
     int err;
 
-    if ((int64_t)(off_t)size != size)
-        return npyio__os_fail("posix_fallocate", EOVERFLOW);
-    if (size == 0)
-        return 0;
     /* posix_fallocate returns the error rather than setting errno. */
     do
         err = npyio__faulted(faults, "posix_fallocate", NULL)
@@ -552,11 +650,44 @@ int npyio__fd_reserve(const npyio__faults *faults, int fd, int64_t size)
     while (err == EINTR);
     return err == 0 ? 0 : npyio__os_fail("posix_fallocate", err);
 }
+#else
+/*
+ * Without posix_fallocate (macOS): zeros written from the file's end up to
+ * size, which allocates the blocks as surely (a full disk fails this write,
+ * not a later store through a mapping), at the cost of writing them. The
+ * file is never shortened, as posix_fallocate never shortens it.
+ */
+static int reserve_blocks(const npyio__faults *faults, int fd, int64_t size)
+{
+    static const unsigned char zeros[65536];
+    int64_t at;
+
+    if (npyio__fd_size(fd, &at) != 0)
+        return -1;
+    while (at < size) {
+        size_t step = size - at < (int64_t)sizeof zeros
+                          ? (size_t)(size - at)
+                          : sizeof zeros;
+
+        if (npyio__fd_pwrite_all(faults, fd, zeros, step, at) != 0)
+            return -1;
+        at += (int64_t)step;
+    }
+    return 0;
+}
+#endif
+
+int npyio__fd_reserve(const npyio__faults *faults, int fd, int64_t size)
+{
+    if ((int64_t)(off_t)size != size)
+        return npyio__os_fail("reserving disk blocks", EOVERFLOW);
+    return size == 0 ? 0 : reserve_blocks(faults, fd, size);
+}
 
 /* What holds a conflicting lock, for the message. */
 static const char *holder(int fd, bool exclusive)
 {
-#if defined(F_OFD_GETLK)
+#if NPYIO_HAVE_OFD_LOCKS
     struct flock l;
 
     memset(&l, 0, sizeof l);
@@ -567,7 +698,16 @@ static const char *holder(int fd, bool exclusive)
     if (l.l_type == F_WRLCK)
         return "an appender holds an exclusive lock on it";
 #else
-    (void)fd;
+    /* flock() cannot be asked. The exclusive lock was refused: a shared
+     * one taken at once (and let go again) tells shared holders. The fd
+     * holds no lock either way (flock drops the old one of a conversion
+     * that fails). */
+    if (exclusive && flock(fd, LOCK_SH | LOCK_NB) == 0) {
+        (void)flock(fd, LOCK_UN);
+        return "writers of rows in place hold a shared lock on it";
+    }
+    if (exclusive)
+        return "an appender holds an exclusive lock on it";
 #endif
     return exclusive ? "another writer holds a lock on it"
                      : "an appender holds an exclusive lock on it";
@@ -578,7 +718,7 @@ int npyio__fd_lock(int fd, bool exclusive, bool wait, bool *busy)
     int r, err;
 
     *busy = false;
-#if defined(F_OFD_SETLK)
+#if NPYIO_HAVE_OFD_LOCKS
     {
         struct flock l;
 
@@ -675,12 +815,18 @@ int npyio__fd_pread_all(const npyio__faults *faults, int fd, void *buf,
     return 0;
 }
 
+#if NPYIO_HAVE_FDATASYNC
+#define DATASYNC fdatasync
+#else
+#define DATASYNC fsync
+#endif
+
 int npyio__fd_datasync(const npyio__faults *faults, int fd)
 {
     int r;
 
     do
-        r = npyio__faulted(faults, "fdatasync", NULL) ? -1 : fdatasync(fd);
+        r = npyio__faulted(faults, "fdatasync", NULL) ? -1 : DATASYNC(fd);
     while (r != 0 && errno == EINTR);
     if (r != 0 && errno != EINVAL && errno != EROFS)
         return npyio__os_fail("fdatasync", errno);
@@ -840,7 +986,7 @@ void npyio__dir_remove_owned(int at, const char *dir,
 
 /* ---- folders below a base, no link followed ------------------------------------- */
 
-#if defined(O_NOFOLLOW) && defined(O_DIRECTORY)
+#if NPYIO_HAVE_BENEATH
 #define BENEATH_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
 
 /* Folder `part` of folder fd, made when missing; -1 with errno. */
@@ -964,8 +1110,7 @@ npyio_status npyio__unmap(void *base, size_t len, bool sync)
 
 /* ---- copying a file ------------------------------------------------------------ */
 
-
-#if defined(__linux__)
+#if NPYIO_HAVE_KERNEL_COPY
 /*
  * Where the next data of fd lies in [at, len): [*start, *end), by
  * SEEK_DATA and SEEK_HOLE, so that a copy skips holes and stays as sparse
@@ -1032,7 +1177,7 @@ static int kernel_copy(const npyio__faults *faults, int to, int from,
 int npyio__fd_copy_file(const npyio__faults *faults, int to, int from,
                         int64_t len, const char **how)
 {
-#if defined(__linux__)
+#if NPYIO_HAVE_KERNEL_COPY
     off_t kept = lseek(from, 0, SEEK_CUR); /* next_data moves it */
     int64_t at;
     int rc;
@@ -1051,6 +1196,7 @@ int npyio__fd_copy_file(const npyio__faults *faults, int to, int from,
     if (rc != NPYIO__COPY_BUFFERED)
         return rc;
 #else
+    (void)faults;
     (void)to;
     (void)from;
     (void)len;
@@ -1087,4 +1233,16 @@ npyio_status npyio__open_locked(const npyio__faults *faults, const char *path,
     }
     return npyio__fail(NPYIO_E_IO, "%s: %s: the file was replaced each "
                        "time it was locked", where, path);
+}
+
+npyio__platform_caps npyio__platform_capabilities(void)
+{
+    npyio__platform_caps caps;
+
+    caps.portable = NPYIO_LINUX_CALLS == 0;
+    caps.unnamed_files = NPYIO_HAVE_UNNAMED_FILES;
+    caps.ofd_locks = NPYIO_HAVE_OFD_LOCKS;
+    caps.kernel_copy = NPYIO_HAVE_KERNEL_COPY;
+    caps.fallocate = NPYIO_HAVE_FALLOCATE;
+    return caps;
 }

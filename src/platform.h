@@ -130,12 +130,15 @@ int npyio__fd_size(int fd, int64_t *size);
 
 /* Truncate or extend to `size` bytes. */
 int npyio__fd_truncate(const npyio__faults *faults, int fd, int64_t size);
-/* Reserve the blocks of [0, size) (posix_fallocate), extending the file:
- * a full disk fails here, not later when a mapping is written. */
+/* Reserve the blocks of [0, size), extending the file (posix_fallocate;
+ * without it, as on macOS, zeros written over the new part): a full disk
+ * fails here, not later when a mapping is written. */
 int npyio__fd_reserve(const npyio__faults *faults, int fd, int64_t size);
 
-/* Advisory whole-file lock on an open file description (Linux: OFD lock,
- * elsewhere flock(), both owned by the description, not the process):
+/* Advisory whole-file lock on an open file description (Linux: OFD lock;
+ * elsewhere and in a portable build flock(); both owned by the
+ * description, not the process, so two opens conflict in one process too;
+ * the two kinds do not see each other on Linux):
  * shared or exclusive; waiting for it, or failing at once. Returns 0, or
  * -1 with the thread's message set; *busy says the lock is held by
  * another description (and by what kind of lock, in the message). */
@@ -245,5 +248,18 @@ npyio_status npyio__map_fd(const npyio__faults *faults, int fd, int64_t offset,
                            size_t len, bool writable, void **base);
 /* Unmap, after msync when `sync` (writable maps with durability). */
 npyio_status npyio__unmap(void *base, size_t len, bool sync);
+
+/* ---- what this build takes from the system ------------------------------------
+ * Chosen once, at the top of platform.c, from the host and NPYIO_PORTABLE
+ * (CMake -DNPYIO_PORTABLE=ON: only what POSIX.1-2008, macOS and FreeBSD
+ * offer). For the tests, which choose their expectations from it. */
+typedef struct npyio__platform_caps {
+    bool portable;      /* built with NPYIO_PORTABLE */
+    bool unnamed_files; /* O_TMPFILE temporaries (else named ones) */
+    bool ofd_locks;     /* OFD locks (else flock()) */
+    bool kernel_copy;   /* FICLONE, copy_file_range (else buffered) */
+    bool fallocate;     /* posix_fallocate (else zeros written) */
+} npyio__platform_caps;
+npyio__platform_caps npyio__platform_capabilities(void);
 
 #endif /* NPYIO_PLATFORM_H */

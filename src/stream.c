@@ -544,11 +544,24 @@ npyio_status npyio__stream_lock(npyio_stream *s, bool exclusive, bool wait)
                                     : NPYIO_OK;
 }
 
-/* The copy when the back end cannot: through a buffer, at offsets. */
+/* Whether n bytes at p are all zero (each byte equal to the one before). */
+static bool all_zeros(const unsigned char *p, size_t n)
+{
+    return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/*
+ * The copy when the back end cannot: through a buffer, at offsets. Where
+ * the (empty) destination can set its length, blocks of zeros are not
+ * written but left as holes, its length set at the end: a sparse
+ * archive's copy stays sparse, as the kernel copy keeps it where there is
+ * one (not in a portable build, NPYIO_PORTABLE, nor between file systems).
+ */
 static npyio_status copy_buffered(npyio_stream *to, npyio_stream *from,
                                   int64_t len)
 {
     const size_t block = (size_t)1 << 16;
+    const bool holes = to->backend->resize != NULL;
     unsigned char *buf = NULL;
     int64_t done = 0;
     npyio_status st = npyio__alloc(&to->mem, block, "a copy buffer",
@@ -565,11 +578,13 @@ static npyio_status copy_buffered(npyio_stream *to, npyio_stream *from,
                              "%lld, before the %lld bytes to copy",
                              (long long)(done + (int64_t)got),
                              (long long)len);
-        if (st == NPYIO_OK)
+        if (st == NPYIO_OK && !(holes && all_zeros(buf, want)))
             st = npyio__stream_pwrite(to, buf, want, done, "a copy");
         done += (int64_t)want;
     }
     npyio__free(buf);
+    if (st == NPYIO_OK && holes)
+        st = npyio__stream_resize(to, len, false);
     return st;
 }
 

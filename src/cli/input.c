@@ -8,7 +8,6 @@
  * of its own in front of another file's data (see convert.c).
  */
 #define _POSIX_C_SOURCE 200809L
-#define _GNU_SOURCE /* madvise(MADV_HUGEPAGE), F_SETPIPE_SZ */
 #define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <fcntl.h>
@@ -16,12 +15,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "os.h"
 #include "splice.h"
 #include "text.h"
 
@@ -194,9 +193,7 @@ void *cli_buffer(size_t size)
         return malloc(size ? size : 1);
     if (posix_memalign(&p, huge, size) != 0)
         return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, size, MADV_HUGEPAGE); /* advice: failure is harmless */
-#endif
+    cli_os_advise_huge_pages(p, size);
     return p;
 }
 
@@ -634,52 +631,28 @@ int cli_input_read_raw(cli_input *in, void *buf, size_t cap, size_t *got)
     return 0;
 }
 
-/* Errors of copy_file_range() that mean "not between these two files"
- * (another file system, a pipe, a file open for appending, an old
- * kernel), which a copy through a buffer then does instead. */
-static int cannot_copy_here(int err)
-{
-    return err == EXDEV || err == EINVAL || err == ENOSYS ||
-           err == EOPNOTSUPP || err == EBADF;
-}
-
 int cli_input_copy_data(cli_input *in, int out)
 {
-#if defined(__linux__)
     const npyio_header *h = npyio_reader_header(in->reader);
-    loff_t at = (loff_t)in->start + (loff_t)npyio_header_data_offset(h);
-    uint64_t total = (uint64_t)npyio_header_nbytes(h), left = total;
+    int64_t at = in->start + npyio_header_data_offset(h);
+    uint64_t total = (uint64_t)npyio_header_nbytes(h), done = 0;
     struct stat src, dst;
-    int fd = in->file != NULL ? fileno(in->file) : -1;
+    int fd = in->file != NULL ? fileno(in->file) : -1, rc;
 
     /* A member's CRC is checked only when the reader reads it. */
     if (in->npz != NULL || fd < 0 || fstat(fd, &src) != 0 || !S_ISREG(src.st_mode) ||
         fstat(out, &dst) != 0 || !S_ISREG(dst.st_mode))
         return CLI_COPY_ELSEWHERE;
-    while (left > 0) {
-        size_t ask = left < ((size_t)1 << 30) ? (size_t)left
-                                               : (size_t)1 << 30;
-        ssize_t n = copy_file_range(fd, &at, out, NULL, ask, 0);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && left == total && cannot_copy_here(errno))
-            return CLI_COPY_ELSEWHERE; /* nothing copied yet */
-        if (n < 0)
-            return cli_error(in->name, "copying the data: %s",
-                             strerror(errno));
-        if (n == 0)
-            return cli_error(in->name, "the file ended %" PRIu64 " bytes "
-                             "into its %" PRIu64 "-byte data section",
-                             total - left, total);
-        left -= (uint64_t)n;
-    }
+    rc = cli_os_copy_range(fd, at, out, total, &done);
+    if (rc == CLI_OS_ELSEWHERE)
+        return CLI_COPY_ELSEWHERE;
+    if (rc != 0)
+        return cli_error(in->name, "copying the data: %s", strerror(errno));
+    if (done < total)
+        return cli_error(in->name, "the file ended %" PRIu64 " bytes "
+                         "into its %" PRIu64 "-byte data section",
+                         done, total);
     return 0;
-#else
-    (void)in;
-    (void)out;
-    return CLI_COPY_ELSEWHERE;
-#endif
 }
 
 /* The header again, as bytes (np.save's form of it: equivalent). */
@@ -704,11 +677,6 @@ static int emit_header(const npyio_header *h, FILE *to)
  * or COPY_TOO_LONG if from holds more than max bytes (max are copied). */
 static int copy_rest(FILE *from, FILE *to, uint64_t max)
 {
-#ifdef F_SETPIPE_SZ
-    /* A pipe of 1 MiB, not 64 KiB: 16 times fewer wake-ups of the writer
-     * and of us (advice: the system may refuse). */
-    (void)fcntl(fileno(from), F_SETPIPE_SZ, 1 << 20);
-#endif
     enum { STEP = 1 << 20 };
     char *buf = malloc(STEP);
     size_t n;
@@ -716,6 +684,7 @@ static int copy_rest(FILE *from, FILE *to, uint64_t max)
 
     if (buf == NULL)
         return -1;
+    cli_os_widen_pipe(fileno(from)); /* a pipe read in 1 MiB steps */
     /* One byte past max is asked for: it tells a longer input. */
     while (rc == 0 &&
            (n = fread(buf, 1, max < STEP ? (size_t)max + 1 : STEP, from)) > 0) {

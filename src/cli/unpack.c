@@ -26,9 +26,6 @@
 
 #include "cli.h"
 
-#ifndef O_CLOEXEC
-#define O_CLOEXEC 0
-#endif
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
 /* ---- names ------------------------------------------------------------------------ */

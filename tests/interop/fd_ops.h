@@ -6,8 +6,10 @@
  *
  * Kinds of table:
  *   "full"    every member, the lock an open file description lock
- *             (Linux; flock() elsewhere), the kind libnpyio's own path
- *             appenders take, so that the two exclude each other;
+ *             (Linux; flock() elsewhere and in a portable build,
+ *             NPYIO_PORTABLE), the kind libnpyio's own path appenders
+ *             take, so that the two exclude each other (on Linux the two
+ *             kinds do not see each other);
  *   "nolock"  every member but lock (appends are the caller's to
  *             serialise);
  *   "old"     a table as a caller built against the four-member header
@@ -179,7 +181,7 @@ static int fdo_lock(void *user, int exclusive, int wait)
     u->last_lock_wait = wait;
     if (u->lock_busy)
         return NPYIO_E_LOCKED;
-#if defined(F_OFD_SETLK)
+#if defined(F_OFD_SETLK) && !defined(NPYIO_PORTABLE)
     {
         struct flock fl;
 

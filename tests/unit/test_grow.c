@@ -4,13 +4,14 @@
  * row count, and positional row writes from several processes at once.
  * NumPy's view of the results is checked by tests/interop/grow_check.py.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* F_OFD_SETLK, flock(): the other kind of lock */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +19,7 @@
 
 #include "testutil.h"
 #include "testdata.h"
+#include "platform.h"
 
 static char path[64];
 
@@ -577,6 +579,45 @@ static void test_append_locks(void **state)
     npyio_header_free(rows);
 }
 
+/* Take an exclusive lock on fd of the kind the library does not take:
+ * flock() where it takes OFD locks, an OFD lock in a portable build. */
+static void lock_other_kind(int fd)
+{
+    struct flock l;
+
+    if (!npyio__platform_capabilities().ofd_locks) {
+        memset(&l, 0, sizeof l);
+        l.l_type = F_WRLCK;
+        l.l_whence = SEEK_SET;
+        assert_int_equal(fcntl(fd, F_OFD_SETLK, &l), 0);
+    } else {
+        assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+    }
+}
+
+/* On Linux an OFD lock and a flock() lock do not see each other (npyio.h):
+ * a portable build's appender and an ordinary one's do not exclude each
+ * other. Held by hand here, the other kind lets the appender in. */
+static void test_other_lock_kind_unseen(void **state)
+{
+    npyio_header *h = header_of("=i4", 2, 3), *rows = header_of("=i4", 1, 3);
+    static const int32_t data[6] = {0, 0, 0, 1, 1, 1};
+    npyio_writer *a = NULL;
+    int fd;
+
+    (void)state;
+    assert_ok(npyio_save_with_header(path, h, data,
+                                     (size_t)npyio_header_nbytes(h), 0, NULL));
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    lock_other_kind(fd);
+    assert_ok(npyio_writer_open_append_path(path, rows, 0, NULL, &a));
+    npyio_writer_abort(a);
+    close(fd);
+    npyio_header_free(h);
+    npyio_header_free(rows);
+}
+
 /* With NPYIO_WRITE_WAIT_FOR_LOCK an appender waits for the holder. (The
  * child is forked before the parent opens its writer: a child forked
  * later would share the parent's open file description, and its lock.) */
@@ -780,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_failed_append_cuts_back),
         cmocka_unit_test(test_header_rewrite_touches_only_the_shape),
         cmocka_unit_test(test_append_locks),
+        cmocka_unit_test(test_other_lock_kind_unseen),
         cmocka_unit_test(test_append_waits_for_the_lock),
         cmocka_unit_test(test_two_appenders),
         cmocka_unit_test(test_failed_append_keeps_bytes_after_data),

@@ -472,11 +472,14 @@ static void test_npz(void **state)
     appends = fail_each("npz append", op_npz_append, out_npz, 1);
     assert_true(appends > 2);
     /* The same append on the same archive, one allocation more: the copy
-     * buffer. */
+     * buffer (none more in a build without kernel copies, NPYIO_PORTABLE,
+     * whose every append copies through the buffer). */
     restore(out_npz, archive, archive_len);
     assert_int_equal(fail_each("npz append, buffered copy",
                                op_npz_append_buffered, out_npz, 1),
-                     appends + 1);
+                     appends + (npyio__platform_capabilities().kernel_copy
+                                    ? 1
+                                    : 0));
     free(archive);
 }
 

@@ -89,7 +89,8 @@ static void assert_verified(const char *path, size_t count)
     npyio_npz_close(npz);
 }
 
-static void test_append_keeps_holes(void **state)
+/* The append of the test below with `options` (NULL: none). */
+static void append_keeps_holes(const npyio_options *options)
 {
     char path[128];
     unsigned char *zeros = calloc(1, BIG);
@@ -97,7 +98,6 @@ static void test_append_keeps_holes(void **state)
     npyio_npz_writer *w = NULL;
     int64_t before, after;
 
-    (void)state;
     assert_non_null(zeros);
     path_in_dir(path, sizeof path, "sparse.npz");
     assert_ok(npyio_npz_writer_create_path(path, NPYIO_WRITE_NO_SYNC, NULL,
@@ -113,7 +113,7 @@ static void test_append_keeps_holes(void **state)
     before = blocks_bytes(path);
     assert_true(before < BIG / 4);
     assert_ok(npyio_npz_writer_open_append_path(path, NPYIO_WRITE_NO_SYNC,
-                                                NULL, &w));
+                                                options, &w));
     add_small(w, "b", 2);
     assert_ok(npyio_npz_writer_close(w));
     after = blocks_bytes(path);
@@ -124,6 +124,45 @@ static void test_append_keeps_holes(void **state)
     assert_int_equal(unlink(path), 0);
     npyio_header_free(h);
     free(zeros);
+}
+
+static void test_append_keeps_holes(void **state)
+{
+    (void)state;
+    append_keeps_holes(NULL);
+}
+
+/* No kernel copy between the files (another file system; a portable
+ * build, NPYIO_PORTABLE, has none at all): the copy through a buffer
+ * leaves the blocks of zeros holes too. */
+static int no_kernel_copy(void *ctx, const char *call)
+{
+    (void)ctx;
+    return strcmp(call, "copy_file_range") == 0 ? EXDEV : 0;
+}
+
+/* The options with that hook, made and freed around the test (freed even
+ * when it is skipped). */
+static int make_buffered(void **state)
+{
+    npyio_options *o = NULL;
+
+    if (npyio_options_new(&o) != NPYIO_OK)
+        return -1;
+    npyio__options_set_faults(o, no_kernel_copy, NULL);
+    *state = o;
+    return 0;
+}
+
+static int free_buffered(void **state)
+{
+    npyio_options_free(*state);
+    return 0;
+}
+
+static void test_buffered_append_keeps_holes(void **state)
+{
+    append_keeps_holes(*state);
 }
 
 /* The streams' copy between descriptors (a clone, a kernel copy, or a
@@ -194,6 +233,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_append_keeps_holes),
+        cmocka_unit_test_setup_teardown(test_buffered_append_keeps_holes,
+                                        make_buffered, free_buffered),
         cmocka_unit_test(test_copy_edges),
     };
 

@@ -1,0 +1,2 @@
+/* a command asking the host itself */
+#  elif defined(__APPLE__)

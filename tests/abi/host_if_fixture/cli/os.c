@@ -1,0 +1,3 @@
+/* the tool choosing a capability: allowed */
+#ifdef MADV_HUGEPAGE
+#endif

@@ -1,0 +1,3 @@
+/* fine: a compiler, not a host */
+#if defined(__GNUC__)
+#endif

@@ -1,0 +1,3 @@
+/* a capability chosen here: allowed */
+#if defined(__linux__)
+#endif
