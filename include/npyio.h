@@ -101,8 +101,21 @@
 /*
  * NPYIO_API marks the functions that the shared library exports. The library
  * is built with hidden visibility, so everything else stays internal.
+ *
+ * On Windows a DLL's functions are exported and imported explicitly: the
+ * build of npyio.dll defines NPYIO_BUILDING_DLL (dllexport), a program
+ * using the DLL defines nothing (dllimport, through the import library
+ * libnpyio.dll.a), and a program linking the static library defines
+ * NPYIO_STATIC (pkg-config --static and the CMake package of a static
+ * build add it), which leaves the declarations plain.
  */
-#if defined(__GNUC__) && __GNUC__ >= 4
+#if defined(_WIN32) && defined(NPYIO_STATIC)
+#define NPYIO_API
+#elif defined(_WIN32) && defined(NPYIO_BUILDING_DLL)
+#define NPYIO_API __declspec(dllexport)
+#elif defined(_WIN32)
+#define NPYIO_API __declspec(dllimport)
+#elif defined(__GNUC__) && __GNUC__ >= 4
 #define NPYIO_API __attribute__((visibility("default")))
 #else
 #define NPYIO_API

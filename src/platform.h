@@ -12,10 +12,21 @@
 
 #include "internal.h"
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* open()'s flags that a C library may lack (the Microsoft runtime that
+ * mingw-w64 builds on has neither): values of our own, far above its
+ * _O_* bits, which platform_win.c reads. Elsewhere the system's. */
+#ifndef O_NOFOLLOW
+#define O_NOFOLLOW 0x01000000
+#endif
+#ifndef O_NONBLOCK
+#define O_NONBLOCK 0x02000000
+#endif
 
 /* The default allocator: aligned blocks from the C library. Signatures
  * match npyio_allocator. */
@@ -24,24 +35,12 @@ void npyio__sys_free(void *user, void *ptr, size_t size);
 /* Ask for transparent huge pages over [ptr, ptr + size) (advice only). */
 void npyio__advise_huge_pages(void *ptr, size_t size);
 
-
 /* ---- descriptors (POSIX), each retried on EINTR ----------------------------
  * On failure they return -1 and leave "<what>: <OS reason>" as the thread's
- * message; callers add where.
- *
- * Fault injection, for the tests only (tests/unit/test_pathfault.c): the
- * calls that take `faults` (NULL: none) ask its hook first, by name
- * ("read", "write", "fsync", "rename", ...): 0 makes the call; an errno
- * value fails it with that error (EINTR is then retried as a real one
- * would be); NPYIO__FAULT_SHORT makes a read or write move at most one
- * byte. The hook comes from the caller's npyio_options (internal.h). */
-#define NPYIO__FAULT_SHORT (-1)
-
-/* The hook's answer for `call`: nonzero (errno set) to fail it; count, if
- * given, cut to 1 for a short read or write. */
-int npyio__faulted(const npyio__faults *faults, const char *call,
-                   size_t *count);
-
+ * message; callers add where. The calls that take `faults` ask the tests'
+ * fault hook first (npyio__faulted, error.h); errno values are the
+ * language of this module on every system (the Windows module maps its
+ * own errors to them; npyio__status_of_errno, error.h, to statuses). */
 int npyio__fd_read(const npyio__faults *faults, int fd, void *buf, size_t cap,
                    size_t *got);
 /* One pread() at offset (short at the end of a file); errno is kept on
@@ -97,18 +96,6 @@ int npyio__file_flush(FILE *f);
 /* Set the thread's message to "<what>: <strerror(err)>"; returns -1. */
 int npyio__os_fail(const char *what, int err);
 
-/* The one mapping of OS errors to statuses: ENOENT and ENOTDIR (no such
- * file, or a file where the path needs a directory) are
- * NPYIO_E_NOT_FOUND, ENOMEM NPYIO_E_NOMEM, all else NPYIO_E_IO. */
-npyio_status npyio__status_of_errno(int err);
-
-/* open() (O_CLOEXEC, EINTR retried) on behalf of the public function
- * `where`: on failure "<where>: cannot open <path>: <reason>", status by
- * npyio__status_of_errno. */
-npyio_status npyio__open_path(const npyio__faults *faults, const char *path,
-                              int flags, unsigned mode, const char *where,
-                              int *fd);
-
 /* ---- unnamed files -----------------------------------------------------------
  * An unnamed regular file in directory `dir`, open read-write (Linux's
  * O_TMPFILE); -1 where the system or the file system has none. */
@@ -143,14 +130,6 @@ int npyio__fd_reserve(const npyio__faults *faults, int fd, int64_t size);
  * -1 with the thread's message set; *busy says the lock is held by
  * another description (and by what kind of lock, in the message). */
 int npyio__fd_lock(int fd, bool exclusive, bool wait, bool *busy);
-
-/* Open an existing file read-write and lock it (exclusive or shared,
- * waiting or not): NPYIO_E_LOCKED if another holds a conflicting lock.
- * A file replaced at the path while we waited is let go and the new one
- * locked instead. */
-npyio_status npyio__open_locked(const npyio__faults *faults, const char *path,
-                                bool exclusive, bool wait, const char *where,
-                                int *fd);
 
 /* Does `path` (following symbolic links, as open() does) still name the
  * file open as fd? */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "npyio.h"
+#include "os.h"
 #include "splice.h"
 
 #define EXIT_INVALID 1 /* invalid, unsupported or unreadable input */
@@ -159,7 +160,7 @@ void cli_put_name(FILE *to, const char *name);
  * and non-printable characters too; name NULL leaves out "NAME: ".
  * Returns EXIT_INVALID. */
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+__attribute__((format(CLI_PRINTF_ARCHETYPE, 2, 3)))
 #endif
 int cli_error(const char *name, const char *format, ...);
 

@@ -11,6 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The printf archetype of the tool's format checks: printf, or gnu_printf
+ * where the build says so (CMake, for mingw-w64: C99 printf, %zu and all,
+ * where GCC takes plain printf for the Microsoft runtime's). */
+#ifndef CLI_PRINTF_ARCHETYPE
+#define CLI_PRINTF_ARCHETYPE printf
+#endif
+
 /* Ask for transparent huge pages over a large buffer (advice only). */
 void cli_os_advise_huge_pages(void *p, size_t size);
 
