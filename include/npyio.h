@@ -103,11 +103,11 @@
  * is built with hidden visibility, so everything else stays internal.
  *
  * On Windows a DLL's functions are exported and imported explicitly: the
- * build of npyio.dll defines NPYIO_BUILDING_DLL (dllexport), a program
- * using the DLL defines nothing (dllimport, through the import library
- * libnpyio.dll.a), and a program linking the static library defines
- * NPYIO_STATIC (pkg-config --static and the CMake package of a static
- * build add it), which leaves the declarations plain.
+ * build of libnpyio.dll defines NPYIO_BUILDING_DLL, for dllexport; a
+ * program using the DLL defines nothing, for dllimport through the import
+ * library libnpyio.dll.a; a program linking the static library defines
+ * NPYIO_STATIC, which leaves the declarations plain: the static build's
+ * npyio.pc and CMake package add it.
  */
 #if defined(_WIN32) && defined(NPYIO_STATIC)
 #define NPYIO_API

@@ -13,10 +13,10 @@
  *    (npyio__user_id), and chown/chmod change nothing;
  *  - unnamed files: none (replace.c takes named temporaries);
  *  - kernel copies: none (copies go through a buffer);
- *  - folders opened relative to a descriptor without following links
- *    (npyio__dir_open_beneath): NPYIO_E_UNSUPPORTED, so
- *    npyio_stream_save_under() refuses (npyio.h says so), and every `at`
- *    here must be NPYIO__AT_CWD;
+ *  - folder descriptors (the `at` of the *_at calls): a folder opened
+ *    below a base is held without sharing its deletion, so that it, and
+ *    every folder above it, keeps its path while open, and names under
+ *    it are that path (GetFinalPathNameByHandleW) and the name;
  *  - huge-page advice: none.
  * Locks are LockFileEx() locks of one byte far beyond any data (Windows
  * locks are mandatory: a lock over the data would stop the other
@@ -159,18 +159,54 @@ static wchar_t *wide_of(const char *path)
     return w;
 }
 
-/* Only the current directory: this module has no folder descriptors. */
-static int cwd_only(int at)
-{
-    if (at == NPYIO__AT_CWD)
-        return 0;
-    errno = EBADF;
-    return -1;
-}
-
 static HANDLE handle_of(int fd)
 {
     return (HANDLE)_get_osfhandle(fd);
+}
+
+/* The full path of the folder open as descriptor `at` (without "\\?\",
+ * so that "." and ".." after it are resolved), UTF-16, into w. */
+static int folder_path(int at, wchar_t *w, DWORD cap)
+{
+    DWORD n = GetFinalPathNameByHandleW(handle_of(at), w, cap,
+                                        FILE_NAME_NORMALIZED);
+
+    if (n == 0 || n >= cap)
+        return n == 0 ? set_errno_win() : (errno = ENAMETOOLONG, -1);
+    if (wcsncmp(w, L"\\\\?\\", 4) == 0)
+        memmove(w, w + 4, (n - 3) * sizeof *w);
+    return 0;
+}
+
+/* The name relative to the folder open as `at` (NPYIO__AT_CWD: a path as
+ * it is), as a UTF-16 path (malloc'd); NULL with errno. A folder opened
+ * below a base (npyio__dir_open_beneath) is held without sharing its
+ * deletion, so neither it nor a folder above can be renamed while it is
+ * open: its path stays its own. */
+static wchar_t *wide_at(int at, const char *name)
+{
+    wchar_t *w, *full;
+    size_t n;
+
+    if (at == NPYIO__AT_CWD)
+        return wide_of(name);
+    if ((w = wide_of(name)) == NULL)
+        return NULL;
+    n = 32768 + wcslen(w) + 2;
+    full = malloc(n * sizeof *full);
+    if (full == NULL || folder_path(at, full, 32768) != 0) {
+        if (full != NULL)
+            errno = errno ? errno : EIO;
+        else
+            errno = ENOMEM;
+        free(full);
+        free(w);
+        return NULL;
+    }
+    wcscat(full, L"\\");
+    wcscat(full, w);
+    free(w);
+    return full;
 }
 
 /* ---- opening ------------------------------------------------------------------- */
@@ -227,9 +263,7 @@ int npyio__fd_open_at(const npyio__faults *faults, int at, const char *path,
     int fd;
 
     (void)mode; /* no permission bits: every file is the user's */
-    if (npyio__faulted(faults, "open", NULL) || cwd_only(at) != 0)
-        return -1;
-    if ((w = wide_of(path)) == NULL)
+    if (npyio__faulted(faults, "open", NULL) || (w = wide_at(at, path)) == NULL)
         return -1;
     h = create_file(w, flags);
     free(w);
@@ -653,9 +687,9 @@ int npyio__fd_lock(int fd, bool exclusive, bool wait, bool *busy)
 
 /* A handle to look at `path` (no data access), links followed or not;
  * INVALID_HANDLE_VALUE with errno. */
-static HANDLE look_at(const char *path, bool follow)
+static HANDLE look_at(int at, const char *path, bool follow)
 {
-    wchar_t *w = wide_of(path);
+    wchar_t *w = wide_at(at, path);
     HANDLE h;
 
     if (w == NULL)
@@ -698,9 +732,7 @@ int npyio__path_info(int at, const char *path, bool follow,
     HANDLE h;
     int r;
 
-    if (cwd_only(at) != 0)
-        return -1;
-    h = look_at(path, follow);
+    h = look_at(at, path, follow);
     if (h == INVALID_HANDLE_VALUE)
         return -1;
     r = info_of(h, info);
@@ -732,7 +764,7 @@ unsigned long npyio__user_id(void)
 int npyio__read_link(const char *path, char *buf, size_t cap, size_t *len)
 {
     wchar_t w[32768];
-    HANDLE h = look_at(path, true);
+    HANDLE h = look_at(NPYIO__AT_CWD, path, true);
     DWORD n;
     const wchar_t *p = w;
     int bytes;
@@ -757,7 +789,7 @@ int npyio__path_remove(int at, const char *path)
     wchar_t *w;
     BOOL ok;
 
-    if (cwd_only(at) != 0 || (w = wide_of(path)) == NULL)
+    if ((w = wide_at(at, path)) == NULL)
         return -1;
     ok = DeleteFileW(w);
     free(w);
@@ -765,11 +797,11 @@ int npyio__path_remove(int at, const char *path)
 }
 
 /* Both names as UTF-16: 0, or -1 with errno. */
-static int wide_pair(const char *from, const char *to, wchar_t **wf,
+static int wide_pair(int at, const char *from, const char *to, wchar_t **wf,
                      wchar_t **wt)
 {
-    *wf = wide_of(from);
-    *wt = *wf != NULL ? wide_of(to) : NULL;
+    *wf = wide_at(at, from);
+    *wt = *wf != NULL ? wide_at(at, to) : NULL;
     if (*wt != NULL)
         return 0;
     free(*wf);
@@ -785,8 +817,8 @@ int npyio__path_rename(const npyio__faults *faults, int at, const char *from,
     wchar_t *wf, *wt;
     BOOL ok;
 
-    if (npyio__faulted(faults, "rename", NULL) || cwd_only(at) != 0 ||
-        wide_pair(from, to, &wf, &wt) != 0)
+    if (npyio__faulted(faults, "rename", NULL) ||
+        wide_pair(at, from, to, &wf, &wt) != 0)
         return npyio__os_fail("rename", errno);
     ok = MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING |
                                  MOVEFILE_WRITE_THROUGH);
@@ -802,8 +834,8 @@ int npyio__path_link(const npyio__faults *faults, int at, const char *from,
     BOOL ok;
     int err;
 
-    if (npyio__faulted(faults, "linkat", NULL) || cwd_only(at) != 0 ||
-        wide_pair(from, to, &wf, &wt) != 0) {
+    if (npyio__faulted(faults, "linkat", NULL) ||
+        wide_pair(at, from, to, &wf, &wt) != 0) {
         err = errno;
         npyio__os_fail("linkat", err);
         errno = err;
@@ -872,10 +904,9 @@ void npyio__dir_remove_owned(int at, const char *dir,
     wchar_t *w;
     HANDLE find;
 
-    if (cwd_only(at) != 0 ||
-        (size_t)snprintf(pattern, sizeof pattern, "%s/*", dir) >=
+    if ((size_t)snprintf(pattern, sizeof pattern, "%s/*", dir) >=
             sizeof pattern ||
-        (w = wide_of(pattern)) == NULL)
+        (w = wide_at(at, pattern)) == NULL)
         return;
     find = FindFirstFileW(w, &e);
     free(w);
@@ -888,18 +919,108 @@ void npyio__dir_remove_owned(int at, const char *dir,
             (size_t)snprintf(pattern, sizeof pattern, "%s/%s", dir, name) >=
                 sizeof pattern)
             continue;
-        (void)npyio__path_remove(NPYIO__AT_CWD, pattern);
+        (void)npyio__path_remove(at, pattern);
     } while (FindNextFileW(find, &e));
     FindClose(find);
+}
+
+/* Folder `part` of the folder open as `at` (NPYIO__AT_CWD: a path, links
+ * followed: the caller's own base), opened without sharing its deletion
+ * (wide_at) and, below the base, without following a link or junction;
+ * made when missing. -1 with errno (ELOOP: a link or junction). */
+static int open_folder(int at, const char *part, bool follow)
+{
+    wchar_t *w = wide_at(at, part);
+    DWORD flags = FILE_FLAG_BACKUP_SEMANTICS |
+                  (follow ? 0 : FILE_FLAG_OPEN_REPARSE_POINT);
+    HANDLE h;
+    int fd;
+
+    if (w == NULL)
+        return -1;
+    if (!follow && !CreateDirectoryW(w, NULL) &&
+        GetLastError() != ERROR_ALREADY_EXISTS) {
+        free(w);
+        return set_errno_win();
+    }
+    h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                    OPEN_EXISTING, flags, NULL);
+    free(w);
+    if (h == INVALID_HANDLE_VALUE)
+        return set_errno_win();
+    fd = _open_osfhandle((intptr_t)h, _O_RDONLY);
+    if (fd < 0)
+        CloseHandle(h);
+    return fd;
+}
+
+/* Why folder `part` of fd is no folder to go into: a link or junction,
+ * or a file; else the error itself. */
+static npyio_status beneath_fail(int fd, const char *part)
+{
+    npyio__file_info info;
+    int err = errno;
+
+    if (npyio__path_info(fd, part, false, &info) == 0 &&
+        info.kind == NPYIO__FILE_LINK)
+        return npyio__fail(NPYIO_E_IO, "folder '%s' is a symbolic link or "
+                           "junction, which is not followed", part);
+    if (npyio__path_info(fd, part, false, &info) == 0 &&
+        info.kind != NPYIO__FILE_DIRECTORY)
+        return npyio__fail(NPYIO_E_IO, "folder '%s' is not a folder", part);
+    npyio__os_fail(part, err);
+    return err == ENOMEM ? NPYIO_E_NOMEM : NPYIO_E_IO;
+}
+
+/* A folder opened below the base that is a link or junction after all
+ * (made one between the check and the open): refused. */
+static bool is_plain_folder(int fd)
+{
+    npyio__file_info info;
+
+    return npyio__fd_info(fd, &info) == 0 &&
+           info.kind == NPYIO__FILE_DIRECTORY;
 }
 
 npyio_status npyio__dir_open_beneath(const char *base, const char *path,
                                      int *dir, const char **leaf)
 {
-    (void)base, (void)path, (void)dir, (void)leaf;
-    return npyio__fail(NPYIO_E_UNSUPPORTED, "opening folders without "
-                       "following links or junctions is not supported on "
-                       "Windows");
+    char part[256];
+    const char *p = path, *slash;
+    int fd = open_folder(NPYIO__AT_CWD, base, true), next;
+
+    if (fd < 0) {
+        npyio__os_fail("the base folder", errno);
+        return npyio__status_of_errno(errno);
+    }
+    while ((slash = strchr(p, '/')) != NULL) {
+        size_t len = (size_t)(slash - p);
+        npyio_status st = NPYIO_OK;
+
+        if (len >= sizeof part) {
+            st = (npyio__os_fail("a folder's name", ENAMETOOLONG),
+                  NPYIO_E_IO);
+        } else {
+            memcpy(part, p, len);
+            part[len] = '\0';
+            next = open_folder(fd, part, false);
+            if (next >= 0 && !is_plain_folder(next)) {
+                _close(next);
+                next = -1;
+                errno = ELOOP;
+            }
+            if (next < 0)
+                st = beneath_fail(fd, part);
+        }
+        _close(fd);
+        if (st != NPYIO_OK)
+            return st;
+        fd = next;
+        p = slash + 1;
+    }
+    *dir = fd;
+    *leaf = p;
+    return NPYIO_OK;
 }
 
 /* ---- memory maps ----------------------------------------------------------------- */

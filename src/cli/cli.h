@@ -98,9 +98,6 @@ int cli_open_member(cli_input *in, size_t index);
  * result is static, valid until the next call. */
 const char *cli_member_label(const cli_input *in, size_t index);
 
-/* An unlinked temporary file in $TMPDIR, else /tmp; NULL with errno. */
-FILE *cli_temporary_file(void);
-
 /* Reordering Fortran and C data needs seeks. For a pipe, copy the rest of
  * the input to an unlinked temporary file (in $TMPDIR, else /tmp) and read
  * from there: memory stays bounded, the disk holds the array. Nothing
