@@ -303,6 +303,18 @@ int npyio__fd_link_unnamed(const npyio__faults *faults, int fd, int at,
 
 /* ---- descriptors --------------------------------------------------------------- */
 
+/* A read's error: a folder (opened as POSIX opens one, for reading) is
+ * EISDIR, as read() says, where Windows says only that it cannot. */
+static int read_errno(int fd, int err)
+{
+    BY_HANDLE_FILE_INFORMATION info;
+
+    if (GetFileInformationByHandle((HANDLE)_get_osfhandle(fd), &info) &&
+        (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY))
+        return EISDIR;
+    return err;
+}
+
 int npyio__fd_read(const npyio__faults *faults, int fd, void *buf, size_t cap,
                    size_t *got)
 {
@@ -313,7 +325,7 @@ int npyio__fd_read(const npyio__faults *faults, int fd, void *buf, size_t cap,
     n = npyio__faulted(faults, "read", &cap) ? -1
                                              : _read(fd, buf, (unsigned)cap);
     if (n < 0)
-        return npyio__os_fail("read", errno);
+        return npyio__os_fail("read", read_errno(fd, errno));
     *got = (size_t)n;
     return 0;
 }
@@ -496,7 +508,7 @@ int npyio__fd_pread(const npyio__faults *faults, int fd, void *buf, size_t cap,
         cap = (size_t)0x40000000;
     if (npyio__faulted(faults, "pread", &cap) ||
         transfer_at(fd, false, buf, (DWORD)cap, offset, &n) != 0) {
-        int err = errno;
+        int err = read_errno(fd, errno);
 
         npyio__os_fail("pread", err);
         errno = err; /* callers tell a pipe (ESPIPE) from a failure */
@@ -808,20 +820,86 @@ static int wide_pair(int at, const char *from, const char *to, wchar_t **wf,
     return -1;
 }
 
+/* Windows 10's rename with POSIX semantics (FileRenameInfoEx): it
+ * replaces a file that others hold open, sharing its deletion, as
+ * rename() does. FALSE where the system or file system lacks it. */
+static BOOL posix_rename(const wchar_t *from, const wchar_t *to)
+{
+    size_t len = wcslen(to) * sizeof(wchar_t);
+    FILE_RENAME_INFO *r = calloc(1, sizeof *r + len);
+    HANDLE h = CreateFileW(from, DELETE, FILE_SHARE_READ | FILE_SHARE_WRITE |
+                                             FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING, 0, NULL);
+    BOOL ok = FALSE;
+
+    if (r != NULL && h != INVALID_HANDLE_VALUE) {
+        r->Flags = 0x1 | 0x2; /* REPLACE_IF_EXISTS | POSIX_SEMANTICS */
+        r->FileNameLength = (DWORD)len;
+        memcpy(r->FileName, to, len + sizeof(wchar_t));
+        ok = SetFileInformationByHandle(h, 22 /* FileRenameInfoEx */, r,
+                                        (DWORD)(sizeof *r + len));
+    }
+    if (h != INVALID_HANDLE_VALUE)
+        CloseHandle(h);
+    free(r);
+    return ok;
+}
+
+/* Where POSIX semantics are missing (older Windows, Wine, FAT): the old
+ * file is moved aside to "<to>.npyio-old-<pid>-<n>" (allowed while open
+ * when its holders share deletion, as ours do), the new one moved in, and
+ * the old one deleted (gone when its last holder closes it). A failure
+ * moving in moves the old one back. A crash between the two moves leaves
+ * the old file under that name, beside the destination. */
+static BOOL rename_via_aside(const wchar_t *from, const wchar_t *to)
+{
+    static volatile LONG count;
+    size_t n = wcslen(to) + 64;
+    wchar_t *aside = malloc(n * sizeof *aside);
+    BOOL ok = FALSE;
+    DWORD code;
+
+    if (aside == NULL)
+        return FALSE;
+    swprintf(aside, n, L"%ls.npyio-old-%lu-%ld", to,
+             (unsigned long)GetCurrentProcessId(),
+             (long)InterlockedIncrement(&count));
+    if (MoveFileExW(to, aside, MOVEFILE_WRITE_THROUGH)) {
+        ok = MoveFileExW(from, to, MOVEFILE_WRITE_THROUGH);
+        code = GetLastError();
+        if (ok)
+            DeleteFileW(aside);
+        else
+            MoveFileExW(aside, to, MOVEFILE_WRITE_THROUGH);
+        SetLastError(code);
+    }
+    free(aside);
+    return ok;
+}
+
 /* MoveFileExW replacing the destination, through to the disk before it
- * returns. A destination another program holds open without sharing
- * deletion fails (EBUSY, a sharing violation: or EACCES) and stays. */
+ * returns. A destination held open by a program that shares its deletion
+ * (as this library does: an appender holds the archive it replaces) is
+ * replaced by a POSIX-semantics rename, else moved aside first. One held
+ * by a program that does not share deletion stays, and the rename fails
+ * (EBUSY: a sharing violation; or EACCES). */
 int npyio__path_rename(const npyio__faults *faults, int at, const char *from,
                        const char *to)
 {
     wchar_t *wf, *wt;
     BOOL ok;
+    DWORD code;
 
     if (npyio__faulted(faults, "rename", NULL) ||
         wide_pair(at, from, to, &wf, &wt) != 0)
         return npyio__os_fail("rename", errno);
     ok = MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING |
                                  MOVEFILE_WRITE_THROUGH);
+    code = GetLastError();
+    if (!ok && code == ERROR_ACCESS_DENIED)
+        ok = posix_rename(wf, wt) || rename_via_aside(wf, wt);
+    if (!ok && GetLastError() == ERROR_INVALID_PARAMETER)
+        SetLastError(code); /* the fallbacks' own refusal says less */
     free(wf);
     free(wt);
     return ok ? 0 : win_fail("rename");

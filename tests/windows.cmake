@@ -51,5 +51,6 @@ foreach(_run corpus npz errors)
   add_test(NAME cli_${_run}
     COMMAND bash ${_src}/cli/run_${_run}.sh ${CMAKE_C_BYTE_ORDER}
             $<TARGET_FILE:npyio_cli> ${_data} ${CMAKE_CROSSCOMPILING_EMULATOR})
-  set_tests_properties(cli_${_run} PROPERTIES LABELS "cli;windows")
+  set_tests_properties(cli_${_run} PROPERTIES LABELS "cli;windows"
+    ENVIRONMENT NPYIO_TEST_WINE=1)
 endforeach()

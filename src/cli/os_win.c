@@ -160,11 +160,34 @@ FILE *cli_os_fopen(const char *path, const char *mode)
     return f;
 }
 
+/* A missing folder on the way is ENOENT, as mkdir() says; a file there
+ * ENOTDIR (Windows says "path not found" for both). */
+static int mkdir_errno(const wchar_t *w)
+{
+    wchar_t *parent = _wcsdup(w), *cut;
+    DWORD a;
+
+    if (parent == NULL)
+        return ENOMEM;
+    cut = wcsrchr(parent, L'/');
+    if (cut == NULL || (wcsrchr(parent, L'\\') > cut))
+        cut = wcsrchr(parent, L'\\');
+    if (cut != NULL)
+        *cut = L'\0';
+    a = cut != NULL ? GetFileAttributesW(parent) : INVALID_FILE_ATTRIBUTES;
+    free(parent);
+    return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY)
+               ? ENOTDIR
+               : ENOENT;
+}
+
 int cli_os_mkdir(const char *path)
 {
     wchar_t *w = wide_of(path);
     int r = w != NULL ? _wmkdir(w) : -1;
 
+    if (r != 0 && w != NULL && errno == ENOENT)
+        errno = mkdir_errno(w);
     free(w);
     return r;
 }
