@@ -797,6 +797,16 @@ int npyio__fd_size(int fd, int64_t *size)
 
 /* ---- names in the file system ------------------------------------------------- */
 
+bool npyio__is_separator(char c)
+{
+    return c == '/';
+}
+
+bool npyio__is_absolute(const char *path)
+{
+    return path[0] == '/';
+}
+
 static void info_of(const struct stat *s, npyio__file_info *info)
 {
     info->kind = S_ISREG(s->st_mode)   ? NPYIO__FILE_REGULAR

@@ -137,6 +137,12 @@ bool npyio__fd_is_path(int fd, const char *path);
 
 /* ---- names in the file system (replace.c's) -------------------------------- */
 
+/* Does c separate a path's folders? '/' everywhere, and on Windows '\\'
+ * too. Is path absolute? ("/..." everywhere; on Windows also "\\..."
+ * and a drive's "C:...".) */
+bool npyio__is_separator(char c);
+bool npyio__is_absolute(const char *path);
+
 typedef enum npyio__file_kind {
     NPYIO__FILE_OTHER,     /* a device, FIFO, socket */
     NPYIO__FILE_REGULAR,

@@ -229,6 +229,29 @@ static DWORD access_of(int flags)
     }
 }
 
+/* Windows says "path not found" where POSIX tells a missing folder on
+ * the way (ENOENT) from a file there (ENOTDIR): the folders above w are
+ * looked at, nearest first. */
+static int missing_path_errno(const wchar_t *w)
+{
+    wchar_t *up = _wcsdup(w), *cut;
+    int err = ENOENT;
+    DWORD a;
+
+    while (up != NULL && (cut = wcspbrk(up, L"/\\")) != NULL) {
+        while (wcspbrk(cut + 1, L"/\\") != NULL)
+            cut = wcspbrk(cut + 1, L"/\\");
+        *cut = L'\0';
+        a = GetFileAttributesW(up);
+        if (a != INVALID_FILE_ATTRIBUTES) {
+            err = (a & FILE_ATTRIBUTE_DIRECTORY) ? ENOENT : ENOTDIR;
+            break;
+        }
+    }
+    free(up);
+    return err;
+}
+
 /* CreateFileW as open() would: shared every way, folders too (backup
  * semantics), a link itself with O_NOFOLLOW (and then refused: ELOOP). */
 static HANDLE create_file(const wchar_t *w, int flags)
@@ -243,7 +266,10 @@ static HANDLE create_file(const wchar_t *w, int flags)
                     FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
                     NULL, disposition_of(flags), attrs, NULL);
     if (h == INVALID_HANDLE_VALUE) {
-        set_errno_win();
+        DWORD code = GetLastError();
+
+        errno = code == ERROR_PATH_NOT_FOUND ? missing_path_errno(w)
+                                             : errno_of(code);
         return h;
     }
     if ((flags & O_NOFOLLOW) && GetFileInformationByHandle(h, &info) &&
@@ -696,6 +722,18 @@ int npyio__fd_lock(int fd, bool exclusive, bool wait, bool *busy)
 }
 
 /* ---- names in the file system ------------------------------------------------- */
+
+bool npyio__is_separator(char c)
+{
+    return c == '/' || c == '\\';
+}
+
+bool npyio__is_absolute(const char *path)
+{
+    return npyio__is_separator(path[0]) ||
+           (((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z') &&
+            path[1] == ':');
+}
 
 /* A handle to look at `path` (no data access), links followed or not;
  * INVALID_HANDLE_VALUE with errno. */

@@ -9,18 +9,51 @@ set(_src ${CMAKE_CURRENT_SOURCE_DIR})
 set(_bin ${CMAKE_CURRENT_BINARY_DIR})
 set(_data ${_src}/data)
 
+execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=binmode.o
+                OUTPUT_VARIABLE NPYIO_WIN_BINMODE
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
 function(npyio_win_unit name)
   add_executable(${name} unit/${name}.c)
   target_link_libraries(${name} PRIVATE npyio_internal PkgConfig::CMOCKA
                         Threads::Threads)
   target_compile_definitions(${name} PRIVATE NPYIO_TEST_DATA_DIR="${_data}")
+  # The POSIX calls msvcrt lacks (unit/windows_shim.h); cmocka declares
+  # its printf-like calls for msvcrt's printf, without %zu: the tests'
+  # formats are checked by the other builds.
+  target_compile_options(${name} PRIVATE -include
+                         ${_src}/unit/windows_shim.h -Wno-format)
+  # Files the tests open themselves (open, fopen) in binary mode, as on
+  # POSIX: mingw-w64's binmode.o sets the runtime's default.
+  target_link_libraries(${name} PRIVATE ${NPYIO_WIN_BINMODE})
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "unit;windows")
 endfunction()
 
-foreach(_t ${NPYIO_WIN_UNIT_TESTS})
+# The unit tests that run under Wine: the fault loops (test_nomem,
+# test_iofault) among them.
+npyio_win_unit(test_error)
+foreach(_t test_options test_literal test_dtype test_header test_record
+        test_reorder test_nomem test_cast test_parallel_read
+        test_parallel_member test_backend test_flag_table test_iofault
+        test_npz_threads test_zipdir test_refusals test_caller_edges
+        test_npz_damage test_arrays test_chunks)
   npyio_win_unit(${_t})
 endforeach()
+# Not here, and why:
+#  - they fork() and wait for children (crash trials, concurrent
+#    writers), which Windows has not: test_io, test_grow, test_replace,
+#    test_save_under, test_npz_truncate, test_threads;
+#  - signals (SIGPIPE, sigpending): test_stream; sockets: test_edges;
+#  - small file systems mounted for a full disk (statvfs, tmpfs): test_map,
+#    test_pathfault; sparse files (fallocate's holes, st_blocks):
+#    test_npz_sparse; flock() (interop/fd_ops.h): test_callbacks;
+#  - the C library wrapped at link time (ld --wrap of malloc, fsync), which
+#    the PE linker does not do for msvcrt's imports: test_alloc, test_flags;
+#  - test_npz: its corpus holds nul.npz, and NUL names a device on Windows;
+#  - test_npz_bomb: label slow, as on Linux;
+#  - not yet understood (a next step): test_seam's test_map and
+#    test_window's test_read_ahead_knows_short_files read other bytes under
+#    Wine than the test wrote.
 
 # The DLL exports exactly what cmake/npyio.map lists.
 if(BUILD_SHARED_LIBS)
@@ -54,3 +87,13 @@ foreach(_run corpus npz errors)
   set_tests_properties(cli_${_run} PROPERTIES LABELS "cli;windows"
     ENVIRONMENT NPYIO_TEST_WINE=1)
 endforeach()
+
+# Atomic replacement on Windows: a sharing violation (old file intact),
+# a holder that shares deletion, and a save killed (TerminateProcess)
+# between its temporary and the rename.
+add_executable(win_replace cross/win_replace.c)
+target_link_libraries(win_replace PRIVATE npyio_internal)
+file(REMOVE_RECURSE ${_bin}/win-replace)
+add_test(NAME windows_replace COMMAND win_replace ${_bin}/win-replace)
+set_tests_properties(windows_replace PROPERTIES LABELS "unit;windows"
+  PASS_REGULAR_EXPRESSION "replace OK")

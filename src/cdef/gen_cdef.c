@@ -152,7 +152,12 @@ int main(int argc, char **argv)
     free(decls);
     int failed = ferror(out);
     failed |= fclose(out) != 0;
-    if (failed || rename(tmp, argv[2]) != 0) {
+    /* C leaves rename() onto an existing file to the system (Windows'
+     * runtime refuses it): the old file is removed and the rename tried
+     * again. */
+    if (!failed && rename(tmp, argv[2]) != 0)
+        failed = remove(argv[2]) != 0 || rename(tmp, argv[2]) != 0;
+    if (failed) {
         perror(argv[2]);
         remove(tmp);
         free(tmp);

@@ -160,6 +160,7 @@ win_cmocka() {
     cmake -S "$dir" -B "$dir/build" \
         -DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-windows.cmake" \
         -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_C_FLAGS=-D__USE_MINGW_ANSI_STDIO=1 \
         -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF >/dev/null
     cmake --build "$dir/build" -j"$(nproc)"
     cmake --install "$dir/build" >/dev/null
