@@ -137,9 +137,9 @@ bool npyio__fd_is_path(int fd, const char *path);
 
 /* ---- names in the file system (replace.c's) -------------------------------- */
 
-/* Does c separate a path's folders? '/' everywhere, and on Windows '\\'
- * too. Is path absolute? ("/..." everywhere; on Windows also "\\..."
- * and a drive's "C:...".) */
+/* Does c separate a path's folders? '/' everywhere, and on Windows the
+ * backslash too. Is path absolute? ("/..." everywhere; on Windows also a
+ * path starting with a backslash, or with a drive's "C:".) */
 bool npyio__is_separator(char c);
 bool npyio__is_absolute(const char *path);
 
