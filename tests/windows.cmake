@@ -1,14 +1,7 @@
 # The tests of the Windows build (mingw-w64, cross-compiled, run by ctest
 # under Wine through CMAKE_CROSSCOMPILING_EMULATOR; tests/cross/run.sh
-# windows). Included by CMakeLists.txt instead of its own list.
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
-find_package(Threads REQUIRED)
-find_program(NPYIO_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-set(_src ${CMAKE_CURRENT_SOURCE_DIR})
-set(_bin ${CMAKE_CURRENT_BINARY_DIR})
-set(_data ${_src}/data)
-
+# windows). Included by CMakeLists.txt, after cmocka, Threads, the Python
+# with NumPy and _src, _bin, _data, instead of its own list.
 execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=binmode.o
                 OUTPUT_VARIABLE NPYIO_WIN_BINMODE
                 OUTPUT_STRIP_TRAILING_WHITESPACE)
