@@ -90,3 +90,14 @@ file(REMOVE_RECURSE ${_bin}/win-replace)
 add_test(NAME windows_replace COMMAND win_replace ${_bin}/win-replace)
 set_tests_properties(windows_replace PROPERTIES LABELS "unit;windows"
   PASS_REGULAR_EXPRESSION "replace OK")
+
+# A mingw-w64 program of the installed DLL, through npyio.pc and through
+# the CMake package (its import library, libnpyio.dll.a).
+if(BUILD_SHARED_LIBS)
+  add_test(NAME windows_consumers
+    COMMAND sh ${_src}/cross/win_consumer.sh ${CMAKE_BINARY_DIR}
+            ${_bin}/install-prefix ${_bin}/consumers ${CMAKE_TOOLCHAIN_FILE}
+            ${CMAKE_CROSSCOMPILING_EMULATOR})
+  set_tests_properties(windows_consumers PROPERTIES LABELS "install;windows"
+    PASS_REGULAR_EXPRESSION "windows consumers OK")
+endif()

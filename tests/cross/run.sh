@@ -102,17 +102,19 @@ win_packages() {
     fi
 }
 
-# A deb-src line for each archive the machine's deb lines name.
+# A deb-src line for each archive the machine's deb lines name: its
+# deb822 sources (Debian 12's debian.sources) or one-line sources.list,
+# copied as source entries.
 win_deb_src() {
-    local list=/etc/apt/sources.list.d/npyio-deb-src.sources
-    [ -f "$list" ] && return
-    cat >"$list" <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+    local list=/etc/apt/sources.list.d/npyio-deb-src
+    [ -f "$list.sources" ] || [ -f "$list.list" ] && return
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        sed 's/^Types:.*/Types: deb-src/' \
+            /etc/apt/sources.list.d/debian.sources >"$list.sources"
+    else
+        sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list \
+            >"$list.list"
+    fi
     apt-get update -q
 }
 
@@ -187,6 +189,12 @@ setup_windows() {
     # Z: is the Linux root in every Wine prefix (Wine takes / for \).
     export NPYIO_WINEPATH="Z:$prefix/bin;Z:/usr/$win_host/lib;Z:$build/src"
     [ -d "$WINEPREFIX" ] || WINEDEBUG=-all wineboot -i >/dev/null 2>&1 || true
+    # One wineserver for the whole run (stopped when run.sh exits), not
+    # one started and stopped around each of the thousands of programs
+    # the tests run: a program starting while the last one's server exits
+    # could fail to start.
+    WINEDEBUG=-all wineserver -p
+    trap 'wineserver -k 2>/dev/null || true' EXIT
 }
 
 # The Windows build and its tests (tests/windows.cmake says which run
@@ -195,8 +203,9 @@ setup_windows() {
 # windows_same_bytes compares the two builds' files byte for byte.
 run_windows() {
     local linux=$build/linux
-    cmake -S "$top" -B "$linux" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DNPYIO_BUILD_TESTS=OFF >/dev/null
+    # (with the machine's own pkg-config files, not the Windows prefix's)
+    env -u PKG_CONFIG_LIBDIR cmake -S "$top" -B "$linux" \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPYIO_BUILD_TESTS=OFF >/dev/null
     cmake --build "$linux" -j"$(nproc)" --target npyio
     cc -std=c11 -O2 -I"$top/include" "$top/tests/cross/write_pair.c" \
         -L"$linux/src" -lnpyio -Wl,-rpath,"$linux/src" -o "$linux/write_pair"

@@ -11,7 +11,10 @@
  *  - a save killed (TerminateProcess) between its temporary and the
  *    rename, in a child process: the old file is intact, the child's
  *    named temporary is left beside it, and the next save, the child's
- *    process gone, removes it.
+ *    process gone, removes it;
+ * and a file's offsets past 4 GiB: a stream over a UTF-8-named file
+ * written at 5 GiB (a sparse file under Wine), its length and those bytes
+ * read back at their offset.
  * Prints "replace OK" or the first failure; exit 0 or 1.
  */
 #define WIN32_LEAN_AND_MEAN
@@ -19,6 +22,7 @@
 
 #include "npyio.h"
 #include "options.h"
+#include "stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +157,47 @@ static int crash(const char *self)
     return 0;
 }
 
+/* DeleteFileW of a UTF-8 name (the C runtime's remove() would take it
+ * in the ANSI code page). */
+static BOOL remove_utf8(const char *name)
+{
+    wchar_t w[1100];
+
+    return MultiByteToWideChar(CP_UTF8, 0, name, -1, w, 1100) > 0 &&
+           DeleteFileW(w);
+}
+
+static int past_4_gib(void)
+{
+    static const char bytes[8] = "far away";
+    const int64_t at = (int64_t)5 << 30;
+    char name[1100], back[8];
+    npyio_stream *s = NULL;
+    int64_t pos = 0, len = 0;
+    size_t got = 0;
+    int bad;
+
+    snprintf(name, sizeof name, "%s/big-\xc3\xa9.bin", dir);
+    if (npyio_stream_open_path(name, NPYIO_STREAM_WRITE, NULL, &s) !=
+            NPYIO_OK ||
+        npyio__stream_seek(s, at, NPYIO_SEEK_SET, &pos) != NPYIO_OK ||
+        npyio__stream_write(s, bytes, sizeof bytes, "test") != NPYIO_OK ||
+        npyio_stream_close(s) != NPYIO_OK)
+        return fail("writing at 5 GiB");
+    s = NULL;
+    bad = npyio_stream_open_path(name, NPYIO_STREAM_READ, NULL, &s) !=
+              NPYIO_OK ||
+          npyio__stream_length(s, &len) != NPYIO_OK ||
+          len != at + 8 ||
+          npyio__stream_read_at(s, back, sizeof back, at, &got, "test") !=
+              NPYIO_OK ||
+          got != sizeof back || memcmp(back, bytes, sizeof back) != 0;
+    npyio_stream_close(s);
+    if (bad)
+        return fail("reading back at 5 GiB");
+    return remove_utf8(name) ? 0 : fail("removing the 5 GiB file");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -166,7 +211,8 @@ int main(int argc, char **argv)
     CreateDirectoryA(dir, NULL);
     if (save(1, NULL) != NPYIO_OK)
         return fail("the first save");
-    if (sharing_violation() != 0 || crash(argv[0]) != 0)
+    if (sharing_violation() != 0 || crash(argv[0]) != 0 ||
+        past_4_gib() != 0)
         return 1;
     printf("replace OK\n");
     return 0;
