@@ -193,8 +193,12 @@ setup_windows() {
     # one started and stopped around each of the thousands of programs
     # the tests run: a program starting while the last one's server exits
     # could fail to start.
+    # Its services (rpcss, winedevice, ...) are started here, with no
+    # output of a test to hold: those a test's program started would keep
+    # the test's output open, and ctest waiting, as long as the server.
     WINEDEBUG=-all wineserver -p
     trap 'wineserver -k 2>/dev/null || true' EXIT
+    WINEDEBUG=-all wine wineboot </dev/null >/dev/null 2>&1 || true
 }
 
 # The Windows build and its tests (tests/windows.cmake says which run
