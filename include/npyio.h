@@ -1928,7 +1928,9 @@ NPYIO_API npyio_status npyio_stream_open_path(const char *path,
  * come from the runtime the library was built with (msvcrt.dll for
  * mingw-w64's builds, as _open and _fileno give it there); a program of
  * another runtime (MSVC's UCRT) passes paths or callback streams, which
- * always work.
+ * always work. On Windows the descriptor is put in binary mode
+ * (_setmode(fd, _O_BINARY)), where it stays: the runtime opens files in
+ * text mode by default, which would write each 0x0A byte as 0x0D 0x0A.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL out, a negative descriptor);
  *        NPYIO_E_NOMEM.
  * @since 1.0
@@ -1941,7 +1943,8 @@ NPYIO_API npyio_status npyio_stream_open_fd(int fd,
  * A stream over a C stdio FILE, from its current position. The stream does
  * not close the FILE; closing the stream flushes what it wrote. On
  * Windows the FILE must come from the library's own C runtime, as
- * descriptors must (npyio_stream_open_fd()).
+ * descriptors must (npyio_stream_open_fd()), and is put in binary mode
+ * as they are: fopen(path, "w") works as "wb" would.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL file or out); NPYIO_E_NOMEM.
  * @since 1.0
  */

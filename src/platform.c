@@ -413,6 +413,17 @@ int npyio__fd_open(const npyio__faults *faults, const char *path, int flags,
 
 /* ---- stdio ----------------------------------------------------------------- */
 
+/* POSIX has no text mode. */
+void npyio__fd_binary(int fd)
+{
+    (void)fd;
+}
+
+void npyio__file_binary(FILE *f)
+{
+    (void)f;
+}
+
 int npyio__file_read(FILE *f, void *buf, size_t cap, size_t *got)
 {
     size_t n;

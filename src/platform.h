@@ -87,6 +87,13 @@ int npyio__fd_open(const npyio__faults *faults, const char *path, int flags,
 int npyio__fd_open_at(const npyio__faults *faults, int at, const char *path,
                       int flags, unsigned mode);
 
+/* A descriptor or FILE the caller hands over passes bytes untranslated:
+ * nothing to do on POSIX; on Windows, whose C runtime opens files in text
+ * mode by default (a \n written as \r\n, a read ending at ^Z), it is
+ * put in binary mode, and stays so after the stream closes. */
+void npyio__fd_binary(int fd);
+void npyio__file_binary(FILE *f);
+
 /* The same for a FILE* (write again without SIGPIPE). */
 int npyio__file_read(FILE *f, void *buf, size_t cap, size_t *got);
 int npyio__file_write(FILE *f, const void *buf, size_t len, size_t *put);

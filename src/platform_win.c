@@ -585,6 +585,22 @@ int npyio__fd_pwrite_all(const npyio__faults *faults, int fd, const void *buf,
 
 /* ---- stdio -------------------------------------------------------------------- */
 
+/* msvcrt's default mode is text: _write would turn each 0x0A of the data
+ * into 0x0D 0x0A and _read stop at 0x1A. A stdio stream is switched
+ * before anything passes through it (the runtime flushes it first). */
+void npyio__fd_binary(int fd)
+{
+    (void)_setmode(fd, _O_BINARY);
+}
+
+void npyio__file_binary(FILE *f)
+{
+    int fd = _fileno(f);
+
+    if (fd >= 0)
+        (void)_setmode(fd, _O_BINARY);
+}
+
 int npyio__file_read(FILE *f, void *buf, size_t cap, size_t *got)
 {
     size_t n = fread(buf, 1, cap, f);

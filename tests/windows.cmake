@@ -2,9 +2,6 @@
 # under Wine through CMAKE_CROSSCOMPILING_EMULATOR; tests/cross/run.sh
 # windows). Included by CMakeLists.txt, after cmocka, Threads, the Python
 # with NumPy and _src, _bin, _data, instead of its own list.
-execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=binmode.o
-                OUTPUT_VARIABLE NPYIO_WIN_BINMODE
-                OUTPUT_STRIP_TRAILING_WHITESPACE)
 function(npyio_win_unit name)
   add_executable(${name} unit/${name}.c)
   target_link_libraries(${name} PRIVATE npyio_internal PkgConfig::CMOCKA
@@ -15,9 +12,6 @@ function(npyio_win_unit name)
   # formats are checked by the other builds.
   target_compile_options(${name} PRIVATE -include
                          ${_src}/unit/windows_shim.h -Wno-format)
-  # Files the tests open themselves (open, fopen) in binary mode, as on
-  # POSIX: mingw-w64's binmode.o sets the runtime's default.
-  target_link_libraries(${name} PRIVATE ${NPYIO_WIN_BINMODE})
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "unit;windows")
 endfunction()
@@ -29,7 +23,7 @@ foreach(_t test_options test_literal test_dtype test_header test_record
         test_reorder test_nomem test_cast test_parallel_read
         test_parallel_member test_backend test_flag_table test_iofault
         test_npz_threads test_zipdir test_refusals test_caller_edges
-        test_npz_damage test_arrays test_chunks)
+        test_npz_damage test_arrays test_chunks test_seam test_window)
   npyio_win_unit(${_t})
 endforeach()
 # Not here, and why:
@@ -43,10 +37,7 @@ endforeach()
 #  - the C library wrapped at link time (ld --wrap of malloc, fsync), which
 #    the PE linker does not do for msvcrt's imports: test_alloc, test_flags;
 #  - test_npz: its corpus holds nul.npz, and NUL names a device on Windows;
-#  - test_npz_bomb: label slow, as on Linux;
-#  - not yet understood (a next step): test_seam's test_map and
-#    test_window's test_read_ahead_knows_short_files read other bytes under
-#    Wine than the test wrote.
+#  - test_npz_bomb: label slow, as on Linux.
 
 # The DLL exports exactly what cmake/npyio.map lists.
 if(BUILD_SHARED_LIBS)
@@ -90,6 +81,15 @@ file(REMOVE_RECURSE ${_bin}/win-replace)
 add_test(NAME windows_replace COMMAND win_replace ${_bin}/win-replace)
 set_tests_properties(windows_replace PROPERTIES LABELS "unit;windows"
   PASS_REGULAR_EXPRESSION "replace OK")
+
+# Descriptors and FILEs the caller opened in the runtime's default text
+# mode carry the .npy bytes untranslated, both ways.
+add_executable(win_text_mode cross/win_text_mode.c)
+target_link_libraries(win_text_mode PRIVATE npyio)
+file(REMOVE_RECURSE ${_bin}/win-text-mode)
+add_test(NAME windows_text_mode COMMAND win_text_mode ${_bin}/win-text-mode)
+set_tests_properties(windows_text_mode PROPERTIES LABELS "unit;windows"
+  PASS_REGULAR_EXPRESSION "text mode OK")
 
 # A mingw-w64 program of the installed DLL, through npyio.pc and through
 # the CMake package (its import library, libnpyio.dll.a).

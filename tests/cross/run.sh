@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # run.sh s390x|i386|portable|windows [BUILD_DIR]
+# run.sh portable BUILD_DIR static
 #
 # Build libnpyio and its unit tests for another host and run them with
 # ctest under qemu-user: s390x (big-endian, 64-bit) or i386 (little-endian,
@@ -12,7 +13,9 @@
 # posix_fallocate, no huge-page or pipe-size advice), running the whole
 # suite but the slow label: the kill trials, the fault loops, the
 # concurrency and thread tests and the interop tests against NumPy
-# included.
+# included. With `static` (what .ci/run asks, folding its former static
+# stage in here) the library is the static libnpyio.a, so the same suite
+# also runs the static library's install and consumer tests.
 #
 # What runs there: every unit, fixture, corpus, fuzz-replay and ABI test
 # and the example program. What does not, and why:
@@ -236,8 +239,11 @@ run_portable() {
         apt-get update -q
         apt-get install -y -q --no-install-recommends "${missing[@]}"
     fi
+    local shared=ON
+    [ "${1:-}" != static ] || shared=OFF
     cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DNPYIO_PORTABLE=ON -DNPYIO_WERROR=ON -DNPYIO_BUILD_TESTS=ON
+        -DNPYIO_PORTABLE=ON -DNPYIO_WERROR=ON -DNPYIO_BUILD_TESTS=ON \
+        -DBUILD_SHARED_LIBS=$shared
     cmake --build "$build" -j"$(nproc)"
     ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)" \
         -LE slow
@@ -246,7 +252,7 @@ run_portable() {
 case $arch in
 s390x) setup_s390x ;;
 i386) setup_i386 ;;
-portable) run_portable; exit ;;
+portable) run_portable "${3:-}"; exit ;;
 windows) setup_windows; run_windows; exit ;;
 *) echo "run.sh: unknown host $arch (s390x, i386, portable or windows)" >&2
    exit 2 ;;

@@ -9,6 +9,9 @@
  * need _aligned_free, so every block the tests allocate (malloc, calloc,
  * realloc, strdup too) is one of those, and free() is _aligned_free. (The
  * library's own blocks are never freed here: npyio_free frees them.)
+ * Files the tests open themselves (open, fopen) are binary, as on POSIX:
+ * the runtime's default mode is set before main (mingw-w64's binmode.o,
+ * linked, leaves it text under Debian 12's toolchain).
  */
 #ifndef NPYIO_WINDOWS_SHIM_H
 #define NPYIO_WINDOWS_SHIM_H
@@ -28,6 +31,11 @@ static inline char *npyio_shim_mkdtemp(char *t)
 }
 #define mkdtemp npyio_shim_mkdtemp
 #define mkdir(path, mode) _mkdir(path)
+
+__attribute__((constructor)) static void npyio_shim_binary_files(void)
+{
+    _fmode = _O_BINARY;
+}
 
 /* Remove folder `path` and all in it; 0 or -1. */
 static inline int npyio_shim_remove_tree(const char *path)
