@@ -47,6 +47,28 @@ if(BUILD_SHARED_LIBS)
   set_tests_properties(abi_dll_exports PROPERTIES LABELS "abi;windows"
     ENVIRONMENT "OBJDUMP=${CMAKE_OBJDUMP}" PASS_REGULAR_EXPRESSION
     "dll exports OK")
+  # The check fails on a map naming a function the DLL lacks, and on one
+  # missing a function the DLL exports (the real map with a line added or
+  # taken away), naming the function each time.
+  file(READ ${NPYIO_VERSION_SCRIPT} _map)
+  string(REPLACE "  global:\n" "  global:\n    npyio_not_in_the_dll;\n"
+         _stale "${_map}")
+  string(REPLACE "    npyio_save;\n" "" _short "${_map}")
+  file(WRITE ${_bin}/abi-stale.map "${_stale}")
+  file(WRITE ${_bin}/abi-short.map "${_short}")
+  foreach(_bad stale short)
+    add_test(NAME abi_dll_exports_fails_${_bad}
+      COMMAND sh -c "sh \"$0\" \"$@\"; echo \"exited with $?\""
+              ${_src}/abi/check_dll_exports.sh ${_bin}/abi-${_bad}.map
+              $<TARGET_FILE:npyio>)
+    set_tests_properties(abi_dll_exports_fails_${_bad} PROPERTIES
+      LABELS "abi;windows" ENVIRONMENT "OBJDUMP=${CMAKE_OBJDUMP}"
+      FAIL_REGULAR_EXPRESSION "dll exports OK")
+  endforeach()
+  set_tests_properties(abi_dll_exports_fails_stale PROPERTIES
+    PASS_REGULAR_EXPRESSION "FAILED: npyio_not_in_the_dll is in [^\n]* but not exported by [^\n]*\nexited with 1")
+  set_tests_properties(abi_dll_exports_fails_short PROPERTIES
+    PASS_REGULAR_EXPRESSION "FAILED: npyio_save is exported by [^\n]* but not in [^\n]*\nexited with 1")
 endif()
 
 # The Windows build's .npy and .npz, byte for byte the Linux build's
