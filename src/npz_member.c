@@ -450,7 +450,8 @@ static bool whole_fits(const member_state *m, uint64_t want)
         bound = m->mem.max_alloc;
     return want > 0 && want == m->entry.usize - m->pos &&
            m->crc_pos == m->pos && !m->ended && m->entry.usize <= bound &&
-           m->entry.csize <= bound && m->entry.usize <= SIZE_MAX;
+           m->entry.csize <= bound && m->entry.usize <= SIZE_MAX &&
+           m->entry.csize <= SIZE_MAX;
 }
 
 /* libdeflate's decompressor (its own malloc: include/npyio.h says so at
