@@ -2869,8 +2869,9 @@ NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
  *
  * How a deflated member is inflated, and the memory it takes beyond the
  * destination:
- *  - a read of everything left of a member that declares at most 256 MiB
- *    (and at most NPYIO_LIMIT_ALLOC_BYTES; its compressed size too), in
+ *  - a read of everything left of a member that declares at most 257 MiB
+ *    (an array of 256 MiB and its header; and at most
+ *    NPYIO_LIMIT_ALLOC_BYTES, its compressed size too), in
  *    the stored byte order and layout (npyio_npz_load(),
  *    npyio_reader_read_alloc(), npyio_reader_read() into the caller's
  *    buffer, a member stream read whole): one libdeflate call, about twice

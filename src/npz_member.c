@@ -437,7 +437,7 @@ static npyio_status ended_early(member_state *m)
  * the streaming inflate below reads it, finding and saying what is wrong
  * as it always has; a CRC-32 that differs is said by crc_over as there.
  */
-#define WHOLE_MAX ((uint64_t)256 << 20)
+#define WHOLE_MAX ((uint64_t)257 << 20) /* 256 MiB of data, its header */
 
 static bool whole_fits(const member_state *m, uint64_t want)
 {

@@ -45,7 +45,7 @@ static int dump_whole(cli_input *in)
 /* The library inflates a deflated member read whole in one libdeflate
  * call up to this size (npyio.h, npyio_npz_load): such a member, dumped
  * as stored, is read whole rather than in chunks through zlib. */
-#define WHOLE_INFLATE_MAX ((int64_t)256 << 20)
+#define WHOLE_INFLATE_MAX ((int64_t)257 << 20)
 
 static int inflated_whole(const cli_input *in)
 {

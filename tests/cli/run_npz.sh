@@ -256,7 +256,7 @@ while IFS=$'\t' read -r archive member want symptom rest; do
     [ "$status" -eq 1 ] && grep -q '"name": "a", .*"name": "b", .*"error": "member '"'"'b.npy'"'"' is damaged (.*"name": "c", ' "$tmp/out"
     check $? "info --json $archive lists every member, b damaged"
 done <"$npz/damage/manifest.tsv"
-# Dumped as stored, a deflated member up to 256 MiB is inflated whole (one
+# Dumped as stored, a deflated member up to 257 MiB is inflated whole (one
 # libdeflate call), not in chunks: a wrong CRC-32 fails before any byte
 # goes out (8 MiB of zeros, its CRC-32 set to 0 in both headers).
 head -c 8388608 /dev/zero >"$tmp/zeros.raw"

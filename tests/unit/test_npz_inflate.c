@@ -1,6 +1,6 @@
 /*
  * test_npz_inflate.c - the two inflaters of whole member reads (issue 43):
- * libdeflate's one call (members up to 256 MiB) and zlib's streaming (the
+ * libdeflate's one call (members up to 257 MiB) and zlib's streaming (the
  * others), chosen here through the options' test hook
  * (npyio__options_set_inflate). Every member of the NPZ corpus, the
  * damaged ones of tests/data/npz/damage, and members damaged here
