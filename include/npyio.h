@@ -2871,29 +2871,34 @@ NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
  * destination:
  *  - a read of everything left of a member that declares at most 257 MiB
  *    (an array of 256 MiB and its header; and at most
- *    NPYIO_LIMIT_ALLOC_BYTES, its compressed size too), in
- *    the stored byte order and layout (npyio_npz_load(),
+ *    NPYIO_LIMIT_ALLOC_BYTES, its compressed size too), in the stored
+ *    byte order and layout (npyio_npz_load(),
  *    npyio_reader_read_alloc(), npyio_reader_read() into the caller's
  *    buffer, a member stream read whole): one libdeflate call, about twice
- *    zlib's speed. Its compressed bytes are read into one block; the
- *    output goes into the destination when the read starts at the
- *    member's first byte (a member stream), else (the .npy header read
- *    first, as readers do) into a scratch block of the whole member whose
- *    data is then copied to the destination, since libdeflate must write
- *    a stream from its start: about the member's size plus its compressed
- *    size;
- *  - larger members, chunks, rows, reads that convert and reads of
- *    members whose sizes do not allow the one call: zlib's streaming
- *    inflate straight into the destination, in bounded memory (its
- *    window and 256 KiB of compressed input);
+ *    zlib's speed. Its compressed bytes are read into one block (the
+ *    compressed size). libdeflate writes a stream from its start, .npy
+ *    header included: a load (npyio_npz_load(), npyio_reader_read_alloc())
+ *    allocates its block with room for the header before the data, which
+ *    lands in place and is moved to the block's start (nothing more); a
+ *    member stream read from its first byte inflates into the buffer
+ *    given; a read into the caller's buffer after the header
+ *    (npyio_reader_read()) inflates into a scratch block of the member
+ *    whose data is then copied (the member's size more);
+ *  - larger members, chunks, rows, reads that convert or reorder (in
+ *    blocks; a block that is all of a small member takes the one call,
+ *    through a scratch), and members whose sizes do not allow the one
+ *    call: zlib's streaming inflate straight into the destination, in
+ *    bounded memory (its window and 256 KiB of compressed input);
  *  - with NPYIO_LIMIT_THREADS above 1, a member with a block index
  *    (see NPYIO_LIMIT_THREADS) inflates its blocks on the threads, through
  *    zlib, into the destination.
  * Both inflaters give the same bytes, statuses and messages: data that
  * does not inflate cleanly to exactly the declared size in the one call
- * is read by the streaming inflate, which says what is wrong. The CRC-32 is checked whenever a read reaches the
- * member's end having read every byte from its start (a whole read, or
- * chunks to the end); npyio_npz_verify() checks it at any time.
+ * is read by the streaming inflate, which says what is wrong.
+ *
+ * The CRC-32 is checked whenever a read reaches the member's end having
+ * read every byte from its start (a whole read, or chunks to the end);
+ * npyio_npz_verify() checks it at any time.
  *
  * Before anything is inflated, a member whose declared size exceeds
  * NPYIO_LIMIT_NPZ_MEMBER_BYTES, or NPYIO_LIMIT_NPZ_RATIO times its

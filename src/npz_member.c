@@ -426,12 +426,14 @@ static npyio_status ended_early(member_state *m)
  * to there, inflates the whole member in one libdeflate call (about twice
  * zlib's speed) when the member declares at most WHOLE_MAX bytes and both
  * its sizes are within NPYIO_LIMIT_ALLOC_BYTES: its compressed bytes are
- * read into one block, and the output goes straight into the read's
- * buffer when the read starts at the member's first byte, else (a reader
- * has taken the .npy header already) into a scratch block of the whole
- * member whose tail is copied into the buffer: libdeflate takes no
- * window, so its output must start at the stream's start, and the
- * caller's buffer has no room for the header before it. Anything short
+ * read into one block. libdeflate takes no window, so its output must
+ * start at the stream's start: it goes straight into the read's buffer
+ * when the read starts at the member's first byte, or when the caller
+ * gave room for the bytes before the read just before its buffer
+ * (npyio__stream_read_room: a reader's block for a whole load, the .npy
+ * header landing in the room); else into a scratch block of the whole
+ * member whose tail is copied into the buffer (a read into the caller's
+ * own buffer, which has no room before it). Anything short
  * of a clean inflate to exactly the declared size (corrupt data, a stream
  * ending early or late, a cut archive) leaves the member as it was and
  * the streaming inflate below reads it, finding and saying what is wrong
@@ -534,20 +536,24 @@ static npyio_status whole_inflate(member_state *m, const unsigned char *in,
     return NPYIO_OK;
 }
 
-/* The rest of the member (want bytes from pos) into buf in one call.
- * *got = 0 (NPYIO_OK) if it did not inflate cleanly: the caller streams. */
+/* The rest of the member (want bytes from pos) into buf in one call, the
+ * member's first pos bytes into the `room` bytes before buf if they fit
+ * (npyio__stream_read_room), else into a scratch. *got = 0 (NPYIO_OK) if
+ * it did not inflate cleanly: the caller streams. */
 static npyio_status whole_read(member_state *m, unsigned char *buf,
-                               size_t want, size_t *got)
+                               size_t want, size_t room, size_t *got)
 {
-    unsigned char *in = NULL, *scratch = NULL, *out = buf;
+    unsigned char *in = NULL, *scratch = NULL, *out = NULL;
     bool clean = false, owned = false;
     npyio_status st = whole_input(m, &in, &owned);
 
     *got = 0;
-    if (st == NPYIO_OK && in != NULL && m->pos > 0) {
+    if (st == NPYIO_OK && in != NULL && m->pos > room) {
         st = npyio__alloc(&m->mem, (size_t)m->entry.usize, "inflated member",
                           (void **)&scratch);
         out = scratch;
+    } else if (in != NULL) {
+        out = buf - m->pos;
     }
     if (st == NPYIO_OK && in != NULL)
         st = whole_inflate(m, in, out, &clean);
@@ -556,7 +562,7 @@ static npyio_status whole_read(member_state *m, unsigned char *buf,
     else if (owned)
         npyio__free(in);
     if (st == NPYIO_OK && clean) {
-        if (out != buf)
+        if (out == scratch)
             memcpy(buf, out + m->pos, want);
         st = crc_over(m, buf, want, m->pos);
     }
@@ -825,10 +831,10 @@ static npyio_status index_read(member_state *m, unsigned char *buf,
     return crc_over(m, buf, 0, m->pos);
 }
 
-static npyio_status deflated_read(void *state, void *buf, size_t cap,
-                                  size_t *got)
+/* A read of cap bytes, the room bytes before buf free to overwrite. */
+static npyio_status deflated_read_in(member_state *m, unsigned char *buf,
+                                     size_t cap, size_t room, size_t *got)
 {
-    member_state *m = state;
     uint64_t left = m->entry.usize - m->pos;
     size_t want = (uint64_t)cap < left ? cap : (size_t)left, made = 0;
     npyio_status st = NPYIO_OK;
@@ -842,7 +848,7 @@ static npyio_status deflated_read(void *state, void *buf, size_t cap,
             return st;
     }
     if (whole_fits(m, want)) {
-        st = whole_read(m, buf, want, got);
+        st = whole_read(m, buf, want, room, got);
         if (st != NPYIO_OK || *got > 0)
             return st;
     }
@@ -859,6 +865,32 @@ static npyio_status deflated_read(void *state, void *buf, size_t cap,
     m->pos += made;
     *got = made;
     return m->pos == m->entry.usize ? check_stream_end(m) : NPYIO_OK;
+}
+
+static npyio_status deflated_read(void *state, void *buf, size_t cap,
+                                  size_t *got)
+{
+    return deflated_read_in(state, buf, cap, 0, got);
+}
+
+static npyio_status deflated_read_room(void *state, void *buf, size_t cap,
+                                       size_t room, size_t *got)
+{
+    return deflated_read_in(state, buf, cap, room, got);
+}
+
+/* The room a read of cap bytes from here would use: the bytes before
+ * pos, when it inflates the whole member in one call (whole_read). */
+static size_t deflated_room(void *state, size_t cap)
+{
+    member_state *m = state;
+    uint64_t left = m->entry.usize - m->pos;
+    size_t want = (uint64_t)cap < left ? cap : (size_t)left;
+
+    return m->failed == NPYIO_OK && !index_fits(m, want) &&
+                   whole_fits(m, want)
+               ? (size_t)m->pos
+               : 0;
 }
 
 /* Back to the member's first byte: the inflater starts again. */
@@ -985,7 +1017,8 @@ static npyio_status deflated_finish(void *state)
 
 static const npyio__stream_backend deflated_backend = {
     .name = "archive member", .read = deflated_read, .seek = member_seek,
-    .size = member_size, .close = member_close, .finish = deflated_finish};
+    .size = member_size, .close = member_close, .finish = deflated_finish,
+    .room = deflated_room, .read_room = deflated_read_room};
 
 static npyio_status start_inflating(member_state *m, bool small)
 {

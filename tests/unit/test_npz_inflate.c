@@ -7,10 +7,12 @@
  * (corrupt deflate data, a directory size too small and too large, a
  * wrong CRC-32) give the same status, message and bytes through both,
  * read four ways: npyio_npz_load (the header read first: libdeflate's
- * output lands in a scratch), npyio_reader_read into the caller's buffer,
- * a member stream read whole from its first byte (straight into the
- * buffer) and npyio_npz_verify. That each way takes libdeflate is shown
- * by its decompressor made to fail: NPYIO_E_NOMEM, naming the call.
+ * output lands in the load's own block, the header in room before the
+ * data), npyio_reader_read into the caller's buffer (a scratch of the
+ * member, then a copy), a member stream read whole from its first byte
+ * (straight into the buffer) and npyio_npz_verify. That each way takes
+ * libdeflate is shown by its decompressor made to fail: NPYIO_E_NOMEM,
+ * naming the call; that a load needs no scratch, by its allocations.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -20,6 +22,7 @@
 
 #include "testutil.h"
 #include "testdata.h"
+#include "scratch.h"
 
 #include "options.h"
 
@@ -325,12 +328,88 @@ static void test_damaged_here(void **state)
     free(f.bytes);
 }
 
+/* ---- a load's blocks: no scratch of the member ------------------------------ */
+
+static size_t big_blocks, big_at_least;
+
+static void *count_alloc(void *user, size_t size, size_t alignment)
+{
+    void *p = NULL;
+
+    (void)user;
+    if (size >= big_at_least && size < 2 * big_at_least)
+        big_blocks++; /* the member's size, not the inflater's buffers */
+    return posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *)
+                                                         : alignment,
+                          size) == 0
+               ? p
+               : NULL;
+}
+
+static void count_free(void *user, void *p, size_t size)
+{
+    (void)user;
+    (void)size;
+    free(p);
+}
+
+/* npyio_npz_load of a deflated member allocates one block as large as its
+ * data (the load's own, with room for the header before the data); a read
+ * into the caller's buffer takes a scratch of the member. */
+static void test_load_blocks(void **state)
+{
+    static const npyio_allocator counting = {sizeof counting, count_alloc,
+                                             NULL, count_free};
+    static double values[1000];
+    const char *key = "a", *type = "<f8";
+    const int ndim = 1, level = 6;
+    const int64_t shape[1] = {1000}, *shapes = shape;
+    const void *data = values;
+    const size_t lens = sizeof values;
+    npyio_options *o = choosing(0, false);
+    npyio_npz *npz = NULL;
+    char path[1024];
+    outcome out;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 1000; i++)
+        values[i] = (double)(i % 100) * 0.25;
+    path_in_dir(path, sizeof path, "blocks.npz");
+    assert_ok(npyio_savez(path, 1, &key, &type, &ndim, &shapes, &data, &lens,
+                          &level, NPYIO_WRITE_NO_SYNC, NULL));
+    assert_ok(npyio_options_set_allocator(o, &counting, NULL));
+    assert_ok(npyio_npz_open_path(path, o, &npz));
+    big_at_least = sizeof values;
+    big_blocks = 0;
+    memset(&out, 0, sizeof out);
+    assert_ok(way_load(npz, 0, &out));
+    assert_int_equal(big_blocks, 1);
+    assert_memory_equal(out.bytes, values, sizeof values);
+    free(out.bytes);
+    big_blocks = 0;
+    memset(&out, 0, sizeof out);
+    assert_ok(way_read(npz, 0, &out));
+    assert_int_equal(big_blocks, 1); /* the scratch */
+    assert_memory_equal(out.bytes, values, sizeof values);
+    free(out.bytes);
+    npyio_npz_close(npz);
+    npyio_options_free(o);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return scratch_make("test_npz_inflate");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_damaged_here),
+        cmocka_unit_test(test_load_blocks),
     };
 
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, scratch_remove);
 }
