@@ -169,8 +169,8 @@ static const command commands[] = {
      "A deflated member of up to 257 MiB (an array of 256 MiB and its header)\n"
      "stored as dumped (native, C order) is inflated whole in one call\n"
      "(libdeflate), its CRC-32 checked before any byte goes out: memory holds\n"
-     "about twice the member plus its compressed bytes. Larger members, and\n"
-     "those converted, are inflated in bounded chunks (zlib).\n"
+     "the member and its compressed bytes. Larger members, and those\n"
+     "converted, are inflated in bounded chunks (zlib).\n"
      "\n"
      MEMBER_HELP
      THREADS_HELP
