@@ -2893,8 +2893,16 @@ NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
  *    (see NPYIO_LIMIT_THREADS) inflates its blocks on the threads, through
  *    zlib, into the destination.
  * Both inflaters give the same bytes, statuses and messages: data that
- * does not inflate cleanly to exactly the declared size in the one call
- * is read by the streaming inflate, which says what is wrong.
+ * does not inflate in the one call cleanly to exactly the declared size
+ * and the directory's CRC-32 is read by the streaming inflate, which says
+ * what is wrong. One difference remains, for deflate data made to show
+ * it: libdeflate takes some streams zlib (and so np.load) refuses, such
+ * as a dynamic block declaring 287 or 288 literal/length codes; when the
+ * bytes it gives have the directory's CRC-32, a read that inflates the
+ * whole member from its first byte (a member stream read whole,
+ * npyio_npz_verify(), `npyio validate`) takes them, while a reader, whose
+ * .npy header read goes through zlib, refuses the member (NPYIO_E_FORMAT,
+ * zlib's message).
  *
  * The CRC-32 is checked whenever a read reaches the member's end having
  * read every byte from its start (a whole read, or chunks to the end);

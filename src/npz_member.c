@@ -437,7 +437,10 @@ static npyio_status ended_early(member_state *m)
  * of a clean inflate to exactly the declared size (corrupt data, a stream
  * ending early or late, a cut archive) leaves the member as it was and
  * the streaming inflate below reads it, finding and saying what is wrong
- * as it always has; a CRC-32 that differs is said by crc_over as there.
+ * as it always has, and so does a CRC-32 that differs (zlib refuses some
+ * data libdeflate takes, such as dynamic blocks declaring 287 or 288
+ * literal/length codes: damaged data gets zlib's verdict; only bytes of
+ * the directory's CRC-32 are taken from libdeflate).
  */
 #define WHOLE_MAX ((uint64_t)257 << 20) /* 256 MiB of data, its header */
 
@@ -536,10 +539,51 @@ static npyio_status whole_inflate(member_state *m, const unsigned char *in,
     return NPYIO_OK;
 }
 
+/* Where the whole member goes: before buf if the room holds its first
+ * pos bytes, else a new scratch block (*scratch). */
+static npyio_status whole_out(member_state *m, unsigned char *buf,
+                              size_t room, unsigned char **scratch,
+                              unsigned char **out)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (m->pos > room) {
+        st = npyio__alloc(&m->mem, (size_t)m->entry.usize, "inflated member",
+                          (void **)scratch);
+        *out = *scratch;
+    } else {
+        *out = buf - m->pos;
+    }
+    return st;
+}
+
+/* The rest of the inflated member (at out + pos) in buf, if its CRC-32
+ * makes the member's the directory's: the member is then read to its
+ * end. Else false: the streaming inflate reads it again and says what is
+ * wrong (zlib may refuse data libdeflate takes: it is its message that
+ * damage has always had). */
+static bool whole_keep(member_state *m, unsigned char *buf,
+                       const unsigned char *out, size_t want)
+{
+    uint32_t crc;
+
+    if (out + m->pos != buf)
+        memcpy(buf, out + m->pos, want);
+    crc = npyio__crc32(m->crc, buf, want);
+    if (crc != m->entry.crc)
+        return false;
+    m->crc = crc;
+    m->crc_pos = m->entry.usize + 1; /* checked */
+    m->ended = true;
+    m->pos = m->entry.usize;
+    return true;
+}
+
 /* The rest of the member (want bytes from pos) into buf in one call, the
  * member's first pos bytes into the `room` bytes before buf if they fit
  * (npyio__stream_read_room), else into a scratch. *got = 0 (NPYIO_OK) if
- * it did not inflate cleanly: the caller streams. */
+ * it did not inflate cleanly to bytes of the directory's CRC-32: the
+ * caller streams. */
 static npyio_status whole_read(member_state *m, unsigned char *buf,
                                size_t want, size_t room, size_t *got)
 {
@@ -548,30 +592,19 @@ static npyio_status whole_read(member_state *m, unsigned char *buf,
     npyio_status st = whole_input(m, &in, &owned);
 
     *got = 0;
-    if (st == NPYIO_OK && in != NULL && m->pos > room) {
-        st = npyio__alloc(&m->mem, (size_t)m->entry.usize, "inflated member",
-                          (void **)&scratch);
-        out = scratch;
-    } else if (in != NULL) {
-        out = buf - m->pos;
-    }
+    if (st == NPYIO_OK && in != NULL)
+        st = whole_out(m, buf, room, &scratch, &out);
     if (st == NPYIO_OK && in != NULL)
         st = whole_inflate(m, in, out, &clean);
+    if (st == NPYIO_OK && clean)
+        clean = whole_keep(m, buf, out, want);
     if (owned && st == NPYIO_OK && !clean && in != NULL)
         whole_hand_over(m, in);
     else if (owned)
         npyio__free(in);
-    if (st == NPYIO_OK && clean) {
-        if (out == scratch)
-            memcpy(buf, out + m->pos, want);
-        st = crc_over(m, buf, want, m->pos);
-    }
-    if (st == NPYIO_OK && clean) {
-        m->ended = true;
-        m->pos = m->entry.usize;
-        *got = want;
-    }
     npyio__free(scratch);
+    if (clean)
+        *got = want;
     return st;
 }
 

@@ -212,6 +212,7 @@ static void test_corpus(void **state)
     same_for_file("npz/savez_compressed.npz");
     same_for_file("npz/savez.npz");
     same_for_file("npz/odd.npz");
+    same_for_file("npz/inflate/hlit287_bad_crc.npz");
     tsv_load("npz/damage/manifest.tsv", &t);
     for (k = 0; k < t.count; k++) {
         char rel[256];
@@ -220,6 +221,45 @@ static void test_corpus(void **state)
         same_for_file(rel);
     }
     tsv_free(&t);
+}
+
+/* A dynamic block declaring 287 literal/length codes (gen_npz_inflate.py),
+ * the CRC-32 that of the bytes libdeflate gives: zlib refuses it (as
+ * np.load does), libdeflate takes it. The difference npyio.h states: a
+ * read that inflates the whole member from its first byte (a member
+ * stream read whole, verify) takes the bytes; a reader, whose header read
+ * goes through zlib, refuses. */
+static void test_zlib_refuses(void **state)
+{
+    static const npyio_status with_zlib[WAYS] = {
+        NPYIO_E_FORMAT, NPYIO_E_FORMAT, NPYIO_E_FORMAT, NPYIO_E_FORMAT};
+    static const npyio_status with_libdeflate[WAYS] = {
+        NPYIO_E_FORMAT, NPYIO_E_FORMAT, NPYIO_OK, NPYIO_OK};
+    npyio_options *zlib = choosing(NPYIO__INFLATE_ZLIB, false);
+    npyio_options *whole = choosing(NPYIO__INFLATE_WHOLE, false);
+    size_t len = 0, npy_len = 0, w;
+    unsigned char *bytes = read_data_file("npz/inflate/hlit287.npz", &len);
+    unsigned char *npy = read_data_file("arrays/u1.npy", &npy_len);
+
+    (void)state;
+    for (w = 0; w < WAYS; w++) {
+        outcome a, b;
+
+        run_way(bytes, len, zlib, 0, w, &a);
+        run_way(bytes, len, whole, 0, w, &b);
+        assert_int_equal(a.st, with_zlib[w]);
+        assert_non_null(strstr(a.msg, "too many length or distance symbols"));
+        assert_int_equal(b.st, with_libdeflate[w]);
+        if (w == 2)
+            assert_true(b.len == npy_len &&
+                        memcmp(b.bytes, npy, npy_len) == 0);
+        free(a.bytes);
+        free(b.bytes);
+    }
+    free(bytes);
+    free(npy);
+    npyio_options_free(zlib);
+    npyio_options_free(whole);
 }
 
 /* ---- members damaged here: the first of savez_compressed.npz ------------------ */
@@ -409,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_damaged_here),
         cmocka_unit_test(test_load_blocks),
+        cmocka_unit_test(test_zlib_refuses),
     };
 
     return cmocka_run_group_tests(tests, setup, scratch_remove);
