@@ -191,16 +191,23 @@ setup_windows() {
     export WINEPREFIX=$build/wineprefix
     # Z: is the Linux root in every Wine prefix (Wine takes / for \).
     export NPYIO_WINEPATH="Z:$prefix/bin;Z:/usr/$win_host/lib;Z:$build/src"
-    [ -d "$WINEPREFIX" ] || WINEDEBUG=-all wineboot -i >/dev/null 2>&1 || true
     # One wineserver for the whole run (stopped when run.sh exits), not
     # one started and stopped around each of the thousands of programs
     # the tests run: a program starting while the last one's server exits
-    # could fail to start.
+    # could fail to start. It is started before anything else (wineboot's
+    # services would keep a server of their own alive, and `wineserver
+    # -p` exits 2 when one runs), after a server an earlier run of this
+    # prefix left behind is stopped; it needs the prefix's folder.
+    mkdir -p "$WINEPREFIX"
+    WINEDEBUG=-all wineserver -k 2>/dev/null || true
+    WINEDEBUG=-all wineserver -w
+    WINEDEBUG=-all wineserver -p
+    trap 'wineserver -k 2>/dev/null || true' EXIT
+    [ -f "$WINEPREFIX/system.reg" ] ||
+        WINEDEBUG=-all wineboot -i >/dev/null 2>&1 || true
     # Its services (rpcss, winedevice, ...) are started here, with no
     # output of a test to hold: those a test's program started would keep
     # the test's output open, and ctest waiting, as long as the server.
-    WINEDEBUG=-all wineserver -p
-    trap 'wineserver -k 2>/dev/null || true' EXIT
     WINEDEBUG=-all wine wineboot </dev/null >/dev/null 2>&1 || true
 }
 
