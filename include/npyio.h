@@ -101,8 +101,21 @@
 /*
  * NPYIO_API marks the functions that the shared library exports. The library
  * is built with hidden visibility, so everything else stays internal.
+ *
+ * On Windows a DLL's functions are exported and imported explicitly: the
+ * build of libnpyio.dll defines NPYIO_BUILDING_DLL, for dllexport; a
+ * program using the DLL defines nothing, for dllimport through the import
+ * library libnpyio.dll.a; a program linking the static library defines
+ * NPYIO_STATIC, which leaves the declarations plain: the static build's
+ * npyio.pc and CMake package add it.
  */
-#if defined(__GNUC__) && __GNUC__ >= 4
+#if defined(_WIN32) && defined(NPYIO_STATIC)
+#define NPYIO_API
+#elif defined(_WIN32) && defined(NPYIO_BUILDING_DLL)
+#define NPYIO_API __declspec(dllexport)
+#elif defined(_WIN32)
+#define NPYIO_API __declspec(dllimport)
+#elif defined(__GNUC__) && __GNUC__ >= 4
 #define NPYIO_API __attribute__((visibility("default")))
 #else
 #define NPYIO_API
@@ -1894,7 +1907,8 @@ NPYIO_API npyio_status npyio_stream_open_ops(const npyio_stream_ops *ops,
  * npyio_writer_open_append_stream(), npyio_writer_open_in_place_stream()
  * and npyio_npz_open_stream() work as on the path (the lock is an open
  * file description lock, held until the stream is closed).
- * @param[in] path the file's path (NUL-terminated, in the OS's encoding).
+ * @param[in] path the file's path (NUL-terminated, in the OS's encoding;
+ *            on Windows UTF-8, given to the system as UTF-16).
  * @param[in] flags NPYIO_STREAM_READ, NPYIO_STREAM_WRITE, or both.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND (no such file or directory, or
  *         not a directory);
@@ -1910,7 +1924,13 @@ NPYIO_API npyio_status npyio_stream_open_path(const char *path,
 /**
  * A stream over an open file descriptor, from its current position. The
  * stream does not close the descriptor. Pipes and sockets work (not
- * seekable).
+ * seekable). On Windows a descriptor belongs to one C runtime: it must
+ * come from the runtime the library was built with (msvcrt.dll for
+ * mingw-w64's builds, as _open and _fileno give it there); a program of
+ * another runtime (MSVC's UCRT) passes paths or callback streams, which
+ * always work. On Windows the descriptor is put in binary mode
+ * (_setmode(fd, _O_BINARY)), where it stays: the runtime opens files in
+ * text mode by default, which would write each 0x0A byte as 0x0D 0x0A.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL out, a negative descriptor);
  *        NPYIO_E_NOMEM.
  * @since 1.0
@@ -1921,7 +1941,10 @@ NPYIO_API npyio_status npyio_stream_open_fd(int fd,
 
 /**
  * A stream over a C stdio FILE, from its current position. The stream does
- * not close the FILE; closing the stream flushes what it wrote.
+ * not close the FILE; closing the stream flushes what it wrote. On
+ * Windows the FILE must come from the library's own C runtime, as
+ * descriptors must (npyio_stream_open_fd()), and is put in binary mode
+ * as they are: fopen(path, "w") works as "wb" would.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL file or out); NPYIO_E_NOMEM.
  * @since 1.0
  */
@@ -2011,12 +2034,16 @@ NPYIO_API npyio_status npyio_stream_close(npyio_stream *stream);
  * call runs is never replaced either; a directory is never replaced. The
  * file and its folder are fsynced before the call returns, unless
  * NPYIO_WRITE_NO_SYNC. The source is read, not closed.
- * Needs openat() and O_NOFOLLOW (POSIX); elsewhere NPYIO_E_UNSUPPORTED.
+ * Needs openat() and O_NOFOLLOW on POSIX systems; elsewhere
+ * NPYIO_E_UNSUPPORTED. On Windows no symbolic link or junction below
+ * base is followed, each folder on the way is held open without sharing
+ * its deletion (so neither it nor a folder above it can be renamed while
+ * the call runs), and a path with a backslash is refused.
  * @param[in] source a live, readable stream (a member's, a file's, the
  *            caller's callbacks).
  * @param[in] base the folder (NUL-terminated; "." for the working one).
  * @param[in] path relative, in '/'-separated components, none empty, "."
- *            or "..".
+ *            or ".." (on Windows, no backslash).
  * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_REPLACE.
  * @param[in] options allocator and limits, or NULL.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (source not a live stream or not
@@ -2342,6 +2369,21 @@ NPYIO_API npyio_status npyio_load_with_header(const char *path, uint32_t flags,
  * written directly, in order, since there is no file to replace.
  * At close the file and then its directory are fsynced, unless flags has
  * NPYIO_WRITE_NO_SYNC.
+ *
+ * On Windows (mingw-w64 builds) paths are UTF-8, given to the system as
+ * UTF-16, with '/' or a backslash between folders. The temporary is
+ * named as in a portable build, flushed with FlushFileBuffers and moved
+ * over the destination with MoveFileExW(MOVEFILE_REPLACE_EXISTING |
+ * MOVEFILE_WRITE_THROUGH). A destination another program holds open
+ * while sharing its deletion (as this library and most readers open
+ * files) is replaced all the same (Windows 10's rename with POSIX
+ * semantics; else the old file is first moved aside, as
+ * "NAME.npyio-old-<pid>-<n>", and deleted once its holders close it: a
+ * crash between the two moves leaves it there, and the destination
+ * missing). One held without sharing deletion stays as it was, and the
+ * save fails with NPYIO_E_IO, its message saying the file is in use by
+ * another program (a sharing violation), and no temporary left. Files
+ * have no owner or mode to keep there.
  * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_WRITE_UNKNOWN_ROWS.
  * @return NPYIO_OK; NPYIO_E_NOT_FOUND (missing directory); NPYIO_E_IO;
  *         NPYIO_E_UNSUPPORTED (a dtype no descr can express; with unknown

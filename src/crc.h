@@ -15,7 +15,7 @@
 uint32_t npyio__crc32(uint32_t crc, const void *p, size_t len);
 
 /* The CRC-32 of A followed by B, from crc_a of A, crc_b of B and B's
- * length (zlib's crc32_combine64). */
+ * length (zlib's crc32_combine, in steps that fit its z_off_t). */
 uint32_t npyio__crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
 
 #endif /* NPYIO_CRC_H */

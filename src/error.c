@@ -7,6 +7,7 @@
  */
 #include "error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -314,4 +315,37 @@ size_t npyio__utf8_invalid_at(const unsigned char *s, size_t len)
         i += step;
     }
     return len;
+}
+
+/* ---- the OS modules' shared answers (error.h) ------------------------------- */
+
+int npyio__faulted(const npyio__faults *faults, const char *call,
+                   size_t *count)
+{
+    int f;
+
+    if (faults == NULL || faults->fn == NULL)
+        return 0;
+    f = faults->fn(faults->ctx, call);
+    if (f == NPYIO__FAULT_SHORT) {
+        if (count != NULL && *count > 1)
+            *count = 1;
+        return 0;
+    }
+    if (f != 0)
+        errno = f;
+    return f;
+}
+
+npyio_status npyio__status_of_errno(int err)
+{
+    switch (err) {
+    case ENOENT:
+    case ENOTDIR: /* a file where the path needs a directory */
+        return NPYIO_E_NOT_FOUND;
+    case ENOMEM:
+        return NPYIO_E_NOMEM;
+    default:
+        return NPYIO_E_IO;
+    }
 }

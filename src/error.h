@@ -98,4 +98,24 @@ npyio_status npyio__fail_rows(const char *where, int64_t first,
                               int64_t count, int64_t total,
                               const char *whose);
 
+/* Fault injection, for the tests only (tests/unit/test_pathfault.c): the
+ * OS calls that take `faults` (NULL: none; platform.h) ask its hook
+ * first, by name ("read", "write", "fsync", "rename", ...): 0 makes the
+ * call; an errno value fails it with that error (EINTR is then retried as
+ * a real one would be); NPYIO__FAULT_SHORT makes a read or write move at
+ * most one byte. The hook comes from the caller's npyio_options
+ * (internal.h). Here, not in an OS module: every one asks it alike. */
+#define NPYIO__FAULT_SHORT (-1)
+
+/* The hook's answer for `call`: nonzero (errno set) to fail it; count, if
+ * given, cut to 1 for a short read or write. */
+int npyio__faulted(const npyio__faults *faults, const char *call,
+                   size_t *count);
+
+/* The one mapping of OS errors (errno values: the Windows module maps its
+ * own errors to them first) to statuses: ENOENT and ENOTDIR (no such
+ * file, or a file where the path needs a directory) are
+ * NPYIO_E_NOT_FOUND, ENOMEM NPYIO_E_NOMEM, all else NPYIO_E_IO. */
+npyio_status npyio__status_of_errno(int err);
+
 #endif /* NPYIO_ERROR_H */

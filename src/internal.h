@@ -15,8 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* NPYIO_PRINTF_ARCHETYPE: printf, or gnu_printf where the build names
+ * it (mingw-w64, whose C99 printf CMake asks for: GCC takes plain printf
+ * there for the Microsoft runtime's, which has no %zu). */
+#ifndef NPYIO_PRINTF_ARCHETYPE
+#define NPYIO_PRINTF_ARCHETYPE printf
+#endif
 #if defined(__GNUC__)
-#define NPYIO__PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#define NPYIO__PRINTF(fmt, args) \
+    __attribute__((format(NPYIO_PRINTF_ARCHETYPE, fmt, args)))
 #define NPYIO__WARN_UNUSED __attribute__((warn_unused_result))
 #else
 #define NPYIO__PRINTF(fmt, args)

@@ -7,10 +7,6 @@
  * its CRC rebuilt with crc32_combine. minizip writes the entry's local
  * header and finishes it.
  */
-/* zlib's 64-bit crc32_combine64, on 32-bit hosts too. */
-#ifndef _LARGEFILE64_SOURCE
-#define _LARGEFILE64_SOURCE 1
-#endif
 #include "crc.h"
 #include "error.h"
 #include "header.h"
@@ -249,8 +245,7 @@ static npyio_status run_batch(entry_state *e, bool last)
                                                         : NPYIO_E_IO,
                                "deflating a member: zlib error %d",
                                j->failed);
-        e->crc_rest = (uint32_t)crc32_combine64(e->crc_rest, j->crc,
-                                                (z_off64_t)j->len);
+        e->crc_rest = npyio__crc32_combine(e->crc_rest, j->crc, j->len);
         record_block(e, j->len);
         st = raw_write(e, j->out, j->out_len);
     }
@@ -456,8 +451,8 @@ static npyio_status entry_commit(void *state, bool durable)
     /* The CRC of the header as it ends up, then of the rest. */
     crc_head = e->head != NULL ? npyio__crc32(0, e->head, e->head_len)
                                : e->crc_head;
-    crc = (uint32_t)crc32_combine64(crc_head, e->crc_rest,
-                                    (z_off64_t)(e->usize - e->head_len));
+    crc = npyio__crc32_combine(crc_head, e->crc_rest,
+                               e->usize - e->head_len);
     rc = e->zip_crc ? zipCloseFileInZip(e->npz->zip)
                     : zipCloseFileInZipRaw64(e->npz->zip, e->usize, crc);
     if (rc != ZIP_OK || e->npz->io_failed != NPYIO_OK)

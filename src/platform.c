@@ -157,26 +157,6 @@ void npyio__sys_free(void *user, void *ptr, size_t size)
     free(ptr);
 }
 
-/* ---- fault injection, for the tests ----------------------------------------- */
-
-int npyio__faulted(const npyio__faults *faults, const char *call,
-                   size_t *count)
-{
-    int f;
-
-    if (faults == NULL || faults->fn == NULL)
-        return 0;
-    f = faults->fn(faults->ctx, call);
-    if (f == NPYIO__FAULT_SHORT) {
-        if (count != NULL && *count > 1)
-            *count = 1;
-        return 0;
-    }
-    if (f != 0)
-        errno = f;
-    return f;
-}
-
 /* ---- errors --------------------------------------------------------------- */
 
 int npyio__os_fail(const char *what, int err)
@@ -196,34 +176,6 @@ int npyio__os_fail(const char *what, int err)
 #endif
     npyio__fail(NPYIO_E_IO, "%s: %s", what, reason);
     return -1;
-}
-
-npyio_status npyio__status_of_errno(int err)
-{
-    switch (err) {
-    case ENOENT:
-    case ENOTDIR: /* a file where the path needs a directory */
-        return NPYIO_E_NOT_FOUND;
-    case ENOMEM:
-        return NPYIO_E_NOMEM;
-    default:
-        return NPYIO_E_IO;
-    }
-}
-
-npyio_status npyio__open_path(const npyio__faults *faults, const char *path,
-                              int flags, unsigned mode, const char *where,
-                              int *fd)
-{
-    int err;
-
-    *fd = npyio__fd_open(faults, path, flags, mode);
-    if (*fd >= 0)
-        return NPYIO_OK;
-    err = errno;
-    npyio__os_fail(path, err);
-    return npyio__fail(npyio__status_of_errno(err), "%s: cannot open %s",
-                       where, npyio_last_error());
 }
 
 /* ---- descriptors ----------------------------------------------------------- */
@@ -460,6 +412,17 @@ int npyio__fd_open(const npyio__faults *faults, const char *path, int flags,
 }
 
 /* ---- stdio ----------------------------------------------------------------- */
+
+/* POSIX has no text mode. */
+void npyio__fd_binary(int fd)
+{
+    (void)fd;
+}
+
+void npyio__file_binary(FILE *f)
+{
+    (void)f;
+}
 
 int npyio__file_read(FILE *f, void *buf, size_t cap, size_t *got)
 {
@@ -845,6 +808,16 @@ int npyio__fd_size(int fd, int64_t *size)
 
 /* ---- names in the file system ------------------------------------------------- */
 
+bool npyio__is_separator(char c)
+{
+    return c == '/';
+}
+
+bool npyio__is_absolute(const char *path)
+{
+    return path[0] == '/';
+}
+
 static void info_of(const struct stat *s, npyio__file_info *info)
 {
     info->kind = S_ISREG(s->st_mode)   ? NPYIO__FILE_REGULAR
@@ -1203,36 +1176,6 @@ int npyio__fd_copy_file(const npyio__faults *faults, int to, int from,
 #endif
     *how = "buffered copy";
     return NPYIO__COPY_BUFFERED;
-}
-
-npyio_status npyio__open_locked(const npyio__faults *faults, const char *path,
-                                bool exclusive, bool wait, const char *where,
-                                int *fd)
-{
-    int attempt;
-
-    for (attempt = 0; attempt < 100; attempt++) {
-        bool busy = false;
-        npyio_status st = npyio__open_path(faults, path, O_RDWR, 0, where, fd);
-
-        if (st != NPYIO_OK)
-            return st;
-        if (npyio__fd_lock(*fd, exclusive, wait, &busy) != 0) {
-            st = npyio__fail(busy ? NPYIO_E_LOCKED : NPYIO_E_IO, "%s: %s: "
-                             "%s", where, path, npyio_last_error());
-            npyio__fd_close(faults, *fd);
-            *fd = -1;
-            return st;
-        }
-        /* Locked, but perhaps after the file was replaced (by an archive
-         * appender's rename): then lock the file now at the path. */
-        if (npyio__fd_is_path(*fd, path))
-            return NPYIO_OK;
-        npyio__fd_close(faults, *fd);
-        *fd = -1;
-    }
-    return npyio__fail(NPYIO_E_IO, "%s: %s: the file was replaced each "
-                       "time it was locked", where, path);
 }
 
 npyio__platform_caps npyio__platform_capabilities(void)

@@ -12,10 +12,21 @@
 
 #include "internal.h"
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* open()'s flags that a C library may lack (the Microsoft runtime that
+ * mingw-w64 builds on has neither): values of our own, far above its
+ * _O_* bits, which platform_win.c reads. Elsewhere the system's. */
+#ifndef O_NOFOLLOW
+#define O_NOFOLLOW 0x01000000
+#endif
+#ifndef O_NONBLOCK
+#define O_NONBLOCK 0x02000000
+#endif
 
 /* The default allocator: aligned blocks from the C library. Signatures
  * match npyio_allocator. */
@@ -24,24 +35,12 @@ void npyio__sys_free(void *user, void *ptr, size_t size);
 /* Ask for transparent huge pages over [ptr, ptr + size) (advice only). */
 void npyio__advise_huge_pages(void *ptr, size_t size);
 
-
 /* ---- descriptors (POSIX), each retried on EINTR ----------------------------
  * On failure they return -1 and leave "<what>: <OS reason>" as the thread's
- * message; callers add where.
- *
- * Fault injection, for the tests only (tests/unit/test_pathfault.c): the
- * calls that take `faults` (NULL: none) ask its hook first, by name
- * ("read", "write", "fsync", "rename", ...): 0 makes the call; an errno
- * value fails it with that error (EINTR is then retried as a real one
- * would be); NPYIO__FAULT_SHORT makes a read or write move at most one
- * byte. The hook comes from the caller's npyio_options (internal.h). */
-#define NPYIO__FAULT_SHORT (-1)
-
-/* The hook's answer for `call`: nonzero (errno set) to fail it; count, if
- * given, cut to 1 for a short read or write. */
-int npyio__faulted(const npyio__faults *faults, const char *call,
-                   size_t *count);
-
+ * message; callers add where. The calls that take `faults` ask the tests'
+ * fault hook first (npyio__faulted, error.h); errno values are the
+ * language of this module on every system (the Windows module maps its
+ * own errors to them; npyio__status_of_errno, error.h, to statuses). */
 int npyio__fd_read(const npyio__faults *faults, int fd, void *buf, size_t cap,
                    size_t *got);
 /* One pread() at offset (short at the end of a file); errno is kept on
@@ -88,6 +87,13 @@ int npyio__fd_open(const npyio__faults *faults, const char *path, int flags,
 int npyio__fd_open_at(const npyio__faults *faults, int at, const char *path,
                       int flags, unsigned mode);
 
+/* A descriptor or FILE the caller hands over passes bytes untranslated:
+ * nothing to do on POSIX; on Windows, whose C runtime opens files in text
+ * mode by default (a \n written as \r\n, a read ending at ^Z), it is
+ * put in binary mode, and stays so after the stream closes. */
+void npyio__fd_binary(int fd);
+void npyio__file_binary(FILE *f);
+
 /* The same for a FILE* (write again without SIGPIPE). */
 int npyio__file_read(FILE *f, void *buf, size_t cap, size_t *got);
 int npyio__file_write(FILE *f, const void *buf, size_t len, size_t *put);
@@ -96,18 +102,6 @@ int npyio__file_flush(FILE *f);
 
 /* Set the thread's message to "<what>: <strerror(err)>"; returns -1. */
 int npyio__os_fail(const char *what, int err);
-
-/* The one mapping of OS errors to statuses: ENOENT and ENOTDIR (no such
- * file, or a file where the path needs a directory) are
- * NPYIO_E_NOT_FOUND, ENOMEM NPYIO_E_NOMEM, all else NPYIO_E_IO. */
-npyio_status npyio__status_of_errno(int err);
-
-/* open() (O_CLOEXEC, EINTR retried) on behalf of the public function
- * `where`: on failure "<where>: cannot open <path>: <reason>", status by
- * npyio__status_of_errno. */
-npyio_status npyio__open_path(const npyio__faults *faults, const char *path,
-                              int flags, unsigned mode, const char *where,
-                              int *fd);
 
 /* ---- unnamed files -----------------------------------------------------------
  * An unnamed regular file in directory `dir`, open read-write (Linux's
@@ -144,19 +138,17 @@ int npyio__fd_reserve(const npyio__faults *faults, int fd, int64_t size);
  * another description (and by what kind of lock, in the message). */
 int npyio__fd_lock(int fd, bool exclusive, bool wait, bool *busy);
 
-/* Open an existing file read-write and lock it (exclusive or shared,
- * waiting or not): NPYIO_E_LOCKED if another holds a conflicting lock.
- * A file replaced at the path while we waited is let go and the new one
- * locked instead. */
-npyio_status npyio__open_locked(const npyio__faults *faults, const char *path,
-                                bool exclusive, bool wait, const char *where,
-                                int *fd);
-
 /* Does `path` (following symbolic links, as open() does) still name the
  * file open as fd? */
 bool npyio__fd_is_path(int fd, const char *path);
 
 /* ---- names in the file system (replace.c's) -------------------------------- */
+
+/* Does c separate a path's folders? '/' everywhere, and on Windows the
+ * backslash too. Is path absolute? ("/..." everywhere; on Windows also a
+ * path starting with a backslash, or with a drive's "C:".) */
+bool npyio__is_separator(char c);
+bool npyio__is_absolute(const char *path);
 
 typedef enum npyio__file_kind {
     NPYIO__FILE_OTHER,     /* a device, FIFO, socket */

@@ -36,11 +36,22 @@ static npyio_status dup_string(const npyio__mem *mem, const char *s, size_t n,
     return st;
 }
 
+/* The last separator of path's folders (platform.h's), or NULL. */
+static const char *last_separator(const char *path)
+{
+    const char *last = NULL;
+
+    for (; *path != '\0'; path++)
+        if (npyio__is_separator(*path))
+            last = path;
+    return last;
+}
+
 /* The directory part of a path ("." for a bare name). */
 static npyio_status dir_of(const npyio__mem *mem, const char *path,
                            char **out)
 {
-    const char *slash = strrchr(path, '/');
+    const char *slash = last_separator(path);
 
     if (slash == NULL)
         return dup_string(mem, ".", 1, out);
@@ -93,7 +104,7 @@ static npyio_status link_target(const npyio__mem *mem, const char *current,
 
     if (npyio__read_link(current, link, sizeof link, &n) != 0)
         return NPYIO_E_IO;
-    if (link[0] == '/')
+    if (npyio__is_absolute(link))
         return dup_string(mem, link, n, out);
     st = dir_of(mem, current, &dir);
     if (st != NPYIO_OK)
@@ -191,7 +202,7 @@ static char *put_number(char *p, unsigned long v, unsigned base)
 static void temp_stem(const char *target, size_t *dir_len, const char **base,
                       size_t *base_len)
 {
-    const char *slash = strrchr(target, '/');
+    const char *slash = last_separator(target);
 
     *base = slash ? slash + 1 : target;
     *dir_len = slash ? (size_t)(slash - target) + 1 : 0;
@@ -501,12 +512,18 @@ static npyio_status check_below(const char *path)
     char shown[128];
     const char *p = path;
 
-    if (path[0] == '/')
+    if (npyio__is_absolute(path))
         return npyio__fail(NPYIO_E_INVALID_ARG, "path '%s' is absolute, "
                            "not a path below the base folder",
                            npyio__show(path, strlen(path), shown,
                                        sizeof shown));
-    for (;;) {
+    for (; *p != '\0'; p++) /* Windows' other separator, '\\': refused */
+        if (npyio__is_separator(*p) && *p != '/')
+            return npyio__fail(NPYIO_E_INVALID_ARG, "path '%s' holds a "
+                               "backslash, a separator on this system",
+                               npyio__show(path, strlen(path), shown,
+                                           sizeof shown));
+    for (p = path;;) {
         size_t len = strcspn(p, "/");
 
         if (len == 0 || (len == 1 && p[0] == '.') ||

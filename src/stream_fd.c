@@ -387,6 +387,7 @@ static npyio_status open_fd(int fd, bool owned, const npyio_options *options,
     /* Pipes, sockets and terminals cannot seek (nor pread): say so, so
      * that nothing tries. */
     npyio__fd_probe(fd, false, &seekable, &regular, &pos);
+    npyio__fd_binary(fd);
     st = npyio__stream_new(regular ? &regular_fd_backend : &fd_backend,
                            sizeof *f, options, out, (void **)&f);
     if (st != NPYIO_OK)
@@ -585,6 +586,7 @@ npyio_status npyio_stream_open_file(FILE *file, const npyio_options *options,
     if (out == NULL || file == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "npyio_stream_open_file: %s "
                            "is NULL", out == NULL ? "out" : "file");
+    npyio__file_binary(file);
     /* A probe: a FILE on a pipe cannot tell its position, which is no
      * failure of this call (its message is not kept). */
     {

@@ -12,7 +12,60 @@
 #include "platform.h"
 #include "stream.h"
 
+#include <errno.h>
 #include <fcntl.h>
+
+/* open() (O_CLOEXEC, EINTR retried) on behalf of the public function
+ * `where`: on failure "<where>: cannot open <path>: <reason>", status by
+ * npyio__status_of_errno. */
+static npyio_status open_path(const npyio__faults *faults, const char *path,
+                              int flags, unsigned mode, const char *where,
+                              int *fd)
+{
+    int err;
+
+    *fd = npyio__fd_open(faults, path, flags, mode);
+    if (*fd >= 0)
+        return NPYIO_OK;
+    err = errno;
+    npyio__os_fail(path, err);
+    return npyio__fail(npyio__status_of_errno(err), "%s: cannot open %s",
+                       where, npyio_last_error());
+}
+
+/* Open an existing file read-write and lock it (exclusive or shared,
+ * waiting or not): NPYIO_E_LOCKED if another holds a conflicting lock.
+ * A file replaced at the path while we waited is let go and the new one
+ * locked instead. */
+static npyio_status open_locked(const npyio__faults *faults,
+                                const char *path, bool exclusive, bool wait,
+                                const char *where, int *fd)
+{
+    int attempt;
+
+    for (attempt = 0; attempt < 100; attempt++) {
+        bool busy = false;
+        npyio_status st = open_path(faults, path, O_RDWR, 0, where, fd);
+
+        if (st != NPYIO_OK)
+            return st;
+        if (npyio__fd_lock(*fd, exclusive, wait, &busy) != 0) {
+            st = npyio__fail(busy ? NPYIO_E_LOCKED : NPYIO_E_IO, "%s: %s: "
+                             "%s", where, path, npyio_last_error());
+            npyio__fd_close(faults, *fd);
+            *fd = -1;
+            return st;
+        }
+        /* Locked, but perhaps after the file was replaced (by an archive
+         * appender's rename): then lock the file now at the path. */
+        if (npyio__fd_is_path(*fd, path))
+            return NPYIO_OK;
+        npyio__fd_close(faults, *fd);
+        *fd = -1;
+    }
+    return npyio__fail(NPYIO_E_IO, "%s: %s: the file was replaced each "
+                       "time it was locked", where, path);
+}
 
 /* Open path with open(2)'s flags (messages name `where`) and make a
  * stream of the descriptor, which the stream owns: read ahead when
@@ -24,8 +77,8 @@ static npyio_status open_owned(const char *path, int flags,
 {
     int fd = -1;
     int access = flags & O_ACCMODE;
-    npyio_status st = npyio__open_path(npyio__options_faults(options), path,
-                                       flags, 0666, where, &fd);
+    npyio_status st = open_path(npyio__options_faults(options), path, flags,
+                                0666, where, &fd);
 
     if (st != NPYIO_OK)
         return st;
@@ -86,7 +139,7 @@ npyio_status npyio__stream_open_locked(const char *path, bool exclusive,
                                        const char *where, npyio_stream **out)
 {
     int fd = -1;
-    npyio_status st = npyio__open_locked(npyio__options_faults(options),
+    npyio_status st = open_locked(npyio__options_faults(options),
                                          path, exclusive, wait, where, &fd);
 
     if (st != NPYIO_OK)

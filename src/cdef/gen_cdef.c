@@ -12,6 +12,7 @@
  * Built and run at build time (through the emulator when cross-building);
  * not installed. OUT is written whole or not at all.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,7 +153,13 @@ int main(int argc, char **argv)
     free(decls);
     int failed = ferror(out);
     failed |= fclose(out) != 0;
-    if (failed || rename(tmp, argv[2]) != 0) {
+    /* C leaves rename() onto an existing file to the system: Windows'
+     * runtime refuses it (EEXIST), and the old file is then removed and
+     * the rename tried again. */
+    if (!failed && rename(tmp, argv[2]) != 0)
+        failed = errno != EEXIST || remove(argv[2]) != 0 ||
+                 rename(tmp, argv[2]) != 0;
+    if (failed) {
         perror(argv[2]);
         remove(tmp);
         free(tmp);

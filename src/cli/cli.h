@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "npyio.h"
+#include "os.h"
 #include "splice.h"
 
 #define EXIT_INVALID 1 /* invalid, unsupported or unreadable input */
@@ -97,9 +98,6 @@ int cli_open_member(cli_input *in, size_t index);
  * result is static, valid until the next call. */
 const char *cli_member_label(const cli_input *in, size_t index);
 
-/* An unlinked temporary file in $TMPDIR, else /tmp; NULL with errno. */
-FILE *cli_temporary_file(void);
-
 /* Reordering Fortran and C data needs seeks. For a pipe, copy the rest of
  * the input to an unlinked temporary file (in $TMPDIR, else /tmp) and read
  * from there: memory stays bounded, the disk holds the array. Nothing
@@ -159,7 +157,7 @@ void cli_put_name(FILE *to, const char *name);
  * and non-printable characters too; name NULL leaves out "NAME: ".
  * Returns EXIT_INVALID. */
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+__attribute__((format(CLI_PRINTF_ARCHETYPE, 2, 3)))
 #endif
 int cli_error(const char *name, const char *format, ...);
 

@@ -371,7 +371,7 @@ static int archive_info(const cli_args *a, cli_input *in)
 {
     size_t i, n = npyio_npz_count(in->npz), len = 0;
     char *text = NULL;
-    FILE *out = open_memstream(&text, &len);
+    FILE *out = cli_os_memstream(&text, &len);
     listing l;
     int rc = 0;
 
@@ -405,7 +405,7 @@ static int archive_info(const cli_args *a, cli_input *in)
     }
     if (a->json)
         fputs("]}\n", out);
-    if (fclose(out) != 0)
+    if (cli_os_memstream_close(out, &text, &len) != 0)
         rc = cli_error(in->name, "out of memory");
     else if (fwrite(text, 1, len, stdout) != len)
         rc = cli_error(NULL, "writing: %s", strerror(errno));

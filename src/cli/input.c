@@ -97,8 +97,6 @@ static int splice_pread(void *user, void *buf, size_t cap, int64_t offset,
                         size_t *got)
 {
     cli_splice *s = user;
-    ssize_t n;
-
     *got = 0;
     if (offset < 0)
         return -1;
@@ -109,14 +107,8 @@ static int splice_pread(void *user, void *buf, size_t cap, int64_t offset,
         memcpy(buf, s->prefix + offset, *got);
         return 0;
     }
-    do
-        n = pread(fileno(s->file), buf, cap,
-                  (off_t)(s->base + (offset - (int64_t)s->prefix_len)));
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return -1;
-    *got = (size_t)n;
-    return 0;
+    return cli_os_pread(fileno(s->file), buf, cap,
+                        s->base + (offset - (int64_t)s->prefix_len), got);
 }
 
 npyio_status cli_splice_open(const void *prefix, size_t prefix_len,
@@ -140,7 +132,8 @@ npyio_status cli_splice_open(const void *prefix, size_t prefix_len,
     s->file = file;
     s->base = base;
     /* Seekable only if the file is (a pipe is not). */
-    if (fseeko(file, (off_t)base, SEEK_SET) == 0) {
+    if (cli_os_seekable(fileno(file)) &&
+        fseeko(file, (off_t)base, SEEK_SET) == 0) {
         ops.seek = splice_seek;
         ops.pread = splice_pread;
         s->seekable = 1;
@@ -186,15 +179,10 @@ int cli_layouts_differ(const npyio_header *h)
 
 void *cli_buffer(size_t size)
 {
-    const size_t huge = (size_t)2 << 20;
-    void *p = NULL;
-
-    if (size < 2 * huge)
+    /* Below two huge pages, no alignment is worth asking for. */
+    if (size < (size_t)4 << 20)
         return malloc(size ? size : 1);
-    if (posix_memalign(&p, huge, size) != 0)
-        return NULL;
-    cli_os_advise_huge_pages(p, size);
-    return p;
+    return cli_os_big_buffer(size);
 }
 
 size_t cli_chunk_capacity(const npyio_header *h, size_t at_least)
@@ -376,7 +364,7 @@ static uint64_t spool_limit(const npyio_options *options)
 static int spool_archive(cli_input *in, const unsigned char *magic, size_t n)
 {
     uint64_t max = spool_limit(in->options);
-    FILE *tmp = cli_temporary_file();
+    FILE *tmp = cli_os_temporary_file();
     int rc = -1, e;
 
     if (tmp != NULL && fwrite(magic, 1, n, tmp) == n)
@@ -509,7 +497,7 @@ int cli_open_input_cut(const char *name, const npyio_options *options,
     memset(in, 0, sizeof *in);
     in->name = name;
     in->options = options;
-    in->file = strcmp(name, "-") == 0 ? stdin : fopen(name, "rb");
+    in->file = strcmp(name, "-") == 0 ? stdin : cli_os_fopen(name, "rb");
     if (in->file == NULL) {
         return cli_error(name, "%s", strerror(errno));
     }
@@ -518,7 +506,7 @@ int cli_open_input_cut(const char *name, const npyio_options *options,
         return cli_error(name, "is a directory");
     }
     /* stdin may be a file opened at some offset: the array starts there. */
-    start = ftello(in->file);
+    start = cli_os_seekable(fileno(in->file)) ? ftello(in->file) : 0;
     if (start < 0)
         start = 0;
     in->start = (int64_t)start;
@@ -701,35 +689,6 @@ static int copy_rest(FILE *from, FILE *to, uint64_t max)
     return rc;
 }
 
-/* An unlinked temporary file in $TMPDIR (tmpfile() ignores it), else
- * /tmp: gone when closed, whatever happens. */
-FILE *cli_temporary_file(void)
-{
-    const char *dir = getenv("TMPDIR");
-    char path[4096];
-    FILE *f;
-    int fd, e;
-
-    if (dir == NULL || dir[0] == '\0')
-        dir = "/tmp";
-    if ((size_t)snprintf(path, sizeof path, "%s/npyio-XXXXXX", dir) >=
-        sizeof path) {
-        errno = ENAMETOOLONG;
-        return NULL;
-    }
-    fd = mkstemp(path);
-    if (fd < 0)
-        return NULL;
-    unlink(path);
-    f = fdopen(fd, "w+b");
-    if (f == NULL) {
-        e = errno;
-        close(fd);
-        errno = e;
-    }
-    return f;
-}
-
 npyio_options *cli_options_for_own_header(const npyio_options *user,
                                           int64_t len)
 {
@@ -761,7 +720,7 @@ int cli_input_make_seekable(cli_input *in)
 
     if (in->npz != NULL || cli_splice_seekable(in->splice))
         return 0; /* members can seek */
-    tmp = cli_temporary_file();
+    tmp = cli_os_temporary_file();
     if (tmp == NULL || emit_header(npyio_reader_header(in->reader), tmp) != 0 ||
         (header_len = ftell(tmp)) < 0 ||
         copy_rest(in->file, tmp, UINT64_MAX) != 0 ||

@@ -481,9 +481,9 @@ static int set_threads(cli_args *a)
     int64_t n = a->threads;
 
     if (n == 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        long cores = cli_os_cores();
 
-        n = cores < 1 ? 1 : cores > 64 ? 64 : cores;
+        n = cores > 64 ? 64 : cores;
         a->threads = n;
     }
     return npyio_options_set_limit(a->options, NPYIO_LIMIT_THREADS, n) ==
@@ -563,6 +563,7 @@ int main(int argc, char **argv)
     cli_args a;
     int rc;
 
+    cli_os_start(&argc, &argv);
     if (argc < 2)
         return usage(NULL, NULL);
     if (strcmp(argv[1], "--version") == 0) {

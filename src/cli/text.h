@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "os.h"
+
 /* A growable string. An allocation failure sets nomem and turns every
  * later call into a no-op, so callers check once at the end. */
 typedef struct sbuf {
@@ -28,12 +30,12 @@ void sb_fill(sbuf *b, char c, size_t n);
 void sb_chr(sbuf *b, char c);
 /* Append vprintf-formatted text. */
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 0)))
+__attribute__((format(CLI_PRINTF_ARCHETYPE, 2, 0)))
 #endif
 void sb_vfmt(sbuf *b, const char *fmt, va_list ap);
 /* Append printf-formatted text. */
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+__attribute__((format(CLI_PRINTF_ARCHETYPE, 2, 3)))
 #endif
 void sb_fmt(sbuf *b, const char *fmt, ...);
 

@@ -8,25 +8,33 @@
  * when a name could land outside DIR or two names collide, or a target
  * is a folder or (without --force) a file. Each file is then written by
  * the library's atomic replacement below DIR (npyio_stream_save_under):
- * every folder on the way opened with O_NOFOLLOW relative to the one
- * before, so a symbolic link planted in DIR is never followed, even one
- * that appears while we work; an existing file refused at the commit
+ * every folder on the way opened relative to the one before without
+ * following a link (O_NOFOLLOW; on Windows, no link or junction, each
+ * folder held so that it cannot be renamed meanwhile), so a symbolic link
+ * planted in DIR is never followed, even one that appears while we work; an existing file refused at the commit
  * itself without --force; no temporary of ours left by a failure or a
  * kill.
  */
-#define _POSIX_C_SOURCE 200809L
-#define _FILE_OFFSET_BITS 64
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "os.h"
 
-#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+/* The first len bytes of s as a string of their own (strndup, which
+ * POSIX has and Windows lacks); NULL when out of memory. */
+static char *prefix_of(const char *s, size_t len)
+{
+    char *p = malloc(len + 1);
+
+    if (p != NULL) {
+        memcpy(p, s, len);
+        p[len] = '\0';
+    }
+    return p;
+}
 
 /* ---- names ------------------------------------------------------------------------ */
 
@@ -81,7 +89,7 @@ static int check_collisions(const cli_input *in, const char **names,
         for (slash = strchr(names[i], '/'); slash != NULL;
              slash = strchr(slash + 1, '/')) {
             size_t len = (size_t)(slash - names[i]);
-            char *folder = strndup(names[i], len);
+            char *folder = prefix_of(names[i], len);
             const char *key = folder;
             int clash;
 
@@ -105,7 +113,7 @@ static int check_collisions(const cli_input *in, const char **names,
 /* mkdir -p of DIR itself (the user's own path: links followed). */
 static int make_dir(const char *dir)
 {
-    char *path = strdup(dir), *p;
+    char *path = prefix_of(dir, strlen(dir)), *p;
     int rc = 0;
 
     if (path == NULL)
@@ -117,7 +125,7 @@ static int make_dir(const char *dir)
             char c = *p;
 
             *p = '\0';
-            if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            if (cli_os_mkdir(path) != 0 && errno != EEXIST)
                 rc = cli_error(dir, "making the folder: %s", strerror(errno));
             *p = c;
             if (c == '\0')
@@ -135,22 +143,22 @@ static int make_dir(const char *dir)
 static int open_folder(const char *shown, int root, const char *name,
                        const char **base)
 {
-    int fd = dup(root);
+    int fd = cli_os_dir_dup(root);
     const char *p = name, *slash;
 
     while (fd >= 0 && (slash = strchr(p, '/')) != NULL) {
-        char *part = strndup(p, (size_t)(slash - p));
+        char *part = prefix_of(p, (size_t)(slash - p));
         int next;
 
         if (part == NULL) {
-            close(fd);
+            cli_os_dir_close(fd);
             return cli_error(NULL, "out of memory"), -1;
         }
-        next = openat(fd, part, DIR_FLAGS);
+        next = cli_os_dir_open_at(fd, part);
         if (next < 0) {
             int e = errno;
 
-            close(fd);
+            cli_os_dir_close(fd);
             if (e == ENOENT) {
                 free(part);
                 return -2;
@@ -164,7 +172,7 @@ static int open_folder(const char *shown, int root, const char *name,
             return -1;
         }
         free(part);
-        close(fd);
+        cli_os_dir_close(fd);
         fd = next;
         p = slash + 1;
     }
@@ -181,22 +189,20 @@ static int check_target(const cli_args *a, const char *shown, int root,
                         const char *name)
 {
     const char *base = NULL;
-    struct stat info;
-    int fd = open_folder(shown, root, name, &base), rc = 0;
+    int fd = open_folder(shown, root, name, &base), rc = 0, kind;
 
     if (fd == -2)
         return 0;
     if (fd < 0)
         return EXIT_INVALID;
-    if (fstatat(fd, base, &info, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (S_ISDIR(info.st_mode))
-            rc = cli_error(shown, "'%s' is a folder", name);
-        else if (!a->force)
-            rc = cli_error(shown, "'%s' exists (--force replaces it)", name);
-    } else if (errno != ENOENT) {
+    kind = cli_os_kind_at(fd, base);
+    if (kind == CLI_OS_FOLDER)
+        rc = cli_error(shown, "'%s' is a folder", name);
+    else if (kind > CLI_OS_MISSING && !a->force)
+        rc = cli_error(shown, "'%s' exists (--force replaces it)", name);
+    else if (kind < 0)
         rc = cli_error(shown, "'%s': %s", name, strerror(errno));
-    }
-    close(fd);
+    cli_os_dir_close(fd);
     return rc;
 }
 
@@ -376,13 +382,12 @@ int cli_unpack(const cli_args *a)
                       : plan(&in, what, &total);
     if (rc == 0)
         rc = make_dir(a->files[1]);
-    if (rc == 0 && (root = open(a->files[1], O_RDONLY | O_DIRECTORY |
-                                                 O_CLOEXEC)) < 0)
+    if (rc == 0 && (root = cli_os_dir_open(a->files[1])) < 0)
         rc = cli_error(a->files[1], "%s", strerror(errno));
     if (rc == 0)
         rc = unpack_archive(a, &in, root, what, total);
     if (root >= 0)
-        close(root);
+        cli_os_dir_close(root);
     free(what);
     cli_close_input(&in);
     return rc;

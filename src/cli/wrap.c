@@ -203,7 +203,7 @@ static int open_raw(wrap_job *j)
     struct stat info;
 
     j->raw_size = -1;
-    j->raw = strcmp(j->raw_name, "-") == 0 ? stdin : fopen(j->raw_name, "rb");
+    j->raw = strcmp(j->raw_name, "-") == 0 ? stdin : cli_os_fopen(j->raw_name, "rb");
     if (j->raw == NULL)
         return cli_error(j->raw_name, "%s", strerror(errno));
     if (fstat(fileno(j->raw), &info) != 0)

@@ -41,9 +41,13 @@ extern size_t nsections;
 extern char **top;
 extern size_t ntop;
 
+/* gnu_printf where the build says so (mingw-w64: C99 printf). */
+#ifndef NPYIO_PRINTF_ARCHETYPE
+#define NPYIO_PRINTF_ARCHETYPE printf
+#endif
 void die(const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2), noreturn))
+    __attribute__((format(NPYIO_PRINTF_ARCHETYPE, 1, 2), noreturn))
 #endif
     ;
 void *xrealloc(void *p, size_t n);

@@ -25,7 +25,7 @@ for f in "$src"/*.c "$src"/*.h; do
         continue
     base=${f##*/}
     ok=0
-    for a in "$@" platform.c platform.h; do
+    for a in "$@" platform.c platform_win.c platform.h; do
         [ "$a" = "$base" ] && ok=1
     done
     if [ "$ok" -eq 1 ]; then

@@ -44,7 +44,17 @@ expect_error() {
     check $? "$what"
 }
 
+# wine_skips WHY: true (and the check is left out, counted as skipped)
+# when the tool runs under Wine (NPYIO_TEST_WINE, set by the Windows
+# build's tests/windows.cmake, which lists every such check and why).
+skipped=0
+wine_skips() {
+    [ -n "${NPYIO_TEST_WINE:-}" ] || return 1
+    skipped=$((skipped + 1))
+    echo "SKIP under Wine: $1"
+}
+
 finish() {
-    echo "$passed passed, $failed failed"
+    echo "$passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
     [ "$failed" -eq 0 ]
 }

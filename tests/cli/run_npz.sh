@@ -181,6 +181,8 @@ done
 mkdir -p "$tmp/hostile"
 for path in "$npz"/hostile/*.npz; do
     archive=${path##*/}
+    [ "$archive" = nul.npz ] && wine_skips "$archive: NUL names a device on Windows" &&
+        continue
     npyio unpack "$path" "$tmp/hostile/$archive/dir"
     [ "$status" -eq 1 ] && grep -q "refusing the archive" "$tmp/err" &&
         [ -z "$(ls -A "$tmp/hostile")" ] &&
@@ -192,10 +194,12 @@ done
 # A symbolic link planted where a folder will be: never followed.
 mkdir -p "$tmp/planted" "$tmp/elsewhere"
 ln -s "$tmp/elsewhere" "$tmp/planted/a"
-npyio unpack "$npz/keys.npz" "$tmp/planted"
-[ "$status" -eq 1 ] && [ -z "$(ls -A "$tmp/elsewhere")" ] &&
-    [ ! -e "$tmp/planted/plain.npy" ]
-check $? "unpack refuses a symbolic link in DIR"
+if ! wine_skips "a symbolic link in DIR: Wine shows a Unix link as what it points to"; then
+    npyio unpack "$npz/keys.npz" "$tmp/planted"
+    [ "$status" -eq 1 ] && [ -z "$(ls -A "$tmp/elsewhere")" ] &&
+        [ ! -e "$tmp/planted/plain.npy" ]
+    check $? "unpack refuses a symbolic link in DIR"
+fi
 npyio convert "$npz/savez.npz" "$tmp/c.npy"
 [ "$status" -eq 1 ] && grep -q unpack "$tmp/err" && [ ! -e "$tmp/c.npy" ]
 check $? "convert refuses an archive"

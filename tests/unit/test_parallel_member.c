@@ -14,14 +14,18 @@
  * npyio__thread_count gives what threads.h says.
  */
 #define _POSIX_C_SOURCE 200809L
+/* zlib's crc32_combine64, the reference below, where zlib declares it. */
+#define _LARGEFILE64_SOURCE 1
 #include <stdlib.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "testutil.h"
 #include "testdata.h"
 #include "arrays.h"
 #include "scratch.h"
 #include "threads.h"
+#include "crc.h"
 
 static const unsigned thread_counts[] = {1, 2, 3, 7};
 #define COUNTS (sizeof thread_counts / sizeof thread_counts[0])
@@ -246,10 +250,41 @@ static int setup(void **state)
     return scratch_make("npyio-parallel-member");
 }
 
+/* Combining the CRCs of the parts of a member (threads deflate parts and
+ * their CRCs are combined) agrees with zlib's for lengths past the 1 GiB
+ * steps npyio__crc32_combine takes them in: against crc32_combine64
+ * where zlib declares it (64-bit file offsets), else (Windows, where
+ * z_off_t is 32 bits) against crc32_combine in steps of 2 GiB - 1. */
+static void crc_combine_long_lengths(void **state)
+{
+    static const uint64_t lens[] = {0, 1, (1u << 30) - 1, 1u << 30,
+                                    (1u << 30) + 1, 0x7fffffffu,
+                                    (3ull << 30) + 5, (1ull << 33) + 7};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        uint32_t got = npyio__crc32_combine(0x12345678u, 0x9abcdef0u, lens[i]);
+#ifdef Z_LARGE64
+        uLong want = crc32_combine64(0x12345678u, 0x9abcdef0u,
+                                     (z_off64_t)lens[i]);
+#else
+        uLong want = 0x12345678u;
+        uint64_t left = lens[i];
+
+        for (; left > 0x7fffffffu; left -= 0x7fffffffu) /* other steps */
+            want = crc32_combine(want, 0, (z_off_t)0x7fffffff);
+        want = crc32_combine(want, 0x9abcdef0u, (z_off_t)left);
+#endif
+        assert_int_equal(got, (uint32_t)want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(native_is_numpys),
+        cmocka_unit_test(crc_combine_long_lengths),
         cmocka_unit_test(casts_as_one_thread),
         cmocka_unit_test(failures_as_one_thread),
         cmocka_unit_test(thread_policy),
