@@ -213,20 +213,22 @@ setup_windows() {
 
 # The Windows build and its tests (tests/windows.cmake says which run
 # under Wine, and why the others do not). The Linux build of
-# tests/cross/write_pair.c (a native libnpyio, no tests) is made first:
-# windows_same_bytes compares the two builds' files byte for byte.
+# tests/cross/write_pair.c and of the tool (a native libnpyio, no tests)
+# is made first: windows_same_bytes and windows_same_tool_bytes compare
+# the two builds' files byte for byte.
 run_windows() {
     local linux=$build/linux
     # (with the machine's own pkg-config files, not the Windows prefix's)
     env -u PKG_CONFIG_LIBDIR cmake -S "$top" -B "$linux" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPYIO_BUILD_TESTS=OFF >/dev/null
-    cmake --build "$linux" -j"$(nproc)" --target npyio
+    cmake --build "$linux" -j"$(nproc)" --target npyio npyio_cli
     cc -std=c11 -O2 -I"$top/include" "$top/tests/cross/write_pair.c" \
         -L"$linux/src" -lnpyio -Wl,-rpath,"$linux/src" -o "$linux/write_pair"
     cmake -S "$top" -B "$build" \
         -DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-windows.cmake" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPYIO_WERROR=ON \
-        -DNPYIO_LINUX_WRITE_PAIR="$linux/write_pair"
+        -DNPYIO_LINUX_WRITE_PAIR="$linux/write_pair" \
+        -DNPYIO_LINUX_NPYIO="$linux/src/npyio"
     cmake --build "$build" -j"$(nproc)"
     ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)"
 }
