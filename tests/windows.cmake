@@ -85,6 +85,18 @@ if(NPYIO_LINUX_WRITE_PAIR AND NPYIO_PYTHON)
     PASS_REGULAR_EXPRESSION "pair OK")
 endif()
 
+# The Windows tool's archives and conversions of the corpus, byte for byte
+# the Linux tool's (NPYIO_LINUX_NPYIO: the native tool, built by
+# tests/cross/run.sh windows).
+if(NPYIO_LINUX_NPYIO)
+  add_test(NAME windows_same_tool_bytes
+    COMMAND bash ${_src}/cross/check_tool_pair.sh ${_bin}/tool-pair ${_data}
+            ${NPYIO_LINUX_NPYIO} ${CMAKE_CROSSCOMPILING_EMULATOR}
+            $<TARGET_FILE:npyio_cli>)
+  set_tests_properties(windows_same_tool_bytes PROPERTIES LABELS "cli;windows"
+    PASS_REGULAR_EXPRESSION "tool pair OK")
+endif()
+
 # The tool over the corpora (the scripts run it under the emulator).
 foreach(_run corpus npz errors)
   add_test(NAME cli_${_run}

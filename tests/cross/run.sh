@@ -191,35 +191,44 @@ setup_windows() {
     export WINEPREFIX=$build/wineprefix
     # Z: is the Linux root in every Wine prefix (Wine takes / for \).
     export NPYIO_WINEPATH="Z:$prefix/bin;Z:/usr/$win_host/lib;Z:$build/src"
-    [ -d "$WINEPREFIX" ] || WINEDEBUG=-all wineboot -i >/dev/null 2>&1 || true
     # One wineserver for the whole run (stopped when run.sh exits), not
     # one started and stopped around each of the thousands of programs
     # the tests run: a program starting while the last one's server exits
-    # could fail to start.
+    # could fail to start. It is started before anything else (wineboot's
+    # services would keep a server of their own alive, and `wineserver
+    # -p` exits 2 when one runs), after a server an earlier run of this
+    # prefix left behind is stopped; it needs the prefix's folder.
+    mkdir -p "$WINEPREFIX"
+    WINEDEBUG=-all wineserver -k 2>/dev/null || true
+    WINEDEBUG=-all wineserver -w
+    WINEDEBUG=-all wineserver -p
+    trap 'wineserver -k 2>/dev/null || true' EXIT
+    [ -f "$WINEPREFIX/system.reg" ] ||
+        WINEDEBUG=-all wineboot -i >/dev/null 2>&1 || true
     # Its services (rpcss, winedevice, ...) are started here, with no
     # output of a test to hold: those a test's program started would keep
     # the test's output open, and ctest waiting, as long as the server.
-    WINEDEBUG=-all wineserver -p
-    trap 'wineserver -k 2>/dev/null || true' EXIT
     WINEDEBUG=-all wine wineboot </dev/null >/dev/null 2>&1 || true
 }
 
 # The Windows build and its tests (tests/windows.cmake says which run
 # under Wine, and why the others do not). The Linux build of
-# tests/cross/write_pair.c (a native libnpyio, no tests) is made first:
-# windows_same_bytes compares the two builds' files byte for byte.
+# tests/cross/write_pair.c and of the tool (a native libnpyio, no tests)
+# is made first: windows_same_bytes and windows_same_tool_bytes compare
+# the two builds' files byte for byte.
 run_windows() {
     local linux=$build/linux
     # (with the machine's own pkg-config files, not the Windows prefix's)
     env -u PKG_CONFIG_LIBDIR cmake -S "$top" -B "$linux" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPYIO_BUILD_TESTS=OFF >/dev/null
-    cmake --build "$linux" -j"$(nproc)" --target npyio
+    cmake --build "$linux" -j"$(nproc)" --target npyio npyio_cli
     cc -std=c11 -O2 -I"$top/include" "$top/tests/cross/write_pair.c" \
         -L"$linux/src" -lnpyio -Wl,-rpath,"$linux/src" -o "$linux/write_pair"
     cmake -S "$top" -B "$build" \
         -DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-windows.cmake" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPYIO_WERROR=ON \
-        -DNPYIO_LINUX_WRITE_PAIR="$linux/write_pair"
+        -DNPYIO_LINUX_WRITE_PAIR="$linux/write_pair" \
+        -DNPYIO_LINUX_NPYIO="$linux/src/npyio"
     cmake --build "$build" -j"$(nproc)"
     ctest --test-dir "$build" --output-on-failure --parallel "$(nproc)"
 }
