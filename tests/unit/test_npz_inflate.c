@@ -401,7 +401,7 @@ static void test_load_blocks(void **state)
     static const npyio_allocator counting = {sizeof counting, count_alloc,
                                              NULL, count_free};
     static double values[1000];
-    const char *key = "a", *type = "<f8";
+    const char *key = "a", *type = "=f8";
     const int ndim = 1, level = 6;
     const int64_t shape[1] = {1000}, *shapes = shape;
     const void *data = values;
