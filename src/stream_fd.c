@@ -387,7 +387,6 @@ static npyio_status open_fd(int fd, bool owned, const npyio_options *options,
     /* Pipes, sockets and terminals cannot seek (nor pread): say so, so
      * that nothing tries. */
     npyio__fd_probe(fd, false, &seekable, &regular, &pos);
-    npyio__fd_binary(fd);
     st = npyio__stream_new(regular ? &regular_fd_backend : &fd_backend,
                            sizeof *f, options, out, (void **)&f);
     if (st != NPYIO_OK)
@@ -438,6 +437,7 @@ npyio_status npyio_stream_open_fd(int fd, const npyio_options *options,
                            out == NULL ? "out is NULL"
                                        : "the descriptor is negative");
     *out = NULL;
+    npyio__fd_binary(fd); /* the caller's: ours are opened binary */
     return npyio__stream_open_fd(fd, false, options, out);
 }
 
