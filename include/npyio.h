@@ -924,8 +924,13 @@ NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
  * npyio_options). One more exception: while an .npz archive is written
  * (npyio_npz_writer_create_path() and the other writers), minizip, which writes
  * its ZIP structure, allocates a few small blocks of its own with
- * malloc(); it has no hook for another allocator. Compression and
- * decompression (zlib) and everything else use this allocator.
+ * malloc(); it has no hook for another allocator. The second: the
+ * decompressor of libdeflate (about 10 KiB), made for each whole read of a
+ * deflated member (see npyio_reader_open_member()), comes from libdeflate's
+ * own malloc() (libdeflate's only other hook is process-wide, which the
+ * library never sets); if it cannot be made the read fails with
+ * NPYIO_E_NOMEM. The buffers handed to libdeflate, compression and
+ * decompression through zlib, and everything else use this allocator.
  *
  * The table starts with its own size so that later versions can add
  * members: set `size = sizeof(npyio_allocator)`. The library reads only the
@@ -2859,11 +2864,49 @@ NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
  * Open a member for reading as an .npy array: every reader call and flag
  * works (whole, into a buffer, chunks, rows, conversions). Stored members
  * are read where they lie in the archive (positioned reads, seeking is
- * free); deflated ones are inflated straight into the destination, and
- * reading backwards (rows before the last ones read) inflates again from
- * the member's start. The CRC-32 is checked whenever a read reaches the
- * member's end having read every byte from its start (a whole read, or
- * chunks to the end); npyio_npz_verify() checks it at any time.
+ * free); deflated ones are inflated, and reading backwards (rows before
+ * the last ones read) inflates again from the member's start.
+ *
+ * How a deflated member is inflated, and the memory it takes beyond the
+ * destination:
+ *  - a read of everything left of a member that declares at most 257 MiB
+ *    (an array of 256 MiB and its header; and at most
+ *    NPYIO_LIMIT_ALLOC_BYTES, its compressed size too), in the stored
+ *    byte order and layout (npyio_npz_load(),
+ *    npyio_reader_read_alloc(), npyio_reader_read() into the caller's
+ *    buffer, a member stream read whole): one libdeflate call, about twice
+ *    zlib's speed. Its compressed bytes are read into one block (the
+ *    compressed size). libdeflate writes a stream from its start, .npy
+ *    header included: a load (npyio_npz_load(), npyio_reader_read_alloc())
+ *    allocates its block with room for the header before the data, which
+ *    lands in place and is moved to the block's start (nothing more); a
+ *    member stream read from its first byte inflates into the buffer
+ *    given; a read into the caller's buffer after the header
+ *    (npyio_reader_read()) inflates into a scratch block of the member
+ *    whose data is then copied (the member's size more);
+ *  - larger members, chunks, rows, reads that convert or reorder (in
+ *    blocks; a block that is all of a small member takes the one call,
+ *    through a scratch), and members whose sizes do not allow the one
+ *    call: zlib's streaming inflate straight into the destination, in
+ *    bounded memory (its window and 256 KiB of compressed input);
+ *  - with NPYIO_LIMIT_THREADS above 1, a member with a block index
+ *    (see NPYIO_LIMIT_THREADS) inflates its blocks on the threads, through
+ *    zlib, into the destination.
+ * Both inflaters give the same bytes, statuses and messages: data that
+ * does not inflate in the one call cleanly to exactly the declared size
+ * and the directory's CRC-32 is read by the streaming inflate, which says
+ * what is wrong. One difference remains, for deflate data made to show
+ * it: libdeflate takes some streams zlib (and so np.load) refuses, such
+ * as a dynamic block declaring 287 or 288 literal/length codes; when the
+ * bytes it gives have the directory's CRC-32, a read that inflates the
+ * whole member from its first byte (a member stream read whole,
+ * npyio_npz_verify(), `npyio validate`) takes them, while a reader, whose
+ * .npy header read goes through zlib, refuses the member (NPYIO_E_FORMAT,
+ * zlib's message).
+ *
+ * The CRC-32 is checked whenever a read reaches the member's end having
+ * read every byte from its start (a whole read, or chunks to the end);
+ * npyio_npz_verify() checks it at any time.
  *
  * Before anything is inflated, a member whose declared size exceeds
  * NPYIO_LIMIT_NPZ_MEMBER_BYTES, or NPYIO_LIMIT_NPZ_RATIO times its

@@ -63,8 +63,7 @@ void npyio__mem_default(npyio__mem *mem)
     mem->ops = npyio__default_allocator;
     mem->user = NULL;
     mem->max_alloc = INT64_MAX; /* NPYIO_LIMIT_ALLOC_BYTES' default */
-    mem->faults.fn = NULL;
-    mem->faults.ctx = NULL;
+    memset(&mem->faults, 0, sizeof mem->faults);
 }
 
 void npyio__mem_like(const void *block, npyio__mem *mem)

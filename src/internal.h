@@ -66,7 +66,18 @@
 typedef struct npyio__faults {
     int (*fn)(void *ctx, const char *call);
     void *ctx;
+    /* Which inflater whole member reads take (npz_member.c): 0 as chosen
+     * by the member's size, NPYIO__INFLATE_ZLIB always zlib's streaming,
+     * NPYIO__INFLATE_WHOLE libdeflate whatever the size (within
+     * NPYIO_LIMIT_ALLOC_BYTES); and libdeflate_alloc_decompressor() made
+     * to give NULL. Apart from fn: the call-counting hooks must not
+     * change which inflater runs. */
+    int inflate;
+    bool no_decompressor;
 } npyio__faults;
+
+#define NPYIO__INFLATE_ZLIB 1
+#define NPYIO__INFLATE_WHOLE 2
 
 /* The deepest nesting of dtypes (records in records, subarrays of
  * subarrays) the library builds; code that walks dtypes recurses at most

@@ -56,8 +56,7 @@ static void set_defaults(npyio_options *options, bool in_block)
     memcpy(options->limits, default_limits, sizeof options->limits);
     options->allocator = npyio__default_allocator;
     options->allocator_user = NULL;
-    options->faults.fn = NULL;
-    options->faults.ctx = NULL;
+    memset(&options->faults, 0, sizeof options->faults);
 }
 
 static bool known_limit(npyio_limit which)
@@ -254,6 +253,13 @@ void npyio__options_set_faults(npyio_options *options,
 {
     options->faults.fn = fn;
     options->faults.ctx = ctx;
+}
+
+void npyio__options_set_inflate(npyio_options *options, int inflate,
+                                bool no_decompressor)
+{
+    options->faults.inflate = inflate;
+    options->faults.no_decompressor = no_decompressor;
 }
 
 int64_t npyio__limit(const npyio_options *options, npyio_limit which)

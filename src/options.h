@@ -42,6 +42,12 @@ void npyio__options_set_faults(npyio_options *options,
                                int (*fn)(void *ctx, const char *call),
                                void *ctx);
 
+/* Make options choose the inflater of whole member reads (internal.h,
+ * NPYIO__INFLATE_*; 0: by size) and fail libdeflate's decompressor, for
+ * the tests. Not exported. */
+void npyio__options_set_inflate(npyio_options *options, int inflate,
+                                bool no_decompressor);
+
 /* Fetch a limit without the public call's argument checks; `options` may be
  * NULL (defaults). `which` must be a known limit. */
 int64_t npyio__limit(const npyio_options *options, npyio_limit which);

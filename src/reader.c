@@ -227,7 +227,8 @@ static npyio_status read_in_place(npyio_reader *r, const npyio__converter *c,
     npyio_status st;
 
     if (c->plan.count == 0) { /* no conversion: one request, no copies */
-        st = npyio__stream_read(r->stream, dst, nbytes, &got, "array data");
+        st = npyio__stream_read_room(r->stream, dst, nbytes, r->room, &got,
+                                     "array data");
         r->data_pos += got;
         return st != NPYIO_OK || got == nbytes ? st : short_data(got, nbytes);
     }
@@ -412,6 +413,35 @@ static npyio_status read_alloc_unseekable(npyio_reader *r, uint32_t flags,
     return st;
 }
 
+/* A new block of nbytes read whole. Where the stream asks for room
+ * before the destination (npyio__stream_room: an archive member inflated
+ * in one call writes its bytes from its first, the .npy header before
+ * the data), the block is larger by that much, the data read after the
+ * room and moved to the block's start: one move of memory already
+ * touched, instead of the stream's scratch block of the whole member. */
+static npyio_status read_alloc_whole(npyio_reader *r, uint32_t flags,
+                                     size_t nbytes, void **out)
+{
+    size_t room = npyio__stream_room(r->stream, nbytes), total = 0;
+    unsigned char *block = NULL;
+    npyio_status st;
+
+    if (!npyio__add_size(nbytes, room, &total)) {
+        room = 0;
+        total = nbytes;
+    }
+    st = npyio__alloc(&r->mem, total, "array data", (void **)&block);
+    if (st != NPYIO_OK)
+        return st;
+    r->room = room;
+    st = read_converted(r, flags, block + room);
+    r->room = 0;
+    if (st == NPYIO_OK && room > 0)
+        memmove(block, block + room, nbytes);
+    *out = block;
+    return st;
+}
+
 static npyio_status reader_read_alloc_body(npyio_reader *reader, uint32_t flags,
                                            void **data, size_t *len,
                                            const char *where)
@@ -433,9 +463,7 @@ static npyio_status reader_read_alloc_body(npyio_reader *reader, uint32_t flags,
     if (st != NPYIO_OK)
         return st;
     if (reader->length_checked) { /* checked when it was opened */
-        st = npyio__alloc(&reader->mem, nbytes, "array data", &block);
-        if (st == NPYIO_OK)
-            st = read_converted(reader, flags, block);
+        st = read_alloc_whole(reader, flags, nbytes, &block);
     } else {
         st = read_alloc_unseekable(reader, flags,
                                    (size_t)reader->header->nbytes, &block);

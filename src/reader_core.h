@@ -65,6 +65,8 @@ struct npyio_reader {
     int64_t data_start; /* stream position of the data (seekable) */
     bool length_checked; /* the data section is known to be whole */
     uint64_t data_pos;  /* bytes of the data section consumed so far */
+    size_t room;        /* bytes before a whole read's destination the
+                           stream may overwrite (read_alloc's block) */
     uint64_t chunk_pos; /* read_chunk's cursor: bytes, or elements
                            reordered */
     /* The chunked pass's converter, made once per pass. */

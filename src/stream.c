@@ -145,6 +145,37 @@ npyio_status npyio__stream_read(npyio_stream *s, void *buf, size_t len,
     return st;
 }
 
+size_t npyio__stream_room(const npyio_stream *s, size_t len)
+{
+    return s->backend->room != NULL && len > 0
+               ? s->backend->room(s->state, len)
+               : 0;
+}
+
+npyio_status npyio__stream_read_room(npyio_stream *s, void *buf, size_t len,
+                                     size_t room, size_t *got,
+                                     const char *what)
+{
+    size_t n = 0, more = 0;
+    npyio_status st;
+
+    *got = 0;
+    if (room == 0 || s->backend->read_room == NULL || len == 0)
+        return npyio__stream_read(s, buf, len, got, what);
+    st = s->backend->read_room(s->state, buf, len, room, &n);
+    if (st != NPYIO_OK)
+        return npyio__fail(st, "reading %s at stream offset %llu: %s", what,
+                           (unsigned long long)s->position,
+                           npyio_last_error());
+    st = advance(s, n, "reading", what);
+    if (st == NPYIO_OK && n > 0 && n < len)
+        st = npyio__stream_read(s, (unsigned char *)buf + n, len - n, &more,
+                                what);
+    if (st == NPYIO_OK)
+        *got = n + more;
+    return st;
+}
+
 npyio_status npyio__stream_write(npyio_stream *s, const void *buf, size_t len,
                                  const char *what)
 {

@@ -84,6 +84,13 @@
  * map    a region of len bytes (len > 0) at offset mapped into memory,
  *        shared with the object (writes through it reach the object);
  *        region->release undoes it.
+ * room   for a read of cap bytes at the current position, how many bytes
+ *        just before the destination read_room would overwrite (its
+ *        scratch: an archive member inflated whole writes its bytes from
+ *        its first there, the .npy header before the data), or 0 when it
+ *        would not use them. May be NULL (never).
+ * read_room  read, as read does, with the `room` bytes just before buf
+ *        the back end's to overwrite (room as its room op asked).
  * descriptor  the file descriptor under the stream, or -1: only for one
  *        descriptor back end's copy_from to find another's (never outside
  *        the back ends).
@@ -132,6 +139,9 @@ typedef struct npyio__stream_backend {
     npyio_status (*map)(void *state, int64_t offset, size_t len,
                         bool writable, npyio__region *region);
     int (*descriptor)(void *state);
+    size_t (*room)(void *state, size_t cap);
+    npyio_status (*read_room)(void *state, void *buf, size_t cap,
+                              size_t room, size_t *got);
 } npyio__stream_backend;
 
 /* A mapped region: `data` is the byte at the offset asked for; base and
@@ -352,6 +362,18 @@ bool npyio__stream_known_position(const npyio_stream *s, int64_t *pos);
 const char *npyio__stream_kind(const npyio_stream *s);
 /* Does the back end read at offsets (pread)? */
 bool npyio__stream_has_pread(const npyio_stream *s);
+
+/* The bytes just before the destination a read of len bytes from here
+ * would use as scratch (the back end's room op), or 0: a caller that can
+ * give them (its own block, larger by that much) reads with
+ * npyio__stream_read_room and saves the back end a scratch block. */
+size_t npyio__stream_room(const npyio_stream *s, size_t len);
+
+/* npyio__stream_read, the `room` bytes just before buf (as
+ * npyio__stream_room asked) given to the back end to overwrite. */
+npyio_status npyio__stream_read_room(npyio_stream *s, void *buf, size_t len,
+                                     size_t room, size_t *got,
+                                     const char *what);
 /* Does the back end check what was read when the consumer is done
  * (finish: an archive member's CRC)? Its reads then keep a sum. */
 bool npyio__stream_has_finish(const npyio_stream *s);

@@ -19,8 +19,9 @@ static int stored_as_dumped(const npyio_header *h)
            (!npyio_header_is_fortran_order(h) || !cli_layouts_differ(h));
 }
 
-/* --threads above 1: the data read whole (on that many threads, where
- * the library can: a file), then written at once. */
+/* --threads above 1, or a deflated member the library inflates in one
+ * call: the data read whole (on that many threads, where the library
+ * can: a file), then written at once. */
 static int dump_whole(cli_input *in)
 {
     void *data = NULL;
@@ -41,6 +42,24 @@ static int dump_whole(cli_input *in)
     return rc;
 }
 
+/* The library inflates a deflated member read whole in one libdeflate
+ * call up to this size (npyio.h, npyio_npz_load): such a member, dumped
+ * as stored, is read whole rather than in chunks through zlib. */
+#define WHOLE_INFLATE_MAX ((int64_t)257 << 20)
+
+static int inflated_whole(const cli_input *in)
+{
+    int64_t method = 0, size = 0;
+
+    return in->npz != NULL &&
+           npyio_npz_stat(in->npz, in->member, NPYIO_NPZ_STAT_METHOD,
+                          &method) == NPYIO_OK &&
+           method == 8 &&
+           npyio_npz_stat(in->npz, in->member, NPYIO_NPZ_STAT_SIZE,
+                          &size) == NPYIO_OK &&
+           size <= WHOLE_INFLATE_MAX;
+}
+
 static int dump_one(const cli_args *a, cli_input *in)
 {
     cli_progress bar;
@@ -53,6 +72,8 @@ static int dump_one(const cli_args *a, cli_input *in)
         rc = cli_input_copy_data(in, fileno(stdout));
         if (rc != CLI_COPY_ELSEWHERE)
             return rc;
+        if (inflated_whole(in))
+            return dump_whole(in);
     }
     if (a->threads > 1)
         return dump_whole(in);

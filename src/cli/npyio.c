@@ -166,6 +166,11 @@ static const command commands[] = {
      "records and subarrays). Padding bytes pass through unchanged. Arrays of\n"
      "Python objects are refused. A member's CRC-32 is checked when its end\n"
      "is reached: a mismatch is an error after the bytes went out.\n"
+     "A deflated member of up to 257 MiB (an array of 256 MiB and its header)\n"
+     "stored as dumped (native, C order) is inflated whole in one call\n"
+     "(libdeflate), its CRC-32 checked before any byte goes out: memory holds\n"
+     "the member and its compressed bytes. Larger members, and those\n"
+     "converted, are inflated in bounded chunks (zlib).\n"
      "\n"
      MEMBER_HELP
      THREADS_HELP

@@ -4,7 +4,7 @@
  * asserted).
  *
  *   bench_npz [--size MiB] [--rounds N] [--dir DIR] [--threads N]
- *             [--only read|write|deflate|append|many] [--walk MiB]
+ *             [--only read|inflate|write|deflate|append|many] [--walk MiB]
  *             [--members N]
  *
  * Defaults: a 256 MiB float64 member, 8 x 32 MiB (--walk) of random-walk
@@ -26,6 +26,11 @@
  *   indexed deflated, N threads  the first walk member written on 2
  *                  threads (it has a block index) read on --threads
  *                  threads vs on one, and vs zlib's one-call inflate
+ *   savez_compressed load  npyio_npz_load of a --size MiB member of
+ *                  measurement-like float64 (a sine plus noise, rounded to
+ *                  2 decimals) written by np.savez_compressed (one
+ *                  libdeflate call) vs zlib's one-call inflate of the same
+ *                  stream read with pread, and vs np.load(path)[key]
  *   20 random rows, indexed  20 single rows read at random in the
  *                  indexed member (one thread) vs in the same member
  *                  without an index (GB/s: of the member's size)
@@ -246,6 +251,53 @@ static double zlib_inflate(const char *path, int64_t at, size_t csize,
     return t;
 }
 
+static double numpy_op(const char *op, const char *a, const char *b);
+
+/* npyio_npz_load of member `key`, as a program loads one. */
+static double our_npz_load(const char *path, const char *key)
+{
+    npyio_npz *npz = NULL;
+    void *data = NULL;
+    size_t index = 0, len = 0;
+    int64_t shape[4];
+    int ndim = 0;
+    double t0, t;
+
+    prime();
+    t0 = now();
+    if (npyio_npz_open_path(path, NULL, &npz) != NPYIO_OK ||
+        npyio_npz_find(npz, key, &index, NULL) != NPYIO_OK ||
+        npyio_npz_load(npz, index, &data, &len, NULL, 0, &ndim, shape,
+                       4) != NPYIO_OK)
+        die(npyio_last_error());
+    npyio_npz_close(npz);
+    t = now() - t0;
+    npyio_free(data);
+    return t;
+}
+
+/* A member written by np.savez_compressed loaded whole by the three. */
+static void bench_inflate(const char *dir, size_t mib, int rounds)
+{
+    double ours[MAX_ROUNDS], ref1[MAX_ROUNDS], ref2[MAX_ROUNDS];
+    char path[512], size[32];
+    int64_t at = 0, csize = 0;
+    int r;
+
+    snprintf(path, sizeof path, "%s/bench_npz_measure.npz", dir);
+    snprintf(size, sizeof size, "%zu", mib);
+    numpy_op("measure", path, size);
+    member_place(path, "m", &at, &csize);
+    for (r = 0; r < rounds; r++) {
+        ours[r] = our_npz_load(path, "m");
+        ref1[r] = zlib_inflate(path, at, (size_t)csize, (mib << 20) + 128);
+        ref2[r] = numpy_op("member", path, "m");
+    }
+    report("savez_compressed load", mib << 20, rounds, ours, ref1,
+           "zlib inflate", ref2, "np.load[key]");
+    unlink(path);
+}
+
 static double map_sum(const char *path, int member, double *sum)
 {
     npyio_npz *npz = NULL;
@@ -451,7 +503,6 @@ static double plain_copy(const char *path)
     return t;
 }
 
-static double numpy_op(const char *op, const char *a, const char *b);
 
 /* ---- many small members ------------------------------------------------------------- */
 
@@ -604,6 +655,11 @@ static void start_numpy_npz(void)
         "        np.savez(w[1], **{'a%d' % i: a for i in range(int(w[2]))})\n"
         "    elif op == 'listmany':\n"
         "        with np.load(w[1]) as z: f = z.files\n"
+        "    elif op == 'measure':\n"
+        "        n = int(w[2]) << 17; x = np.arange(n) * 1e-3\n"
+        "        g = np.random.default_rng(7)\n"
+        "        m = np.round(np.sin(x) * 50 + g.normal(0, 1, n), 2)\n"
+        "        np.savez_compressed(w[1], m=m); m = x = None\n"
         "    elif op == 'savezc':\n"
         "        np.savez_compressed(w[1], **{'w%d' % i: keep['w']\n"
         "                                     for i in range(8)})\n"
@@ -615,7 +671,7 @@ static void start_numpy_npz(void)
 
 static double numpy_op(const char *op, const char *a, const char *b)
 {
-    char command[1200];
+    char command[4096];
 
     snprintf(command, sizeof command, "%s %s %s", op, a, b);
     return numpy_time(command);
@@ -652,6 +708,14 @@ int main(int argc, char **argv)
     snprintf(walk_npy, sizeof walk_npy, "%s/bench_npz_walk.npy", dir);
     snprintf(out_npz, sizeof out_npz, "%s/bench_npz_out.npz", dir);
     snprintf(out_raw, sizeof out_raw, "%s/bench_npz_out.raw", dir);
+    if (strcmp(only, "inflate") == 0) {
+        start_numpy_npz();
+        printf("bench_npz: np.savez_compressed member of %zu MiB, %s, %d "
+               "rounds\n", mib, dir, rounds);
+        bench_inflate(dir, mib, rounds);
+        stop_numpy();
+        return 0;
+    }
     if (strcmp(only, "many") == 0) {
         start_numpy_npz();
         printf("bench_npz: many small members, %s, %d rounds\n", dir,
@@ -703,6 +767,8 @@ int main(int argc, char **argv)
     if (!*only || !strcmp(only, "read"))
         report("deflated read", walk_bytes, rounds, ours, ref1,
                "zlib inflate", ref2, "np.load[key]");
+    if (!*only || !strcmp(only, "read"))
+        bench_inflate(dir, mib, rounds);
     member_place(walk_par_npz, "w0", &wat, &wcsize);
     for (r = 0; r < rounds && (!*only || !strcmp(only, "read")); r++) {
         ours[r] = our_member_read_on(walk_par_npz, "w0", threads);

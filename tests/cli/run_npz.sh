@@ -256,6 +256,20 @@ while IFS=$'\t' read -r archive member want symptom rest; do
     [ "$status" -eq 1 ] && grep -q '"name": "a", .*"name": "b", .*"error": "member '"'"'b.npy'"'"' is damaged (.*"name": "c", ' "$tmp/out"
     check $? "info --json $archive lists every member, b damaged"
 done <"$npz/damage/manifest.tsv"
+# Dumped as stored, a deflated member up to 257 MiB is inflated whole (one
+# libdeflate call), not in chunks: a wrong CRC-32 fails before any byte
+# goes out (8 MiB of zeros, its CRC-32 set to 0 in both headers).
+head -c 8388608 /dev/zero >"$tmp/zeros.raw"
+npyio wrap --dtype f8 --shape 1048576 "$tmp/zeros.raw" "$tmp/zeros.npy" &&
+    npyio pack --compress "$tmp/crc.npz" "a=$tmp/zeros.npy"
+check $? "pack 8 MiB of zeros"
+central=$(grep -obUaP 'PK\x01\x02' "$tmp/crc.npz" | tail -1 | cut -d: -f1)
+for at in 14 $((central + 16)); do
+    printf '\0\0\0\0' | dd of="$tmp/crc.npz" bs=1 seek="$at" conv=notrunc 2>/dev/null
+done
+npyio dump "$tmp/crc.npz" a
+[ "$status" -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q "its CRC-32 is" "$tmp/err"
+check $? "dump of a deflated member: inflated whole, nothing written on a bad CRC-32"
 
 # ---- pack -------------------------------------------------------------------------
 names=(bool i2_be f8_be c32_be u3_str_be datetime_ns_le i2be_3x5_f

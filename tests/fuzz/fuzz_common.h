@@ -27,6 +27,22 @@ static inline void check(int condition)
         abort();
 }
 
+/* A hash of the bytes, eight at a time (reads of megabytes stay cheap). */
+static inline uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t w;
+
+    for (; n >= 8; n -= 8, b += 8) {
+        memcpy(&w, b, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    for (; n > 0; n--, b++)
+        h = (h ^ *b) * 0x100000001b3ull;
+    return h;
+}
+
 /* The untrusted preset, made once; alloc_bytes > 0 also bounds a single
  * allocation and npz_member_bytes > 0 a member's size, so that a claimed
  * size costs nothing. */

@@ -1,12 +1,14 @@
 /*
  * fuzz_npz_threads.c - differential libFuzzer target for the rule "every
  * path returns the bytes a sequential inflate returns, or refuses": the
- * input is an archive, opened from memory three times, with
- * NPYIO_LIMIT_THREADS 1, 2 and 3. Every member (up to MAX_MEMBERS) is
+ * input is an archive, opened from memory four times: on one thread with
+ * zlib's streaming inflate, on one with libdeflate's whole-member inflate
+ * (both forced through the options' test hook, whatever the member's
+ * size), and with NPYIO_LIMIT_THREADS 2 and 3. Every member (up to MAX_MEMBERS) is
  * read whole, in chunks (of 4 KiB to 512 KiB, by the input's size) and
  * by rows (bands of 1 to 3 rows, by the input's size: the last band, the
- * first, the middle: jumps both ways, which a block index may shorten); each read's status, length and bytes must be the same on 2
- * and 3 threads as on 1. On one thread, chunks that read to the end give
+ * first, the middle: jumps both ways, which a block index may shorten); each read's status, length and bytes must be the same
+ * with libdeflate and on 2 and 3 threads as with zlib on 1. On one thread, chunks that read to the end give
  * the whole read's bytes.
  *
  * Its corpus (fuzz/corpus/npz_threads) holds archives with block indexes,
@@ -17,6 +19,7 @@
  * and always with replay.c, which runs the stored corpus under ctest.
  */
 #include "fuzz_common.h"
+#include "options.h" /* the inflater chosen */
 
 #define MAX_MEMBERS 8
 #define MAX_OPS (MAX_MEMBERS * 8)
@@ -37,22 +40,6 @@ typedef struct outcomes {
     size_t count;
 } outcomes;
 
-/* A hash of the bytes, eight at a time (reads of megabytes stay cheap). */
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t w;
-
-    for (; n >= 8; n -= 8, b += 8) {
-        memcpy(&w, b, 8);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 29;
-    }
-    for (; n > 0; n--, b++)
-        h = (h ^ *b) * 0x100000001b3ull;
-    return h;
-}
-
 static void record(outcomes *out, npyio_status st, size_t len, uint64_t hash)
 {
     check(out->count < MAX_OPS);
@@ -62,22 +49,27 @@ static void record(outcomes *out, npyio_status st, size_t len, uint64_t hash)
     out->count++;
 }
 
-static npyio_options *with_threads(unsigned threads)
+/* Run k: 0 one thread, zlib; 1 one thread, libdeflate; 2 and 3 threads. */
+static npyio_options *with_threads(unsigned k)
 {
     static npyio_options *o[4];
+    unsigned threads = k < 2 ? 1 : k;
 
-    if (o[threads] == NULL) {
-        check(npyio_options_new(&o[threads]) == NPYIO_OK);
-        check(npyio_options_set_untrusted(o[threads]) == NPYIO_OK);
-        check(npyio_options_set_limit(o[threads], NPYIO_LIMIT_ALLOC_BYTES,
+    if (o[k] == NULL) {
+        check(npyio_options_new(&o[k]) == NPYIO_OK);
+        npyio__options_set_inflate(o[k], k == 0   ? NPYIO__INFLATE_ZLIB
+                                         : k == 1 ? NPYIO__INFLATE_WHOLE
+                                                  : 0,
+                                   false);
+        check(npyio_options_set_untrusted(o[k]) == NPYIO_OK);
+        check(npyio_options_set_limit(o[k], NPYIO_LIMIT_ALLOC_BYTES,
                                       ALLOC_BYTES) == NPYIO_OK);
-        check(npyio_options_set_limit(o[threads],
-                                      NPYIO_LIMIT_NPZ_MEMBER_BYTES,
+        check(npyio_options_set_limit(o[k], NPYIO_LIMIT_NPZ_MEMBER_BYTES,
                                       MEMBER_BYTES) == NPYIO_OK);
-        check(npyio_options_set_limit(o[threads], NPYIO_LIMIT_THREADS,
-                                      threads) == NPYIO_OK);
+        check(npyio_options_set_limit(o[k], NPYIO_LIMIT_THREADS, threads) ==
+              NPYIO_OK);
     }
-    return o[threads];
+    return o[k];
 }
 
 /* The whole array, read at once: its bytes are kept in *whole. */
@@ -168,8 +160,8 @@ static void read_bands(npyio_npz *npz, size_t i, int64_t band,
     npyio_reader_close(r);
 }
 
-/* Every way of reading every member, on `threads` threads. */
-static void read_all(const uint8_t *data, size_t size, unsigned threads,
+/* Every way of reading every member, in run k (with_threads). */
+static void read_all(const uint8_t *data, size_t size, unsigned k,
                      outcomes *out)
 {
     npyio_stream *s = NULL;
@@ -180,7 +172,7 @@ static void read_all(const uint8_t *data, size_t size, unsigned threads,
 
     out->count = 0;
     check(npyio_stream_open_memory(data, size, NULL, &s) == NPYIO_OK);
-    st = npyio_npz_open_stream(s, with_threads(threads), &npz);
+    st = npyio_npz_open_stream(s, with_threads(k), &npz);
     record(out, st, 0, 0);
     for (i = 0; st == NPYIO_OK && i < npyio_npz_count(npz) &&
                 i < MAX_MEMBERS; i++) {
@@ -199,12 +191,12 @@ static void read_all(const uint8_t *data, size_t size, unsigned threads,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static outcomes one, more;
-    unsigned threads;
+    unsigned run;
     size_t k;
 
-    read_all(data, size, 1, &one);
-    for (threads = 2; threads <= 3; threads++) {
-        read_all(data, size, threads, &more);
+    read_all(data, size, 0, &one);
+    for (run = 1; run <= 3; run++) {
+        read_all(data, size, run, &more);
         check(more.count == one.count);
         for (k = 0; k < one.count; k++) {
             check(more.op[k].st == one.op[k].st);

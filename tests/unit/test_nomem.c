@@ -22,6 +22,7 @@
 #include "scratch.h"
 
 #include "inject.h"
+#include "options.h" /* the inflater chosen */
 #include "platform.h" /* the fault hook: an append's buffered copy */
 
 typedef npyio_status (*operation)(const npyio_options *o);
@@ -332,6 +333,40 @@ static npyio_status op_npz_load(const npyio_options *o)
     return st;
 }
 
+/* The load again through zlib's streaming inflate (the libdeflate call
+ * takes members of the corpus's sizes): its own allocations fail too. */
+static npyio_status op_npz_load_zlib(const npyio_options *o)
+{
+    npyio_status st;
+
+    npyio__options_set_inflate((npyio_options *)o, NPYIO__INFLATE_ZLIB,
+                               false);
+    st = op_npz_load(o);
+    npyio__options_set_inflate((npyio_options *)o, 0, false);
+    return st;
+}
+
+/* libdeflate allocates its decompressor with malloc, not through the
+ * caller's allocator (include/npyio.h says so): the test hook makes it
+ * give NULL, which is NPYIO_E_NOMEM naming the caller's call, nothing
+ * kept. */
+static void decompressor_fails(void)
+{
+    npyio_options *o = failing_options(1);
+    npyio_status st;
+
+    npyio__options_set_inflate(o, 0, true);
+    inj.calls = 0;
+    inj.fail_at = 0;
+    inj.live = 0;
+    st = op_npz_load(o);
+    assert_status(st, NPYIO_E_NOMEM);
+    assert_int_equal(inj.live, 0);
+    assert_names_only("npyio_npz_load");
+    assert_error_contains("libdeflate_alloc_decompressor");
+    npyio_options_free(o);
+}
+
 static double big[1 << 15]; /* 256 KiB: one block of parallel deflate */
 
 /* Stored, deflated, unknown rows, an .npy file as it is, a copy. */
@@ -465,6 +500,8 @@ static void test_npz(void **state)
     (void)state;
     assert_true(fail_each("npz read", op_npz_read, NULL, 1) > 10);
     assert_true(fail_each("npz load", op_npz_load, NULL, 1) > 2);
+    assert_true(fail_each("npz load, zlib", op_npz_load_zlib, NULL, 1) > 2);
+    decompressor_fails();
     assert_true(fail_each("npz write", op_npz_write, out_npz, 1) > 5);
     assert_true(fail_each("npz write, 3 threads", op_npz_write, out_npz, 3) >
                 5);
