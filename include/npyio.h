@@ -1069,6 +1069,19 @@ NPYIO_API npyio_status npyio_options_set_allocator(
 /** npyio_npz_writer_create_path(), npyio_npz_writer_create_stream(): do not pad stored
  * members so that their data starts at a multiple of 64. */
 #define NPYIO_NPZ_WRITE_NO_ALIGN 0x1000u
+/** Archive writers (the calls that take NPYIO_NPZ_WRITE_NO_ALIGN): deflate
+ * every member with zlib, as 1.0 did. On one thread a member's bytes are
+ * then np.savez_compressed's (zipfile's zlib) byte for byte; on two or
+ * more, zlib's independent blocks with their block index. Without it a
+ * member given whole (npyio_savez(), npyio_npz_writer_add(),
+ * npyio_npz_writer_add_npy() of a file that can be mapped) of up to
+ * 257 MiB, within NPYIO_LIMIT_ALLOC_BYTES, on at most 2 threads
+ * (NPYIO_LIMIT_THREADS), is deflated in one libdeflate call: its .npy
+ * header in a stored block, its data compressed where it lies, into one
+ * block of about its size; those bytes depend on libdeflate's version.
+ * Refused by a call that stores every array (npyio_savez() with no
+ * level above 0, npyio_savez_append() at level 0). @since 1.1 */
+#define NPYIO_NPZ_WRITE_ZLIB 0x2000u
 
 
 /* ------------------------------------------------------------------------ */
