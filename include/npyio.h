@@ -1074,7 +1074,7 @@ NPYIO_API npyio_status npyio_options_set_allocator(
  * then np.savez_compressed's (zipfile's zlib) byte for byte; on two or
  * more, zlib's independent blocks with their block index. Without it a
  * member given whole (npyio_savez(), npyio_npz_writer_add(),
- * npyio_npz_writer_add_npy() of a file that can be mapped) of up to
+ * npyio_npz_writer_add_npy() of a stream that seeks, such as a file) of up to
  * 257 MiB, within NPYIO_LIMIT_ALLOC_BYTES, on at most 2 threads
  * (NPYIO_LIMIT_THREADS), is deflated in one libdeflate call: its .npy
  * header in a stored block, its data compressed where it lies, into one

@@ -389,38 +389,40 @@ static npyio_status check_npy_total(const npyio_header *h, uint64_t total,
     return NPYIO_OK;
 }
 
-/* The rest of `from` mapped, when a member of its size would be deflated
- * whole (npyio__npz_entry_whole): the file's bytes where they lie. False,
- * nothing mapped and the thread's message kept, when it cannot be (a
- * stream that cannot map or seek): the bytes are read through a buffer. */
-static bool map_npy(npyio_npz_writer *w, npyio_stream *from, int level,
-                    npyio__region *region, size_t *len)
+/* The rest of `from` read into one block (*buf, *len), when a member of
+ * its size would be deflated whole (npyio__npz_entry_whole): a stream
+ * that can seek, of a known length. False, nothing read and the thread's
+ * message kept, when it cannot be: the bytes then go through a buffer.
+ * (Read, not mapped: a file that shrinks meanwhile is then a short read,
+ * never a fault.) */
+static npyio_status read_npy_whole(npyio_npz_writer *w, npyio_stream *from,
+                                   int level, unsigned char **buf,
+                                   size_t *len)
 {
     npyio__saved_message saved;
     uint64_t rest = 0;
-    int64_t at = 0;
-    bool ok;
+    bool whole;
 
-    memset(region, 0, sizeof *region);
+    *buf = NULL;
     if (level == 0 || w->zlib || !npyio__stream_seekable(from))
-        return false;
+        return NPYIO_OK;
     npyio__message_save(&saved);
-    ok = npyio__stream_tell(from, &at) == NPYIO_OK &&
-         npyio__stream_remaining(from, &rest) == NPYIO_OK &&
-         npyio__npz_entry_whole(w, level, rest) &&
-         npyio__stream_map(from, at, (size_t)rest, false, region) ==
-             NPYIO_OK &&
-         npyio__stream_seek(from, 0, NPYIO_SEEK_END, NULL) == NPYIO_OK;
+    whole = npyio__stream_remaining(from, &rest) == NPYIO_OK &&
+            npyio__npz_entry_whole(w, level, rest);
     npyio__message_restore(&saved);
-    if (!ok)
-        (void)npyio__region_release(region, false);
-    *len = (size_t)rest;
-    return ok;
+    if (!whole)
+        return NPYIO_OK;
+    if (npyio__alloc(&w->mem, (size_t)rest, "an .npy file",
+                     (void **)buf) != NPYIO_OK) {
+        npyio__message_restore(&saved); /* a buffer reads it instead */
+        return NPYIO_OK;
+    }
+    return npyio__stream_read(from, *buf, (size_t)rest, len, "the .npy file");
 }
 
-/* The member from a mapped file: its header parsed there, its bytes
- * written in one piece. */
-static npyio_status add_npy_mapped(npyio_npz_writer *npz, char *name,
+/* The member from the file read whole: its header parsed there, its
+ * bytes written in one piece. */
+static npyio_status add_npy_whole(npyio_npz_writer *npz, char *name,
                                    const unsigned char *p, size_t len,
                                    int level, const char *where)
 {
@@ -484,7 +486,7 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
                                      npyio_stream *from, int level)
 {
     static const char where[] = "npyio_npz_writer_add_npy";
-    npyio__region region;
+    unsigned char *whole = NULL;
     char *name = NULL;
     size_t len = 0;
     npyio_status st = check_add(npz, key, level, where);
@@ -496,12 +498,16 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
     if (st == NPYIO_OK)
         st = npyio__npz_names_new(&npz->names, &npz->mem, key, ".npy",
                                   where, &name);
-    if (st != NPYIO_OK)
+    if (st == NPYIO_OK)
+        st = read_npy_whole(npz, from, level, &whole, &len);
+    if (st != NPYIO_OK) {
+        npyio__free(name);
         return st;
-    if (!map_npy(npz, from, level, &region, &len))
+    }
+    if (whole == NULL)
         return add_npy_read(npz, name, from, level, where);
-    st = add_npy_mapped(npz, name, region.data, len, level, where);
-    (void)npyio__region_release(&region, false);
+    st = add_npy_whole(npz, name, whole, len, level, where);
+    npyio__free(whole);
     return st;
 }
 

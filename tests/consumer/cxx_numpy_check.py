@@ -93,6 +93,23 @@ def check_tasks(t, out):
     with np.load(os.path.join(out, "comp.npz")) as z:
         t.check(np.array_equal(z["x"], ramp(6, 2.0).reshape(2, 3)), "comp: x")
         t.check(list(z["y"]) == [5, 6] and z["y"].dtype == np.uint8, "comp: y")
+    ref = os.path.join(out, "zlib_ref.npz")
+    np.savez_compressed(ref, x=ramp(6, 2.0).reshape(2, 3))
+    t.check(compressed_of(os.path.join(out, "zlib.npz"), "x.npy") ==
+            compressed_of(ref, "x.npy"),
+            "savez with npyio::zlib_deflate: np.savez_compressed's bytes")
+
+
+def compressed_of(path, name):
+    """A member's compressed bytes as the archive holds them."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(name)
+    with open(path, "rb") as f:
+        f.seek(info.header_offset + 26)
+        name_len = int.from_bytes(f.read(2), "little")
+        extra_len = int.from_bytes(f.read(2), "little")
+        f.seek(info.header_offset + 30 + name_len + extra_len)
+        return f.read(info.compress_size)
 
 
 def check_files(t, out):

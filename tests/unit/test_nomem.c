@@ -371,7 +371,7 @@ static void decompressor_fails(void)
 static double big[1 << 15]; /* 256 KiB: one block of parallel deflate */
 
 /* Stored, deflated (whole: one libdeflate call unless the flags say
- * NPYIO_NPZ_WRITE_ZLIB), unknown rows, an .npy file as it is (mapped), a
+ * NPYIO_NPZ_WRITE_ZLIB), unknown rows, an .npy file as it is (read whole), a
  * copy. */
 static npyio_status npz_write_with(const npyio_options *o, uint32_t flags)
 {
