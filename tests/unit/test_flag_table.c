@@ -395,17 +395,20 @@ typedef struct flag_call {
     npyio_status (*call)(uint32_t flags);
 } flag_call;
 
-/* One line per call: FLAG_CALL(function, the flags it takes). The
- * archive writers' flags go together: NPYIO_NPZ_WRITE_ZLIB has
- * NPYIO_NPZ_WRITE_NO_ALIGN's scope. */
-#define NPZ_WRITE_FLAGS (NPYIO_NPZ_WRITE_NO_ALIGN | NPYIO_NPZ_WRITE_ZLIB)
+/* One line per call: FLAG_CALL(function, the flags it takes), each flag
+ * by name (abi_names reads them; NPYIO_NPZ_WRITE_ZLIB has
+ * NPYIO_NPZ_WRITE_NO_ALIGN's scope). */
 #define FLAG_CALL(fn, takes) {#fn, takes, call_##fn}
 static const flag_call table[] = {
     FLAG_CALL(save, NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(append, NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_WAIT_FOR_LOCK),
-    FLAG_CALL(savez, NPYIO_WRITE_NO_SYNC | NPZ_WRITE_FLAGS),
-    FLAG_CALL(savez_with_header, NPYIO_WRITE_NO_SYNC | NPZ_WRITE_FLAGS),
-    FLAG_CALL(savez_append, NPYIO_WRITE_NO_SYNC | NPZ_WRITE_FLAGS |
+    FLAG_CALL(savez, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN |
+                         NPYIO_NPZ_WRITE_ZLIB),
+    FLAG_CALL(savez_with_header, NPYIO_WRITE_NO_SYNC |
+                                     NPYIO_NPZ_WRITE_NO_ALIGN |
+                                     NPYIO_NPZ_WRITE_ZLIB),
+    FLAG_CALL(savez_append, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN |
+                                NPYIO_NPZ_WRITE_ZLIB |
                                 NPYIO_WRITE_WAIT_FOR_LOCK),
     FLAG_CALL(record_builder_new, NPYIO_RECORD_ALIGNED),
     FLAG_CALL(header_new_as_read, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER),
@@ -426,7 +429,8 @@ static const flag_call table[] = {
     FLAG_CALL(writer_open_in_place_stream,
               NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_WAIT_FOR_LOCK),
     FLAG_CALL(npz_writer_open_append_stream,
-              NPZ_WRITE_FLAGS | NPYIO_WRITE_WAIT_FOR_LOCK),
+              NPYIO_NPZ_WRITE_NO_ALIGN | NPYIO_NPZ_WRITE_ZLIB |
+                  NPYIO_WRITE_WAIT_FOR_LOCK),
     FLAG_CALL(save_with_header, NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(map_open_path, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(map_create_path, NPYIO_WRITE_NO_SYNC | NPYIO_MAP_SPARSE),
@@ -437,10 +441,14 @@ static const flag_call table[] = {
               NPYIO_READ_CAST_SAME_KIND | NPYIO_READ_CAST_UNSAFE),
     FLAG_CALL(reader_set_type,
               NPYIO_READ_CAST_SAME_KIND | NPYIO_READ_CAST_UNSAFE),
-    FLAG_CALL(npz_writer_create_path, NPYIO_WRITE_NO_SYNC | NPZ_WRITE_FLAGS),
-    FLAG_CALL(npz_writer_create_stream, NPZ_WRITE_FLAGS),
+    FLAG_CALL(npz_writer_create_path, NPYIO_WRITE_NO_SYNC |
+                                          NPYIO_NPZ_WRITE_NO_ALIGN |
+                                          NPYIO_NPZ_WRITE_ZLIB),
+    FLAG_CALL(npz_writer_create_stream,
+              NPYIO_NPZ_WRITE_NO_ALIGN | NPYIO_NPZ_WRITE_ZLIB),
     FLAG_CALL(npz_writer_open_append_path, NPYIO_WRITE_NO_SYNC |
-                                               NPZ_WRITE_FLAGS |
+                                               NPYIO_NPZ_WRITE_NO_ALIGN |
+                                               NPYIO_NPZ_WRITE_ZLIB |
                                                NPYIO_WRITE_WAIT_FOR_LOCK),
     FLAG_CALL(writer_create_member, NPYIO_WRITE_UNKNOWN_ROWS),
     FLAG_CALL(npz_writer_add, 0),

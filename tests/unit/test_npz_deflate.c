@@ -1,15 +1,15 @@
 /*
  * test_npz_deflate.c - how members are deflated at write (issue 43): a
  * member given whole (npyio_savez, npyio_npz_writer_add*, add_npy of a
- * stream that seeks, read whole) of up to 257 MiB on at most 2 threads is its .npy
- * header in a non-final stored block, then libdeflate's one-call stream
- * of the data at the caller's level: the compressed bytes are compared
- * with libdeflate's own output here. NPYIO_NPZ_WRITE_ZLIB gives 1.0's
+ * stream that seeks, read whole) of up to 257 MiB on at most 2 threads is
+ * its .npy header in a non-final stored block, then libdeflate's one-call
+ * stream of the data at the caller's level: the compressed bytes are
+ * compared with libdeflate's own output here. NPYIO_NPZ_WRITE_ZLIB gives 1.0's
  * bytes: on one thread zlib's raw deflate of the whole member, as
  * zipfile writes (np.savez_compressed); on 2 threads zlib's blocks with
  * their index. Without the flag, more than 2 threads keep the blocks;
- * members in pieces, from a stream, or over NPYIO_LIMIT_ALLOC_BYTES keep
- * zlib. The flag is refused by calls that store every array.
+ * members in pieces, from a stream that cannot seek, or over
+ * NPYIO_LIMIT_ALLOC_BYTES keep zlib. The flag is refused by calls that store every array.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <libdeflate.h>
