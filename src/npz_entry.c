@@ -271,14 +271,20 @@ static npyio_status whole_data(entry_state *e, const unsigned char *p,
     return st == NPYIO_OK ? deflate_in(e, p, len) : st;
 }
 
+/* How many of the next len bytes belong to the header (head_len). */
+static size_t head_part(const entry_state *e, size_t len)
+{
+    if (e->usize >= e->head_len)
+        return 0;
+    return (size_t)(e->head_len - e->usize) < len
+               ? (size_t)(e->head_len - e->usize)
+               : len;
+}
+
 static npyio_status append_whole(entry_state *e, const unsigned char *p,
                                  size_t len)
 {
-    size_t in_head = e->usize < e->head_len
-                         ? (size_t)(e->head_len - e->usize) < len
-                               ? (size_t)(e->head_len - e->usize)
-                               : len
-                         : 0;
+    size_t in_head = head_part(e, len);
     npyio_status st = NPYIO_OK;
 
     if (in_head > 0) {
@@ -437,11 +443,7 @@ static void free_parallel(entry_state *e, unsigned threads)
 static npyio_status append_bytes(entry_state *e, const unsigned char *p,
                                  size_t len)
 {
-    size_t in_head = e->usize < e->head_len
-                         ? (size_t)(e->head_len - e->usize) < len
-                               ? (size_t)(e->head_len - e->usize)
-                               : len
-                         : 0;
+    size_t in_head = head_part(e, len);
     npyio_status st;
 
     if (e->threads > 1)

@@ -149,6 +149,16 @@ static unsigned char *expected_zlib(const void *head, size_t head_len,
     return out;
 }
 
+/* The member's bytes are those expected; both are freed. */
+static void same_bytes(unsigned char *got, size_t got_len,
+                       unsigned char *want, size_t want_len)
+{
+    assert_int_equal(got_len, want_len);
+    assert_memory_equal(got, want, got_len);
+    free(got);
+    free(want);
+}
+
 /* The .npy header np.save writes for the array. */
 static size_t npy_head(const char *type, int ndim, const int64_t *shape,
                        unsigned char *out, size_t cap)
@@ -185,11 +195,10 @@ static void check_saved(const char *type, int ndim, const int64_t *shape,
                                       &want_len)
                      : expected_zlib(head, head_len, data, len, level,
                                      &want_len);
-        assert_int_equal(got_len, want_len);
-        assert_memory_equal(got, want, got_len);
-        free(want);
+        same_bytes(got, got_len, want, want_len);
+    } else {
+        free(got);
     }
-    free(got);
     npyio_options_free(o);
 }
 
@@ -264,10 +273,7 @@ static void test_alloc_limit_keeps_zlib(void **state)
     got = member_bytes(path, &got_len, &usize, &blocks);
     want = expected_zlib(head, head_len, values, (size_t)shape, 6,
                          &want_len);
-    assert_int_equal(got_len, want_len);
-    assert_memory_equal(got, want, got_len);
-    free(got);
-    free(want);
+    same_bytes(got, got_len, want, want_len);
     npyio_options_free(o);
 }
 
@@ -296,10 +302,7 @@ static void test_pieces_keep_zlib(void **state)
     assert_ok(npyio_npz_writer_close(w));
     got = member_bytes(path, &got_len, &usize, &blocks);
     want = expected_zlib(head, head_len, values, 300000 * 8, 6, &want_len);
-    assert_int_equal(got_len, want_len);
-    assert_memory_equal(got, want, got_len);
-    free(got);
-    free(want);
+    same_bytes(got, got_len, want, want_len);
     npyio_header_free(h);
     npyio_options_free(o);
 }
@@ -356,10 +359,7 @@ static void add_npy_case(const char *npy, int from, uint32_t flags,
                                   file_len - head_len, 6, &want_len)
                  : expected_zlib(file, head_len, file + head_len,
                                  file_len - head_len, 6, &want_len);
-    assert_int_equal(got_len, want_len);
-    assert_memory_equal(got, want, got_len);
-    free(got);
-    free(want);
+    same_bytes(got, got_len, want, want_len);
     npyio_options_free(o);
 }
 
