@@ -610,6 +610,22 @@ static npyio_status whole_read(member_state *m, unsigned char *buf,
 
 /* ---- deflated, on several threads through the block index ---------------------- */
 
+/*
+ * The blocks inflate through zlib, not libdeflate, because only zlib can
+ * prove where a block ends. The proof (index_run) needs to know that a
+ * block's inflate stopped at a block boundary, on a byte boundary, at
+ * the block's last byte: zlib says so (data_type 128, nothing left in
+ * avail_in). libdeflate (1.14) inflates only whole streams ending in a
+ * final block and reports just the bytes it consumed, rounded up. The
+ * block's bytes followed by an empty final block (0x03 0x00) prove
+ * nothing: a crafted block that stops mid-block, or off a byte boundary,
+ * can take those 16 bits as the rest of its own data and still inflate
+ * cleanly to its declared length, while a sequential inflate (np.load's)
+ * reads the next block's bytes there instead. Whole members inflate from
+ * their first byte, as np.load does, so libdeflate takes those
+ * (whole_read).
+ */
+
 /* One block inflated alone: compressed [cin, cin + clen) to ulen bytes,
  * the first `skip` of them dropped, the rest into out (NULL: dropped). */
 typedef struct inflate_part {
