@@ -16,8 +16,10 @@
 # - standard output that fails (/dev/full; a pipe closed early): exit 1 or
 #   SIGPIPE, with a message for /dev/full, and no hang (timeout);
 # - memory bounded: convert --threads 2 of a 1 GiB file (sparse) under a
-#   virtual memory limit of 384 MiB (not under the sanitizers, whose
-#   shadow memory needs terabytes of address space: NPYIO_TEST_SANITIZED).
+#   virtual memory limit of 384 MiB, and dump --threads 2 of a 304 MiB
+#   deflated member without a block index (streamed on one thread) under
+#   256 MiB (not under the sanitizers, whose shadow memory needs
+#   terabytes of address space: NPYIO_TEST_SANITIZED).
 . "$(dirname "$0")/common.sh"
 
 # A .npy header (version 1.0) for DESCR, FORTRAN (True/False), SHAPE
@@ -161,5 +163,17 @@ if [ -z "${NPYIO_TEST_SANITIZED:-}" ] && [ ${#emulator[@]} -eq 0 ] &&
     [ "$status" -eq 0 ] && [ "$(wc -c <"$tmp/bigc.npy")" -eq $(( 128 + (1 << 30) )) ]
     check $? "convert --threads 2 of 1 GiB under ulimit -v 384 MiB"
     rm -f "$tmp/bigc.npy" "$tmp/big.npy"
+    # A deflated member beyond the one libdeflate call (257 MiB), without
+    # a block index: streamed on one thread, not read whole.
+    npy_header '<f8' False '(39845888,)' >"$tmp/zeros.npy"
+    truncate -s $(( 128 + 39845888 * 8 )) "$tmp/zeros.npy"
+    "$tool" pack --compress=1 --no-sync "$tmp/z.npz" "a=$tmp/zeros.npy"
+    check $? "pack the 304 MiB member of zeros"
+    (ulimit -v $(( 256 << 10 )); "$tool" dump --threads 2 "$tmp/z.npz" a) \
+        2>"$tmp/err" | wc -c >"$tmp/count"
+    status=${PIPESTATUS[0]}
+    [ "$(cat "$tmp/count")" -eq $(( 39845888 * 8 )) ] && [ ! -s "$tmp/err" ]
+    check $? "dump --threads 2 of a 304 MiB member without an index under ulimit -v 256 MiB"
+    rm -f "$tmp/zeros.npy" "$tmp/z.npz"
 fi
 finish
