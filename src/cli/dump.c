@@ -122,42 +122,6 @@ static int dump_parts(const cli_args *a, cli_input *in)
     return rc;
 }
 
-/* Whether the member carries a block index (npyio.h gives its layout:
- * extra field 0x494E, version 1, in the local header) of 2 blocks or
- * more: then a whole read on 2 threads or more inflates its blocks on
- * them (once the library has proven the index; if it is not proven, the
- * read streams as on one thread). Found from the local header alone: the
- * library's NPYIO_NPZ_STAT_BLOCK_INDEX would inflate the member. */
-static int member_indexed(const cli_input *in)
-{
-    unsigned char local[30], extra[65535];
-    int64_t at = 0, method = 0;
-    size_t got = 0, name_len, extra_len, i;
-
-    if (in->npz == NULL ||
-        npyio_npz_stat(in->npz, in->member, NPYIO_NPZ_STAT_METHOD,
-                       &method) != NPYIO_OK || method != 8 ||
-        npyio_npz_stat(in->npz, in->member, NPYIO_NPZ_STAT_HEADER_OFFSET,
-                       &at) != NPYIO_OK ||
-        cli_os_pread(fileno(in->file), local, sizeof local, at, &got) != 0 ||
-        got != sizeof local)
-        return 0;
-    name_len = (size_t)local[26] | (size_t)local[27] << 8;
-    extra_len = (size_t)local[28] | (size_t)local[29] << 8;
-    if (cli_os_pread(fileno(in->file), extra, extra_len,
-                     at + 30 + (int64_t)name_len, &got) != 0 ||
-        got != extra_len)
-        return 0;
-    for (i = 0; i + 4 <= extra_len;
-         i += 4 + ((size_t)extra[i + 2] | (size_t)extra[i + 3] << 8))
-        if (extra[i] == 0x4E && extra[i + 1] == 0x49 && i + 12 <= extra_len)
-            return extra[i + 4] == 1 &&
-                   ((uint32_t)extra[i + 8] | (uint32_t)extra[i + 9] << 8 |
-                    (uint32_t)extra[i + 10] << 16 |
-                    (uint32_t)extra[i + 11] << 24) >= 2;
-    return 0;
-}
-
 static int dump_one(const cli_args *a, cli_input *in)
 {
     cli_progress bar;
@@ -173,16 +137,17 @@ static int dump_one(const cli_args *a, cli_input *in)
         if (inflated_whole(in))
             return dump_whole(in);
     }
-    /* --threads N: an .npy file in parts on the threads; a member whose
-     * blocks the library inflates on the threads read whole; anything
-     * else (a pipe, reordering, a stored member, a deflated member
-     * without an index, beyond the one libdeflate call above) streams on
-     * one thread, which is faster than a read into a whole-array buffer
-     * whose pages are all faulted in (measured: 0.4-0.8x). */
+    /* --threads N: an .npy file in parts on the threads. Anything else
+     * (a pipe, reordering, an archive member beyond the one libdeflate
+     * call above) streams on one thread: a read into a whole-array
+     * buffer, whose pages are all faulted in, was slower (0.4-0.8x for a
+     * member without a block index). A member with an index could be
+     * inflated on the threads, but telling whether it has one costs a
+     * read (NPYIO_NPZ_STAT_BLOCK_INDEX proves the index), and the tool
+     * does not parse ZIP headers itself: the library's chunked reads
+     * are the place for that. */
     if (a->threads > 1 && cli_parts_fit(in, 0))
         return dump_parts(a, in);
-    if (a->threads > 1 && member_indexed(in))
-        return dump_whole(in);
     cli_progress_attach(in, &bar, "dumping", (uint64_t)npyio_header_nbytes(
                                                   npyio_reader_header(in->reader)));
     rc = cli_read_through(in, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER, stdout);

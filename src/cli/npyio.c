@@ -57,11 +57,9 @@ static const command *find_command(const char *name);
     "                        1): an .npy file (not a pipe) is cut into parts\n" \
     "                        of 4 MiB read and converted on N threads and\n"   \
     "                        written in order, in 2N buffers (about 8N MiB);\n" \
-    "                        reordering and pipes stay on one thread; dump\n"  \
-    "                        reads a member with a block index (written by\n"  \
-    "                        pack --threads) whole on N threads (memory holds\n" \
-    "                        it), other members as on one thread; the output\n" \
-    "                        is the same byte for byte\n"
+    "                        reordering, pipes and archive members stay on\n" \
+    "                        one thread; the output is the same byte for\n"   \
+    "                        byte\n"
 
 static const char common_help[] =
     "  --max-header-size N   accept headers up to N bytes (default 1 MiB)\n"
