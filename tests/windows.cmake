@@ -23,7 +23,8 @@ foreach(_t test_options test_literal test_dtype test_header test_record
         test_reorder test_nomem test_cast test_parallel_read
         test_parallel_member test_backend test_flag_table test_iofault
         test_npz_threads test_zipdir test_refusals test_caller_edges
-        test_npz_damage test_arrays test_chunks test_seam test_window)
+        test_npz_damage test_arrays test_chunks test_seam test_window
+        test_npz_inflate)
   npyio_win_unit(${_t})
 endforeach()
 # Not here, and why:

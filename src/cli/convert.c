@@ -24,9 +24,13 @@
  * pipe's data is first copied to a temporary file
  * (cli_input_make_seekable).
  *
- * With --threads N above 1, IN's data is read whole instead (npyio_reader_
- * read_alloc, on N threads where the library can), then swapped and
- * written: memory holds the whole array.
+ * With --threads N above 1, when IN is a file (not a pipe) whose stored
+ * order is OUT's, its data is cut into parts of about 4 MiB, read,
+ * converted and swapped by N threads, each with a reader of its own, into
+ * 2N reusable buffers, and written in order while the next parts are
+ * made (pipeline.h): memory stays bounded, about 8N MiB. Reordering runs
+ * on one thread as without --threads (the library's reordering reads
+ * whole bands of rows: parts of them would each read every column).
  *
  * OUT goes through the library's atomic writer: an existing OUT is
  * replaced only when everything succeeded.
@@ -36,6 +40,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "parts.h"
+#include "pipeline.h"
 #include "text.h"
 
 
@@ -55,8 +61,6 @@ static npyio_status open_reversed_view(const cli_input *in, source *src)
     const npyio_header *h = npyio_reader_header(in->reader);
     int i, n = npyio_header_ndim(h);
     int64_t shape[64];
-    size_t len = 0;
-    char *bytes = NULL;
     npyio_status st;
 
     if (n > 64)
@@ -64,27 +68,9 @@ static npyio_status open_reversed_view(const cli_input *in, source *src)
     for (i = 0; i < n; i++)
         shape[i] = npyio_header_shape(h)[n - 1 - i];
     st = npyio_header_new(npyio_header_dtype(h), n, shape, 1, &src->header);
-    if (st == NPYIO_OK &&
-        npyio_header_emit(src->header, 0, NULL, 0, &len) ==
-            NPYIO_E_BUFFER_TOO_SMALL &&
-        (bytes = malloc(len)) == NULL)
-        st = NPYIO_E_NOMEM;
     if (st == NPYIO_OK)
-        st = npyio_header_emit(src->header, 0, bytes, len, &len);
-    if (st == NPYIO_OK)
-        st = cli_splice_open(bytes, len, in->file,
-                             in->start + npyio_header_data_offset(h),
-                             in->options, &src->splice, &src->stream);
-    free(bytes);
-    /* IN's limits, but the view's header is np.save's form, which may be
-     * longer than IN's (a compact header --max-header-size let through). */
-    if (st == NPYIO_OK &&
-        (src->options = cli_options_for_own_header(in->options,
-                                                   (int64_t)len)) == NULL)
-        st = NPYIO_E_NOMEM;
-    if (st == NPYIO_OK)
-        st = npyio_reader_open_stream(src->stream, src->options,
-                                      &src->reader);
+        st = cli_view_open(in, src->header, 0, &src->options, &src->splice,
+                           &src->stream, &src->reader);
     return st;
 }
 
@@ -107,21 +93,31 @@ static npyio_status open_source(const cli_input *in, char order, source *src)
     return open_reversed_view(in, src);
 }
 
-/* --dtype: the reader delivers OUT's type in native byte order. */
+/* --dtype: the readers deliver OUT's type in native byte order, named
+ * in type (cap bytes). */
+static npyio_status native_type(const npyio_header *out_header, char *type,
+                                size_t cap)
+{
+    npyio_dtype *native = NULL;
+    size_t len = 0;
+    npyio_status st = npyio_dtype_new_native(npyio_header_dtype(out_header),
+                                             &native);
+
+    if (st == NPYIO_OK)
+        st = npyio_dtype_str(native, type, cap, &len);
+    npyio_dtype_unref(native);
+    return st;
+}
+
 static npyio_status set_type(const source *src, const cli_args *a,
                              const npyio_header *out_header)
 {
-    npyio_dtype *native = NULL;
     char type[64];
-    size_t len = 0;
     npyio_status st;
 
     if (a->dtype == NULL)
         return NPYIO_OK;
-    st = npyio_dtype_new_native(npyio_header_dtype(out_header), &native);
-    if (st == NPYIO_OK)
-        st = npyio_dtype_str(native, type, sizeof type, &len);
-    npyio_dtype_unref(native);
+    st = native_type(out_header, type, sizeof type);
     if (st == NPYIO_OK)
         st = npyio_reader_set_type(src->reader, type, a->cast_flags);
     return st;
@@ -129,12 +125,12 @@ static npyio_status set_type(const source *src, const cli_args *a,
 
 /* The library's message in the tool's words: the flags a refused cast
  * names are --casting's values here. */
-static int fail_in_tool_words(const char *name)
+static int fail_in_tool_words(const char *name, const char *message)
 {
     static const char *const words[][2] = {
         {"NPYIO_READ_CAST_SAME_KIND", "--casting same_kind"},
         {"NPYIO_READ_CAST_UNSAFE", "--casting unsafe"}};
-    const char *m = npyio_last_error();
+    const char *m = message;
     sbuf b = {0};
     size_t i;
     int rc;
@@ -150,8 +146,7 @@ static int fail_in_tool_words(const char *name)
             sb_chr(&b, *m++);
         }
     }
-    rc = cli_fail_with(name, b.nomem || b.p == NULL ? npyio_last_error()
-                                                    : b.p);
+    rc = cli_fail_with(name, b.nomem || b.p == NULL ? message : b.p);
     free(b.p);
     return rc;
 }
@@ -197,21 +192,64 @@ static npyio_status put(npyio_writer *w, const npyio_dtype *dt, void *data,
     return st == NPYIO_OK ? npyio_writer_write(w, data, len) : st;
 }
 
-/* --threads above 1: the data read whole (on that many threads, where
- * the library can: a file), then swapped and written at once. */
-static npyio_status copy_whole(const source *src, npyio_writer *w,
-                               const npyio_header *out_header, int *writing)
-{
-    void *data = NULL;
-    size_t len = 0;
-    npyio_status st = npyio_reader_read_alloc(src->reader, src->flags, &data,
-                                              &len);
+/* --threads N above 1: IN's data in parts, each read, converted and
+ * swapped by one of N threads (a reader each), written in order. */
+typedef struct parts_job {
+    cli_parts parts;
+    const npyio_dtype *out; /* OUT's, to swap into */
+    size_t out_unit;
+    npyio_writer *w;
+} parts_job;
 
-    if (st == NPYIO_OK) {
-        st = put(w, npyio_header_dtype(out_header), data, len);
-        *writing = st != NPYIO_OK;
+static npyio_status produce_part(void *ctx, unsigned worker, uint64_t first,
+                                 uint64_t count, unsigned char *buf)
+{
+    parts_job *j = ctx;
+    size_t len = (size_t)count * j->out_unit;
+    npyio_status st = cli_parts_read(&j->parts, worker, first, count, buf,
+                                     len);
+
+    return st == NPYIO_OK ? npyio_dtype_swap(j->out, buf, len) : st;
+}
+
+static npyio_status write_part(void *ctx, const unsigned char *buf,
+                               size_t len)
+{
+    parts_job *j = ctx;
+
+    return npyio_writer_write(j->w, buf, len);
+}
+
+/* The failure's message in message (cap bytes); *writing as copy_data. */
+static npyio_status copy_parts(cli_input *in, const cli_args *a,
+                               npyio_writer *w,
+                               const npyio_header *out_header, int *writing,
+                               char *message, size_t cap)
+{
+    parts_job j = {.out = npyio_header_dtype(out_header), .w = w};
+    cli_pipeline p = {produce_part, write_part, &j, 0, 0,
+                      (unsigned)a->threads, NULL};
+    cli_progress bar;
+    char type[64];
+    npyio_status st = cli_parts_open(in, (unsigned)a->threads,
+                                     NPYIO_READ_NATIVE, &j.parts);
+
+    j.out_unit = npyio_dtype_itemsize(j.out);
+    if (st == NPYIO_OK && a->dtype != NULL &&
+        (st = native_type(out_header, type, sizeof type)) == NPYIO_OK)
+        st = cli_parts_set_type(&j.parts, type, a->cast_flags);
+    if (st != NPYIO_OK) {
+        snprintf(message, cap, "%s", npyio_last_error());
+    } else {
+        p.units = j.parts.units;
+        p.out_unit = j.out_unit;
+        p.bar = &bar;
+        cli_progress_start(&bar, "converting",
+                           (uint64_t)npyio_header_nbytes(out_header));
+        *writing = cli_pipeline_run(&p, &st, message, cap) == CLI_PIPE_WRITE;
+        cli_progress_end(&bar);
     }
-    npyio_free(data);
+    cli_parts_close(&j.parts);
     return st;
 }
 
@@ -300,6 +338,7 @@ int cli_convert(const cli_args *a)
     npyio_stream *out_stream = NULL;
     npyio_writer *w = NULL;
     const char *failed = in_name;
+    char message[1024] = "";
     source src;
     cli_input in;
     npyio_status st;
@@ -325,8 +364,10 @@ int cli_convert(const cli_args *a)
     if (st == NPYIO_OK) {
         int writing = 0;
 
-        st = a->threads > 1 ? copy_whole(&src, w, out_header, &writing)
-                            : copy_data(&src, w, out_header, &writing);
+        st = a->threads > 1 && cli_parts_fit(&in, a->order == 'F')
+                 ? copy_parts(&in, a, w, out_header, &writing, message,
+                              sizeof message)
+                 : copy_data(&src, w, out_header, &writing);
         if (writing)
             failed = out_name;
     }
@@ -337,7 +378,9 @@ int cli_convert(const cli_args *a)
         npyio_writer_abort(w); /* an existing OUT stays as it was */
     }
     if (st != NPYIO_OK)
-        fail_in_tool_words(failed);
+        fail_in_tool_words(failed, message[0] != '\0' && failed == in_name
+                                       ? message
+                                       : npyio_last_error());
     npyio_stream_close(out_stream);
     close_source(&in, &src);
     npyio_header_free(out_header);

@@ -52,12 +52,15 @@ typedef struct command {
 
 static const command *find_command(const char *name);
 
-/* --threads of the commands that read arrays whole on N threads. */
+/* --threads of dump and convert (src/cli/pipeline.h). */
 #define THREADS_HELP                                                         \
-    "  --threads N           read the array whole on N threads (1-64, 0: one\n" \
-    "                        per core; default 1: in bounded chunks on one\n"  \
-    "                        thread); the output is the same, memory holds\n"  \
-    "                        the whole array\n"
+    "  --threads N           use N threads (1-64, 0: one per core; default\n" \
+    "                        1): an .npy file (not a pipe) is cut into parts\n" \
+    "                        of 4 MiB read and converted on N threads and\n"   \
+    "                        written in order, in 2N buffers (about 8N MiB);\n" \
+    "                        reordering, pipes and archive members stay on\n" \
+    "                        one thread; the output is the same byte for\n"   \
+    "                        byte\n"
 
 static const char common_help[] =
     "  --max-header-size N   accept headers up to N bytes (default 1 MiB)\n"

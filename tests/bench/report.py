@@ -44,8 +44,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 # The issue's comparisons, run by default; then the benches asked for by
 # name only (bench_grow is left out: its 1.5 GiB of files are not sized).
-DEFAULT_BENCHES = ["io", "npz", "npz-many", "small", "dump", "reorder",
-                   "cnpy"]
+DEFAULT_BENCHES = ["io", "npz", "npz-many", "small", "dump", "threads",
+                   "reorder", "cnpy"]
 ALL_BENCHES = DEFAULT_BENCHES + ["header", "large"]
 CNPY_NOT_RUN = "not run: pass --cnpy DIR (a cnpy checkout)"
 # bench_cnpy's rows belong beside these benches' rows of the same name.
@@ -183,6 +183,13 @@ def plan(args, work, tests, tool):
             ["--mib", str(args.size)] if args.size else [])
         runs.append(("bench_dump", [os.path.join(tests, "bench_dump"), tool]
                      + mib + rounds + where))
+    if "threads" in wanted:
+        # The tool's --threads 2 against one thread (issue 43): 384 MiB,
+        # beyond the one libdeflate call, unless --size says otherwise.
+        mib = ["--mib", "6"] if quick else (
+            ["--mib", str(args.size)] if args.size else ["--mib", "384"])
+        runs.append(("bench_dump", [os.path.join(tests, "bench_dump"), tool,
+                                    "--threads", "2"] + mib + rounds + where))
     if "reorder" in wanted:
         chunk = reorder_chunk(args)
         runs.append(("bench_reorder", [os.path.join(tests, "bench_reorder")]

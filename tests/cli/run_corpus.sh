@@ -12,7 +12,7 @@
 #   convert); dump (also --threads 3) gives the C-order native bytes of
 #   the corpus, and
 #   convert --byteorder little|big writes the data of the C-order
-#   little/big-endian .bin files; wrap of its data section (descr, shape
+#   little/big-endian .bin files (--threads 3: the same file); wrap of its data section (descr, shape
 #   and order from info --json) gives the file back byte for byte;
 # - every valid header of DATA_DIR/headers/valid (legacy forms included)
 #   followed by its data: validate, info and dump accept it (object arrays:
@@ -50,7 +50,7 @@ while IFS=$us read -r name file fortran ndim shape itemsize nbytes offset object
     npyio dump "$path"
     [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$data/arrays/$name.$native.bin"
     check $? "dump $name"
-    # Read whole (NPYIO_LIMIT_THREADS 3): the same bytes.
+    # On 3 threads (in parts, or read whole): the same bytes.
     npyio dump --threads 3 "$path"
     [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$data/arrays/$name.$native.bin"
     check $? "dump --threads 3 $name"
@@ -59,6 +59,11 @@ while IFS=$us read -r name file fortran ndim shape itemsize nbytes offset object
         npyio convert --byteorder "$byteorder" "$path" "$tmp/c.npy"
         [ "$status" -eq 0 ] && cmp -s <(data_of "$tmp/c.npy" "$nbytes") "$want"
         check $? "convert --byteorder $byteorder $name"
+        cp "$tmp/c.npy" "$tmp/c1.npy"
+        # In parts on threads (src/cli/pipeline.c): the same file.
+        npyio convert --threads 3 --byteorder "$byteorder" "$path" "$tmp/c.npy"
+        [ "$status" -eq 0 ] && cmp -s "$tmp/c.npy" "$tmp/c1.npy"
+        check $? "convert --threads 3 --byteorder $byteorder $name"
     done
     # Fortran data from a pipe, in C order: through a temporary copy.
     if [ "$fortran" = 1 ]; then

@@ -437,6 +437,55 @@ static void test_load_blocks(void **state)
     npyio_options_free(o);
 }
 
+/* A member with a block index that one libdeflate call can take: on 2
+ * threads the one call inflates it (faster than zlib on two threads: its
+ * decompressor made to fail is NPYIO_E_NOMEM), on 3 threads the index's
+ * blocks do (no decompressor needed), with the same bytes. */
+static void test_index_or_whole(void **state)
+{
+    static const int64_t threads[] = {2, 3};
+    static const npyio_status want[] = {NPYIO_E_NOMEM, NPYIO_OK};
+    const char *key = "a", *type = "=f8";
+    const int ndim = 1, level = 1;
+    const int64_t count = (int64_t)(9 << 20) / 8, *shapes = &count;
+    const size_t lens = (size_t)count * 8;
+    double *values = malloc(lens);
+    const void *data = values;
+    npyio_options *w = NULL;
+    char path[1024];
+    size_t i;
+
+    (void)state;
+    assert_non_null(values);
+    for (i = 0; i < (size_t)count; i++)
+        values[i] = (double)(i % 1000) * 0.5;
+    assert_ok(npyio_options_new(&w));
+    assert_ok(npyio_options_set_limit(w, NPYIO_LIMIT_THREADS, 2));
+    path_in_dir(path, sizeof path, "indexed.npz");
+    assert_ok(npyio_savez(path, 1, &key, &type, &ndim, &shapes, &data, &lens,
+                          &level, NPYIO_WRITE_NO_SYNC, w));
+    for (i = 0; i < 2; i++) {
+        npyio_options *o = choosing(0, true);
+        npyio_npz *npz = NULL;
+        int64_t blocks = 0;
+        outcome out;
+
+        assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, threads[i]));
+        assert_ok(npyio_npz_open_path(path, o, &npz));
+        assert_ok(npyio_npz_stat(npz, 0, NPYIO_NPZ_STAT_BLOCK_INDEX, &blocks));
+        assert_true(blocks >= 2);
+        memset(&out, 0, sizeof out);
+        assert_int_equal(way_load(npz, 0, &out), want[i]);
+        if (want[i] == NPYIO_OK)
+            assert_memory_equal(out.bytes, values, lens);
+        free(out.bytes);
+        npyio_npz_close(npz);
+        npyio_options_free(o);
+    }
+    npyio_options_free(w);
+    free(values);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -449,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_damaged_here),
         cmocka_unit_test(test_load_blocks),
+        cmocka_unit_test(test_index_or_whole),
         cmocka_unit_test(test_zlib_refuses),
     };
 
