@@ -548,6 +548,9 @@ NPYIO_API npyio_status npyio_append(const char *path, const char *type,
  * deflated at its own level: np.savez (every level 0),
  * np.savez_compressed (every level 6), or a mix. The path is replaced
  * atomically when every array was written, and not at all otherwise.
+ * Deflated arrays take one libdeflate call each (since 1.1; the bytes
+ * differ from np.savez_compressed's) unless NPYIO_NPZ_WRITE_ZLIB, which
+ * gives NumPy's bytes.
  *
  * @param[in] path the destination.
  * @param[in] count the number of arrays (0 writes an empty archive).
@@ -556,7 +559,8 @@ NPYIO_API npyio_status npyio_append(const char *path, const char *type,
  *            npyio_save() takes them.
  * @param[in] levels count zlib levels (0 stores, 1 to 9 deflate), or NULL
  *            to store every array.
- * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN,
+ *            NPYIO_NPZ_WRITE_ZLIB (since 1.1).
  * @param[in] options limits and allocator, or NULL.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (NULL arrays for count > 0; the
  *         refusals of npyio_npz_writer_add(), naming the key); the
@@ -582,6 +586,7 @@ NPYIO_API npyio_status npyio_savez(const char *path, size_t count,
  *
  * @param[in] level 0 stores the array, 1 to 9 deflate it.
  * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN,
+ *            NPYIO_NPZ_WRITE_ZLIB (since 1.1),
  *            NPYIO_WRITE_WAIT_FOR_LOCK.
  * @return NPYIO_OK; the statuses of npyio_npz_writer_open_append_path(),
  *         npyio_npz_writer_add() and npyio_npz_writer_close(); on failure
@@ -799,9 +804,14 @@ typedef int32_t npyio_limit;
  * The first block starts at 0/0; each ends where the next starts, the
  * last at the member's sizes. Every block but the last ends in a full
  * flush (an empty stored block): it inflates alone, with no reference
- * before its start. Members written on one thread, of unknown length, or
- * of more than 4,000 blocks carry no index (one-thread members stay
- * byte-identical to np.savez_compressed's). Other readers (zipfile,
+ * before its start. Such members are written when a member of known
+ * length is deflated on 3 or more threads, or on 2 with
+ * NPYIO_NPZ_WRITE_ZLIB: a member given whole on 1 or 2 threads is instead
+ * deflated in one libdeflate call (faster on 2 threads than zlib's two
+ * blocks at once; see NPYIO_NPZ_WRITE_ZLIB). Members written on one
+ * thread, in one libdeflate call, of unknown length, or of more than
+ * 4,000 blocks carry no index (with NPYIO_NPZ_WRITE_ZLIB, one-thread
+ * members are byte-identical to np.savez_compressed's). Other readers (zipfile,
  * np.load, unzip, minizip) ignore the field. Every read returns the bytes
  * a sequential inflate from the member's start returns (np.load's), or
  * fails as it would. An index is used (a read to the member's end on
@@ -926,11 +936,14 @@ NPYIO_API npyio_status npyio_options_get_limit(const npyio_options *options,
  * its ZIP structure, allocates a few small blocks of its own with
  * malloc(); it has no hook for another allocator. The second: the
  * decompressor of libdeflate (about 10 KiB), made for each whole read of a
- * deflated member (see npyio_reader_open_member()), comes from libdeflate's
- * own malloc() (libdeflate's only other hook is process-wide, which the
- * library never sets); if it cannot be made the read fails with
- * NPYIO_E_NOMEM. The buffers handed to libdeflate, compression and
- * decompression through zlib, and everything else use this allocator.
+ * deflated member (see npyio_reader_open_member()), and its compressor
+ * (hundreds of KiB, by level), made for each member deflated in one
+ * libdeflate call (see NPYIO_NPZ_WRITE_ZLIB), come from libdeflate's own
+ * malloc() (libdeflate's only other hook is process-wide, which the
+ * library never sets); if one cannot be made the read or the member fails
+ * with NPYIO_E_NOMEM. The buffers handed to libdeflate (the compressed
+ * bytes, a whole member's output block), compression and decompression
+ * through zlib, and everything else use this allocator.
  *
  * The table starts with its own size so that later versions can add
  * members: set `size = sizeof(npyio_allocator)`. The library reads only the
@@ -1069,6 +1082,34 @@ NPYIO_API npyio_status npyio_options_set_allocator(
 /** npyio_npz_writer_create_path(), npyio_npz_writer_create_stream(): do not pad stored
  * members so that their data starts at a multiple of 64. */
 #define NPYIO_NPZ_WRITE_NO_ALIGN 0x1000u
+/** Archive writers (the calls that take NPYIO_NPZ_WRITE_NO_ALIGN): deflate
+ * every member with zlib, as 1.0 did. On one thread a member's bytes are
+ * then np.savez_compressed's (zipfile's zlib) byte for byte; on two or
+ * more, zlib's independent blocks with their block index.
+ *
+ * Without it (since 1.1), a member given whole (npyio_savez(),
+ * npyio_savez_with_header(), npyio_savez_append(), npyio_npz_writer_add(),
+ * npyio_npz_writer_add_with_header(), npyio_npz_writer_add_npy() of a
+ * stream that can seek, such as a file, which is read whole) of up to
+ * 257 MiB (header included) and within NPYIO_LIMIT_ALLOC_BYTES, at level
+ * 1 to 9, on 1 or 2 threads (NPYIO_LIMIT_THREADS), is deflated in one
+ * libdeflate call at the same level: its .npy header goes out as a stored
+ * block, then the data is compressed where it lies (no copy) into one
+ * block (libdeflate's bound: about the data's size). About 2 to 6 times
+ * zlib's speed on one core, and within a few per cent of its size
+ * (smaller or larger by data); the bytes depend on libdeflate's version,
+ * and every zip reader reads them. Why 2 threads: measured there, one
+ * libdeflate call beat zlib's two blocks at once at levels 1 and 6
+ * (tests/bench/bench_npz.c --only deflate); 3 or more threads were not
+ * measured and keep zlib's blocks and their index (zlib's blocks scale
+ * with threads, and the index lets reads use threads too). Larger
+ * members, members written in pieces (npyio_writer_create_member()), of
+ * unknown row count, or read from a stream that cannot seek keep zlib.
+ *
+ * Refused (NPYIO_E_INVALID_ARG) by a call that stores every array
+ * (npyio_savez() and npyio_savez_with_header() with no level above 0,
+ * npyio_savez_append() at level 0). @since 1.1 */
+#define NPYIO_NPZ_WRITE_ZLIB 0x2000u
 
 
 /* ------------------------------------------------------------------------ */
@@ -3047,7 +3088,8 @@ NPYIO_API npyio_status npyio_npz_load_as(npyio_npz *npz, size_t index,
  * replaces .npy files (a temporary file renamed over the path at
  * npyio_npz_writer_close(), synced unless NPYIO_WRITE_NO_SYNC; a failed or
  * aborted archive leaves an existing file untouched).
- * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN,
+ *            NPYIO_NPZ_WRITE_ZLIB (since 1.1).
  * @return NPYIO_OK; the statuses of npyio_writer_create_path();
  *         NPYIO_E_INVALID_ARG.
  * @since 1.0
@@ -3061,7 +3103,8 @@ NPYIO_API npyio_status npyio_npz_writer_create_path(
  * be able to seek (each member's local header is completed after its
  * data): a pipe is refused with NPYIO_E_UNSUPPORTED; write to a file and
  * copy it.
- * @param[in] flags NPYIO_NPZ_WRITE_NO_ALIGN.
+ * @param[in] flags NPYIO_NPZ_WRITE_NO_ALIGN, NPYIO_NPZ_WRITE_ZLIB (since
+ *            1.1).
  * @return NPYIO_OK; NPYIO_E_UNSUPPORTED; NPYIO_E_IO; NPYIO_E_INVALID_ARG;
  *         NPYIO_E_NOMEM.
  * @since 1.0
@@ -3098,6 +3141,7 @@ NPYIO_API npyio_status npyio_npz_writer_create_stream(
  * with NPYIO_WRITE_WAIT_FOR_LOCK); an appender that waited appends to the
  * archive the previous one left.
  * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN,
+ *            NPYIO_NPZ_WRITE_ZLIB (since 1.1),
  *            NPYIO_WRITE_WAIT_FOR_LOCK.
  * @return NPYIO_OK; NPYIO_E_LOCKED; NPYIO_E_UNSUPPORTED (above); the
  *         statuses of npyio_npz_open_path() and npyio_npz_writer_create_path().
@@ -3142,7 +3186,8 @@ NPYIO_API npyio_status npyio_npz_writer_open_append_path(
  * says; without a lock member, appends are the caller's to serialise.
  * @param[in] stream the archive (borrowed; only read).
  * @param[in] temporary where the new archive is written (borrowed).
- * @param[in] flags NPYIO_NPZ_WRITE_NO_ALIGN, NPYIO_WRITE_WAIT_FOR_LOCK.
+ * @param[in] flags NPYIO_NPZ_WRITE_NO_ALIGN, NPYIO_NPZ_WRITE_ZLIB (since
+ *            1.1), NPYIO_WRITE_WAIT_FOR_LOCK.
  * @param[in] options allocator, limits, threads, or NULL.
  * @param[out] out receives the archive writer; NULL on failure.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (not live streams, the same
@@ -3173,7 +3218,8 @@ NPYIO_API npyio_status npyio_npz_writer_open_append_stream(
  * @param[in] key the NumPy key: UTF-8, no backslash, not absolute, no ".."
  *            component, not already in the archive.
  * @param[in] level 0 stores the member; 1 to 9 deflate it at that zlib
- *            level (6 is np.savez_compressed's).
+ *            level (6 is np.savez_compressed's), with zlib (written in
+ *            pieces: see NPYIO_NPZ_WRITE_ZLIB).
  * @param[in] flags NPYIO_WRITE_UNKNOWN_ROWS.
  * @return NPYIO_OK; NPYIO_E_INVALID_ARG (a key refused, named; a level
  *         out of range); NPYIO_E_STATE (a member's writer is still open;
@@ -3228,7 +3274,10 @@ NPYIO_API npyio_status npyio_npz_writer_add_with_header(
  * for object arrays, whose pickle has no declared length) fails the
  * member, and with it the archive, as a failed member writer does.
  * Stored members are aligned unless NPYIO_NPZ_WRITE_NO_ALIGN; deflated ones use
- * NPYIO_LIMIT_THREADS threads.
+ * NPYIO_LIMIT_THREADS threads. A stream that can seek (a file, memory) of
+ * up to 257 MiB to deflate is read whole into one block and deflated in
+ * one libdeflate call (see NPYIO_NPZ_WRITE_ZLIB); others go through a
+ * 1 MiB buffer.
  * @param[in] key the NumPy key, as for npyio_writer_create_member().
  * @param[in] level 0 stores the member, 1 to 9 deflate it.
  * @param[in] flags none is defined yet: 0.
@@ -3289,7 +3338,8 @@ NPYIO_API void npyio_npz_writer_abort(npyio_npz_writer *npz);
  * @param[in] keys, headers, data, lens count entries each.
  * @param[in] levels count levels (0 stores, 1 to 9 deflate), or NULL to
  *            store every array.
- * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN.
+ * @param[in] flags NPYIO_WRITE_NO_SYNC, NPYIO_NPZ_WRITE_NO_ALIGN,
+ *            NPYIO_NPZ_WRITE_ZLIB (since 1.1).
  * @return NPYIO_OK; the statuses of the calls above; nothing replaces the
  *         path unless every array was written.
  * @since 1.0

@@ -649,6 +649,10 @@ void append(const std::string &path, const C &rows)
 /** zlib levels for archive members: 0 stores, 1 to 9 deflate. */
 constexpr int stored = 0;
 constexpr int compressed = 6; // np.savez_compressed's level
+/** The flags of savez() and savez_append() (with NPYIO_WRITE_NO_SYNC,
+ * NPYIO_NPZ_WRITE_NO_ALIGN): deflate with zlib as 1.0 did, giving
+ * np.savez_compressed's bytes (NPYIO_NPZ_WRITE_ZLIB). @since 1.1 */
+constexpr uint32_t zlib_deflate = NPYIO_NPZ_WRITE_ZLIB;
 
 /** One array of an archive to write: borrows the data until the call. */
 struct entry {

@@ -70,10 +70,11 @@ typedef struct npyio__faults {
      * by the member's size, NPYIO__INFLATE_ZLIB always zlib's streaming,
      * NPYIO__INFLATE_WHOLE libdeflate whatever the size (within
      * NPYIO_LIMIT_ALLOC_BYTES); and libdeflate_alloc_decompressor() made
-     * to give NULL. Apart from fn: the call-counting hooks must not
+     * to give NULL; and libdeflate_alloc_compressor() made to give NULL
+     * (npz_entry.c). Apart from fn: the call-counting hooks must not
      * change which inflater runs. */
     int inflate;
-    bool no_decompressor;
+    bool no_decompressor, no_compressor;
 } npyio__faults;
 
 #define NPYIO__INFLATE_ZLIB 1

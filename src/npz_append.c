@@ -279,6 +279,7 @@ static npyio_status check_append_args(bool by_path, const char *path,
                    ? st
                    : npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
                                                    NPYIO_NPZ_WRITE_NO_ALIGN |
+                                                   NPYIO_NPZ_WRITE_ZLIB |
                                                    NPYIO_WRITE_WAIT_FOR_LOCK,
                                         where);
     }
@@ -288,6 +289,7 @@ static npyio_status check_append_args(bool by_path, const char *path,
     return st != NPYIO_OK
                ? st
                : npyio__check_flags(flags, NPYIO_NPZ_WRITE_NO_ALIGN |
+                                               NPYIO_NPZ_WRITE_ZLIB |
                                                NPYIO_WRITE_WAIT_FOR_LOCK,
                                     where);
 }

@@ -1,7 +1,8 @@
 /*
  * npz_entry.c - one member of an archive being written, as a stream back
  * end (the mirror of npz_member.c): its bytes stored, deflated by our own
- * zlib stream, or deflated on several threads in independent blocks; our
+ * zlib stream, deflated on several threads in independent blocks, or,
+ * when they come whole, deflated in one libdeflate call; our
  * own CRC, so that a member of unknown row count can have its .npy header
  * rewritten at the end (as a stored deflate block when compressed) and
  * its CRC rebuilt with crc32_combine. minizip writes the entry's local
@@ -15,6 +16,7 @@
 #include "options.h"
 #include "threads.h"
 
+#include <libdeflate.h>
 #include <limits.h>
 #include <string.h>
 #include <zlib.h>
@@ -31,6 +33,13 @@
 #define OUT_BYTES ((size_t)256 << 10)
 /* Parallel deflate: blocks this large cost +0.014% in size (level 6). */
 #define PAR_BLOCK ((size_t)4 << 20)
+/* Whole members: as large as whole reads take (npz_member.c), 256 MiB of
+ * data and its header, so that what we write we also read in one call. */
+#define WHOLE_MAX ((uint64_t)257 << 20)
+/* One libdeflate call beats zlib's blocks on this many threads (measured
+ * on 2 at levels 1 and 6: tests/bench/bench_npz.c --only deflate); more
+ * threads were not measured, and keep the blocks and their index. */
+#define WHOLE_THREADS 2u
 
 /* One member being written: the stream a writer writes through. */
 typedef struct npyio__npz_entry {
@@ -66,6 +75,12 @@ typedef struct npyio__npz_entry {
     npyio__index_block *index;
     size_t index_cap, index_len;
     uint64_t index_uoff;       /* uncompressed bytes of blocks recorded */
+    /* A member whose bytes come whole (whole_len of them: its header,
+     * head_len bytes kept in `first`, then its data in one write): the
+     * header goes out as stored blocks, the data in one libdeflate call;
+     * data that comes in pieces after all goes to zlib's stream. */
+    bool whole, whole_done;
+    uint64_t whole_len;
 } entry_state;
 
 /* One block of a parallel deflate. */
@@ -168,6 +183,132 @@ static npyio_status head_done(entry_state *e)
         return npyio__fail(NPYIO_E_IO, "deflating a member: zlib error %d",
                            ret);
     return raw_write(e, e->out, OUT_BYTES - e->z.avail_out);
+}
+
+/* ---- deflate in one libdeflate call ---------------------------------------------- */
+
+/* libdeflate's compressor (its own malloc: include/npyio.h says so at
+ * npyio_options_set_allocator), or NPYIO_E_NOMEM. */
+static npyio_status compressor_new(const npyio__mem *mem, int level,
+                                   struct libdeflate_compressor **out)
+{
+    *out = mem->faults.no_compressor ? NULL
+                                     : libdeflate_alloc_compressor(level);
+    if (*out == NULL)
+        return npyio__fail(NPYIO_E_NOMEM, "deflating a member: out of "
+                           "memory (libdeflate_alloc_compressor)");
+    return NPYIO_OK;
+}
+
+/* The data, where it lies, in one call into one block: libdeflate's
+ * stream ends with a final block, after the header's stored ones. */
+static npyio_status deflate_whole(entry_state *e, const unsigned char *p,
+                                  size_t len)
+{
+    struct libdeflate_compressor *c = NULL;
+    unsigned char *out = NULL;
+    size_t cap, made;
+    npyio_status st = compressor_new(&e->npz->mem, e->level, &c);
+
+    if (st != NPYIO_OK)
+        return st;
+    cap = libdeflate_deflate_compress_bound(c, len);
+    st = npyio__alloc(&e->npz->mem, cap, "deflate output", (void **)&out);
+    if (st == NPYIO_OK) {
+        made = libdeflate_deflate_compress(c, p, len, out, cap);
+        st = made == 0 ? npyio__fail(NPYIO_E_IO, "deflating a member: "
+                                     "libdeflate's output did not fit its "
+                                     "own bound")
+                       : raw_write(e, out, made);
+    }
+    npyio__free(out);
+    libdeflate_free_compressor(c);
+    e->whole_done = st == NPYIO_OK;
+    return st;
+}
+
+/* The header as stored deflate blocks, not final (as an unknown row
+ * count's header goes out through zlib's level 0): they end on a byte
+ * boundary, so that the data's own deflate stream follows as if one
+ * stream had made both. */
+static npyio_status stored_head(entry_state *e)
+{
+    npyio_status st = NPYIO_OK;
+    size_t done = 0;
+
+    e->crc_head = npyio__crc32(0, e->first, e->head_len);
+    while (st == NPYIO_OK && done < e->head_len) {
+        size_t n = e->head_len - done < 0xFFFF ? e->head_len - done : 0xFFFF;
+        unsigned char block[5] = {0x00, (unsigned char)(n & 0xFF),
+                                  (unsigned char)(n >> 8),
+                                  (unsigned char)(~n & 0xFF),
+                                  (unsigned char)((~n >> 8) & 0xFF)};
+
+        st = raw_write(e, block, sizeof block);
+        if (st == NPYIO_OK)
+            st = raw_write(e, e->first + done, n);
+        done += n;
+    }
+    return st;
+}
+
+static npyio_status start_deflate(npyio_npz_writer *w, entry_state *e);
+
+/* The data: in one libdeflate call when it is all in this write, else
+ * (it came in pieces after all) through zlib's stream. */
+static npyio_status whole_data(entry_state *e, const unsigned char *p,
+                               size_t len)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (e->whole_done)
+        return npyio__fail(NPYIO_E_STATE, "an archive member was given "
+                           "more bytes than it declared");
+    if (!e->z_ready && e->usize + len == e->whole_len)
+        return deflate_whole(e, p, len);
+    if (!e->z_ready)
+        st = start_deflate(e->npz, e);
+    return st == NPYIO_OK ? deflate_in(e, p, len) : st;
+}
+
+/* How many of the next len bytes belong to the header (head_len). */
+static size_t head_part(const entry_state *e, size_t len)
+{
+    if (e->usize >= e->head_len)
+        return 0;
+    return (size_t)(e->head_len - e->usize) < len
+               ? (size_t)(e->head_len - e->usize)
+               : len;
+}
+
+static npyio_status append_whole(entry_state *e, const unsigned char *p,
+                                 size_t len)
+{
+    size_t in_head = head_part(e, len);
+    npyio_status st = NPYIO_OK;
+
+    if (in_head > 0) {
+        memcpy(e->first + e->usize, p, in_head);
+        e->usize += in_head;
+        if (e->usize == e->head_len)
+            st = stored_head(e);
+    }
+    if (st == NPYIO_OK && len > in_head) {
+        e->crc_rest = npyio__crc32(e->crc_rest, p + in_head, len - in_head);
+        st = whole_data(e, p + in_head, len - in_head);
+        e->usize += len - in_head;
+    }
+    e->pos = (int64_t)e->usize;
+    return st;
+}
+
+/* The end of a whole member's deflate stream: a member of no data gets
+ * libdeflate's empty stream, one that came in pieces zlib's end. */
+static npyio_status finish_whole(entry_state *e)
+{
+    if (e->z_ready)
+        return deflate_out(e, Z_FINISH);
+    return e->whole_done ? NPYIO_OK : deflate_whole(e, NULL, 0);
 }
 
 /* ---- deflate on several threads -------------------------------------------------- */
@@ -302,15 +443,13 @@ static void free_parallel(entry_state *e, unsigned threads)
 static npyio_status append_bytes(entry_state *e, const unsigned char *p,
                                  size_t len)
 {
-    size_t in_head = e->usize < e->head_len
-                         ? (size_t)(e->head_len - e->usize) < len
-                               ? (size_t)(e->head_len - e->usize)
-                               : len
-                         : 0;
+    size_t in_head = head_part(e, len);
     npyio_status st;
 
     if (e->threads > 1)
         return append_parallel(e, p, len);
+    if (e->whole)
+        return append_whole(e, p, len);
     e->crc_head = npyio__crc32(e->crc_head, p, in_head);
     if (in_head > 0)
         memcpy(e->first + e->usize, p, in_head);
@@ -444,6 +583,8 @@ static npyio_status entry_commit(void *state, bool durable)
                            "written whole");
     if (e->threads > 1)
         st = run_batch(e, true);
+    else if (e->whole)
+        st = finish_whole(e);
     else if (e->level != 0)
         st = deflate_out(e, Z_FINISH);
     if (st != NPYIO_OK)
@@ -569,9 +710,10 @@ static npyio_status start_deflate(npyio_npz_writer *w, entry_state *e)
     e->z.zalloc = npyio__zalloc;
     e->z.zfree = npyio__zfree;
     e->z.opaque = &w->mem;
-    /* An unknown row count's header goes first at level 0 (stored). */
-    ret = deflateInit2(&e->z, e->head_len > 0 ? 0 : e->level, Z_DEFLATED,
-                       -MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    /* An unknown row count's header goes first at level 0 (stored); a
+     * whole member's went out before. */
+    ret = deflateInit2(&e->z, e->head_len > 0 && !e->whole ? 0 : e->level,
+                       Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
     if (ret != Z_OK)
         return npyio__fail(ret == Z_MEM_ERROR ? NPYIO_E_NOMEM : NPYIO_E_IO,
                            "starting to deflate a member: zlib error %d",
@@ -643,10 +785,63 @@ static npyio_status open_with_extra(npyio_npz_writer *w, entry_state *e,
     return st;
 }
 
+/* The threads a deflated member of known length gets: the thread
+ * policy's count for work of a size not known here (the blocks, and so
+ * the bytes written, are the same on any count above 1). */
+static unsigned entry_threads(const npyio_npz_writer *w, int level,
+                              size_t head_len, bool raw)
+{
+    if (level == 0 || head_len > 0 || raw)
+        return 1;
+    return npyio__thread_count(npyio__limit(w->options, NPYIO_LIMIT_THREADS),
+                               NPYIO__WORK_UNKNOWN, true);
+}
+
+/* Is a member of whole_len bytes, given whole, deflated in one libdeflate
+ * call: not with NPYIO_NPZ_WRITE_ZLIB, on at most WHOLE_THREADS threads,
+ * up to WHOLE_MAX, its output block within NPYIO_LIMIT_ALLOC_BYTES. */
+static bool whole_fits(const npyio_npz_writer *w, uint64_t whole_len,
+                       unsigned threads)
+{
+    uint64_t bound = WHOLE_MAX < w->mem.max_alloc ? WHOLE_MAX
+                                                  : w->mem.max_alloc;
+
+    return whole_len > 0 && !w->zlib && threads <= WHOLE_THREADS &&
+           whole_len <= bound &&
+           libdeflate_deflate_compress_bound(NULL, (size_t)whole_len) <=
+               w->mem.max_alloc;
+}
+
+bool npyio__npz_entry_whole(const npyio_npz_writer *w, int level,
+                            uint64_t whole_len)
+{
+    return level != 0 && whole_fits(w, whole_len,
+                                    entry_threads(w, level, 0, false));
+}
+
+/* The entry's way of deflating, and what it needs for it. */
+static npyio_status entry_start(npyio_npz_writer *w, entry_state *e,
+                                const npyio_header *header, bool raw)
+{
+    npyio_status st = NPYIO_OK;
+
+    if (e->head_len > 0)
+        st = npyio__alloc(&w->mem, e->head_len, "a member header",
+                          (void **)&e->first);
+    if (st == NPYIO_OK && e->threads > 1)
+        st = start_parallel(w, e);
+    else if (st == NPYIO_OK && e->level != 0 && !raw && !e->whole)
+        st = start_deflate(w, e);
+    if (st == NPYIO_OK && e->threads > 1)
+        st = start_index(w, e, header);
+    return st;
+}
+
 npyio_status npyio__npz_entry_open(npyio_npz_writer *w, char *name,
                                    const npyio_header *header, int level,
                                    uint32_t flags, bool raw,
-                                   const char *where, npyio_stream **out)
+                                   uint64_t whole_len, const char *where,
+                                   npyio_stream **out)
 {
     entry_state *e = NULL;
     size_t head_len = 0;
@@ -669,23 +864,15 @@ npyio_status npyio__npz_entry_open(npyio_npz_writer *w, char *name,
     e->committed = true; /* nothing to undo until the entry is open */
     npyio__stream_set_position(*out, 0, true);
     npyio__npz_names_add(&w->names, name); /* the archive owns it now */
-    /* Several threads for a deflated member of known length: the thread
-     * policy's count for work of a size not known here (the blocks, and
-     * so the bytes written, are the same on any count above 1). */
-    e->threads = 1;
-    if (level != 0 && head_len == 0 && !raw)
-        e->threads = npyio__thread_count(
-            npyio__limit(w->options, NPYIO_LIMIT_THREADS),
-            NPYIO__WORK_UNKNOWN, true);
-    if (head_len > 0)
-        st = npyio__alloc(&w->mem, head_len, "a member header",
-                          (void **)&e->first);
-    if (st == NPYIO_OK && e->threads > 1)
-        st = start_parallel(w, e);
-    else if (st == NPYIO_OK && level != 0 && !raw)
-        st = start_deflate(w, e);
-    if (st == NPYIO_OK && e->threads > 1)
-        st = start_index(w, e, header);
+    e->threads = entry_threads(w, level, head_len, raw);
+    e->whole = level != 0 && !raw && head_len == 0 && header != NULL &&
+               whole_fits(w, whole_len, e->threads);
+    if (e->whole) {
+        e->threads = 1;
+        e->whole_len = whole_len;
+        e->head_len = (size_t)npyio_header_data_offset(header);
+    }
+    st = entry_start(w, e, header, raw);
     if (st == NPYIO_OK)
         st = open_with_extra(w, e, where);
     if (st == NPYIO_OK) {

@@ -73,6 +73,7 @@ npyio_status npyio__npz_writer_new(uint32_t flags,
     w->mem = mem;
     w->durable = !(flags & NPYIO_WRITE_NO_SYNC);
     w->align = !(flags & NPYIO_NPZ_WRITE_NO_ALIGN);
+    w->zlib = (flags & NPYIO_NPZ_WRITE_ZLIB) != 0;
     st = npyio__options_copy_in(&mem, options, &w->options);
     if (st != NPYIO_OK) {
         npyio__free(w);
@@ -118,7 +119,9 @@ npyio_status npyio__npz_writer_create_path(const char *path, uint32_t flags,
     st = npyio__check_opener(out, path, where);
     if (st != NPYIO_OK)
         return st;
-    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN,
+    st = npyio__check_flags(flags, NPYIO_WRITE_NO_SYNC |
+                                       NPYIO_NPZ_WRITE_NO_ALIGN |
+                                       NPYIO_NPZ_WRITE_ZLIB,
                             where);
     return st != NPYIO_OK ? st
                           : create(path, NULL, flags, options, where, out);
@@ -147,7 +150,8 @@ static npyio_status npz_create_stream_body(npyio_stream *stream,
     if (out == NULL)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: out is NULL", where);
     *out = NULL;
-    st = npyio__check_flags(flags, NPYIO_NPZ_WRITE_NO_ALIGN, where);
+    st = npyio__check_flags(flags, NPYIO_NPZ_WRITE_NO_ALIGN |
+                                       NPYIO_NPZ_WRITE_ZLIB, where);
     return st != NPYIO_OK ? st
                           : create(NULL, stream, flags, options, where, out);
 }
@@ -184,10 +188,12 @@ static npyio_status check_add(npyio_npz_writer *w, const char *key,
     return NPYIO_OK;
 }
 
+/* whole_len: the member's bytes when the caller's data is in memory and
+ * comes in one write (npyio__npz_entry_open), else 0. */
 static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
                                  const npyio_header *header, int level,
-                                 uint32_t flags, const char *where,
-                                 npyio_writer **out)
+                                 uint32_t flags, uint64_t whole_len,
+                                 const char *where, npyio_writer **out)
 {
     npyio_stream *s = NULL;
     char *name = NULL;
@@ -210,7 +216,7 @@ static npyio_status npz_add_body(npyio_npz_writer *npz, const char *key,
                                   where, &name);
     if (st == NPYIO_OK)
         st = npyio__npz_entry_open(npz, name, header, level, flags, false,
-                                where, &s);
+                                   whole_len, where, &s);
     if (st == NPYIO_OK)
         st = npyio__writer_adopt(s, header, flags, npz->options, where, out);
     return st;
@@ -222,7 +228,7 @@ npyio_status npyio_writer_create_member(npyio_npz_writer *npz, const char *key,
 {
     static const char where[] = "npyio_writer_create_member";
 
-    return npyio__as_called(npz_add_body(npz, key, header, level, flags,
+    return npyio__as_called(npz_add_body(npz, key, header, level, flags, 0,
                                          where, out),
                             where);
 }
@@ -242,7 +248,13 @@ npyio_status npyio__npz_writer_add(npyio_npz_writer *npz, const char *key,
                            (long long)npyio_header_nbytes(header));
     if (data == NULL && len > 0)
         return npyio__fail(NPYIO_E_INVALID_ARG, "%s: data is NULL", where);
-    st = npz_add_body(npz, key, header, level, 0, where, &w);
+    /* The data is the caller's, in memory, written in one call. */
+    st = npz_add_body(npz, key, header, level, 0,
+                      header != NULL && !npyio_dtype_has_objects(
+                                            npyio_header_dtype(header))
+                          ? (uint64_t)npyio_header_data_offset(header) + len
+                          : 0,
+                      where, &w);
     return st == NPYIO_OK ? npyio__writer_write_whole(w, data, len, where)
                           : st;
 }
@@ -361,16 +373,122 @@ static npyio_status copy_npy_bytes(npyio_stream *member, npyio_stream *from,
     return st;
 }
 
-static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
-                                     npyio_stream *from, int level)
+/* A file shorter than its header describes (not for object arrays, whose
+ * pickle has no declared length). */
+static npyio_status check_npy_total(const npyio_header *h, uint64_t total,
+                                    const char *where)
 {
-    static const char where[] = "npyio_npz_writer_add_npy";
+    uint64_t need = (uint64_t)npyio_header_data_offset(h) +
+                    (uint64_t)npyio_header_nbytes(h);
+
+    if (total < need && !npyio_dtype_has_objects(npyio_header_dtype(h)))
+        return npyio__fail(NPYIO_E_TRUNCATED, "%s: the .npy file is %llu "
+                           "bytes; its header describes %llu", where,
+                           (unsigned long long)total,
+                           (unsigned long long)need);
+    return NPYIO_OK;
+}
+
+/* The rest of `from` read into one block (*buf, *len), when a member of
+ * its size would be deflated whole (npyio__npz_entry_whole): a stream
+ * that can seek, of a known length. False, nothing read and the thread's
+ * message kept, when it cannot be: the bytes then go through a buffer.
+ * (Read, not mapped: a file that shrinks meanwhile is then a short read,
+ * never a fault.) */
+static npyio_status read_npy_whole(npyio_npz_writer *w, npyio_stream *from,
+                                   int level, unsigned char **buf,
+                                   size_t *len)
+{
+    npyio__saved_message saved;
+    uint64_t rest = 0;
+    bool whole;
+
+    *buf = NULL;
+    if (level == 0 || w->zlib || !npyio__stream_seekable(from))
+        return NPYIO_OK;
+    npyio__message_save(&saved);
+    whole = npyio__stream_remaining(from, &rest) == NPYIO_OK &&
+            npyio__npz_entry_whole(w, level, rest);
+    npyio__message_restore(&saved);
+    if (!whole)
+        return NPYIO_OK;
+    if (npyio__alloc(&w->mem, (size_t)rest, "an .npy file",
+                     (void **)buf) != NPYIO_OK) {
+        npyio__message_restore(&saved); /* a buffer reads it instead */
+        return NPYIO_OK;
+    }
+    return npyio__stream_read(from, *buf, (size_t)rest, len, "the .npy file");
+}
+
+/* The member from the file read whole: its header parsed there, its
+ * bytes written in one piece. */
+static npyio_status add_npy_whole(npyio_npz_writer *npz, char *name,
+                                   const unsigned char *p, size_t len,
+                                   int level, const char *where)
+{
+    npyio_header *h = NULL;
+    npyio_stream *s = NULL;
+    size_t need = 0;
+    npyio_status st = npyio__header_parse(p, len, npz->options, &h, &need);
+
+    if (st == NPYIO_E_TRUNCATED)
+        st = npyio__fail(NPYIO_E_TRUNCATED, "%s: the .npy file ends inside "
+                         "its header (%zu bytes of %zu)", where, len, need);
+    if (st != NPYIO_OK) {
+        npyio__free(name);
+        return st;
+    }
+    st = npyio__npz_entry_open(npz, name, h, level, 0, false, len, where,
+                               &s);
+    if (st == NPYIO_OK)
+        st = npyio__npz_entry_append(s, p, len);
+    if (st == NPYIO_OK)
+        st = check_npy_total(h, len, where);
+    if (st == NPYIO_OK)
+        st = npyio__npz_entry_commit(s);
+    if (s != NULL)
+        npyio__stream_close(s); /* unfinished: the archive fails */
+    npyio_header_free(h);
+    return st;
+}
+
+/* The member through a buffer, the header read first. */
+static npyio_status add_npy_read(npyio_npz_writer *npz, char *name,
+                                 npyio_stream *from, int level,
+                                 const char *where)
+{
     npyio_header *h = NULL;
     npyio_stream *s = NULL;
     unsigned char *buf = NULL;
     size_t have = 0, cap = 0;
-    uint64_t total = 0, need;
+    uint64_t total = 0;
+    npyio_status st = read_npy_head(npz, from, where, &buf, &cap, &have, &h);
+
+    if (st != NPYIO_OK)
+        npyio__free(name);
+    else
+        st = npyio__npz_entry_open(npz, name, h, level, 0, false, 0, where,
+                                   &s);
+    if (st == NPYIO_OK)
+        st = copy_npy_bytes(s, from, buf, have, cap, &total);
+    if (st == NPYIO_OK)
+        st = check_npy_total(h, total, where);
+    if (st == NPYIO_OK)
+        st = npyio__npz_entry_commit(s);
+    if (s != NULL)
+        npyio__stream_close(s); /* unfinished: the archive fails */
+    npyio_header_free(h);
+    npyio__free(buf);
+    return st;
+}
+
+static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
+                                     npyio_stream *from, int level)
+{
+    static const char where[] = "npyio_npz_writer_add_npy";
+    unsigned char *whole = NULL;
     char *name = NULL;
+    size_t len = 0;
     npyio_status st = check_add(npz, key, level, where);
 
     if (st == NPYIO_OK && from == NULL)
@@ -381,28 +499,15 @@ static npyio_status npz_add_npy_body(npyio_npz_writer *npz, const char *key,
         st = npyio__npz_names_new(&npz->names, &npz->mem, key, ".npy",
                                   where, &name);
     if (st == NPYIO_OK)
-        st = read_npy_head(npz, from, where, &buf, &cap, &have, &h);
-    if (st != NPYIO_OK)
+        st = read_npy_whole(npz, from, level, &whole, &len);
+    if (st != NPYIO_OK) {
         npyio__free(name);
-    else
-        st = npyio__npz_entry_open(npz, name, h, level, 0, false, where,
-                                   &s);
-    if (st == NPYIO_OK)
-        st = copy_npy_bytes(s, from, buf, have, cap, &total);
-    need = h != NULL ? (uint64_t)npyio_header_data_offset(h) +
-                           (uint64_t)npyio_header_nbytes(h)
-                     : 0;
-    if (st == NPYIO_OK && total < need &&
-        !npyio_dtype_has_objects(npyio_header_dtype(h)))
-        st = npyio__fail(NPYIO_E_TRUNCATED, "%s: the .npy file is %llu "
-                         "bytes; its header describes %llu", where,
-                         (unsigned long long)total, (unsigned long long)need);
-    if (st == NPYIO_OK)
-        st = npyio__npz_entry_commit(s);
-    if (s != NULL)
-        npyio__stream_close(s); /* unfinished: the archive fails */
-    npyio_header_free(h);
-    npyio__free(buf);
+        return st;
+    }
+    if (whole == NULL)
+        return add_npy_read(npz, name, from, level, where);
+    st = add_npy_whole(npz, name, whole, len, level, where);
+    npyio__free(whole);
     return st;
 }
 
@@ -488,7 +593,7 @@ static npyio_status npz_copy_body(npyio_npz_writer *npz, npyio_npz *src,
                                             se->name, "", where, &name);
     if (st == NPYIO_OK)
         st = npyio__npz_entry_open(npz, name, NULL, se->method == 0 ? 0 : 6, 0,
-                                true, where, &s);
+                                   true, 0, where, &s);
     if (st != NPYIO_OK)
         return st;
     st = copy_bytes(npz, s, from, se, label);

@@ -28,6 +28,7 @@ struct npyio_npz_writer {
      * w->stream then is (npz_zipio.c); NULL otherwise. */
     npyio_stream *direct;
     bool owns_stream, durable, align;
+    bool zlib;                /* NPYIO_NPZ_WRITE_ZLIB: zlib only */
     zipFile zip;
     npyio_status io_failed;   /* the first failure of a callback */
     npyio__sticky sticky;     /* the archive failed: repeated */
@@ -73,11 +74,20 @@ npyio_status npyio__npz_zip_failure(npyio_npz_writer *w, const char *call,
  * NPYIO_LIMIT_THREADS threads for a member of known length); flags:
  * NPYIO_WRITE_UNKNOWN_ROWS (header: the member's, whose header is then
  * rewritten at close). `raw`: the caller writes the member's bytes as
- * stored (npyio__npz_entry_raw_write, npyio__npz_entry_finish_raw). */
+ * stored (npyio__npz_entry_raw_write, npyio__npz_entry_finish_raw).
+ * whole_len: the member's bytes when they come whole (its header, then
+ * its data in one write: deflated in one libdeflate call when the
+ * archive, the size and the threads allow), else 0. */
 npyio_status npyio__npz_entry_open(npyio_npz_writer *w, char *name,
                                    const npyio_header *header, int level,
                                    uint32_t flags, bool raw,
-                                   const char *where, npyio_stream **out);
+                                   uint64_t whole_len, const char *where,
+                                   npyio_stream **out);
+
+/* Would a member of whole_len bytes given whole at that level be deflated
+ * in one libdeflate call (the archive's flags, the size, the threads)? */
+bool npyio__npz_entry_whole(const npyio_npz_writer *w, int level,
+                            uint64_t whole_len);
 
 /* Bytes of the member's data, as a writer's would be (CRC, deflate). */
 npyio_status npyio__npz_entry_append(npyio_stream *member, const void *p,

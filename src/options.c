@@ -262,6 +262,11 @@ void npyio__options_set_inflate(npyio_options *options, int inflate,
     options->faults.no_decompressor = no_decompressor;
 }
 
+void npyio__options_set_deflate(npyio_options *options, bool no_compressor)
+{
+    options->faults.no_compressor = no_compressor;
+}
+
 int64_t npyio__limit(const npyio_options *options, npyio_limit which)
 {
     const int64_t *limits = options ? options->limits : default_limits;

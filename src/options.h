@@ -48,6 +48,10 @@ void npyio__options_set_faults(npyio_options *options,
 void npyio__options_set_inflate(npyio_options *options, int inflate,
                                 bool no_decompressor);
 
+/* Make libdeflate's compressor fail (whole members written, npz_entry.c),
+ * for the tests. Not exported. */
+void npyio__options_set_deflate(npyio_options *options, bool no_compressor);
+
 /* Fetch a limit without the public call's argument checks; `options` may be
  * NULL (defaults). `which` must be a known limit. */
 int64_t npyio__limit(const npyio_options *options, npyio_limit which);

@@ -227,6 +227,28 @@ static npyio_status add_one(npyio_npz_writer *w, const savez_arrays *a,
                                        a->lens[i], level, 0, where);
 }
 
+/* NPYIO_NPZ_WRITE_ZLIB says how members are deflated: a call that
+ * deflates none (`deflates` false) refuses it rather than ignore it. */
+static npyio_status check_zlib_flag(uint32_t flags, bool deflates,
+                                    const char *where)
+{
+    if ((flags & NPYIO_NPZ_WRITE_ZLIB) && !deflates)
+        return npyio__fail(NPYIO_E_INVALID_ARG, "%s: NPYIO_NPZ_WRITE_ZLIB "
+                           "chooses how members are deflated, and every "
+                           "array here is stored (level 0)", where);
+    return NPYIO_OK;
+}
+
+static bool any_deflated(const savez_arrays *a)
+{
+    size_t i;
+
+    for (i = 0; a->levels != NULL && i < a->count; i++)
+        if (a->levels[i] != 0)
+            return true;
+    return false;
+}
+
 static npyio_status savez_body(const char *path, const savez_arrays *a,
                                uint32_t flags, const npyio_options *options,
                                const char *where)
@@ -244,7 +266,9 @@ static npyio_status savez_body(const char *path, const savez_arrays *a,
                            a->types != NULL || a->headers == NULL
                                ? "types, ndims, shapes" : "headers",
                            a->count);
-    st = npyio__npz_writer_create_path(path, flags, options, where, &w);
+    st = check_zlib_flag(flags, any_deflated(a), where);
+    if (st == NPYIO_OK)
+        st = npyio__npz_writer_create_path(path, flags, options, where, &w);
     for (i = 0; st == NPYIO_OK && i < a->count; i++)
         st = add_one(w, a, i, where);
     if (st != NPYIO_OK) {
@@ -298,8 +322,10 @@ npyio_status npyio_savez_append(const char *path, const char *key,
 {
     static const char where[] = "npyio_savez_append";
     npyio_npz_writer *w = NULL;
-    npyio_status st = npyio__npz_open_append_path(path, flags, options,
-                                                  where, &w);
+    npyio_status st = check_zlib_flag(flags, level != 0, where);
+
+    if (st == NPYIO_OK)
+        st = npyio__npz_open_append_path(path, flags, options, where, &w);
 
     if (st == NPYIO_OK)
         st = npyio__npz_writer_add_plain(w, key, type, ndim, shape, data,

@@ -33,6 +33,7 @@ typedef struct cli_args {
     int no_sync;         /* convert, pack, unpack --no-sync */
     int level;           /* pack --compress[=LEVEL]: 0 stores */
     int no_align;        /* pack --no-align */
+    int zlib;            /* pack --zlib: NPYIO_NPZ_WRITE_ZLIB */
     int append;          /* pack --append */
     int force;           /* unpack --force */
     int untrusted;       /* --untrusted */

@@ -39,6 +39,7 @@
 #define OPT_SHORT 4096u
 #define OPT_SHAPE 8192u
 #define OPT_CASTING 16384u
+#define OPT_ZLIB 32768u
 
 typedef struct command {
     const char *name;
@@ -220,7 +221,7 @@ static const command commands[] = {
          OPT_CASTING | OPT_THREADS,
      2, 2,
      cli_convert},
-    {"pack", "usage: npyio pack [--compress[=LEVEL]] [--threads N] "
+    {"pack", "usage: npyio pack [--compress[=LEVEL]] [--zlib] [--threads N] "
              "[--no-align] [--append] [--no-sync] OUT.npz NAME=FILE.npy...",
      "Write the .npy files as the archive OUT.npz, which np.load opens with\n"
      "the keys NAME: each member is its file byte for byte (member NAME.npy).\n"
@@ -232,9 +233,16 @@ static const command commands[] = {
      "\n"
      "  --compress[=LEVEL]    deflate the members at zlib LEVEL 1-9 (default\n"
      "                        6, np.savez_compressed's); 0 or no --compress\n"
-     "                        stores them, as np.savez does\n"
+     "                        stores them, as np.savez does. A file of up to\n"
+     "                        257 MiB is read whole and deflated in one\n"
+     "                        libdeflate call (memory: the file and its\n"
+     "                        output) on 1 or 2 threads; bigger files, standard\n"
+     "                        input and 3 or more threads use zlib\n"
+     "  --zlib                deflate with zlib only, as 1.0 did: on one\n"
+     "                        thread np.savez_compressed's bytes exactly\n"
      "  --threads N           deflate with N threads (1-64, 0: one per core;\n"
-     "                        default 1)\n"
+     "                        default 1); with 3 or more, or 2 with --zlib,\n"
+     "                        in blocks with an index readers use\n"
      "  --no-align            do not pad stored members so that their array\n"
      "                        data starts at a multiple of 64 bytes (the\n"
      "                        default, which lets readers map them aligned)\n"
@@ -243,8 +251,8 @@ static const command commands[] = {
      "                        the old archive is read with the limits below)\n"
      SYNC_HELP
      UNTRUSTED_HELP,
-     OPT_COMPRESS | OPT_THREADS | OPT_NO_ALIGN | OPT_APPEND | OPT_NO_SYNC |
-         OPT_UNTRUSTED,
+     OPT_COMPRESS | OPT_ZLIB | OPT_THREADS | OPT_NO_ALIGN | OPT_APPEND |
+         OPT_NO_SYNC | OPT_UNTRUSTED,
      2, -1, cli_pack},
     {"unpack", "usage: npyio unpack [--force] [--threads N] [--no-sync] "
                "FILE.npz DIR",
@@ -375,6 +383,8 @@ static int parse_flag(const command *cmd, const char *arg, cli_args *a)
         a->untrusted = 1;
     else if ((cmd->options & OPT_NO_ALIGN) && strcmp(arg, "--no-align") == 0)
         a->no_align = 1;
+    else if ((cmd->options & OPT_ZLIB) && strcmp(arg, "--zlib") == 0)
+        a->zlib = 1;
     else if ((cmd->options & OPT_APPEND) && strcmp(arg, "--append") == 0)
         a->append = 1;
     else if ((cmd->options & OPT_FORCE) && strcmp(arg, "--force") == 0)
@@ -548,6 +558,9 @@ static int parse_args(const command *cmd, int argc, char **argv, cli_args *a)
                                               : "too few arguments");
     if (cmd->max_files >= 0 && a->nfiles > cmd->max_files)
         return usage(cmd, "too many arguments");
+    if (a->zlib && a->level == 0)
+        return usage(cmd, "--zlib chooses how members are deflated: give "
+                          "--compress too");
     return 0;
 }
 

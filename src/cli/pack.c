@@ -2,7 +2,10 @@
  * pack.c - `npyio pack OUT.npz NAME=FILE.npy...`: .npy files into an
  * archive, each member byte for byte its file (npyio_npz_writer_add_npy), to a
  * new archive replaced atomically or appended crash-safely. Built on the
- * public API only.
+ * public API only. A regular file to deflate goes to the library as its
+ * own file stream, which it reads whole to deflate it in one libdeflate
+ * call (npyio.h, NPYIO_NPZ_WRITE_ZLIB); other inputs go through a stream
+ * that moves the progress bar.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -84,6 +87,39 @@ static int report_add_failure(const counted *c, npyio_status st,
     return cli_fail(st == NPYIO_E_IO ? archive : input);
 }
 
+/* Is the file regular, of a known size (for the progress bar)? */
+static int regular_file(const char *file, uint64_t *size)
+{
+    struct stat info;
+
+    if (strcmp(file, "-") == 0 || stat(file, &info) != 0 ||
+        !S_ISREG(info.st_mode))
+        return 0;
+    *size = (uint64_t)info.st_size;
+    return 1;
+}
+
+/* A regular file deflated whole: the library reads it through its own
+ * stream, whose failures name the file. */
+static int add_whole(npyio_npz_writer *w, const pack_item *item,
+                     const cli_args *a, cli_progress *bar, uint64_t *done,
+                     uint64_t size)
+{
+    npyio_stream *in = NULL;
+    npyio_status st = npyio_stream_open_path(item->file, NPYIO_STREAM_READ,
+                                             a->options, &in);
+
+    if (st != NPYIO_OK)
+        return cli_fail(item->file);
+    st = npyio_npz_writer_add_npy(w, item->key, in, a->level, 0);
+    npyio_stream_close(in);
+    if (st != NPYIO_OK)
+        return cli_fail(item->file);
+    *done += size;
+    cli_progress_update(bar, *done);
+    return 0;
+}
+
 /* One member from its file. */
 static int add_item(npyio_npz_writer *w, const pack_item *item,
                     const cli_args *a, cli_progress *bar, uint64_t *done)
@@ -91,8 +127,11 @@ static int add_item(npyio_npz_writer *w, const pack_item *item,
     npyio_stream_ops ops = {.size = sizeof ops, .read = counted_read};
     npyio_stream *inner = NULL, *outer = NULL;
     counted c;
+    uint64_t size = 0;
     npyio_status st;
 
+    if (a->level > 0 && !a->zlib && regular_file(item->file, &size))
+        return add_whole(w, item, a, bar, done, size);
     st = strcmp(item->file, "-") == 0
              ? npyio_stream_open_fd(0, a->options, &inner)
              : npyio_stream_open_path(item->file, NPYIO_STREAM_READ,
@@ -133,7 +172,8 @@ static int pack_items(const cli_args *a, const pack_item *items, int n)
 {
     const char *out = a->files[0];
     uint32_t flags = (a->no_sync ? NPYIO_WRITE_NO_SYNC : 0) |
-                     (a->no_align ? NPYIO_NPZ_WRITE_NO_ALIGN : 0);
+                     (a->no_align ? NPYIO_NPZ_WRITE_NO_ALIGN : 0) |
+                     (a->zlib ? NPYIO_NPZ_WRITE_ZLIB : 0);
     npyio_npz_writer *w = NULL;
     cli_progress bar;
     uint64_t done = 0;

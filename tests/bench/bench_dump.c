@@ -19,7 +19,8 @@
  * measurement-like float64 (a sine plus noise, rounded to 2 decimals;
  * native: as stored; big-endian (convert --byteorder big of it), swapped;
  * converted to f4; convert's output to a file there too), and dump of archive
- * members packed with `pack --compress=1 --threads 2` (a block index):
+ * members packed with `pack --compress=1 --zlib --threads 2` (a block
+ * index; without --zlib, 2 threads make one libdeflate call and no index):
  * one of N MiB (beyond the one libdeflate call when N > 257) and one of
  * N / 3 MiB. Prints the median (min..max) of one thread's time over N's
  * (> 1: the threads are faster) and each side's median peak RSS
@@ -139,12 +140,13 @@ static void threads_row(const char *name, char **argv, const char *threads,
     bench_json(name, "MiB/s", rate, rounds, &vs_one, 1);
 }
 
-/* Pack `npy` as member a of `npz` with --compress=1 --threads 2. */
+/* Pack `npy` as member a of `npz` with --compress=1 --zlib --threads 2. */
 static void pack_indexed(const char *tool, const char *npz, const char *npy)
 {
     char member[600];
-    char *argv[] = {(char *)tool, "pack", "--compress=1", "--threads", "2",
-                    "--no-sync", (char *)npz, member, NULL};
+    char *argv[] = {(char *)tool, "pack", "--compress=1", "--zlib",
+                    "--threads", "2", "--no-sync", (char *)npz, member,
+                    NULL};
 
     snprintf(member, sizeof member, "a=%s", npy);
     run_to(argv, "/dev/null");

@@ -55,11 +55,30 @@
  *                  members (every local header checked) vs
  *                  np.load(path).files
  *
- * --only many runs the last two alone.
+ * --only many runs the last two alone. --only libdeflate runs these alone
+ * (issue 43: whole members deflated in one libdeflate call), on a --size
+ * MiB array (128 suggested):
+ *
+ *   savez 6, 1 thread  npyio_savez of measurement-like float64 (a sine
+ *                  plus noise, rounded to 2 decimals, made by NumPy) at
+ *                  level 6 on one thread (one libdeflate call) vs zlib's
+ *                  one-call deflate of the same bytes into memory (+ CRC),
+ *                  and vs np.savez_compressed; then the archive's size
+ *                  over NumPy's
+ *   pack --compress  the tool (`npyio pack --compress --no-sync`, --tool
+ *                  PATH, default beside this program: ../src/npyio) of
+ *                  the .npy file vs the same two
+ *   2 threads, KIND level L  npyio_savez on 2 threads (one libdeflate
+ *                  call) vs npyio_savez with NPYIO_NPZ_WRITE_ZLIB on 2
+ *                  threads (zlib's blocks with their index, 1.0's), and vs
+ *                  one zlib thread; for the float64 and for int32 ramps
+ *                  (np.arange), levels 1 and 6: the crossover NPYIO_NPZ_WRITE_ZLIB's
+ *                  documentation states
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -632,6 +651,189 @@ static void bench_many(const char *dir, int rounds)
     unlink(list_npz);
 }
 
+/* ---- one libdeflate call (--only libdeflate) -------------------------------------- */
+
+/* npyio_savez of one array at level on nthreads, with flags. */
+static double savez_one(const char *path, const npyio_header *h,
+                        const void *data, size_t len, int level,
+                        int nthreads, uint32_t flags, int64_t *size)
+{
+    const char *key = "m";
+    npyio_options *o = NULL;
+    struct stat st;
+    double t0, t;
+
+    npyio_options_new(&o);
+    npyio_options_set_limit(o, NPYIO_LIMIT_THREADS, nthreads);
+    prime();
+    t0 = now();
+    if (npyio_savez_with_header(path, 1, &key, &h, &data, &len, &level,
+                                NPYIO_WRITE_NO_SYNC | flags, o) != NPYIO_OK)
+        die(npyio_last_error());
+    t = now() - t0;
+    npyio_options_free(o);
+    if (size != NULL && stat(path, &st) == 0)
+        *size = (int64_t)st.st_size;
+    unlink(path);
+    return t;
+}
+
+/* zlib's deflate of the bytes in one call into memory, and their CRC. */
+static double zlib_once(const void *data, size_t len, int level)
+{
+    size_t cap = compressBound((uLong)len);
+    unsigned char *out = malloc(cap);
+    z_stream z;
+    double t0, t;
+
+    prime();
+    t0 = now();
+    memset(&z, 0, sizeof z);
+    deflateInit2(&z, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    z.next_in = (unsigned char *)data;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+        die("deflate");
+    (void)crc32_z(0, data, len);
+    deflateEnd(&z);
+    t = now() - t0;
+    free(out);
+    return t;
+}
+
+static double tool_pack(const char *tool, const char *out, const char *npy)
+{
+    char command[2048];
+    double t0, t;
+
+    snprintf(command, sizeof command, "%s pack --compress --no-sync %s m=%s",
+             tool, out, npy);
+    prime();
+    t0 = now();
+    if (system(command) != 0)
+        die(command);
+    t = now() - t0;
+    unlink(out);
+    return t;
+}
+
+/* An array NumPy made, loaded here (header and data). */
+static void *load_made(const char *npy, npyio_header **h, size_t *len)
+{
+    npyio_reader *r = NULL;
+    const npyio_header *rh;
+    void *data = NULL;
+
+    if (npyio_reader_open_path(npy, NULL, &r) != NPYIO_OK)
+        die(npyio_last_error());
+    rh = npyio_reader_header(r);
+    if (npyio_header_new(npyio_header_dtype(rh), npyio_header_ndim(rh),
+                         npyio_header_shape(rh),
+                         npyio_header_is_fortran_order(rh), h) != NPYIO_OK ||
+        npyio_reader_read_alloc(r, 0, &data, len) != NPYIO_OK)
+        die(npyio_last_error());
+    npyio_reader_close(r);
+    return data;
+}
+
+/* The size of the archive np.savez_compressed writes of the array kept
+ * as `key` (the child prints it before its time). */
+static int64_t numpy_size(const char *path, const char *key)
+{
+    long long size = 0;
+    double t;
+
+    fprintf(py_in, "sizec1 %s %s\n", path, key);
+    fflush(py_in);
+    if (fscanf(py_out, "%lld %lf", &size, &t) != 2)
+        die("NumPy child");
+    return (int64_t)size;
+}
+
+/* One thread: ours, the tool, zlib, NumPy; the sizes. */
+static void libdeflate_one_thread(const char *dir, const char *tool,
+                                  const char *npy, int rounds)
+{
+    double ours[MAX_ROUNDS], pack[MAX_ROUNDS], ref1[MAX_ROUNDS],
+        ref2[MAX_ROUNDS];
+    char out[512], np_out[512];
+    npyio_header *h = NULL;
+    size_t len = 0;
+    void *data = load_made(npy, &h, &len);
+    int64_t size = 0, np_size;
+    int r;
+
+    snprintf(out, sizeof out, "%s/bench_npz_whole.npz", dir);
+    snprintf(np_out, sizeof np_out, "%s/bench_npz_numpy.npz", dir);
+    numpy_op("keepas", npy, "m");
+    for (r = 0; r < rounds; r++) {
+        ours[r] = savez_one(out, h, data, len, 6, 1, 0, &size);
+        pack[r] = tool_pack(tool, out, npy);
+        ref1[r] = zlib_once(data, len, 6);
+        ref2[r] = numpy_op("savezc1", np_out, "m");
+    }
+    report("savez 6, 1 thread (measure)", len, rounds, ours, ref1,
+           "zlib deflate", ref2, "np.savez_compressed");
+    report("pack --compress (measure)", len, rounds, pack, ref1,
+           "zlib deflate", ref2, "np.savez_compressed");
+    np_size = numpy_size(np_out, "m");
+    printf("  archive size: ours %lld, NumPy's %lld (%.4fx)\n",
+           (long long)size, (long long)np_size,
+           (double)size / (double)np_size);
+    npyio_header_free(h);
+    npyio_free(data);
+}
+
+/* Two threads: one libdeflate call vs zlib's blocks (the flag), and vs
+ * one zlib thread, at levels 1 and 6. */
+static void libdeflate_two_threads(const char *dir, const char *npy,
+                                   const char *kind, int rounds)
+{
+    double ours[MAX_ROUNDS], blocks[MAX_ROUNDS], one[MAX_ROUNDS];
+    static const int levels[2] = {1, 6};
+    char out[512], name[96];
+    npyio_header *h = NULL;
+    size_t len = 0;
+    void *data = load_made(npy, &h, &len);
+    int r, k;
+
+    snprintf(out, sizeof out, "%s/bench_npz_whole2.npz", dir);
+    for (k = 0; k < 2; k++) {
+        for (r = 0; r < rounds; r++) {
+            ours[r] = savez_one(out, h, data, len, levels[k], 2, 0, NULL);
+            blocks[r] = savez_one(out, h, data, len, levels[k], 2,
+                                  NPYIO_NPZ_WRITE_ZLIB, NULL);
+            one[r] = savez_one(out, h, data, len, levels[k], 1,
+                               NPYIO_NPZ_WRITE_ZLIB, NULL);
+        }
+        snprintf(name, sizeof name, "2 threads, %s level %d", kind,
+                 levels[k]);
+        report(name, len, rounds, ours, blocks, "zlib blocks, 2 threads",
+               one, "zlib, 1 thread");
+    }
+    npyio_header_free(h);
+    npyio_free(data);
+}
+
+static void bench_libdeflate(const char *dir, const char *tool, size_t mib,
+                             int rounds)
+{
+    char npy[512], ramp[512], size[32];
+
+    snprintf(npy, sizeof npy, "%s/bench_npz_measure.npy", dir);
+    snprintf(ramp, sizeof ramp, "%s/bench_npz_ramp.npy", dir);
+    snprintf(size, sizeof size, "%zu", mib);
+    numpy_op("measurenpy", npy, size);
+    numpy_op("rampnpy", ramp, size);
+    libdeflate_one_thread(dir, tool, npy, rounds);
+    libdeflate_two_threads(dir, npy, "float64", rounds);
+    libdeflate_two_threads(dir, ramp, "int32 ramp", rounds);
+    unlink(npy);
+    unlink(ramp);
+}
+
 /* ---- NumPy -------------------------------------------------------------------------- */
 
 static void start_numpy_npz(void)
@@ -660,6 +862,18 @@ static void start_numpy_npz(void)
         "        g = np.random.default_rng(7)\n"
         "        m = np.round(np.sin(x) * 50 + g.normal(0, 1, n), 2)\n"
         "        np.savez_compressed(w[1], m=m); m = x = None\n"
+        "    elif op == 'measurenpy':\n"
+        "        n = int(w[2]) << 17; x = np.arange(n) * 1e-3\n"
+        "        g = np.random.default_rng(7)\n"
+        "        np.save(w[1], np.round(np.sin(x) * 50 + g.normal(0, 1, n), 2))\n"
+        "        x = None\n"
+        "    elif op == 'rampnpy':\n"
+        "        np.save(w[1], np.arange(int(w[2]) << 18, dtype='<i4'))\n"
+        "    elif op == 'keepas': keep[w[2]] = np.load(w[1])\n"
+        "    elif op == 'savezc1': np.savez_compressed(w[1], m=keep[w[2]])\n"
+        "    elif op == 'sizec1':\n"
+        "        np.savez_compressed(w[1], m=keep[w[2]])\n"
+        "        a = os.path.getsize(w[1]); os.unlink(w[1]); print(a)\n"
         "    elif op == 'savezc':\n"
         "        np.savez_compressed(w[1], **{'w%d' % i: keep['w']\n"
         "                                     for i in range(8)})\n"
@@ -679,7 +893,8 @@ static double numpy_op(const char *op, const char *a, const char *b)
 
 int main(int argc, char **argv)
 {
-    const char *dir = "/dev/shm", *only = "";
+    const char *dir = "/dev/shm", *only = "", *tool = NULL;
+    char tool_path[4096];
     int rounds = 5, r, i;
     size_t mib = 256, walk_mib = 32;
     double ours[MAX_ROUNDS], ref1[MAX_ROUNDS], ref2[MAX_ROUNDS],
@@ -691,7 +906,8 @@ int main(int argc, char **argv)
         BENCH_SIZE_ROUNDS_DIR(mib, rounds, dir),
         {"--threads", BENCH_INT, &threads}, {"--only", BENCH_TEXT, &only},
         {"--walk", BENCH_SIZE, &walk_mib},
-        {"--members", BENCH_SIZE, &many_members}, BENCH_END};
+        {"--members", BENCH_SIZE, &many_members},
+        {"--tool", BENCH_TEXT, &tool}, BENCH_END};
 
     bench_args(argc, argv, 1, options);
     if (rounds < 1 || rounds > MAX_ROUNDS)
@@ -713,6 +929,22 @@ int main(int argc, char **argv)
         printf("bench_npz: np.savez_compressed member of %zu MiB, %s, %d "
                "rounds\n", mib, dir, rounds);
         bench_inflate(dir, mib, rounds);
+        stop_numpy();
+        return 0;
+    }
+    if (strcmp(only, "libdeflate") == 0) {
+        if (tool == NULL) {
+            const char *slash = strrchr(argv[0], '/');
+
+            snprintf(tool_path, sizeof tool_path, "%.*s/../src/npyio",
+                     slash != NULL ? (int)(slash - argv[0]) : 1,
+                     slash != NULL ? argv[0] : ".");
+            tool = tool_path;
+        }
+        start_numpy_npz();
+        printf("bench_npz: whole members, one libdeflate call, %zu MiB, %s, "
+               "%d rounds\n", mib, dir, rounds);
+        bench_libdeflate(dir, tool, mib, rounds);
         stop_numpy();
         return 0;
     }

@@ -57,15 +57,22 @@ def write_inputs(d):
     flip_last_data_byte(corrupt, "a.npy")
 
 
-def flip_last_data_byte(path, name):
-    """Change the last byte of a stored member's data (an element)."""
+def member_place(path, name):
+    """Where a member's data starts in the archive, and its length."""
     with zipfile.ZipFile(path) as z:
         info = z.getinfo(name)
-    with open(path, "r+b") as f:
+    with open(path, "rb") as f:
         f.seek(info.header_offset + 26)
         name_len = int.from_bytes(f.read(2), "little")
         extra_len = int.from_bytes(f.read(2), "little")
-        end = info.header_offset + 30 + name_len + extra_len + info.compress_size
+    return info.header_offset + 30 + name_len + extra_len, info.compress_size
+
+
+def flip_last_data_byte(path, name):
+    """Change the last byte of a stored member's data (an element)."""
+    start, size = member_place(path, name)
+    with open(path, "r+b") as f:
+        end = start + size
         f.seek(end - 1)
         byte = f.read(1)[0]
         f.seek(end - 1)
@@ -93,6 +100,19 @@ def check_tasks(t, out):
     with np.load(os.path.join(out, "comp.npz")) as z:
         t.check(np.array_equal(z["x"], ramp(6, 2.0).reshape(2, 3)), "comp: x")
         t.check(list(z["y"]) == [5, 6] and z["y"].dtype == np.uint8, "comp: y")
+    ref = os.path.join(out, "zlib_ref.npz")
+    np.savez_compressed(ref, x=ramp(6, 2.0).reshape(2, 3))
+    t.check(compressed_of(os.path.join(out, "zlib.npz"), "x.npy") ==
+            compressed_of(ref, "x.npy"),
+            "savez with npyio::zlib_deflate: np.savez_compressed's bytes")
+
+
+def compressed_of(path, name):
+    """A member's compressed bytes as the archive holds them."""
+    start, size = member_place(path, name)
+    with open(path, "rb") as f:
+        f.seek(start)
+        return f.read(size)
 
 
 def check_files(t, out):

@@ -4,15 +4,19 @@
     npz_check.py --tool PATH --workdir DIR [--via-callbacks KIND]
 
 1. Archives libnpyio writes (npz_tool pack), for stored and deflate levels
-   1, 6 and 9 (on 1, 2 and 3 threads), aligned or not, with known and
-   unknown row counts: np.load
-   gives the same keys and arrays; zipfile's testzip() finds nothing;
-   `unzip -t` (when installed) and minizip's own reader read every member;
-   stored members are aligned at 64 when asked; the same inputs give the
-   same bytes.
-   A large member deflated on 2, 3 and 7 threads carries a block index
-   (local extra id 0x494E) that all of them ignore, whose blocks each
-   inflate alone to their declared length; one thread gives none.
+   1, 6 and 9 (on 1, 2 and 3 threads, with and without
+   NPYIO_NPZ_WRITE_ZLIB), aligned or not, with known and unknown row
+   counts: np.load gives the same keys and arrays; zipfile's testzip()
+   finds nothing; `unzip -t`, `7z t` and miniunzip (each when installed)
+   and minizip's own reader read every member; stored members are aligned
+   at 64 when asked; the same inputs give the same bytes. A whole array
+   on 1 or 2 threads without the flag is libdeflate's member (its .npy
+   header in a stored block first); with the flag on one thread it is
+   zlib's raw deflate of the member, np.savez_compressed's bytes.
+   A large member deflated on 3 and 7 threads, or on 2 with the flag,
+   carries a block index (local extra id 0x494E) that all of them ignore,
+   whose blocks each inflate alone to their declared length; one thread,
+   and 2 without the flag (one libdeflate call), give none.
    Members appended (npyio_npz_writer_open_append_path) to archives of NumPy's and
    ours: the same checks, old and new keys.
 2. Archives np.savez and np.savez_compressed write (keys with '/', 'é',
@@ -103,6 +107,61 @@ def index_blocks(extra):
     return None
 
 
+def other_readers(path, what, check):
+    """7-Zip's `7z t` and miniunzip (minizip's extractor), when installed,
+    read every member with its CRC-32; miniunzip's files are zipfile's
+    bytes."""
+    if shutil.which("7z"):
+        r = subprocess.run(["7z", "t", path], capture_output=True)
+        check(r.returncode == 0 and b"Everything is Ok" in r.stdout,
+              what + ": 7z t")
+    if shutil.which("miniunzip"):
+        out = path + ".miniunzip"
+        shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out)
+        r = subprocess.run(["miniunzip", "-o", os.path.abspath(path)],
+                           cwd=out, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        check(r.returncode == 0, what + ": miniunzip")
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                with open(os.path.join(out, info.filename), "rb") as f:
+                    check(f.read() == zf.read(info),
+                          what + ": miniunzip's " + info.filename)
+        shutil.rmtree(out)
+
+
+def raw_member(path, info):
+    """A member's compressed bytes."""
+    _, data_at = local_extra(path, info)
+    with open(path, "rb") as f:
+        f.seek(data_at)
+        return f.read(info.compress_size)
+
+
+def check_deflater(path, level, zlib_flag, check, what, whole_keys):
+    """Members given whole (whole_keys), on 1 or 2 threads: without the
+    flag, the .npy header in a stored block, not final, then libdeflate's
+    stream (it is no zlib stream of the member); with it, on one thread,
+    zlib's raw deflate of the member at that level (zipfile's)."""
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if info.filename[:-4] not in whole_keys:
+                continue
+            member, comp = zf.read(info), raw_member(path, info)
+            z = zlib.compressobj(level, zlib.DEFLATED, -15)
+            zlib_bytes = z.compress(member) + z.flush()
+            if zlib_flag:
+                check(comp == zlib_bytes, what + ": zlib's bytes of " +
+                      info.filename)
+                continue
+            head = 10 + int.from_bytes(member[8:10], "little")
+            stored = (b"\0" + head.to_bytes(2, "little") +
+                      (head ^ 0xFFFF).to_bytes(2, "little") + member[:head])
+            check(comp.startswith(stored) and comp != zlib_bytes,
+                  what + ": libdeflate's member " + info.filename)
+
+
 def block_index(args, tool, unzip, check):
     """1c. A 20 MB member deflated on 2 and 3 threads carries a block
     index (id 0x494E, version 1) in its local extra field that everyone
@@ -114,13 +173,17 @@ def block_index(args, tool, unzip, check):
     np.save(path, big)
     small = os.path.join(args.workdir, "small.npy")
     np.save(small, np.arange(10))
-    for level, threads in ((6, 1), (6, 2), (1, 3), (6, 7)):
-        what = "index level %d threads %d" % (level, threads)
-        out = os.path.join(args.workdir, "index_%d_%d.npz" % (level, threads))
+    for level, threads, flag in ((6, 1, ""), (6, 2, ""), (6, 2, "1"),
+                                 (1, 3, ""), (6, 7, "")):
+        what = "index level %d threads %d zlib %s" % (level, threads, flag)
+        out = os.path.join(args.workdir, "index_%d_%d%s.npz" % (
+            level, threads, flag))
         os.environ["NPZ_TOOL_THREADS"] = str(threads)
+        os.environ["NPZ_TOOL_ZLIB"] = flag
         r = subprocess.run(tool + ["pack", out, str(level), "0", "0",
                                    "w=" + path, "s=" + small])
         os.environ.pop("NPZ_TOOL_THREADS", None)
+        os.environ.pop("NPZ_TOOL_ZLIB", None)
         check(r.returncode == 0, what + ": pack")
         if r.returncode != 0:
             continue
@@ -137,12 +200,14 @@ def block_index(args, tool, unzip, check):
         r = subprocess.run([args.tool, "minizip", out],
                            stdout=subprocess.DEVNULL)
         check(r.returncode == 0, what + ": minizip reads it")
+        other_readers(out, what, check)
         extra, data_at = local_extra(out, infos[0])
         blocks = index_blocks(extra)
         check(index_blocks(local_extra(out, infos[1])[0]) is None,
               what + ": no index in a small member")
-        if threads == 1:
-            check(blocks is None, what + ": no index on one thread")
+        if threads == 1 or (threads == 2 and not flag):
+            check(blocks is None, what + ": no index on one thread, nor "
+                  "on two in one libdeflate call")
             continue
         usize, csize = infos[0].file_size, infos[0].compress_size
         check(blocks is not None and
@@ -190,15 +255,20 @@ def main():
     unzip = shutil.which("unzip")
 
     # 1. ours, read by everyone else
-    for level, threads in ((0, 1), (1, 1), (6, 1), (9, 1), (6, 2), (1, 3)):
+    whole_keys = [k for k, a in data.items() if not a.dtype.hasobject]
+    for level, threads, flag in ((0, 1, ""), (1, 1, ""), (6, 1, ""),
+                                 (9, 1, ""), (6, 2, ""), (1, 3, ""),
+                                 (1, 1, "1"), (6, 1, "1"), (9, 1, "1"),
+                                 (6, 2, "1")):
         os.environ["NPZ_TOOL_THREADS"] = str(threads)
+        os.environ["NPZ_TOOL_ZLIB"] = flag
         for align in (0, 1):
             for unknown in (0, 1):
-                what = "level %d threads %d align %d unknown %d" % (
-                    level, threads, align, unknown)
+                what = "level %d threads %d zlib %s align %d unknown %d" % (
+                    level, threads, flag, align, unknown)
                 out = os.path.join(args.workdir,
-                                   "ours_%d_%d_%d_%d.npz" % (
-                                       level, threads, align, unknown))
+                                   "ours_%d_%d%s_%d_%d.npz" % (
+                                       level, threads, flag, align, unknown))
                 r = subprocess.run(tool + ["pack", out, str(level),
                                            str(unknown), str(align)] + specs)
                 check(r.returncode == 0, what + ": pack")
@@ -236,6 +306,11 @@ def main():
                 r = subprocess.run([args.tool, "minizip", out],
                                    stdout=subprocess.DEVNULL)
                 check(r.returncode == 0, what + ": minizip reads it")
+                other_readers(out, what, check)
+                if level > 0 and threads <= 2 and not unknown:
+                    check_deflater(out, level, flag, check, what,
+                                   whole_keys if threads == 1 or not flag
+                                   else [])
                 again = out + ".again"
                 subprocess.run(tool + ["pack", again, str(level),
                                        str(unknown), str(align)] + specs)
@@ -243,6 +318,7 @@ def main():
                     check(f1.read() == f2.read(), what + ": reproducible")
 
     os.environ.pop("NPZ_TOOL_THREADS", None)
+    os.environ.pop("NPZ_TOOL_ZLIB", None)
     block_index(args, tool, unzip, check)
 
     # 1b. appended to NumPy's archives and to ours

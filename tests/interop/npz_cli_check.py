@@ -707,7 +707,9 @@ def check_validate(c, npz, valid, bad_dir, hostile_dir, tmp):
 
 
 def check_block_index_warning(c, tmp):
-    """A member packed with --threads 2 carries a block index: validate
+    """A member packed with --zlib --threads 2 (zlib's blocks: without
+    --zlib, 2 threads take one libdeflate call) carries a block index:
+    validate
     says valid, with no warning. With the index's second block moved by
     one byte, np.load and zipfile still read it, and validate still says
     valid (exit 0) with one warning naming the member."""
@@ -716,8 +718,10 @@ def check_block_index_warning(c, tmp):
     npy = os.path.join(tmp, "walk.npy")
     path = os.path.join(tmp, "indexed.npz")
     np.save(npy, a)
-    r = c.run("pack", "--compress", "--threads", "2", path, "w=" + npy)
-    c.check(r.returncode == 0, "pack --threads 2: exit %d" % r.returncode)
+    r = c.run("pack", "--compress", "--zlib", "--threads", "2", path,
+              "w=" + npy)
+    c.check(r.returncode == 0, "pack --zlib --threads 2: exit %d" %
+            r.returncode)
     r = c.run("validate", path)
     c.check(r.returncode == 0 and r.stderr == b"",
             "validate an indexed member: exit %d %r" % (r.returncode,
@@ -859,6 +863,52 @@ def check_packed(c, out, inputs, what, method=0, aligned=True):
     return unaligned
 
 
+def member_raw(path, info):
+    """A member's compressed bytes, as the archive holds them."""
+    raw = read(path)
+    at = local_data_start(raw, info)
+    return raw[at:at + info.compress_size]
+
+
+def check_pack_deflaters(c, d, npys):
+    """pack --compress of files (read whole): each member is its .npy
+    header in a stored block, then libdeflate's stream (not zlib's);
+    --zlib: np.savez_compressed's compressed bytes, member for member;
+    standard input goes through zlib either way."""
+    picked = [p for p in npys if not np.load(p, allow_pickle=True)
+              .dtype.hasobject][:12]
+    arrays = {os.path.basename(p)[:-4]: np.load(p) for p in picked}
+    ref = os.path.join(d, "ref.npz")
+    np.savez_compressed(ref, **arrays)
+    for extra in ([], ["--zlib"]):
+        out = os.path.join(d, "deflaters.npz")
+        r = c.run("pack", "--compress", *extra, out, *picked)
+        what = "pack --compress %s" % " ".join(extra)
+        c.check(r.returncode == 0, "%s: exit %d %r" % (
+            what, r.returncode, r.stderr[:300]))
+        if r.returncode != 0:
+            continue
+        with zipfile.ZipFile(out) as zo, zipfile.ZipFile(ref) as zr:
+            c.check(zo.testzip() is None, what + ": testzip")
+            for io_, ir in zip(zo.infolist(), zr.infolist()):
+                ours, numpys = member_raw(out, io_), member_raw(ref, ir)
+                member = zo.read(io_)
+                head = 10 + int.from_bytes(member[8:10], "little")
+                stored = (b"\0" + head.to_bytes(2, "little") +
+                          (head ^ 0xFFFF).to_bytes(2, "little") +
+                          member[:head])
+                if extra:
+                    c.check(ours == numpys and io_.CRC == ir.CRC,
+                            what + ": np.savez_compressed's bytes of " +
+                            io_.filename)
+                else:
+                    c.check(ours.startswith(stored) and ours != numpys and
+                            member == zr.read(ir),
+                            what + ": libdeflate's member " + io_.filename)
+        os.remove(out)
+    os.remove(ref)
+
+
 def check_pack(c, data_dir, tmp):
     arrays = os.path.join(data_dir, "arrays")
     npys = sorted(os.path.join(arrays, n) for n in os.listdir(arrays)
@@ -907,6 +957,8 @@ def check_pack(c, data_dir, tmp):
         check_packed(c, comp, inputs, "pack " + flag, method=8,
                      aligned=False)
         os.remove(comp)
+
+    check_pack_deflaters(c, d, npys)
 
     # --threads 2 on a 20 MB array, deflated and stored.
     big = os.path.join(d, "big.npy")
@@ -1456,6 +1508,7 @@ def check_usage(c, data_dir, tmp):
     out = os.path.join(tmp, "usage.npz")
     for words, command in ((["pack", out], "pack"),
                            (["pack", "--compress=12", out, npy], "pack"),
+                           (["pack", "--zlib", out, npy], "pack"),
                            (["pack", "--threads", "65", out, npy], "pack"),
                            (["dump", "--threads", "-1", npy], "dump"),
                            (["unpack", os.path.join(data_dir, "npz",
@@ -1466,7 +1519,7 @@ def check_usage(c, data_dir, tmp):
                 not os.path.lexists(out),
                 "usage error %r: exit %d %r" % (words[1:], r.returncode,
                                                 r.stderr[:300]))
-    options = {"pack": [b"--compress", b"--threads", b"--no-align",
+    options = {"pack": [b"--compress", b"--zlib", b"--threads", b"--no-align",
                         b"--append", b"--no-sync", b"NAME", b"-"],
                "unpack": [b"--force", b"--no-sync", b"DIR", b"--untrusted",
                           b"--threads"],

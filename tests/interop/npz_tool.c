@@ -4,7 +4,8 @@
  *       write an archive of those .npy files with npyio_npz_*: deflate
  *       LEVEL (0 stores), UNKNOWN 1 writes C-order arrays with an unknown
  *       row count in pieces, ALIGN 0 passes NPYIO_NPZ_WRITE_NO_ALIGN; the
- *       environment's NPZ_TOOL_THREADS sets NPYIO_LIMIT_THREADS
+ *       environment's NPZ_TOOL_THREADS sets NPYIO_LIMIT_THREADS, its
+ *       NPZ_TOOL_ZLIB (set, non-empty) passes NPYIO_NPZ_WRITE_ZLIB
  *   npz_tool append ARCHIVE LEVEL KEY=FILE.npy ...
  *       add those .npy files to an existing archive (npyio_npz_writer_open_append_path)
  *   npz_tool unpack ARCHIVE DIR
@@ -244,10 +245,12 @@ static int add_file(npyio_npz_writer *w, const char *spec, int level,
 static int pack(int argc, char **argv)
 {
     int level = atoi(argv[3]), unknown = atoi(argv[4]), i;
+    const char *threads = getenv("NPZ_TOOL_THREADS"),
+               *zlib = getenv("NPZ_TOOL_ZLIB");
     uint32_t flags = NPYIO_WRITE_NO_SYNC |
-                     (atoi(argv[5]) ? 0 : NPYIO_NPZ_WRITE_NO_ALIGN);
+                     (atoi(argv[5]) ? 0 : NPYIO_NPZ_WRITE_NO_ALIGN) |
+                     (zlib != NULL && *zlib ? NPYIO_NPZ_WRITE_ZLIB : 0);
     npyio_npz_writer *w = NULL;
-    const char *threads = getenv("NPZ_TOOL_THREADS");
     npyio_options *o = NULL;
     npyio_status st;
 

@@ -29,6 +29,7 @@ static const struct {
     FLAG(NPYIO_MAP_SPARSE),          FLAG(NPYIO_NPZ_WRITE_NO_ALIGN),
     FLAG(NPYIO_RECORD_ALIGNED),      FLAG(NPYIO_STREAM_READ),
     FLAG(NPYIO_STREAM_WRITE),        FLAG(NPYIO_WRITE_REPLACE),
+    FLAG(NPYIO_NPZ_WRITE_ZLIB),
 #undef FLAG
 };
 
@@ -394,15 +395,20 @@ typedef struct flag_call {
     npyio_status (*call)(uint32_t flags);
 } flag_call;
 
-/* One line per call: FLAG_CALL(function, the flags it takes). */
+/* One line per call: FLAG_CALL(function, the flags it takes), each flag
+ * by name (abi_names reads them; NPYIO_NPZ_WRITE_ZLIB has
+ * NPYIO_NPZ_WRITE_NO_ALIGN's scope). */
 #define FLAG_CALL(fn, takes) {#fn, takes, call_##fn}
 static const flag_call table[] = {
     FLAG_CALL(save, NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(append, NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_WAIT_FOR_LOCK),
-    FLAG_CALL(savez, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN),
-    FLAG_CALL(savez_with_header,
-              NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN),
+    FLAG_CALL(savez, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN |
+                         NPYIO_NPZ_WRITE_ZLIB),
+    FLAG_CALL(savez_with_header, NPYIO_WRITE_NO_SYNC |
+                                     NPYIO_NPZ_WRITE_NO_ALIGN |
+                                     NPYIO_NPZ_WRITE_ZLIB),
     FLAG_CALL(savez_append, NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN |
+                                NPYIO_NPZ_WRITE_ZLIB |
                                 NPYIO_WRITE_WAIT_FOR_LOCK),
     FLAG_CALL(record_builder_new, NPYIO_RECORD_ALIGNED),
     FLAG_CALL(header_new_as_read, NPYIO_READ_NATIVE | NPYIO_READ_C_ORDER),
@@ -423,7 +429,8 @@ static const flag_call table[] = {
     FLAG_CALL(writer_open_in_place_stream,
               NPYIO_WRITE_NO_SYNC | NPYIO_WRITE_WAIT_FOR_LOCK),
     FLAG_CALL(npz_writer_open_append_stream,
-              NPYIO_NPZ_WRITE_NO_ALIGN | NPYIO_WRITE_WAIT_FOR_LOCK),
+              NPYIO_NPZ_WRITE_NO_ALIGN | NPYIO_NPZ_WRITE_ZLIB |
+                  NPYIO_WRITE_WAIT_FOR_LOCK),
     FLAG_CALL(save_with_header, NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(map_open_path, NPYIO_MAP_WRITE | NPYIO_WRITE_NO_SYNC),
     FLAG_CALL(map_create_path, NPYIO_WRITE_NO_SYNC | NPYIO_MAP_SPARSE),
@@ -434,11 +441,14 @@ static const flag_call table[] = {
               NPYIO_READ_CAST_SAME_KIND | NPYIO_READ_CAST_UNSAFE),
     FLAG_CALL(reader_set_type,
               NPYIO_READ_CAST_SAME_KIND | NPYIO_READ_CAST_UNSAFE),
-    FLAG_CALL(npz_writer_create_path,
-              NPYIO_WRITE_NO_SYNC | NPYIO_NPZ_WRITE_NO_ALIGN),
-    FLAG_CALL(npz_writer_create_stream, NPYIO_NPZ_WRITE_NO_ALIGN),
+    FLAG_CALL(npz_writer_create_path, NPYIO_WRITE_NO_SYNC |
+                                          NPYIO_NPZ_WRITE_NO_ALIGN |
+                                          NPYIO_NPZ_WRITE_ZLIB),
+    FLAG_CALL(npz_writer_create_stream,
+              NPYIO_NPZ_WRITE_NO_ALIGN | NPYIO_NPZ_WRITE_ZLIB),
     FLAG_CALL(npz_writer_open_append_path, NPYIO_WRITE_NO_SYNC |
                                                NPYIO_NPZ_WRITE_NO_ALIGN |
+                                               NPYIO_NPZ_WRITE_ZLIB |
                                                NPYIO_WRITE_WAIT_FOR_LOCK),
     FLAG_CALL(writer_create_member, NPYIO_WRITE_UNKNOWN_ROWS),
     FLAG_CALL(npz_writer_add, 0),

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "scratch.h"
@@ -369,8 +370,10 @@ static void decompressor_fails(void)
 
 static double big[1 << 15]; /* 256 KiB: one block of parallel deflate */
 
-/* Stored, deflated, unknown rows, an .npy file as it is, a copy. */
-static npyio_status op_npz_write(const npyio_options *o)
+/* Stored, deflated (whole: one libdeflate call unless the flags say
+ * NPYIO_NPZ_WRITE_ZLIB), unknown rows, an .npy file as it is (read whole), a
+ * copy. */
+static npyio_status npz_write_with(const npyio_options *o, uint32_t flags)
 {
     npyio_npz_writer *w = NULL;
     npyio_writer *m = NULL;
@@ -381,7 +384,8 @@ static npyio_status op_npz_write(const npyio_options *o)
                                       sizeof big / sizeof big[0]}, &h);
 
     if (st == NPYIO_OK)
-        st = npyio_npz_writer_create_path(out_npz, NPYIO_WRITE_NO_SYNC, o, &w);
+        st = npyio_npz_writer_create_path(out_npz,
+                                          NPYIO_WRITE_NO_SYNC | flags, o, &w);
     if (st == NPYIO_OK)
         st = npyio_npz_writer_add_with_header(w, "stored", h, big, sizeof big,
                                               0, 0);
@@ -415,6 +419,44 @@ static npyio_status op_npz_write(const npyio_options *o)
     npyio_stream_close(s);
     npyio_header_free(h);
     return st;
+}
+
+static npyio_status op_npz_write(const npyio_options *o)
+{
+    return npz_write_with(o, 0);
+}
+
+static npyio_status op_npz_write_zlib(const npyio_options *o)
+{
+    return npz_write_with(o, NPYIO_NPZ_WRITE_ZLIB);
+}
+
+/* libdeflate allocates its compressor with malloc too: the test hook
+ * makes it give NULL, which is NPYIO_E_NOMEM naming npyio_savez, nothing
+ * kept and no archive made. */
+static void compressor_fails(void)
+{
+    npyio_options *o = failing_options(1);
+    const char *keys[1] = {"a"}, *types[1] = {"=f8"};
+    const int64_t n = sizeof big / sizeof big[0], *shapes[1] = {&n};
+    const void *data[1] = {big};
+    size_t lens[1] = {sizeof big};
+    int ndims[1] = {1}, levels[1] = {6};
+    char path[256];
+
+    path_in_dir(path, sizeof path, "compressor.npz");
+    npyio__options_set_deflate(o, true);
+    inj.calls = 0;
+    inj.fail_at = 0;
+    inj.live = 0;
+    assert_status(npyio_savez(path, 1, keys, types, ndims, shapes, data, lens,
+                              levels, NPYIO_WRITE_NO_SYNC, o),
+                  NPYIO_E_NOMEM);
+    assert_int_equal(inj.live, 0);
+    assert_names_only("npyio_savez");
+    assert_error_contains("libdeflate_alloc_compressor");
+    assert_int_equal(access(path, F_OK), -1);
+    npyio_options_free(o);
 }
 
 static npyio_status append_member(const npyio_options *o, const char *key)
@@ -503,6 +545,9 @@ static void test_npz(void **state)
     assert_true(fail_each("npz load, zlib", op_npz_load_zlib, NULL, 1) > 2);
     decompressor_fails();
     assert_true(fail_each("npz write", op_npz_write, out_npz, 1) > 5);
+    assert_true(fail_each("npz write, zlib", op_npz_write_zlib, out_npz, 1) >
+                5);
+    compressor_fails();
     assert_true(fail_each("npz write, 3 threads", op_npz_write, out_npz, 3) >
                 5);
     archive = snapshot(out_npz, &archive_len);
