@@ -215,9 +215,9 @@ static void test_whole_members_are_libdeflate(void **state)
     (void)state;
     for (i = 0; i < sizeof levels / sizeof levels[0]; i++) {
         for (threads = 1; threads <= 2; threads++)
-            check_saved("<f8", 1, &shape, values, len, levels[i], 0,
+            check_saved("=f8", 1, &shape, values, len, levels[i], 0,
                         threads, true, 0);
-        check_saved("<f8", 1, &shape, values, len, levels[i],
+        check_saved("=f8", 1, &shape, values, len, levels[i],
                     NPYIO_NPZ_WRITE_ZLIB, 1, false, 0);
     }
 }
@@ -229,11 +229,11 @@ static void test_whole_small_shapes(void **state)
     int64_t empty[2] = {0, 4}, three = 3;
 
     (void)state;
-    check_saved("<u4", 2, empty, values, 0, 6, 0, 1, true, 0);
-    check_saved("<u4", 2, empty, values, 0, 6, NPYIO_NPZ_WRITE_ZLIB, 1,
+    check_saved("=u4", 2, empty, values, 0, 6, 0, 1, true, 0);
+    check_saved("=u4", 2, empty, values, 0, 6, NPYIO_NPZ_WRITE_ZLIB, 1,
                 false, 0);
-    check_saved("<f8", 0, NULL, values, 8, 6, 0, 2, true, 0);
-    check_saved("<f8", 0, NULL, values, 8, 9, NPYIO_NPZ_WRITE_ZLIB, 1,
+    check_saved("=f8", 0, NULL, values, 8, 6, 0, 2, true, 0);
+    check_saved("=f8", 0, NULL, values, 8, 9, NPYIO_NPZ_WRITE_ZLIB, 1,
                 false, 0);
     check_saved("[('x', '=i4'), ('y', '=f8')]", 1, &three, rec, sizeof rec,
                 1, 0, 1, true, 0);
@@ -248,11 +248,11 @@ static void test_threads_rule(void **state)
     int64_t shape = (int64_t)(N_VALUES * 8) - 100;
 
     (void)state;
-    check_saved("<u1", 1, &shape, values, (size_t)shape, 6,
+    check_saved("=u1", 1, &shape, values, (size_t)shape, 6,
                 NPYIO_NPZ_WRITE_ZLIB, 2, false, 3);
-    check_saved("<u1", 1, &shape, values, (size_t)shape, 6, 0, 3, false, 3);
-    check_saved("<u1", 1, &shape, values, (size_t)shape, 6, 0, 7, false, 3);
-    check_saved("<u1", 1, &shape, values, (size_t)shape, 6, 0, 2, true, 0);
+    check_saved("=u1", 1, &shape, values, (size_t)shape, 6, 0, 3, false, 3);
+    check_saved("=u1", 1, &shape, values, (size_t)shape, 6, 0, 7, false, 3);
+    check_saved("=u1", 1, &shape, values, (size_t)shape, 6, 0, 2, true, 0);
 }
 
 /* Over NPYIO_LIMIT_ALLOC_BYTES the member is zlib's stream. */
@@ -260,7 +260,7 @@ static void test_alloc_limit_keeps_zlib(void **state)
 {
     int64_t shape = (int64_t)(1 << 20);
     unsigned char head[512], *got, *want;
-    size_t head_len = npy_head("<u1", 1, &shape, head, sizeof head);
+    size_t head_len = npy_head("=u1", 1, &shape, head, sizeof head);
     size_t got_len = 0, want_len = 0;
     npyio_options *o = threads_options(1);
     int64_t usize = 0, blocks = 0;
@@ -269,7 +269,7 @@ static void test_alloc_limit_keeps_zlib(void **state)
     (void)state;
     assert_ok(npyio_options_set_limit(o, NPYIO_LIMIT_ALLOC_BYTES, 1 << 20));
     path_in_dir(path, sizeof path, "limit.npz");
-    save_one(path, "<u1", 1, &shape, values, (size_t)shape, 6, 0, o);
+    save_one(path, "=u1", 1, &shape, values, (size_t)shape, 6, 0, o);
     got = member_bytes(path, &got_len, &usize, &blocks);
     want = expected_zlib(head, head_len, values, (size_t)shape, 6,
                          &want_len);
@@ -281,9 +281,9 @@ static void test_alloc_limit_keeps_zlib(void **state)
 static void test_pieces_keep_zlib(void **state)
 {
     int64_t shape = 300000;
-    npyio_header *h = make_header("<f8", 1, &shape, 0);
+    npyio_header *h = make_header("=f8", 1, &shape, 0);
     unsigned char head[512], *got, *want;
-    size_t head_len = npy_head("<f8", 1, &shape, head, sizeof head);
+    size_t head_len = npy_head("=f8", 1, &shape, head, sizeof head);
     size_t got_len = 0, want_len = 0;
     npyio_options *o = threads_options(1);
     npyio_npz_writer *w = NULL;
@@ -373,7 +373,7 @@ static void test_add_npy(void **state)
 
     (void)state;
     path_in_dir(npy, sizeof npy, "in.npy");
-    assert_ok(npyio_save(npy, "<f8", 1, &shape, values, 200000 * 8,
+    assert_ok(npyio_save(npy, "=f8", 1, &shape, values, 200000 * 8,
                          NPYIO_WRITE_NO_SYNC, NULL));
     file_len = 200000 * 8 + 4096;
     file = malloc(file_len);
@@ -394,7 +394,7 @@ static void test_add_npy(void **state)
  * (which takes no archive flag) refuses it as any foreign flag. */
 static void test_flag_refused_where_it_means_nothing(void **state)
 {
-    const char *keys[1] = {"a"}, *types[1] = {"<f8"};
+    const char *keys[1] = {"a"}, *types[1] = {"=f8"};
     int64_t two = 2;
     const int64_t *shapes[1] = {&two};
     const void *datas[1] = {values};
@@ -414,18 +414,18 @@ static void test_flag_refused_where_it_means_nothing(void **state)
                               &len, zero, NPYIO_NPZ_WRITE_ZLIB, NULL),
                   NPYIO_E_INVALID_ARG);
     assert_int_equal(access(path, F_OK), -1);
-    save_one(path, "<f8", 1, &two, values, 16, 6, NPYIO_NPZ_WRITE_ZLIB,
+    save_one(path, "=f8", 1, &two, values, 16, 6, NPYIO_NPZ_WRITE_ZLIB,
              NULL);
-    assert_status(npyio_savez_append(path, "b", "<f8", 1, &two, values, 16,
+    assert_status(npyio_savez_append(path, "b", "=f8", 1, &two, values, 16,
                                      0, NPYIO_NPZ_WRITE_ZLIB, NULL),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("npyio_savez_append: NPYIO_NPZ_WRITE_ZLIB");
-    assert_ok(npyio_savez_append(path, "b", "<f8", 1, &two, values, 16, 6,
+    assert_ok(npyio_savez_append(path, "b", "=f8", 1, &two, values, 16, 6,
                                  NPYIO_NPZ_WRITE_ZLIB | NPYIO_WRITE_NO_SYNC,
                                  NULL));
     assert_ok(npyio_npz_writer_open_append_path(path, NPYIO_NPZ_WRITE_ZLIB,
                                                 NULL, &w));
-    assert_status(npyio_npz_writer_add(w, "c", "<f8", 1, &two, values, 16, 6,
+    assert_status(npyio_npz_writer_add(w, "c", "=f8", 1, &two, values, 16, 6,
                                        NPYIO_NPZ_WRITE_ZLIB),
                   NPYIO_E_INVALID_ARG);
     assert_error_contains("flag NPYIO_NPZ_WRITE_ZLIB (0x2000) is not one");
@@ -438,9 +438,9 @@ static void test_flag_refused_where_it_means_nothing(void **state)
 static void test_whole_entry_given_pieces(void **state)
 {
     int64_t shape = 100000;
-    npyio_header *h = make_header("<f8", 1, &shape, 0);
+    npyio_header *h = make_header("=f8", 1, &shape, 0);
     unsigned char head[512], *got;
-    size_t head_len = npy_head("<f8", 1, &shape, head, sizeof head);
+    size_t head_len = npy_head("=f8", 1, &shape, head, sizeof head);
     size_t got_len = 0;
     npyio_npz_writer *w = NULL;
     npyio_stream *s = NULL;
