@@ -52,6 +52,17 @@ typedef struct member_state {
     int index_state;
     int index_found;       /* npyio__index_read's: 0, 1, -1 */
     npyio__npz_index index;
+    size_t chain;          /* blocks [0, chain) proven in order from block 0 */
+    bool tail_proven;      /* the last block proven to end the stream */
+    /* Where the streaming inflate stands: at pos, or behind it after a
+     * read another way (ahead_fill, whole_read, index_read) moved pos;
+     * z_catch_up brings it back. */
+    uint64_t z_pos;
+    /* Blocks inflated ahead on the threads (ahead_fill): the member's
+     * bytes [ahead_at, ahead_end), proven, in ahead. */
+    unsigned char *ahead;
+    size_t ahead_cap;
+    uint64_t ahead_at, ahead_end;
 } member_state;
 
 static const char *member_name(const member_state *m, char *buf, size_t cap)
@@ -73,21 +84,11 @@ static npyio_status member_fail(member_state *m, npyio_status st,
                        what);
 }
 
-/* Extend the CRC over the part of [at, at + len) just past what it covers,
- * and check it once it covers the whole member. */
-static npyio_status crc_over(member_state *m, const unsigned char *buf,
-                             size_t len, uint64_t at)
+/* Once the CRC covers the whole member: checked, once. */
+static npyio_status crc_check(member_state *m)
 {
     char what[96];
 
-    if (m->crc_pos > m->entry.usize)
-        return NPYIO_OK; /* checked already */
-    if (at <= m->crc_pos && len > m->crc_pos - at) {
-        size_t skip = (size_t)(m->crc_pos - at);
-
-        m->crc = npyio__crc32(m->crc, buf + skip, len - skip);
-        m->crc_pos = at + len;
-    }
     if (m->crc_pos != m->entry.usize)
         return NPYIO_OK;
     m->crc_pos = m->entry.usize + 1; /* checked */
@@ -96,6 +97,22 @@ static npyio_status crc_over(member_state *m, const unsigned char *buf,
     snprintf(what, sizeof what, "its CRC-32 is %08lx; the directory says "
              "%08lx", (unsigned long)m->crc, (unsigned long)m->entry.crc);
     return member_fail(m, NPYIO_E_CHECKSUM, what);
+}
+
+/* Extend the CRC over the part of [at, at + len) just past what it covers,
+ * and check it once it covers the whole member. */
+static npyio_status crc_over(member_state *m, const unsigned char *buf,
+                             size_t len, uint64_t at)
+{
+    if (m->crc_pos > m->entry.usize)
+        return NPYIO_OK; /* checked already */
+    if (at <= m->crc_pos && len > m->crc_pos - at) {
+        size_t skip = (size_t)(m->crc_pos - at);
+
+        m->crc = npyio__crc32(m->crc, buf + skip, len - skip);
+        m->crc_pos = at + len;
+    }
+    return crc_check(m);
 }
 
 /* ---- stored ------------------------------------------------------------------ */
@@ -285,6 +302,7 @@ static npyio_status member_close(void *state)
     npyio__index_free(&m->index);
     npyio__free(m->in);
     npyio__free(m->skip);
+    npyio__free(m->ahead);
     return NPYIO_OK;
 }
 
@@ -377,19 +395,25 @@ static npyio_status inflate_some(member_state *m, unsigned char *out,
         }
     }
     *made = cap - m->z.avail_out;
+    m->z_pos += *made;
     return NPYIO_OK;
 }
 
 /* At the declared size the deflate stream must end: one more byte of
  * output means the member inflates to more than its directory says. */
+static npyio_status z_catch_up(member_state *m);
+
 static npyio_status check_stream_end(member_state *m)
 {
     unsigned char extra;
     size_t made = 0;
     npyio_status st = NPYIO_OK;
 
-    if (!m->ended)
-        st = inflate_some(m, &extra, 1, &made);
+    if (!m->ended && !m->tail_proven) {
+        st = z_catch_up(m);
+        if (st == NPYIO_OK)
+            st = inflate_some(m, &extra, 1, &made);
+    }
     if (st == NPYIO_OK && made > 0)
         st = member_fail(m, NPYIO_E_FORMAT, "it inflates to more bytes than "
                          "the directory declares (a possible zip bomb)");
@@ -443,6 +467,7 @@ static npyio_status ended_early(member_state *m)
  * the directory's CRC-32 are taken from libdeflate).
  */
 #define WHOLE_MAX ((uint64_t)257 << 20) /* 256 MiB of data, its header */
+#define WHOLE_PREFIX_MAX ((uint64_t)1 << 20)
 
 static bool whole_fits(const member_state *m, uint64_t want)
 {
@@ -453,7 +478,11 @@ static bool whole_fits(const member_state *m, uint64_t want)
 
     if (bound > m->mem.max_alloc)
         bound = m->mem.max_alloc;
+    /* It inflates the member from its start: not for the last chunk of
+     * a long pass (pos > want, beyond the .npy header), which streaming
+     * inflates alone faster. */
     return want > 0 && want == m->entry.usize - m->pos &&
+           (m->pos <= want || m->pos <= WHOLE_PREFIX_MAX) &&
            m->crc_pos == m->pos && !m->ended && m->entry.usize <= bound &&
            m->entry.csize <= bound && m->entry.usize <= SIZE_MAX &&
            m->entry.csize <= SIZE_MAX;
@@ -768,29 +797,39 @@ static size_t index_block_of(const member_state *m, uint64_t at)
     return lo;
 }
 
+/* Block i of the index as a part: its compressed and inflated spans, to
+ * be inflated whole and dropped (the caller sets skip and out). */
+static void block_part(const member_state *m, size_t i, inflate_part *p)
+{
+    const npyio__index_block *b = m->index.blocks;
+    size_t n = m->index.count;
+    uint64_t cend = i + 1 < n ? b[i + 1].coff : m->entry.csize;
+    uint64_t uend = i + 1 < n ? b[i + 1].uoff : m->entry.usize;
+
+    p->cin = b[i].coff;
+    p->clen = cend - b[i].coff;
+    p->ulen = uend - b[i].uoff;
+    p->last = i + 1 == n;
+    p->skip = 0;
+    p->out = NULL;
+}
+
 /* Every block as a part: the bytes from `from` on into out (NULL: every
  * block checked only), the blocks wholly before `from` checked only. */
 static void index_parts(const member_state *m, uint64_t from,
                         unsigned char *out, inflate_part *parts)
 {
     const npyio__index_block *b = m->index.blocks;
-    size_t n = m->index.count, i;
+    size_t i;
 
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < m->index.count; i++) {
         inflate_part *p = &parts[i];
-        uint64_t cend = i + 1 < n ? b[i + 1].coff : m->entry.csize;
-        uint64_t uend = i + 1 < n ? b[i + 1].uoff : m->entry.usize;
 
-        p->cin = b[i].coff;
-        p->clen = cend - b[i].coff;
-        p->ulen = uend - b[i].uoff;
-        p->last = i + 1 == n;
-        p->skip = from > b[i].uoff ? from - b[i].uoff : 0;
-        p->out = NULL;
-        if (out != NULL && uend > from)
+        block_part(m, i, p);
+        if (out != NULL && b[i].uoff + p->ulen > from) {
+            p->skip = from > b[i].uoff ? from - b[i].uoff : 0;
             p->out = out + (b[i].uoff + p->skip - from);
-        else
-            p->skip = 0;
+        }
     }
 }
 
@@ -836,6 +875,13 @@ static npyio_status index_run(member_state *m, uint64_t from,
     }
     npyio__free(ip.parts);
     return NPYIO_OK;
+}
+
+/* Every block proven (index_run): seeks and chunks may start anywhere. */
+static void index_proven(member_state *m)
+{
+    m->index_state = 2;
+    m->chain = m->index.count;
 }
 
 /* A read from pos to the member's end that the index can take: on
@@ -889,7 +935,7 @@ static npyio_status index_read(member_state *m, unsigned char *buf,
             m->index_state = -1; /* it does not match: never again */
         return st;
     }
-    m->index_state = 2; /* proven: seeks may use it */
+    index_proven(m);
     crc = npyio__crc32_combine(m->crc, crc, want);
     if (crc != m->entry.crc)
         return NPYIO_OK;
@@ -900,17 +946,259 @@ static npyio_status index_read(member_state *m, unsigned char *buf,
     return crc_over(m, buf, 0, m->pos);
 }
 
-/* A read of cap bytes, the room bytes before buf free to overwrite. */
-static npyio_status deflated_read_in(member_state *m, unsigned char *buf,
-                                     size_t cap, size_t room, size_t *got)
+/* ---- deflated, in chunks: blocks inflated ahead on the threads -------------- */
+
+/*
+ * A member read in chunks (npyio_reader_read_chunk, a member stream read
+ * piece by piece) inflates its indexed blocks on the threads too: each
+ * read of at least AHEAD_MIN_READ bytes that streaming would take
+ * inflates, at once, the blocks it covers whole straight into its buffer
+ * and, one per thread, the blocks after them into `ahead`, from which
+ * the next reads are served. The chain of proof is index_run's, built as
+ * the pass goes: a batch starts at a block whose start is proven (block
+ * 0, or one that a proven block ends at: m->chain), and every block of
+ * it must inflate alone to its length and end on a byte boundary exactly
+ * where the next begins. A batch that does not prove is dropped, the
+ * index is not used again, and streaming takes over from pos (the
+ * streaming inflate catches up from the last proven block start:
+ * z_catch_up), so that the bytes are always a sequential inflate's.
+ * Memory: the blocks ahead, at most one per thread of at most
+ * AHEAD_BLOCK_MAX each (4 MiB as npyio writes them).
+ */
+#define AHEAD_BLOCK_MAX ((uint64_t)16 << 20)
+#ifndef AHEAD_PER_THREAD
+#define AHEAD_PER_THREAD 1
+#endif
+
+static unsigned ahead_threads(const member_state *m)
 {
-    uint64_t left = m->entry.usize - m->pos;
-    size_t want = (uint64_t)cap < left ? cap : (size_t)left, made = 0;
+    return npyio__thread_count(m->thread_limit, m->entry.usize - m->pos,
+                               npyio__stream_has_pread(m->archive));
+}
+
+/* Reads of at least this many bytes take ahead_fill (the .npy header's
+ * small reads stream: a whole read after them takes the one call). */
+static size_t ahead_min_read(void)
+{
+    return npyio__part_bytes_min / 8;
+}
+
+static bool ahead_fits(member_state *m, size_t want)
+{
+    if (want == 0 || want < ahead_min_read() || m->crc_pos != m->pos ||
+        ahead_threads(m) < 2)
+        return false;
+    index_load(m);
+    return m->index_state > 0 && index_block_of(m, m->pos) <= m->chain;
+}
+
+/* What ahead holds at pos, into buf (at most want bytes): *took. */
+static npyio_status ahead_take(member_state *m, unsigned char *buf,
+                               size_t want, size_t *took)
+{
+    uint64_t have = m->ahead_end - m->pos;
+    npyio_status st;
+
+    *took = 0;
+    if (m->pos < m->ahead_at || m->pos >= m->ahead_end || want == 0)
+        return NPYIO_OK;
+    if (have < want)
+        want = (size_t)have;
+    memcpy(buf, m->ahead + (m->pos - m->ahead_at), want);
+    st = crc_over(m, buf, want, m->pos);
+    if (st != NPYIO_OK)
+        return st;
+    m->pos += want;
+    *took = want;
+    return NPYIO_OK;
+}
+
+/* The batch for a read of want bytes at pos from block b: *direct blocks
+ * that lie wholly in the read, then *ahead blocks to fill the threads
+ * (at least the one the read ends inside), none above AHEAD_BLOCK_MAX.
+ * False if the read ends inside a block that cannot be held. */
+static bool ahead_plan(const member_state *m, size_t b, size_t want,
+                       unsigned threads, size_t *direct, size_t *ahead,
+                       uint64_t *ahead_bytes)
+{
+    size_t n = m->index.count, d = 0, k = 0;
+    uint64_t end = m->pos + want, bytes = 0;
+    inflate_part p;
+
+    for (; b + d < n; d++) {
+        block_part(m, b + d, &p);
+        if (m->index.blocks[b + d].uoff + p.ulen > end)
+            break;
+    }
+    for (; b + d + k < n; k++) {
+        bool cut = m->index.blocks[b + d + k].uoff < end;
+
+        block_part(m, b + d + k, &p);
+        if ((!cut && d + k >= AHEAD_PER_THREAD * threads) ||
+            p.ulen > AHEAD_BLOCK_MAX)
+            break;
+        bytes += p.ulen;
+    }
+    *direct = d;
+    *ahead = k;
+    *ahead_bytes = bytes;
+    return b + d + k == n || m->index.blocks[b + d + k].uoff >= end;
+}
+
+/* The batch planned inflated on the threads, from pos: the direct
+ * blocks into buf, the rest into m->ahead (from pos or from their
+ * first block's start). *ok: every block proved; *crc: of all of it. */
+static npyio_status ahead_run(member_state *m, size_t b, size_t d, size_t k,
+                              unsigned char *buf, bool *ok, uint32_t *crc)
+{
+    inflate_parts ip = {m, NULL};
+    npyio_status st = npyio__alloc_array(&m->mem, d + k, sizeof *ip.parts,
+                                         "inflate parts",
+                                         (void **)&ip.parts);
+    uint64_t first = m->index.blocks[b].uoff, ahead_at = m->pos;
+    size_t i;
+
+    *ok = false;
+    *crc = 0;
+    if (st != NPYIO_OK)
+        return st;
+    if (d > 0 && b + d < m->index.count)
+        ahead_at = m->index.blocks[b + d].uoff;
+    for (i = 0; i < d + k; i++) {
+        inflate_part *p = &ip.parts[i];
+        uint64_t at;
+
+        block_part(m, b + i, p);
+        p->skip = i == 0 ? m->pos - first : 0;
+        at = m->index.blocks[b + i].uoff + p->skip;
+        p->out = i < d ? buf + (at - m->pos) : m->ahead + (at - ahead_at);
+    }
+    npyio__run_parallel(d + k, ahead_threads(m), inflate_part_job, &ip);
+    *ok = true;
+    for (i = 0; i < d + k; i++) {
+        *ok = *ok && ip.parts[i].ok;
+        *crc = npyio__crc32_combine(*crc, ip.parts[i].crc,
+                                    ip.parts[i].ulen - ip.parts[i].skip);
+    }
+    npyio__free(ip.parts);
+    m->ahead_at = ahead_at;
+    return NPYIO_OK;
+}
+
+/* Room in m->ahead for `bytes`: NPYIO_OK or the allocator's failure. */
+static npyio_status ahead_room(member_state *m, uint64_t bytes)
+{
+    if (bytes <= m->ahead_cap)
+        return NPYIO_OK;
+    npyio__free(m->ahead);
+    m->ahead = NULL;
+    m->ahead_cap = 0;
+    if (npyio__alloc(&m->mem, (size_t)bytes, "blocks inflated ahead",
+                     (void **)&m->ahead) != NPYIO_OK)
+        return NPYIO_E_NOMEM;
+    m->ahead_cap = (size_t)bytes;
+    return NPYIO_OK;
+}
+
+/* want bytes from pos, the blocks on the threads (above). *got = 0 when
+ * the batch cannot be held or does not prove: the caller streams. */
+static npyio_status ahead_fill(member_state *m, unsigned char *buf,
+                               size_t want, size_t *got)
+{
+    size_t b = index_block_of(m, m->pos), d = 0, k = 0, more = 0, done;
+    uint64_t bytes = 0, start = m->pos, end;
+    uint32_t crc = 0;
+    bool ok = false;
+    npyio_status st;
+
+    *got = 0;
+    if (!ahead_plan(m, b, want, ahead_threads(m), &d, &k, &bytes) ||
+        ahead_room(m, bytes) != NPYIO_OK)
+        return NPYIO_OK; /* streaming reads it in bounded memory */
+    m->ahead_at = m->ahead_end = 0;
+    st = ahead_run(m, b, d, k, buf, &ok, &crc);
+    if (st != NPYIO_OK || !ok) {
+        m->ahead_at = 0;
+        if (!ok)
+            m->index_state = -1; /* it does not match: never again */
+        return st;
+    }
+    if (b + d + k > m->chain)
+        m->chain = b + d + k;
+    m->tail_proven = m->tail_proven || b + d + k == m->index.count;
+    end = b + d + k < m->index.count ? m->index.blocks[b + d + k].uoff
+                                     : m->entry.usize;
+    /* The CRC runs ahead to the batch's end (each block's own, from the
+     * threads, combined): a damaged member fails at this read. */
+    m->crc = npyio__crc32_combine(m->crc, crc, end - m->pos);
+    m->crc_pos = end;
+    if (k > 0)
+        m->ahead_end = end;
+    m->pos = k > 0 ? m->ahead_at : end;
+    done = (size_t)(m->pos - start);
+    st = crc_check(m);
+    if (st == NPYIO_OK)
+        st = ahead_take(m, buf + done, want - done, &more);
+    if (st != NPYIO_OK)
+        return st;
+    *got = done + more;
+    return m->pos == m->entry.usize ? check_stream_end(m) : NPYIO_OK;
+}
+
+/*
+ * The streaming inflate brought to pos, where reads another way left it
+ * behind (or ahead): it starts again at the last proven block start at
+ * or before pos (m->chain), or at the member's start, unless it already
+ * stands between there and pos, and inflates up to pos into the skip
+ * buffer. Those bytes were delivered already: the CRC is not extended.
+ */
+static npyio_status z_catch_up(member_state *m)
+{
+    size_t b = 0;
+    uint64_t start = 0;
+    npyio_status st = NPYIO_OK;
+
+    if (m->z_pos == m->pos)
+        return NPYIO_OK;
+    if (m->index.count > 0) {
+        b = index_block_of(m, m->pos);
+        if (b > m->chain)
+            b = m->chain;
+        start = m->index.blocks[b].uoff;
+    }
+    if (m->z_pos > m->pos || m->z_pos < start) {
+        inflateReset(&m->z);
+        m->z.avail_in = 0;
+        m->in_pos = b > 0 ? m->index.blocks[b].coff : 0;
+        m->z_pos = start;
+        m->ended = false;
+    }
+    if (m->skip == NULL)
+        st = npyio__alloc(&m->mem, SKIP_BYTES, "member skip buffer",
+                          (void **)&m->skip);
+    while (st == NPYIO_OK && m->z_pos < m->pos) {
+        uint64_t left = m->pos - m->z_pos;
+        size_t made = 0;
+
+        st = inflate_some(m, m->skip, left < SKIP_BYTES ? (size_t)left
+                                                         : SKIP_BYTES,
+                          &made);
+        if (st == NPYIO_OK && made == 0)
+            st = member_fail(m, NPYIO_E_TRUNCATED, "its deflate stream "
+                             "ends before bytes already read");
+    }
+    return st;
+}
+
+/* want bytes from pos into buf, by the first way that takes them: the
+ * index's blocks or the one call to the end, blocks ahead, streaming. */
+static npyio_status deflated_fetch(member_state *m, unsigned char *buf,
+                                   size_t want, size_t room, size_t *got)
+{
+    size_t made = 0;
     npyio_status st = NPYIO_OK;
 
     *got = 0;
-    if (m->failed != NPYIO_OK)
-        return member_fail(m, m->failed, "failed earlier");
     if (index_wins(m, want)) {
         st = index_read(m, buf, want, got);
         if (st != NPYIO_OK || *got > 0)
@@ -921,9 +1209,16 @@ static npyio_status deflated_read_in(member_state *m, unsigned char *buf,
         if (st != NPYIO_OK || *got > 0)
             return st;
     }
+    if (ahead_fits(m, want)) {
+        st = ahead_fill(m, buf, want, got);
+        if (st != NPYIO_OK || *got > 0)
+            return st;
+    }
     if (want > UINT_MAX)
         want = UINT_MAX;
     if (want > 0)
+        st = z_catch_up(m);
+    if (st == NPYIO_OK && want > 0)
         st = inflate_some(m, buf, want, &made);
     if (st == NPYIO_OK && want > 0 && made == 0)
         st = ended_early(m);
@@ -934,6 +1229,27 @@ static npyio_status deflated_read_in(member_state *m, unsigned char *buf,
     m->pos += made;
     *got = made;
     return m->pos == m->entry.usize ? check_stream_end(m) : NPYIO_OK;
+}
+
+/* A read of cap bytes, the room bytes before buf free to overwrite:
+ * first what the blocks read ahead hold. */
+static npyio_status deflated_read_in(member_state *m, unsigned char *buf,
+                                     size_t cap, size_t room, size_t *got)
+{
+    uint64_t left = m->entry.usize - m->pos;
+    size_t want = (uint64_t)cap < left ? cap : (size_t)left, took = 0,
+           more = 0;
+    npyio_status st;
+
+    *got = 0;
+    if (m->failed != NPYIO_OK)
+        return member_fail(m, m->failed, "failed earlier");
+    st = ahead_take(m, buf, want, &took);
+    if (st == NPYIO_OK)
+        st = deflated_fetch(m, buf + took, want - took, took > 0 ? 0 : room,
+                            &more);
+    *got = took + more;
+    return st;
 }
 
 static npyio_status deflated_read(void *state, void *buf, size_t cap,
@@ -969,7 +1285,7 @@ static void rewind_member(member_state *m)
     m->z.avail_in = 0;
     m->in_pos = 0;
     m->ended = false;
-    m->pos = 0;
+    m->pos = m->z_pos = 0;
     m->crc = 0;
     m->crc_pos = 0;
 }
@@ -1004,7 +1320,7 @@ static npyio_status index_prove(member_state *m)
     if (m->index_state == 1)
         st = index_run(m, 0, NULL, &ok, &crc);
     if (st == NPYIO_OK && m->index_state == 1)
-        m->index_state = ok ? 2 : -1;
+        ok ? index_proven(m) : (void)(m->index_state = -1);
     return st;
 }
 
@@ -1030,7 +1346,7 @@ static npyio_status index_seek(member_state *m, uint64_t target,
     inflateReset(&m->z);
     m->z.avail_in = 0;
     m->in_pos = m->index.blocks[b].coff;
-    m->pos = m->index.blocks[b].uoff;
+    m->pos = m->z_pos = m->index.blocks[b].uoff;
     m->ended = false;
     *jumped = true;
     return NPYIO_OK;
