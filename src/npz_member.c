@@ -12,8 +12,8 @@
  */
 #include "crc.h"
 #include "error.h"
-#include "npz_index.h"
 #include "npz_member.h"
+#include "npz_member_core.h"
 #include "options.h"
 #include "threads.h"
 
@@ -22,98 +22,10 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
-/* Compressed input read per refill, and the sink for skipped output. */
-#define INPUT_BYTES ((size_t)256 << 10)
+/* Compressed input read by the first reads (the .npy header). */
 #define PROBE_INPUT_BYTES ((size_t)1 << 10)
-#define SKIP_BYTES ((size_t)64 << 10)
 /* Stored data read while its CRC runs: in blocks that stay in L2. */
 #define CRC_BLOCK ((size_t)256 << 10)
-
-typedef struct member_state {
-    npyio_stream *archive; /* borrowed */
-    npyio__zip_entry entry;
-    npyio__mem mem;
-    uint64_t pos;          /* in the uncompressed bytes */
-    uint64_t crc_pos;      /* the CRC covers [0, crc_pos) */
-    uint32_t crc;
-    int64_t thread_limit;  /* NPYIO_LIMIT_THREADS, for npyio__thread_count */
-    npyio_status failed;   /* a checksum or format failure, repeated */
-    char why[160];         /* its reason, without the member's name */
-    /* deflated members */
-    z_stream z;
-    bool z_ready, ended;
-    uint64_t in_pos;       /* compressed bytes taken from the archive */
-    uint64_t in_at;        /* the compressed offset of in[0] */
-    unsigned char *in, *skip;
-    size_t in_cap;
-    /* The block index (npz_index.h): 0 not looked for yet, 1 usable, 2
-     * usable and every block checked (seeks may use it), -1 none or
-     * ignored. */
-    int index_state;
-    int index_found;       /* npyio__index_read's: 0, 1, -1 */
-    npyio__npz_index index;
-    size_t chain;          /* blocks [0, chain) proven in order from block 0 */
-    bool tail_proven;      /* the last block proven to end the stream */
-    /* Where the streaming inflate stands: at pos, or behind it after a
-     * read another way (ahead_fill, whole_read, index_read) moved pos;
-     * z_catch_up brings it back. */
-    uint64_t z_pos;
-    /* Blocks inflated ahead on the threads (ahead_fill): the member's
-     * bytes [ahead_at, ahead_end), proven, in ahead. */
-    unsigned char *ahead;
-    size_t ahead_cap;
-    uint64_t ahead_at, ahead_end;
-} member_state;
-
-static const char *member_name(const member_state *m, char *buf, size_t cap)
-{
-    return npyio__show(m->entry.name, strlen(m->entry.name), buf, cap);
-}
-
-/* A failure of the member's bytes: kept, and repeated by later reads. */
-static npyio_status member_fail(member_state *m, npyio_status st,
-                                const char *what)
-{
-    char shown[96];
-
-    if (m->failed == NPYIO_OK)
-        snprintf(m->why, sizeof m->why, "%s", what);
-    m->failed = st;
-    return npyio__fail(st, "member '%s': %s", member_name(m, shown,
-                                                          sizeof shown),
-                       what);
-}
-
-/* Once the CRC covers the whole member: checked, once. */
-static npyio_status crc_check(member_state *m)
-{
-    char what[96];
-
-    if (m->crc_pos != m->entry.usize)
-        return NPYIO_OK;
-    m->crc_pos = m->entry.usize + 1; /* checked */
-    if (m->crc == m->entry.crc)
-        return NPYIO_OK;
-    snprintf(what, sizeof what, "its CRC-32 is %08lx; the directory says "
-             "%08lx", (unsigned long)m->crc, (unsigned long)m->entry.crc);
-    return member_fail(m, NPYIO_E_CHECKSUM, what);
-}
-
-/* Extend the CRC over the part of [at, at + len) just past what it covers,
- * and check it once it covers the whole member. */
-static npyio_status crc_over(member_state *m, const unsigned char *buf,
-                             size_t len, uint64_t at)
-{
-    if (m->crc_pos > m->entry.usize)
-        return NPYIO_OK; /* checked already */
-    if (at <= m->crc_pos && len > m->crc_pos - at) {
-        size_t skip = (size_t)(m->crc_pos - at);
-
-        m->crc = npyio__crc32(m->crc, buf + skip, len - skip);
-        m->crc_pos = at + len;
-    }
-    return crc_check(m);
-}
 
 /* ---- stored ------------------------------------------------------------------ */
 
@@ -238,17 +150,17 @@ static npyio_status stored_pread(void *state, void *buf, size_t cap,
 
     *got = 0;
     if (m->failed != NPYIO_OK)
-        return member_fail(m, m->failed, "failed earlier");
+        return npyio__member_fail(m, m->failed, "failed earlier");
     if (want > 0 && stored_parallel(m, buf, want, offset)) {
         *got = want;
-        return crc_over(m, buf, 0, m->crc_pos);
+        return npyio__member_crc_over(m, buf, 0, m->crc_pos);
     }
     st = stored_span(m, buf, want, (uint64_t)offset, &m->crc_pos, &m->crc,
                      got);
     if (st == NPYIO_OK && *got < want)
-        st = member_fail(m, NPYIO_E_TRUNCATED, "the archive ends inside "
+        st = npyio__member_fail(m, NPYIO_E_TRUNCATED, "the archive ends inside "
                          "it (was it cut short after it was opened?)");
-    return st == NPYIO_OK ? crc_over(m, buf, 0, (uint64_t)offset + *got)
+    return st == NPYIO_OK ? npyio__member_crc_over(m, buf, 0, (uint64_t)offset + *got)
                           : st;
 }
 
@@ -266,7 +178,7 @@ static npyio_status stored_pread_part(void *state, void *buf, size_t cap,
     *got = 0;
     if (m->failed != NPYIO_OK)
         return npyio__fail(m->failed, "member '%s': failed earlier",
-                           member_name(m, shown, sizeof shown));
+                           npyio__member_name(m, shown, sizeof shown));
     st = stored_span(m, buf, stored_want(m, cap, offset), (uint64_t)offset,
                      &sum_at, &part->sum, got);
     part->summed = sum_at - (uint64_t)part->start;
@@ -345,7 +257,7 @@ static npyio_status refill(member_state *m)
                                m->entry.data_offset + (int64_t)m->in_pos,
                                &got, "compressed member data");
     if (st == NPYIO_OK && got < want)
-        st = member_fail(m, NPYIO_E_TRUNCATED, "the archive ends inside it");
+        st = npyio__member_fail(m, NPYIO_E_TRUNCATED, "the archive ends inside it");
     if (st != NPYIO_OK)
         return st;
     m->in_at = m->in_pos;
@@ -381,7 +293,7 @@ static npyio_status inflate_some(member_state *m, unsigned char *out,
         if (ret == Z_STREAM_END)
             m->ended = true;
         else if (ret == Z_BUF_ERROR && m->z.avail_in == 0 && !more)
-            return member_fail(m, NPYIO_E_TRUNCATED, "its compressed data "
+            return npyio__member_fail(m, NPYIO_E_TRUNCATED, "its compressed data "
                                "ends before its deflate stream does");
         else if (ret == Z_MEM_ERROR)
             return npyio__fail(NPYIO_E_NOMEM, "inflating a member: out of "
@@ -391,7 +303,7 @@ static npyio_status inflate_some(member_state *m, unsigned char *out,
                      "%llu compressed bytes: %s",
                      (unsigned long long)(m->in_pos - m->z.avail_in),
                      m->z.msg != NULL ? m->z.msg : "zlib error");
-            return member_fail(m, NPYIO_E_FORMAT, what);
+            return npyio__member_fail(m, NPYIO_E_FORMAT, what);
         }
     }
     *made = cap - m->z.avail_out;
@@ -415,7 +327,7 @@ static npyio_status check_stream_end(member_state *m)
             st = inflate_some(m, &extra, 1, &made);
     }
     if (st == NPYIO_OK && made > 0)
-        st = member_fail(m, NPYIO_E_FORMAT, "it inflates to more bytes than "
+        st = npyio__member_fail(m, NPYIO_E_FORMAT, "it inflates to more bytes than "
                          "the directory declares (a possible zip bomb)");
     return st;
 }
@@ -435,12 +347,12 @@ static npyio_status ended_early(member_state *m)
                  "directory says %08lx", (unsigned long long)m->pos,
                  (unsigned long long)m->entry.usize, (unsigned long)m->crc,
                  (unsigned long)m->entry.crc);
-        return member_fail(m, NPYIO_E_CHECKSUM, what);
+        return npyio__member_fail(m, NPYIO_E_CHECKSUM, what);
     }
     snprintf(what, sizeof what, "it inflates to only %llu bytes; the "
              "directory declares %llu", (unsigned long long)m->pos,
              (unsigned long long)m->entry.usize);
-    return member_fail(m, NPYIO_E_TRUNCATED, what);
+    return npyio__member_fail(m, NPYIO_E_TRUNCATED, what);
 }
 
 /* ---- deflated, whole, in one libdeflate call ------------------------------------ */
@@ -637,514 +549,6 @@ static npyio_status whole_read(member_state *m, unsigned char *buf,
     return st;
 }
 
-/* ---- deflated, on several threads through the block index ---------------------- */
-
-/*
- * The blocks inflate through zlib, not libdeflate, because only zlib can
- * prove where a block ends. The proof (index_run) needs to know that a
- * block's inflate stopped at a block boundary, on a byte boundary, at
- * the block's last byte: zlib says so (data_type 128, nothing left in
- * avail_in). libdeflate (1.14) inflates only whole streams ending in a
- * final block and reports just the bytes it consumed, rounded up. The
- * block's bytes followed by an empty final block (0x03 0x00) prove
- * nothing: a crafted block that stops mid-block, or off a byte boundary,
- * can take those 16 bits as the rest of its own data and still inflate
- * cleanly to its declared length, while a sequential inflate (np.load's)
- * reads the next block's bytes there instead. Whole members inflate from
- * their first byte, as np.load does, so libdeflate takes those
- * (whole_read).
- */
-
-/* One block inflated alone: compressed [cin, cin + clen) to ulen bytes,
- * the first `skip` of them dropped, the rest into out (NULL: dropped). */
-typedef struct inflate_part {
-    uint64_t cin, clen, ulen, skip;
-    bool last;
-    unsigned char *out;
-    uint32_t crc;  /* of the bytes put into out */
-    bool ok;       /* it inflated to exactly ulen, ending where it must */
-} inflate_part;
-
-typedef struct inflate_parts {
-    member_state *m;
-    inflate_part *parts;
-} inflate_parts;
-
-/* Where the next output goes: out past the skipped bytes, else scratch. */
-static void part_out(const inflate_part *p, z_stream *z, uint64_t made,
-                     unsigned char *scratch)
-{
-    uint64_t left = p->ulen - made;
-
-    if (p->out != NULL && made >= p->skip) {
-        z->next_out = p->out + (made - p->skip);
-        z->avail_out = left > UINT_MAX ? UINT_MAX : (uInt)left;
-        return;
-    }
-    if (p->out != NULL && p->skip - made < left)
-        left = p->skip - made;
-    z->next_out = scratch;
-    z->avail_out = left > SKIP_BYTES ? (uInt)SKIP_BYTES : (uInt)left;
-}
-
-/* Inflate the part's input through z; false if it does not match. */
-static bool part_run(member_state *m, inflate_part *p, z_stream *z,
-                     unsigned char *in, unsigned char *scratch)
-{
-    uint64_t read = 0, made = 0;
-    bool ended = false;
-    int ret;
-
-    for (;;) {
-        size_t want = p->clen - read < INPUT_BYTES ? (size_t)(p->clen - read)
-                                                   : INPUT_BYTES, got = 0;
-        unsigned char *at;
-        uInt give;
-
-        if (z->avail_in == 0 && want > 0) {
-            if (npyio__stream_read_at(m->archive, in, want,
-                                      m->entry.data_offset +
-                                          (int64_t)(p->cin + read),
-                                      &got, "compressed member data") !=
-                    NPYIO_OK || got < want)
-                return false;
-            z->next_in = in;
-            z->avail_in = (uInt)got;
-            read += got;
-        }
-        if (made < p->ulen)
-            part_out(p, z, made, scratch);
-        at = z->next_out;
-        give = z->avail_out;
-        ret = inflate(z, Z_NO_FLUSH);
-        made += give - z->avail_out;
-        if (p->out != NULL && at != scratch)
-            p->crc = npyio__crc32(p->crc, at, give - z->avail_out);
-        if (ret == Z_STREAM_END) {
-            ended = true;
-            break;
-        }
-        if ((ret != Z_OK && ret != Z_BUF_ERROR) ||
-            (z->avail_in == 0 && read == p->clen) || ret == Z_BUF_ERROR)
-            break;
-    }
-    /* All its input, its exact length, and then the stream's end (the
-     * last) or a block boundary on a byte boundary (data_type 128). */
-    if (!ended && ret != Z_OK && ret != Z_BUF_ERROR)
-        return false;
-    return made == p->ulen && z->avail_in == 0 && read == p->clen &&
-           (p->last ? ended : !ended && z->data_type == 128);
-}
-
-static void inflate_part_job(void *ctx, size_t index)
-{
-    inflate_parts *ip = ctx;
-    member_state *m = ip->m;
-    inflate_part *p = &ip->parts[index];
-    unsigned char *in = NULL, *scratch = NULL;
-    z_stream z;
-
-    p->ok = false;
-    p->crc = 0;
-    memset(&z, 0, sizeof z);
-    z.zalloc = npyio__zalloc;
-    z.zfree = npyio__zfree;
-    z.opaque = &m->mem;
-    if (npyio__alloc(&m->mem, INPUT_BYTES, "member input", (void **)&in) !=
-            NPYIO_OK ||
-        npyio__alloc(&m->mem, SKIP_BYTES, "member skip buffer",
-                     (void **)&scratch) != NPYIO_OK) {
-        npyio__free(in);
-        return;
-    }
-    if (inflateInit2(&z, -MAX_WBITS) == Z_OK) {
-        p->ok = part_run(m, p, &z, in, scratch);
-        inflateEnd(&z);
-    }
-    npyio__free(in);
-    npyio__free(scratch);
-}
-
-/* The index, looked for once: state 1 if usable, else -1. */
-static void index_load(member_state *m)
-{
-    char why[160];
-    int found = 0;
-
-    if (m->index_state != 0)
-        return;
-    m->index_state = -1;
-    if (npyio__index_read(m->archive, &m->entry, &m->mem, &m->index, &found,
-                          why, sizeof why) == NPYIO_OK)
-        m->index_found = found;
-    if (m->index_found == 1)
-        m->index_state = 1;
-}
-
-/* The block holding uncompressed byte `at`. */
-static size_t index_block_of(const member_state *m, uint64_t at)
-{
-    size_t lo = 0, hi = m->index.count;
-
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (m->index.blocks[mid].uoff <= at)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Block i of the index as a part: its compressed and inflated spans, to
- * be inflated whole and dropped (the caller sets skip and out). */
-static void block_part(const member_state *m, size_t i, inflate_part *p)
-{
-    const npyio__index_block *b = m->index.blocks;
-    size_t n = m->index.count;
-    uint64_t cend = i + 1 < n ? b[i + 1].coff : m->entry.csize;
-    uint64_t uend = i + 1 < n ? b[i + 1].uoff : m->entry.usize;
-
-    p->cin = b[i].coff;
-    p->clen = cend - b[i].coff;
-    p->ulen = uend - b[i].uoff;
-    p->last = i + 1 == n;
-    p->skip = 0;
-    p->out = NULL;
-}
-
-/* Every block as a part: the bytes from `from` on into out (NULL: every
- * block checked only), the blocks wholly before `from` checked only. */
-static void index_parts(const member_state *m, uint64_t from,
-                        unsigned char *out, inflate_part *parts)
-{
-    const npyio__index_block *b = m->index.blocks;
-    size_t i;
-
-    for (i = 0; i < m->index.count; i++) {
-        inflate_part *p = &parts[i];
-
-        block_part(m, i, p);
-        if (out != NULL && b[i].uoff + p->ulen > from) {
-            p->skip = from > b[i].uoff ? from - b[i].uoff : 0;
-            p->out = out + (b[i].uoff + p->skip - from);
-        }
-    }
-}
-
-/*
- * Inflate every block alone, on the member's threads, the bytes from
- * `from` on into out (NULL: checked only). *ok: every block matched
- * (part_run), so that the index is proven: block 0 starts the stream,
- * and each block inflates alone to its declared length and ends, on a
- * byte boundary and not final, exactly where the next one starts (the
- * last ends the stream at the member's end). A sequential inflate then
- * stands at each block's start with nothing carried over (a block that
- * inflated alone refers to nothing before it), so the blocks' bytes are
- * its bytes. Blocks before the read's start are checked too: a block is
- * no proof of where it starts, only the chain from block 0 is. *crc: the
- * CRC-32 of the bytes put into out.
- */
-static npyio_status index_run(member_state *m, uint64_t from,
-                              unsigned char *out, bool *ok, uint32_t *crc)
-{
-    size_t count = m->index.count, i;
-    inflate_parts ip = {m, NULL};
-    npyio_status st = npyio__alloc_array(&m->mem, count, sizeof *ip.parts,
-                                         "inflate parts",
-                                         (void **)&ip.parts);
-
-    *ok = false;
-    *crc = 0;
-    if (st != NPYIO_OK)
-        return st;
-    index_parts(m, from, out, ip.parts);
-    /* Threads share the archive only through positioned reads. */
-    npyio__run_parallel(count,
-                        npyio__thread_count(
-                            m->thread_limit, m->entry.usize,
-                            npyio__stream_has_pread(m->archive)),
-                        inflate_part_job, &ip);
-    *ok = true;
-    for (i = 0; i < count; i++) {
-        *ok = *ok && ip.parts[i].ok;
-        if (ip.parts[i].out != NULL)
-            *crc = npyio__crc32_combine(*crc, ip.parts[i].crc,
-                                        ip.parts[i].ulen - ip.parts[i].skip);
-    }
-    npyio__free(ip.parts);
-    return NPYIO_OK;
-}
-
-/* Every block proven (index_run): seeks and chunks may start anywhere. */
-static void index_proven(member_state *m)
-{
-    m->index_state = 2;
-    m->chain = m->index.count;
-}
-
-/* A read from pos to the member's end that the index can take: on
- * several threads, with the CRC continuous up to pos, blocks ahead. */
-static bool index_fits(member_state *m, uint64_t want)
-{
-    if (npyio__thread_count(m->thread_limit, want,
-                            npyio__stream_has_pread(m->archive)) < 2 ||
-        want == 0 || want != m->entry.usize - m->pos ||
-        m->crc_pos != m->pos || m->ended)
-        return false;
-    index_load(m);
-    return m->index_state > 0 &&
-           m->index.count - index_block_of(m, m->pos) >= 2;
-}
-
-/*
- * Which of the two takes a read both can: libdeflate's one call, or zlib
- * on the index's blocks. Measured on 2 threads (npyio dump of a 128 MiB
- * member of measurement-like data written on 2 threads: 0.37-0.48 s in
- * one call, 0.75-0.87 s on the blocks), the one call wins: libdeflate
- * inflates at 2.1-2.5x zlib's speed, two zlib threads at most 2x. From 3
- * threads on the blocks are taken (3 x zlib passes 2.5x; not measured:
- * this was measured on a 2-core machine).
- */
-#define WHOLE_BEATS_THREADS 2
-
-static bool index_wins(member_state *m, uint64_t want)
-{
-    return index_fits(m, want) &&
-           (npyio__thread_count(m->thread_limit, want,
-                                npyio__stream_has_pread(m->archive)) >
-                WHOLE_BEATS_THREADS ||
-            !whole_fits(m, want));
-}
-
-/* The rest of the member inflated on the threads into buf. NPYIO_OK with
- * *got = 0 when the index is not proven (index_run) or the CRC-32
- * differs: the caller inflates as without an index (it decides what is
- * wrong). */
-static npyio_status index_read(member_state *m, unsigned char *buf,
-                               size_t want, size_t *got)
-{
-    bool ok = false;
-    uint32_t crc = 0;
-    npyio_status st = index_run(m, m->pos, buf, &ok, &crc);
-
-    *got = 0;
-    if (st != NPYIO_OK || !ok) {
-        if (!ok)
-            m->index_state = -1; /* it does not match: never again */
-        return st;
-    }
-    index_proven(m);
-    crc = npyio__crc32_combine(m->crc, crc, want);
-    if (crc != m->entry.crc)
-        return NPYIO_OK;
-    m->crc = crc;
-    m->crc_pos = m->pos = m->entry.usize;
-    m->ended = true;
-    *got = want;
-    return crc_over(m, buf, 0, m->pos);
-}
-
-/* ---- deflated, in chunks: blocks inflated ahead on the threads -------------- */
-
-/*
- * A member read in chunks (npyio_reader_read_chunk, a member stream read
- * piece by piece) inflates its indexed blocks on the threads too: each
- * read of at least AHEAD_MIN_READ bytes that streaming would take
- * inflates, at once, the blocks it covers whole straight into its buffer
- * and, one per thread, the blocks after them into `ahead`, from which
- * the next reads are served. The chain of proof is index_run's, built as
- * the pass goes: a batch starts at a block whose start is proven (block
- * 0, or one that a proven block ends at: m->chain), and every block of
- * it must inflate alone to its length and end on a byte boundary exactly
- * where the next begins. A batch that does not prove is dropped, the
- * index is not used again, and streaming takes over from pos (the
- * streaming inflate catches up from the last proven block start:
- * z_catch_up), so that the bytes are always a sequential inflate's.
- * Memory: the blocks ahead, at most one per thread of at most
- * AHEAD_BLOCK_MAX each (4 MiB as npyio writes them).
- */
-#define AHEAD_BLOCK_MAX ((uint64_t)16 << 20)
-#ifndef AHEAD_PER_THREAD
-#define AHEAD_PER_THREAD 1
-#endif
-
-static unsigned ahead_threads(const member_state *m)
-{
-    return npyio__thread_count(m->thread_limit, m->entry.usize - m->pos,
-                               npyio__stream_has_pread(m->archive));
-}
-
-/* Reads of at least this many bytes take ahead_fill (the .npy header's
- * small reads stream: a whole read after them takes the one call). */
-static size_t ahead_min_read(void)
-{
-    return npyio__part_bytes_min / 8;
-}
-
-static bool ahead_fits(member_state *m, size_t want)
-{
-    if (want == 0 || want < ahead_min_read() || m->crc_pos != m->pos ||
-        ahead_threads(m) < 2)
-        return false;
-    index_load(m);
-    return m->index_state > 0 && index_block_of(m, m->pos) <= m->chain;
-}
-
-/* What ahead holds at pos, into buf (at most want bytes): *took. */
-static npyio_status ahead_take(member_state *m, unsigned char *buf,
-                               size_t want, size_t *took)
-{
-    uint64_t have = m->ahead_end - m->pos;
-    npyio_status st;
-
-    *took = 0;
-    if (m->pos < m->ahead_at || m->pos >= m->ahead_end || want == 0)
-        return NPYIO_OK;
-    if (have < want)
-        want = (size_t)have;
-    memcpy(buf, m->ahead + (m->pos - m->ahead_at), want);
-    st = crc_over(m, buf, want, m->pos);
-    if (st != NPYIO_OK)
-        return st;
-    m->pos += want;
-    *took = want;
-    return NPYIO_OK;
-}
-
-/* The batch for a read of want bytes at pos from block b: *direct blocks
- * that lie wholly in the read, then *ahead blocks to fill the threads
- * (at least the one the read ends inside), none above AHEAD_BLOCK_MAX.
- * False if the read ends inside a block that cannot be held. */
-static bool ahead_plan(const member_state *m, size_t b, size_t want,
-                       unsigned threads, size_t *direct, size_t *ahead,
-                       uint64_t *ahead_bytes)
-{
-    size_t n = m->index.count, d = 0, k = 0;
-    uint64_t end = m->pos + want, bytes = 0;
-    inflate_part p;
-
-    for (; b + d < n; d++) {
-        block_part(m, b + d, &p);
-        if (m->index.blocks[b + d].uoff + p.ulen > end)
-            break;
-    }
-    for (; b + d + k < n; k++) {
-        bool cut = m->index.blocks[b + d + k].uoff < end;
-
-        block_part(m, b + d + k, &p);
-        if ((!cut && d + k >= AHEAD_PER_THREAD * threads) ||
-            p.ulen > AHEAD_BLOCK_MAX)
-            break;
-        bytes += p.ulen;
-    }
-    *direct = d;
-    *ahead = k;
-    *ahead_bytes = bytes;
-    return b + d + k == n || m->index.blocks[b + d + k].uoff >= end;
-}
-
-/* The batch planned inflated on the threads, from pos: the direct
- * blocks into buf, the rest into m->ahead (from pos or from their
- * first block's start). *ok: every block proved; *crc: of all of it. */
-static npyio_status ahead_run(member_state *m, size_t b, size_t d, size_t k,
-                              unsigned char *buf, bool *ok, uint32_t *crc)
-{
-    inflate_parts ip = {m, NULL};
-    npyio_status st = npyio__alloc_array(&m->mem, d + k, sizeof *ip.parts,
-                                         "inflate parts",
-                                         (void **)&ip.parts);
-    uint64_t first = m->index.blocks[b].uoff, ahead_at = m->pos;
-    size_t i;
-
-    *ok = false;
-    *crc = 0;
-    if (st != NPYIO_OK)
-        return st;
-    if (d > 0 && b + d < m->index.count)
-        ahead_at = m->index.blocks[b + d].uoff;
-    for (i = 0; i < d + k; i++) {
-        inflate_part *p = &ip.parts[i];
-        uint64_t at;
-
-        block_part(m, b + i, p);
-        p->skip = i == 0 ? m->pos - first : 0;
-        at = m->index.blocks[b + i].uoff + p->skip;
-        p->out = i < d ? buf + (at - m->pos) : m->ahead + (at - ahead_at);
-    }
-    npyio__run_parallel(d + k, ahead_threads(m), inflate_part_job, &ip);
-    *ok = true;
-    for (i = 0; i < d + k; i++) {
-        *ok = *ok && ip.parts[i].ok;
-        *crc = npyio__crc32_combine(*crc, ip.parts[i].crc,
-                                    ip.parts[i].ulen - ip.parts[i].skip);
-    }
-    npyio__free(ip.parts);
-    m->ahead_at = ahead_at;
-    return NPYIO_OK;
-}
-
-/* Room in m->ahead for `bytes`: NPYIO_OK or the allocator's failure. */
-static npyio_status ahead_room(member_state *m, uint64_t bytes)
-{
-    if (bytes <= m->ahead_cap)
-        return NPYIO_OK;
-    npyio__free(m->ahead);
-    m->ahead = NULL;
-    m->ahead_cap = 0;
-    if (npyio__alloc(&m->mem, (size_t)bytes, "blocks inflated ahead",
-                     (void **)&m->ahead) != NPYIO_OK)
-        return NPYIO_E_NOMEM;
-    m->ahead_cap = (size_t)bytes;
-    return NPYIO_OK;
-}
-
-/* want bytes from pos, the blocks on the threads (above). *got = 0 when
- * the batch cannot be held or does not prove: the caller streams. */
-static npyio_status ahead_fill(member_state *m, unsigned char *buf,
-                               size_t want, size_t *got)
-{
-    size_t b = index_block_of(m, m->pos), d = 0, k = 0, more = 0, done;
-    uint64_t bytes = 0, start = m->pos, end;
-    uint32_t crc = 0;
-    bool ok = false;
-    npyio_status st;
-
-    *got = 0;
-    if (!ahead_plan(m, b, want, ahead_threads(m), &d, &k, &bytes) ||
-        ahead_room(m, bytes) != NPYIO_OK)
-        return NPYIO_OK; /* streaming reads it in bounded memory */
-    m->ahead_at = m->ahead_end = 0;
-    st = ahead_run(m, b, d, k, buf, &ok, &crc);
-    if (st != NPYIO_OK || !ok) {
-        m->ahead_at = 0;
-        if (!ok)
-            m->index_state = -1; /* it does not match: never again */
-        return st;
-    }
-    if (b + d + k > m->chain)
-        m->chain = b + d + k;
-    m->tail_proven = m->tail_proven || b + d + k == m->index.count;
-    end = b + d + k < m->index.count ? m->index.blocks[b + d + k].uoff
-                                     : m->entry.usize;
-    /* The CRC runs ahead to the batch's end (each block's own, from the
-     * threads, combined): a damaged member fails at this read. */
-    m->crc = npyio__crc32_combine(m->crc, crc, end - m->pos);
-    m->crc_pos = end;
-    if (k > 0)
-        m->ahead_end = end;
-    m->pos = k > 0 ? m->ahead_at : end;
-    done = (size_t)(m->pos - start);
-    st = crc_check(m);
-    if (st == NPYIO_OK)
-        st = ahead_take(m, buf + done, want - done, &more);
-    if (st != NPYIO_OK)
-        return st;
-    *got = done + more;
-    return m->pos == m->entry.usize ? check_stream_end(m) : NPYIO_OK;
-}
-
 /*
  * The streaming inflate brought to pos, where reads another way left it
  * behind (or ahead): it starts again at the last proven block start at
@@ -1161,7 +565,7 @@ static npyio_status z_catch_up(member_state *m)
     if (m->z_pos == m->pos)
         return NPYIO_OK;
     if (m->index.count > 0) {
-        b = index_block_of(m, m->pos);
+        b = npyio__block_of(m, m->pos);
         if (b > m->chain)
             b = m->chain;
         start = m->index.blocks[b].uoff;
@@ -1184,7 +588,7 @@ static npyio_status z_catch_up(member_state *m)
                                                          : SKIP_BYTES,
                           &made);
         if (st == NPYIO_OK && made == 0)
-            st = member_fail(m, NPYIO_E_TRUNCATED, "its deflate stream "
+            st = npyio__member_fail(m, NPYIO_E_TRUNCATED, "its deflate stream "
                              "ends before bytes already read");
     }
     return st;
@@ -1199,8 +603,8 @@ static npyio_status deflated_fetch(member_state *m, unsigned char *buf,
     npyio_status st = NPYIO_OK;
 
     *got = 0;
-    if (index_wins(m, want)) {
-        st = index_read(m, buf, want, got);
+    if (npyio__blocks_win(m, want, whole_fits(m, want))) {
+        st = npyio__blocks_read(m, buf, want, got);
         if (st != NPYIO_OK || *got > 0)
             return st;
     }
@@ -1209,8 +613,8 @@ static npyio_status deflated_fetch(member_state *m, unsigned char *buf,
         if (st != NPYIO_OK || *got > 0)
             return st;
     }
-    if (ahead_fits(m, want)) {
-        st = ahead_fill(m, buf, want, got);
+    if (npyio__ahead_fits(m, want)) {
+        st = npyio__ahead_fill(m, buf, want, got);
         if (st != NPYIO_OK || *got > 0)
             return st;
     }
@@ -1223,7 +627,7 @@ static npyio_status deflated_fetch(member_state *m, unsigned char *buf,
     if (st == NPYIO_OK && want > 0 && made == 0)
         st = ended_early(m);
     if (st == NPYIO_OK)
-        st = crc_over(m, buf, made, m->pos);
+        st = npyio__member_crc_over(m, buf, made, m->pos);
     if (st != NPYIO_OK)
         return st;
     m->pos += made;
@@ -1243,8 +647,8 @@ static npyio_status deflated_read_in(member_state *m, unsigned char *buf,
 
     *got = 0;
     if (m->failed != NPYIO_OK)
-        return member_fail(m, m->failed, "failed earlier");
-    st = ahead_take(m, buf, want, &took);
+        return npyio__member_fail(m, m->failed, "failed earlier");
+    st = npyio__ahead_take(m, buf, want, &took);
     if (st == NPYIO_OK)
         st = deflated_fetch(m, buf + took, want - took, took > 0 ? 0 : room,
                             &more);
@@ -1272,7 +676,7 @@ static size_t deflated_room(void *state, size_t cap)
     uint64_t left = m->entry.usize - m->pos;
     size_t want = (uint64_t)cap < left ? cap : (size_t)left;
 
-    return m->failed == NPYIO_OK && !index_wins(m, want) &&
+    return m->failed == NPYIO_OK && !npyio__blocks_win(m, want, whole_fits(m, want)) &&
                    whole_fits(m, want)
                ? (size_t)m->pos
                : 0;
@@ -1309,21 +713,6 @@ static npyio_status skip_to(member_state *m, uint64_t target)
     return st;
 }
 
-/* Every block inflated alone to its declared length, once: then, and
- * only then, the index says where the stream's blocks start. */
-static npyio_status index_prove(member_state *m)
-{
-    uint32_t crc = 0;
-    bool ok = false;
-    npyio_status st = NPYIO_OK;
-
-    if (m->index_state == 1)
-        st = index_run(m, 0, NULL, &ok, &crc);
-    if (st == NPYIO_OK && m->index_state == 1)
-        ok ? index_proven(m) : (void)(m->index_state = -1);
-    return st;
-}
-
 /* A seek to `target` that the index shortens: backward past the first
  * block, or forward past the next block's start. The inflater starts
  * again at the block holding target (the CRC keeps what it covered). */
@@ -1334,13 +723,13 @@ static npyio_status index_seek(member_state *m, uint64_t target,
     npyio_status st;
 
     *jumped = false;
-    index_load(m);
+    npyio__blocks_load(m);
     if (m->index_state <= 0)
         return NPYIO_OK;
-    b = index_block_of(m, target);
+    b = npyio__block_of(m, target);
     if (b == 0 || (target >= m->pos && m->index.blocks[b].uoff <= m->pos))
         return NPYIO_OK;
-    st = index_prove(m);
+    st = npyio__blocks_prove(m);
     if (st != NPYIO_OK || m->index_state != 2)
         return st;
     inflateReset(&m->z);
@@ -1469,22 +858,11 @@ npyio_status npyio__member_verify(npyio_stream *member, char *why,
     return st;
 }
 
+
 npyio_status npyio__member_check_index(npyio_stream *member, int64_t *blocks)
 {
     member_state *m = npyio__stream_state(member);
-    uint32_t crc = 0;
-    bool ok = false;
-    npyio_status st = NPYIO_OK;
 
     *blocks = 0;
-    if (!m->z_ready)
-        return NPYIO_OK;
-    index_load(m);
-    if (m->index_state > 0)
-        st = index_run(m, 0, NULL, &ok, &crc);
-    if (st == NPYIO_OK)
-        *blocks = m->index_state > 0 && ok ? (int64_t)m->index.count
-                  : m->index_found != 0   ? -1
-                                          : 0;
-    return st;
+    return m->z_ready ? npyio__blocks_check(m, blocks) : NPYIO_OK;
 }
