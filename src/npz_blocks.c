@@ -371,11 +371,24 @@ bool npyio__ahead_fits(member_state *m, size_t want)
 }
 
 /* What ahead holds at pos, into buf (at most want bytes): *took. */
+/* The batch's CRC-32, computed by the threads, taken once its bytes are
+ * all handed out in order (so that a damaged member fails at the read a
+ * sequential inflate fails at), while the CRC stands where the batch
+ * began. */
+static npyio_status ahead_settle(member_state *m)
+{
+    if (m->crc_pos != m->ahead_crc_from || m->pos != m->ahead_end)
+        return NPYIO_OK;
+    m->crc = npyio__crc32_combine(m->crc, m->ahead_crc,
+                                  m->ahead_end - m->ahead_crc_from);
+    m->crc_pos = m->ahead_end;
+    return npyio__member_crc_check(m);
+}
+
 npyio_status npyio__ahead_take(member_state *m, unsigned char *buf,
                                size_t want, size_t *took)
 {
-    uint64_t have = m->ahead_end - m->pos;
-    npyio_status st;
+    uint64_t have = m->ahead_end - m->pos, at = m->pos;
 
     *took = 0;
     if (m->pos < m->ahead_at || m->pos >= m->ahead_end || want == 0)
@@ -383,12 +396,12 @@ npyio_status npyio__ahead_take(member_state *m, unsigned char *buf,
     if (have < want)
         want = (size_t)have;
     memcpy(buf, m->ahead + (m->pos - m->ahead_at), want);
-    st = npyio__member_crc_over(m, buf, want, m->pos);
-    if (st != NPYIO_OK)
-        return st;
     m->pos += want;
     *took = want;
-    return NPYIO_OK;
+    /* After a seek back past the batch's start, the CRC runs here. */
+    return m->crc_pos == m->ahead_crc_from
+               ? ahead_settle(m)
+               : npyio__member_crc_over(m, buf, want, at);
 }
 
 /* The batch for a read of want bytes at pos from block b: *direct blocks
@@ -506,15 +519,14 @@ npyio_status npyio__ahead_fill(member_state *m, unsigned char *buf,
     m->tail_proven = m->tail_proven || b + d + k == m->index.count;
     end = b + d + k < m->index.count ? m->index.blocks[b + d + k].uoff
                                      : m->entry.usize;
-    /* The CRC runs ahead to the batch's end (each block's own, from the
-     * threads, combined): a damaged member fails at this read. */
-    m->crc = npyio__crc32_combine(m->crc, crc, end - m->pos);
-    m->crc_pos = end;
-    if (k > 0)
-        m->ahead_end = end;
-    m->pos = k > 0 ? m->ahead_at : end;
+    m->ahead_crc = crc;
+    m->ahead_crc_from = m->pos;
+    m->ahead_end = end;
+    if (k == 0)
+        m->ahead_at = end; /* nothing held */
+    m->pos = m->ahead_at;
     done = (size_t)(m->pos - start);
-    st = npyio__member_crc_check(m);
+    st = ahead_settle(m);
     if (st == NPYIO_OK)
         st = npyio__ahead_take(m, buf + done, want - done, &more);
     if (st != NPYIO_OK)

@@ -59,6 +59,10 @@ typedef struct member_state {
     unsigned char *ahead;
     size_t ahead_cap;
     uint64_t ahead_at, ahead_end;
+    /* The CRC-32 of the last batch's bytes from ahead_crc_from (where it
+     * began) to ahead_end: taken when they are all handed out. */
+    uint32_t ahead_crc;
+    uint64_t ahead_crc_from;
 } member_state;
 
 /* ---- npz_member_core.c ---- */

@@ -139,13 +139,12 @@ static int dump_one(const cli_args *a, cli_input *in)
     }
     /* --threads N: an .npy file in parts on the threads. Anything else
      * (a pipe, reordering, an archive member beyond the one libdeflate
-     * call above) streams on one thread: a read into a whole-array
-     * buffer, whose pages are all faulted in, was slower (0.4-0.8x for a
-     * member without a block index). A member with an index could be
-     * inflated on the threads, but telling whether it has one costs a
-     * read (NPYIO_NPZ_STAT_BLOCK_INDEX proves the index), and the tool
-     * does not parse ZIP headers itself: the library's chunked reads
-     * are the place for that. */
+     * call above) streams in chunks: a read into a whole-array buffer,
+     * whose pages are all faulted in, was slower (0.4-0.8x for a member
+     * without a block index). The library inflates the chunks of a
+     * member with a block index on the threads (NPYIO_LIMIT_THREADS,
+     * set from --threads), which the tool cannot tell without parsing
+     * ZIP headers itself. */
     if (a->threads > 1 && cli_parts_fit(in, 0))
         return dump_parts(a, in);
     cli_progress_attach(in, &bar, "dumping", (uint64_t)npyio_header_nbytes(

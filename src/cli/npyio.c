@@ -174,7 +174,8 @@ static const command commands[] = {
      "stored as dumped (native, C order) is inflated whole in one call\n"
      "(libdeflate), its CRC-32 checked before any byte goes out: memory holds\n"
      "the member and its compressed bytes. Larger members, and those\n"
-     "converted, are inflated in bounded chunks (zlib).\n"
+     "converted, are inflated in bounded chunks (zlib); with --threads N,\n"
+     "a member with a block index inflates N blocks at once (4 MiB each).\n"
      "\n"
      MEMBER_HELP
      THREADS_HELP

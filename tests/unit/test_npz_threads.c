@@ -5,6 +5,7 @@
  * archives included).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "testutil.h"
 #include "scratch.h"
 #include "testdata.h"
+#include "threads.h"
 
 static const unsigned thread_counts[] = {1, 2, 3, 7};
 #define N_COUNTS (sizeof thread_counts / sizeof thread_counts[0])
@@ -328,33 +330,99 @@ static void test_index_damage(void **state)
     free(data);
 }
 
-/* A flipped byte of compressed data in a later block: the status and the
- * message one thread gives. */
+static npyio_status chunks_of(const char *path, size_t k, unsigned threads,
+                              size_t cap, bool mixed,
+                              const unsigned char *data, char *msg,
+                              size_t msg_cap, size_t *largest);
+
+/* Member k's CRC-32 made wrong where the archive gives it: in its local
+ * header and in every copy after its data (the central directory). */
+static void break_crc(const char *path, size_t k)
+{
+    uint32_t crc = (uint32_t)member_stat(path, k, NPYIO_NPZ_STAT_CRC32);
+    int64_t after = member_stat(path, k, NPYIO_NPZ_STAT_DATA_OFFSET) +
+                    member_stat(path, k, NPYIO_NPZ_STAT_COMPRESSED_SIZE);
+    unsigned char le[4] = {(unsigned char)crc, (unsigned char)(crc >> 8),
+                           (unsigned char)(crc >> 16),
+                           (unsigned char)(crc >> 24)},
+                  got[4], bad[4] = {(unsigned char)(le[0] ^ 1), le[1], le[2],
+                                    le[3]};
+    FILE *f = fopen(path, "rb");
+    int64_t at, end;
+
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    end = (int64_t)ftell(f);
+    fclose(f);
+    put_bytes(path, member_stat(path, k, NPYIO_NPZ_STAT_HEADER_OFFSET) + 14,
+              bad, 4);
+    for (at = after; at + 4 <= end; at++) {
+        get_bytes(path, at, got, 4);
+        if (memcmp(got, le, 4) == 0)
+            put_bytes(path, at, bad, 4);
+    }
+}
+
+/* The member damaged, read whole and in chunks (of 1 MiB, and of 9 MiB
+ * and 3 bytes, that take blocks directly): on every thread count the
+ * status and message one thread gives. */
+static void same_damage(const char *path, size_t k,
+                        const unsigned char *data)
+{
+    static const size_t caps[] = {0, (size_t)1 << 20, ((size_t)9 << 20) + 3};
+    char one[512], msg[512];
+    size_t t, c, largest = 0;
+
+    for (c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        npyio_status st1 =
+            caps[c] == 0 ? load_member(path, k, 1, data, one, sizeof one)
+                         : chunks_of(path, k, 1, caps[c], false, NULL, one,
+                                     sizeof one, &largest);
+
+        assert_int_not_equal(st1, NPYIO_OK);
+        assert_non_null(strstr(one, "'m4.npy'"));
+        for (t = 1; t < N_COUNTS; t++) {
+            npyio_status st =
+                caps[c] == 0
+                    ? load_member(path, k, thread_counts[t], data, msg,
+                                  sizeof msg)
+                    : chunks_of(path, k, thread_counts[t], caps[c], false,
+                                NULL, msg, sizeof msg, &largest);
+
+            assert_status(st, st1);
+            /* Chunks on several threads may name another offset of the
+             * read (npyio.h, NPYIO_LIMIT_THREADS): the rest is the same. */
+            if (caps[c] == 0)
+                assert_string_equal(msg, one);
+            else
+                assert_string_equal(strstr(msg, "member '"),
+                                    strstr(one, "member '"));
+        }
+    }
+}
+
+/* A flipped byte of compressed data in a later block, and a wrong
+ * CRC-32: the status and the message one thread gives. */
 static void test_deflated_damage(void **state)
 {
     unsigned char *data = pattern(sizes[N_SIZES - 1]);
-    char path[256], one[512], msg[512];
-    size_t k = N_SIZES - 1, t, i;
+    char path[256];
+    size_t k = N_SIZES - 1, i;
 
     (void)state;
     path_in_dir(path, sizeof path, "deflated_bad.npz");
     for (i = 1; i < 4; i++) {
         int64_t csize;
-        npyio_status st1;
 
         write_archive(path, 6, 2, data);
         csize = member_stat(path, k, NPYIO_NPZ_STAT_COMPRESSED_SIZE);
         flip_byte(path, member_stat(path, k, NPYIO_NPZ_STAT_DATA_OFFSET) +
                             csize * (int64_t)i / 4);
-        st1 = load_member(path, k, 1, data, one, sizeof one);
-        assert_int_not_equal(st1, NPYIO_OK);
-        assert_non_null(strstr(one, "'m4.npy'"));
-        for (t = 1; t < N_COUNTS; t++) {
-            assert_status(load_member(path, k, thread_counts[t], data, msg,
-                                      sizeof msg), st1);
-            assert_string_equal(msg, one);
-        }
+        same_damage(path, k, data);
     }
+    write_archive(path, 6, 2, data);
+    break_crc(path, k);
+    same_damage(path, k, data);
     free(data);
 }
 
@@ -469,6 +537,128 @@ static void test_file_stream(void **state)
     free(data);
 }
 
+
+/* ---- chunks of an indexed member: blocks read ahead on the threads ---------- */
+
+/* The largest block asked of the allocator, from any thread: the blocks
+ * read ahead show in it. */
+static atomic_size_t largest_block;
+
+static void *largest_alloc(void *user, size_t size, size_t alignment)
+{
+    size_t seen = atomic_load(&largest_block);
+    void *p = NULL;
+
+    (void)user;
+    while (size > seen &&
+           !atomic_compare_exchange_weak(&largest_block, &seen, size))
+        ;
+    if (posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *)
+                                                     : alignment,
+                       size ? size : 1) != 0)
+        return NULL;
+    return p;
+}
+
+static void largest_free(void *user, void *ptr, size_t size)
+{
+    (void)user;
+    (void)size;
+    free(ptr);
+}
+
+/* Member k in chunks of cap bytes on `threads` threads, each checked
+ * against data as it comes. With `mixed`, every chunk is followed by a
+ * chunk of 1000 bytes (below the size that reads ahead: streaming takes
+ * it, caught up from the last proven block start) and, every third
+ * chunk, by rows read behind and ahead of the position (seeks). The
+ * status of the pass and its message; *largest: the largest block
+ * allocated. data NULL: the bytes are not compared (damaged members). */
+static npyio_status chunks_of(const char *path, size_t k, unsigned threads,
+                              size_t cap, bool mixed,
+                              const unsigned char *data, char *msg,
+                              size_t msg_cap, size_t *largest)
+{
+    static const npyio_allocator table = {sizeof table, largest_alloc, NULL,
+                                          largest_free};
+    npyio_options *o = with_threads(threads);
+    unsigned char *buf = malloc(cap);
+    npyio_npz *npz = NULL;
+    npyio_reader *r = NULL;
+    size_t at = 0, got = 0, n = 0;
+    npyio_status st;
+
+    assert_non_null(buf);
+    assert_ok(npyio_options_set_allocator(o, &table, NULL));
+    atomic_store(&largest_block, 0);
+    assert_ok(npyio_npz_open_path(path, o, &npz));
+    assert_ok(npyio_reader_open_member(npz, k, &r));
+    while ((st = npyio_reader_read_chunk(r, buf, mixed && n % 2 ? 1000 : cap,
+                                         0, &got)) == NPYIO_OK) {
+        assert_true(got > 0 && at + got <= sizes[k]);
+        if (data != NULL)
+            assert_memory_equal(buf, data + at, got);
+        at += got;
+        if (mixed && ++n % 3 == 0) {
+            int64_t first = (int64_t)(at * 7 % sizes[k]);
+            size_t len = sizes[k] - (size_t)first < cap
+                             ? sizes[k] - (size_t)first : cap;
+
+            assert_ok(npyio_reader_read_rows(r, first, (int64_t)len, buf,
+                                             cap, 0));
+            assert_memory_equal(buf, data + first, len);
+        }
+    }
+    snprintf(msg, msg_cap, "%s", st == NPYIO_END ? "" : npyio_last_error());
+    if (st == NPYIO_END) {
+        assert_int_equal(at, sizes[k]);
+        st = NPYIO_OK;
+    }
+    *largest = atomic_load(&largest_block);
+    free(buf);
+    npyio_reader_close(r);
+    npyio_npz_close(npz);
+    npyio_options_free(o);
+    return st;
+}
+
+/* The largest member (5 blocks of 4 MiB, the last cut short) read in
+ * chunks of sizes around the blocks', on every thread count: the bytes
+ * written, plain and mixed with small reads and seeks. On one thread no
+ * block of a block's size is allocated; on two, one for the two blocks
+ * read ahead is (npyio.h: one per thread). */
+static void test_chunks_ahead(void **state)
+{
+    static const size_t caps[] = {(size_t)300 << 10, (size_t)1 << 20,
+                                  (size_t)4 << 20, ((size_t)4 << 20) + 1,
+                                  ((size_t)9 << 20) + 3, (size_t)40 << 20};
+    const size_t k = N_SIZES - 1, block = (size_t)4 << 20;
+    unsigned char *data = pattern(sizes[k]);
+    char path[256], msg[512];
+    size_t c, t, largest = 0;
+    int mixed;
+
+    (void)state;
+    path_in_dir(path, sizeof path, "chunks.npz");
+    write_archive(path, 1, 3, data);
+    assert_int_equal(member_stat(path, k, NPYIO_NPZ_STAT_BLOCK_INDEX), 5);
+    for (c = 0; c < sizeof caps / sizeof caps[0]; c++)
+        for (t = 0; t < N_COUNTS; t++)
+            for (mixed = 0; mixed < 2; mixed++) {
+                assert_ok(chunks_of(path, k, thread_counts[t], caps[c],
+                                    mixed, data, msg, sizeof msg,
+                                    &largest));
+                if (caps[c] == ((size_t)1 << 20) && !mixed &&
+                    thread_counts[t] == 1)
+                    assert_true(largest < ((size_t)1 << 20));
+                if (caps[c] == ((size_t)1 << 20) && !mixed &&
+                    thread_counts[t] == 2)
+                    /* 2 MiB of it the alignment's slack (npyio.h) */
+                    assert_true(largest > block &&
+                                largest <= 2 * block + (block >> 1));
+            }
+    free(data);
+}
 
 /* ---- indexes that lie (tests/data/npz/index, gen_npz_index.py) -------------- */
 
@@ -607,22 +797,26 @@ static int64_t lying_stat(const lying_case *c, unsigned threads)
  * (of one row, of odd sizes, of more than the whole) and by rows (bands
  * of 1, 2 and 3, with jumps both ways): np.load's bytes every time, and
  * the block index stat the generator worked out. Before 1.1 a whole read
- * of lie_header_tail.npz on 2 threads returned other bytes. */
+ * of lie_header_tail.npz on 2 threads returned other bytes. Run again
+ * with parts of one byte (npyio__part_bytes_min), so that these small
+ * members take the threads: whole reads the index's blocks, and chunks
+ * of every size the blocks read ahead. */
 static void test_lying_index(void **state)
 {
     tsv_table t;
-    size_t i, caps[] = {8, 24, 600, 1 << 20};
+    size_t i, caps[] = {8, 24, 600, 1 << 20}, saved = npyio__part_bytes_min;
     unsigned threads;
 
     (void)state;
     tsv_load("npz/index/manifest.tsv", &t);
     assert_true(t.count >= 8);
-    for (i = 0; i < t.count; i++) {
+    for (i = 0; i < 2 * t.count; i++) {
         lying_case c;
         size_t k;
         int64_t band;
 
-        lying_case_from(&t.rows[i], &c);
+        npyio__part_bytes_min = i < t.count ? saved : 1; /* no thread runs */
+        lying_case_from(&t.rows[i % t.count], &c);
         for (threads = 1; threads <= 3; threads++) {
             assert_int_equal(lying_stat(&c, threads), c.block_index);
             lying_whole(&c, threads);
@@ -633,6 +827,7 @@ static void test_lying_index(void **state)
         }
         free(c.want);
     }
+    npyio__part_bytes_min = saved;
     tsv_free(&t);
 }
 
@@ -646,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_index_damage),
         cmocka_unit_test(test_deflated_damage),
         cmocka_unit_test(test_random_rows),
+        cmocka_unit_test(test_chunks_ahead),
         cmocka_unit_test(test_file_stream),
         cmocka_unit_test(test_lying_index),
     };
