@@ -233,19 +233,27 @@ static npyio_status index_run(member_state *m, uint64_t from,
                                          "inflate parts",
                                          (void **)&ip.parts);
 
+    size_t first = npyio__block_of(m, from);
+
     *ok = false;
     *crc = 0;
     if (st != NPYIO_OK)
         return st;
+    /* Blocks wholly before `from` that a pass proved already (m->chain)
+     * are not inflated again. */
+    if (first > m->chain)
+        first = m->chain;
     index_parts(m, from, out, ip.parts);
+    ip.parts += first;
     /* Threads share the archive only through positioned reads. */
-    npyio__run_parallel(count,
+    npyio__run_parallel(count - first,
                         npyio__thread_count(
                             m->thread_limit, m->entry.usize,
                             npyio__stream_has_pread(m->archive)),
                         inflate_part_job, &ip);
+    ip.parts -= first;
     *ok = true;
-    for (i = 0; i < count; i++) {
+    for (i = first; i < count; i++) {
         *ok = *ok && ip.parts[i].ok;
         if (ip.parts[i].out != NULL)
             *crc = npyio__crc32_combine(*crc, ip.parts[i].crc,
@@ -491,6 +499,143 @@ static npyio_status ahead_room(member_state *m, uint64_t bytes)
     return NPYIO_OK;
 }
 
+/* ---- the next batch, in the background ---- */
+
+/* While reads take one batch from m->ahead, the threads inflate the
+ * next into a buffer of its own (two batches in memory): the caller's
+ * work between reads (writing the bytes out) overlaps the inflating. */
+struct npyio__ahead_next {
+    npyio__background run;
+    inflate_parts ip;         /* its parts (ip.parts owned) */
+    size_t first, count;      /* its blocks; count 0: none */
+    uint64_t bytes;           /* their inflated size */
+    unsigned char *buf;       /* where they land */
+    size_t cap;
+};
+
+static void next_wait(member_state *m)
+{
+    if (m->next != NULL && m->next->count > 0)
+        npyio__background_wait(&m->next->run);
+}
+
+/* The blocks from `first` on, one per thread (none above
+ * AHEAD_BLOCK_MAX), started in the background. Nothing when none is
+ * left or memory is short: reads then take the blocks in the caller's
+ * read. */
+static void next_start(member_state *m, size_t first)
+{
+    struct npyio__ahead_next *x = m->next;
+    unsigned threads = ahead_threads(m);
+    size_t n = m->index.count, count = 0, i;
+    uint64_t bytes = 0;
+    inflate_part p;
+
+    for (; first + count < n && count < AHEAD_PER_THREAD * threads; count++) {
+        block_part(m, first + count, &p);
+        if (p.ulen > AHEAD_BLOCK_MAX)
+            break;
+        bytes += p.ulen;
+    }
+    if (count == 0 || threads < 2)
+        return;
+    if (x == NULL) {
+        if (npyio__alloc(&m->mem, sizeof *x, "blocks read ahead",
+                         (void **)&x) != NPYIO_OK)
+            return;
+        memset(x, 0, sizeof *x);
+        x->ip.m = m;
+        m->next = x;
+    }
+    if (bytes > x->cap) {
+        npyio__free(x->buf);
+        x->buf = NULL;
+        x->cap = 0;
+        if (npyio__alloc(&m->mem, (size_t)bytes, "blocks inflated ahead",
+                         (void **)&x->buf) != NPYIO_OK)
+            return;
+        x->cap = (size_t)bytes;
+    }
+    npyio__free(x->ip.parts);
+    if (npyio__alloc_array(&m->mem, count, sizeof *x->ip.parts,
+                           "inflate parts", (void **)&x->ip.parts) !=
+        NPYIO_OK) {
+        x->ip.parts = NULL;
+        return;
+    }
+    for (i = 0; i < count; i++) {
+        block_part(m, first + i, &x->ip.parts[i]);
+        x->ip.parts[i].out = x->buf + (m->index.blocks[first + i].uoff -
+                                       m->index.blocks[first].uoff);
+    }
+    x->first = first;
+    x->count = count;
+    x->bytes = bytes;
+    npyio__background_start(&x->run, count, threads, inflate_part_job,
+                            &x->ip);
+}
+
+/* The next batch, if it starts at pos, waited for and made the one reads
+ * take (*taken), the batch after it started. A batch that does not
+ * prove drops the index (index_state -1): the caller streams. */
+static void next_take(member_state *m, bool *taken)
+{
+    struct npyio__ahead_next *x = m->next;
+    unsigned char *swap;
+    size_t i, cap, end;
+    uint32_t crc = 0;
+    bool ok = true;
+
+    *taken = false;
+    if (x == NULL || x->count == 0)
+        return;
+    next_wait(m);
+    end = x->first + x->count;
+    for (i = 0; i < x->count; i++) {
+        ok = ok && x->ip.parts[i].ok;
+        crc = npyio__crc32_combine(crc, x->ip.parts[i].crc,
+                                   x->ip.parts[i].ulen);
+    }
+    x->count = 0;
+    if (m->index.blocks[x->first].uoff != m->pos)
+        return; /* a seek went elsewhere */
+    if (!ok) {
+        m->index_state = -1; /* it does not match: never again */
+        return;
+    }
+    swap = m->ahead;
+    cap = m->ahead_cap;
+    m->ahead = x->buf;
+    m->ahead_cap = x->cap;
+    x->buf = swap;
+    x->cap = cap;
+    m->ahead_at = m->ahead_crc_from = m->pos;
+    m->ahead_end = m->pos + x->bytes;
+    m->ahead_crc = crc;
+    if (end > m->chain)
+        m->chain = end;
+    m->tail_proven = m->tail_proven || end == m->index.count;
+    *taken = true;
+    next_start(m, end);
+}
+
+bool npyio__ahead_ready(const member_state *m)
+{
+    return m->next != NULL && m->next->count > 0 &&
+           m->index.blocks[m->next->first].uoff == m->pos;
+}
+
+void npyio__ahead_free(member_state *m)
+{
+    if (m->next == NULL)
+        return;
+    next_wait(m);
+    npyio__free(m->next->ip.parts);
+    npyio__free(m->next->buf);
+    npyio__free(m->next);
+    m->next = NULL;
+}
+
 /* want bytes from pos, the blocks on the threads (above). *got = 0 when
  * the batch cannot be held or does not prove: the caller streams. */
 npyio_status npyio__ahead_fill(member_state *m, unsigned char *buf,
@@ -499,10 +644,15 @@ npyio_status npyio__ahead_fill(member_state *m, unsigned char *buf,
     size_t b = npyio__block_of(m, m->pos), d = 0, k = 0, more = 0, done;
     uint64_t bytes = 0, start = m->pos, end;
     uint32_t crc = 0;
-    bool ok = false;
+    bool ok = false, taken = false;
     npyio_status st;
 
     *got = 0;
+    next_take(m, &taken);
+    if (taken)
+        return npyio__ahead_take(m, buf, want, got);
+    if (m->index_state <= 0)
+        return NPYIO_OK; /* the next batch did not prove: streaming */
     if (!ahead_plan(m, b, want, ahead_threads(m), &d, &k, &bytes) ||
         ahead_room(m, bytes) != NPYIO_OK)
         return NPYIO_OK; /* streaming reads it in bounded memory */
@@ -524,6 +674,8 @@ npyio_status npyio__ahead_fill(member_state *m, unsigned char *buf,
     m->ahead_end = end;
     if (k == 0)
         m->ahead_at = end; /* nothing held */
+    else
+        next_start(m, b + d + k); /* chunks: the next batch meanwhile */
     m->pos = m->ahead_at;
     done = (size_t)(m->pos - start);
     st = ahead_settle(m);

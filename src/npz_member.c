@@ -211,6 +211,7 @@ static npyio_status member_close(void *state)
 
     if (m->z_ready)
         inflateEnd(&m->z);
+    npyio__ahead_free(m); /* first: its threads read the archive */
     npyio__index_free(&m->index);
     npyio__free(m->in);
     npyio__free(m->skip);
@@ -603,6 +604,11 @@ static npyio_status deflated_fetch(member_state *m, unsigned char *buf,
     npyio_status st = NPYIO_OK;
 
     *got = 0;
+    if (npyio__ahead_ready(m) && want > 0) {
+        st = npyio__ahead_fill(m, buf, want, got);
+        if (st != NPYIO_OK || *got > 0)
+            return st;
+    }
     if (npyio__blocks_win(m, want, whole_fits(m, want))) {
         st = npyio__blocks_read(m, buf, want, got);
         if (st != NPYIO_OK || *got > 0)

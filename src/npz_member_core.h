@@ -63,6 +63,8 @@ typedef struct member_state {
      * began) to ahead_end: taken when they are all handed out. */
     uint32_t ahead_crc;
     uint64_t ahead_crc_from;
+    /* The batch after it, inflating in the background (npz_blocks.c). */
+    struct npyio__ahead_next *next;
 } member_state;
 
 /* ---- npz_member_core.c ---- */
@@ -105,5 +107,11 @@ npyio_status npyio__ahead_fill(member_state *m, unsigned char *buf,
                                size_t want, size_t *got);
 npyio_status npyio__ahead_take(member_state *m, unsigned char *buf,
                                size_t want, size_t *took);
+/* A batch inflated in the background starts at pos: reads take it
+ * before any other way (npyio__ahead_fill). */
+bool npyio__ahead_ready(const member_state *m);
+/* At the member's close: the batch in the background waited for, and
+ * its memory freed. */
+void npyio__ahead_free(member_state *m);
 
 #endif /* NPYIO_NPZ_MEMBER_CORE_H */

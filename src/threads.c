@@ -51,6 +51,34 @@ void npyio__run_parallel(size_t jobs, unsigned threads,
         pthread_join(started[i], NULL);
 }
 
+static void *background_main(void *arg)
+{
+    npyio__background *bg = arg;
+
+    npyio__run_parallel(bg->jobs, bg->threads, bg->fn, bg->ctx);
+    return NULL;
+}
+
+void npyio__background_start(npyio__background *bg, size_t jobs,
+                             unsigned threads,
+                             void (*fn)(void *ctx, size_t job), void *ctx)
+{
+    bg->fn = fn;
+    bg->ctx = ctx;
+    bg->jobs = jobs;
+    bg->threads = threads;
+    bg->started = pthread_create(&bg->thread, NULL, background_main, bg) == 0;
+    if (!bg->started)
+        npyio__run_parallel(jobs, threads, fn, ctx);
+}
+
+void npyio__background_wait(npyio__background *bg)
+{
+    if (bg->started)
+        pthread_join(bg->thread, NULL);
+    bg->started = false;
+}
+
 size_t npyio__part_bytes_min = (size_t)2 << 20;
 
 unsigned npyio__thread_count(int64_t limit, uint64_t work_bytes,

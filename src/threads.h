@@ -4,6 +4,7 @@
 #ifndef NPYIO_THREADS_H
 #define NPYIO_THREADS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,24 @@
  * the caller) do the remaining jobs: never a failure. */
 void npyio__run_parallel(size_t jobs, unsigned threads,
                          void (*fn)(void *ctx, size_t job), void *ctx);
+
+/* Jobs run as npyio__run_parallel runs them, on threads of their own
+ * while the caller goes on: npyio__background_wait before using what
+ * they make or letting ctx go. If no thread can be started, the jobs run
+ * in npyio__background_start, on the caller's thread. */
+typedef struct npyio__background {
+    void (*fn)(void *ctx, size_t job);
+    void *ctx;
+    size_t jobs;
+    unsigned threads;
+    bool started;
+    pthread_t thread;
+} npyio__background;
+
+void npyio__background_start(npyio__background *bg, size_t jobs,
+                             unsigned threads,
+                             void (*fn)(void *ctx, size_t job), void *ctx);
+void npyio__background_wait(npyio__background *bg);
 
 /* The smallest part of an array's data one thread of a parallel load or
  * conversion takes, in bytes (2 MiB: a thread costs tens of
