@@ -380,12 +380,13 @@ bool npyio__ahead_fits(member_state *m, size_t want)
 
 /* What ahead holds at pos, into buf (at most want bytes): *took. */
 /* The batch's CRC-32, computed by the threads, taken once its bytes are
- * all handed out in order (so that a damaged member fails at the read a
- * sequential inflate fails at), while the CRC stands where the batch
- * began. */
+ * all handed out in order, none skipped (ahead_handed: so that a damaged
+ * member fails at the read a sequential inflate fails at, and a read
+ * that jumped checks nothing, as streaming's), while the CRC stands
+ * where the batch began. */
 static npyio_status ahead_settle(member_state *m)
 {
-    if (m->crc_pos != m->ahead_crc_from || m->pos != m->ahead_end)
+    if (m->crc_pos != m->ahead_crc_from || m->ahead_handed != m->ahead_end)
         return NPYIO_OK;
     m->crc = npyio__crc32_combine(m->crc, m->ahead_crc,
                                   m->ahead_end - m->ahead_crc_from);
@@ -406,6 +407,8 @@ npyio_status npyio__ahead_take(member_state *m, unsigned char *buf,
     memcpy(buf, m->ahead + (m->pos - m->ahead_at), want);
     m->pos += want;
     *took = want;
+    if (at == m->ahead_handed)
+        m->ahead_handed = m->pos; /* in order, no byte skipped */
     /* After a seek back past the batch's start, the CRC runs here. */
     return m->crc_pos == m->ahead_crc_from
                ? ahead_settle(m)
@@ -609,7 +612,7 @@ static void next_take(member_state *m, bool *taken)
     m->ahead_cap = x->cap;
     x->buf = swap;
     x->cap = cap;
-    m->ahead_at = m->ahead_crc_from = m->pos;
+    m->ahead_at = m->ahead_crc_from = m->ahead_handed = m->pos;
     m->ahead_end = m->pos + x->bytes;
     m->ahead_crc = crc;
     if (end > m->chain)
@@ -676,7 +679,7 @@ npyio_status npyio__ahead_fill(member_state *m, unsigned char *buf,
         m->ahead_at = end; /* nothing held */
     else
         next_start(m, b + d + k); /* chunks: the next batch meanwhile */
-    m->pos = m->ahead_at;
+    m->pos = m->ahead_handed = m->ahead_at;
     done = (size_t)(m->pos - start);
     st = ahead_settle(m);
     if (st == NPYIO_OK)

@@ -63,6 +63,7 @@ typedef struct member_state {
      * began) to ahead_end: taken when they are all handed out. */
     uint32_t ahead_crc;
     uint64_t ahead_crc_from;
+    uint64_t ahead_handed; /* handed out in order from ahead_crc_from */
     /* The batch after it, inflating in the background (npz_blocks.c). */
     struct npyio__ahead_next *next;
 } member_state;

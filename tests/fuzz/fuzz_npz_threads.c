@@ -7,7 +7,9 @@
  * size), and with NPYIO_LIMIT_THREADS 2 and 3. Every member (up to MAX_MEMBERS) is
  * read whole, in chunks (of 4 KiB to 512 KiB, by the input's size) and
  * by rows (bands of 1 to 3 rows, by the input's size: the last band, the
- * first, the middle: jumps both ways, which a block index may shorten); each read's status, length and bytes must be the same
+ * first, the middle: jumps both ways, which a block index may shorten;
+ * members of every size take the threads: parts of one byte); each read's
+ * status, length and bytes must be the same
  * with libdeflate and on 2 and 3 threads as with zlib on 1. On one thread, chunks that read to the end give
  * the whole read's bytes.
  *
@@ -20,6 +22,7 @@
  */
 #include "fuzz_common.h"
 #include "options.h" /* the inflater chosen */
+#include "threads.h" /* parts of one byte */
 
 #define MAX_MEMBERS 8
 #define MAX_OPS (MAX_MEMBERS * 8)
@@ -56,6 +59,9 @@ static npyio_options *with_threads(unsigned k)
     unsigned threads = k < 2 ? 1 : k;
 
     if (o[k] == NULL) {
+        /* Members of any size take the threads (the index's blocks, and
+         * chunks read ahead): set before the first thread starts. */
+        npyio__part_bytes_min = 1;
         check(npyio_options_new(&o[k]) == NPYIO_OK);
         npyio__options_set_inflate(o[k], k == 0   ? NPYIO__INFLATE_ZLIB
                                          : k == 1 ? NPYIO__INFLATE_WHOLE
