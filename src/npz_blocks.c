@@ -348,13 +348,11 @@ npyio_status npyio__blocks_read(member_state *m, unsigned char *buf,
  * index is not used again, and streaming takes over from pos (the
  * streaming inflate catches up from the last proven block start:
  * z_catch_up), so that the bytes are always a sequential inflate's.
- * Memory: the blocks ahead, at most one per thread of at most
- * AHEAD_BLOCK_MAX each (4 MiB as npyio writes them).
+ * Memory: two batches of blocks ahead (the one reads take, and the next,
+ * inflating in the background meanwhile), at most one block per thread
+ * each, of at most AHEAD_BLOCK_MAX (4 MiB as npyio writes them).
  */
 #define AHEAD_BLOCK_MAX ((uint64_t)16 << 20)
-#ifndef AHEAD_PER_THREAD
-#define AHEAD_PER_THREAD 1
-#endif
 
 static unsigned ahead_threads(const member_state *m)
 {
@@ -436,8 +434,7 @@ static bool ahead_plan(const member_state *m, size_t b, size_t want,
         bool cut = m->index.blocks[b + d + k].uoff < end;
 
         block_part(m, b + d + k, &p);
-        if ((!cut && d + k >= AHEAD_PER_THREAD * threads) ||
-            p.ulen > AHEAD_BLOCK_MAX)
+        if ((!cut && d + k >= threads) || p.ulen > AHEAD_BLOCK_MAX)
             break;
         bytes += p.ulen;
     }
@@ -534,7 +531,7 @@ static void next_start(member_state *m, size_t first)
     uint64_t bytes = 0;
     inflate_part p;
 
-    for (; first + count < n && count < AHEAD_PER_THREAD * threads; count++) {
+    for (; first + count < n && count < threads; count++) {
         block_part(m, first + count, &p);
         if (p.ulen > AHEAD_BLOCK_MAX)
             break;
