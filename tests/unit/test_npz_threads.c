@@ -630,8 +630,8 @@ static npyio_status chunks_of(const char *path, size_t k, unsigned threads,
 static void test_chunks_ahead(void **state)
 {
     static const size_t caps[] = {(size_t)300 << 10, (size_t)1 << 20,
-                                  (size_t)4 << 20, ((size_t)4 << 20) + 1,
-                                  ((size_t)9 << 20) + 3, (size_t)40 << 20};
+                                  ((size_t)4 << 20) + 1,
+                                  ((size_t)9 << 20) + 3};
     const size_t k = N_SIZES - 1, block = (size_t)4 << 20;
     unsigned char *data = pattern(sizes[k]);
     char path[256], msg[512];
