@@ -788,9 +788,10 @@ typedef int32_t npyio_limit;
  *    the blocks a read covers whole are inflated on the threads straight
  *    into its buffer, and the next blocks, one per thread, into a buffer
  *    from which the next reads are served while the threads inflate the
- *    batch after it into a second one (memory: two blocks per thread, 4
- *    MiB each as npyio writes them; blocks above 16 MiB are not read
- *    ahead). The bytes and statuses are one thread's; a failure's
+ *    batch after it, of up to three blocks per thread, into a second one
+ *    (memory: up to six blocks per thread and 128 MiB in all, in blocks
+ *    of 4 MiB as npyio writes them; blocks above 16 MiB are not read
+ *    ahead; within NPYIO_LIMIT_ALLOC_BYTES, else zlib streams). The bytes and statuses are one thread's; a failure's
  *    message may name another offset of the read (the data is checked a
  *    batch of blocks at a time).
  * Everything else runs on the caller's thread: saves (they write the
@@ -2946,7 +2947,7 @@ NPYIO_API npyio_status npyio_npz_stat(const npyio_npz *npz, size_t index,
  *    libdeflate call above takes, which is faster than zlib on two
  *    threads (since 1.1; from 3 threads on, the blocks). Chunks of such a
  *    member inflate the blocks ahead on the threads too (since 1.1), in
- *    two blocks per thread (NPYIO_LIMIT_THREADS says how).
+ *    up to six blocks per thread (NPYIO_LIMIT_THREADS says how).
  * Both inflaters give the same bytes, statuses and messages: data that
  * does not inflate in the one call cleanly to exactly the declared size
  * and the directory's CRC-32 is read by the streaming inflate, which says

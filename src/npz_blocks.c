@@ -349,10 +349,19 @@ npyio_status npyio__blocks_read(member_state *m, unsigned char *buf,
  * streaming inflate catches up from the last proven block start:
  * z_catch_up), so that the bytes are always a sequential inflate's.
  * Memory: two batches of blocks ahead (the one reads take, and the next,
- * inflating in the background meanwhile), at most one block per thread
- * each, of at most AHEAD_BLOCK_MAX (4 MiB as npyio writes them).
+ * inflating in the background meanwhile), of up to three blocks per
+ * thread and AHEAD_BATCH_MAX each, blocks of at most AHEAD_BLOCK_MAX (4
+ * MiB as npyio writes them).
  */
 #define AHEAD_BLOCK_MAX ((uint64_t)16 << 20)
+/* A batch inflated in the background holds up to this many blocks per
+ * thread, and at most AHEAD_BATCH_MAX bytes: deeper batches keep the
+ * threads busy while the caller takes the one before (npyio dump
+ * --threads 2 of a 384 MiB member, 4 MiB blocks, output to tmpfs:
+ * 0.83-0.95 s with one block per thread, 0.78-0.87 s with two, 0.71-0.80
+ * s with three; one thread 1.23-1.31 s). */
+#define NEXT_PER_THREAD 3
+#define AHEAD_BATCH_MAX ((uint64_t)64 << 20)
 
 static unsigned ahead_threads(const member_state *m)
 {
@@ -434,7 +443,8 @@ static bool ahead_plan(const member_state *m, size_t b, size_t want,
         bool cut = m->index.blocks[b + d + k].uoff < end;
 
         block_part(m, b + d + k, &p);
-        if ((!cut && d + k >= threads) || p.ulen > AHEAD_BLOCK_MAX)
+        if ((!cut && (d + k >= threads || bytes + p.ulen > AHEAD_BATCH_MAX)) ||
+            p.ulen > AHEAD_BLOCK_MAX)
             break;
         bytes += p.ulen;
     }
@@ -519,8 +529,9 @@ static void next_wait(member_state *m)
         npyio__background_wait(&m->next->run);
 }
 
-/* The blocks from `first` on, one per thread (none above
- * AHEAD_BLOCK_MAX), started in the background. Nothing when none is
+/* The blocks from `first` on, NEXT_PER_THREAD per thread (none above
+ * AHEAD_BLOCK_MAX, at most AHEAD_BATCH_MAX in all), started in the
+ * background. Nothing when none is
  * left or memory is short: reads then take the blocks in the caller's
  * read. */
 static void next_start(member_state *m, size_t first)
@@ -531,9 +542,10 @@ static void next_start(member_state *m, size_t first)
     uint64_t bytes = 0;
     inflate_part p;
 
-    for (; first + count < n && count < threads; count++) {
+    for (; first + count < n && count < NEXT_PER_THREAD * threads; count++) {
         block_part(m, first + count, &p);
-        if (p.ulen > AHEAD_BLOCK_MAX)
+        if (p.ulen > AHEAD_BLOCK_MAX ||
+            (count > 0 && bytes + p.ulen > AHEAD_BATCH_MAX))
             break;
         bytes += p.ulen;
     }

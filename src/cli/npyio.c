@@ -175,8 +175,8 @@ static const command commands[] = {
      "(libdeflate), its CRC-32 checked before any byte goes out: memory holds\n"
      "the member and its compressed bytes. Larger members, and those\n"
      "converted, are inflated in bounded chunks (zlib); with --threads N,\n"
-     "a member with a block index inflates N blocks at once, the next N\n"
-     "meanwhile (memory: 2N blocks of 4 MiB).\n"
+     "a member with a block index inflates its blocks ahead on the N\n"
+     "threads (memory: up to 6N blocks of 4 MiB, at most 128 MiB).\n"
      "\n"
      MEMBER_HELP
      THREADS_HELP
