@@ -44,8 +44,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 # The issue's comparisons, run by default; then the benches asked for by
 # name only (bench_grow is left out: its 1.5 GiB of files are not sized).
-DEFAULT_BENCHES = ["io", "npz", "npz-many", "small", "dump", "threads",
-                   "reorder", "cnpy"]
+DEFAULT_BENCHES = ["io", "npz", "npz-many", "inflate", "libdeflate",
+                   "small", "dump", "threads", "reorder", "cnpy"]
 ALL_BENCHES = DEFAULT_BENCHES + ["header", "large"]
 CNPY_NOT_RUN = "not run: pass --cnpy DIR (a cnpy checkout)"
 # bench_cnpy's rows belong beside these benches' rows of the same name.
@@ -175,6 +175,23 @@ def plan(args, work, tests, tool):
         runs.append(("bench_npz", [os.path.join(tests, "bench_npz"),
                                    "--only", "many"] + rounds + where +
                      (["--members", "100"] if quick else [])))
+    if "inflate" in wanted:
+        # A member of np.savez_compressed loaded in one libdeflate call vs
+        # zlib's one-shot inflate and np.load (issue 43): 256 MiB.
+        mib = ["--size", "2"] if quick else (
+            ["--size", str(args.size)] if args.size else ["--size", "256"])
+        runs.append(("bench_npz", [os.path.join(tests, "bench_npz"),
+                                   "--only", "inflate"] + mib + rounds +
+                     where))
+    if "libdeflate" in wanted:
+        # npyio_savez and pack --compress in one libdeflate call vs zlib
+        # and np.savez_compressed, and the 2-thread crossover: 128 MiB.
+        mib = ["--size", "2"] if quick else (
+            ["--size", str(min(args.size, 128))] if args.size
+            else ["--size", "128"])
+        runs.append(("bench_npz", [os.path.join(tests, "bench_npz"),
+                                   "--only", "libdeflate", "--tool", tool] +
+                     mib + rounds + where))
     if "small" in wanted:
         runs.append(("bench_small", [os.path.join(tests, "bench_small")] +
                      rounds + where + (["--files", "50"] if quick else [])))
@@ -339,7 +356,7 @@ def kind_of(name):
         return "NumPy"
     if "zlib" in n:
         return "zlib"
-    if re.match(r"(1 thread|1 process|no index|whole|mapped \.npy)", n):
+    if re.match(r"(1 thread|one thread|1 process|no index|whole|mapped \.npy)", n):
         return "libnpyio, another setting"
     return "system-call floor"
 
