@@ -631,6 +631,18 @@ static void next_take(member_state *m, bool *taken)
     next_start(m, end);
 }
 
+bool npyio__ahead_window(const member_state *m, const unsigned char **window,
+                         size_t *len)
+{
+    uint64_t want = m->pos < 32768 ? m->pos : 32768;
+
+    if (want == 0 || m->pos > m->ahead_end || m->pos - want < m->ahead_at)
+        return false;
+    *window = m->ahead + (m->pos - want - m->ahead_at);
+    *len = (size_t)want;
+    return true;
+}
+
 bool npyio__ahead_ready(const member_state *m)
 {
     return m->next != NULL && m->next->count > 0 &&

@@ -312,10 +312,10 @@ static npyio_status inflate_some(member_state *m, unsigned char *out,
     return NPYIO_OK;
 }
 
-/* At the declared size the deflate stream must end: one more byte of
- * output means the member inflates to more than its directory says. */
 static npyio_status z_catch_up(member_state *m);
 
+/* At the declared size the deflate stream must end: one more byte of
+ * output means the member inflates to more than its directory says. */
 static npyio_status check_stream_end(member_state *m)
 {
     unsigned char extra;
@@ -550,29 +550,54 @@ static npyio_status whole_read(member_state *m, unsigned char *buf,
     return st;
 }
 
+/* Where the streaming inflate may start again for pos, with the state a
+ * sequential inflate has there: block b's start, if b inflates alone
+ * (proven: b < chain; *window NULL), or if pos is the start of the
+ * first block not proven and its window (the 32 KiB before pos) is among
+ * the blocks read ahead; else the stream's start (block 0). */
+static size_t z_restart_block(const member_state *m,
+                              const unsigned char **window, size_t *len)
+{
+    size_t b;
+
+    *window = NULL;
+    *len = 0;
+    if (m->index.count == 0)
+        return 0;
+    b = npyio__block_of(m, m->pos);
+    if (b < m->chain)
+        return b;
+    if (b == m->chain && m->index.blocks[b].uoff == m->pos &&
+        npyio__ahead_window(m, window, len))
+        return b;
+    return 0;
+}
+
 /*
  * The streaming inflate brought to pos, where reads another way left it
- * behind (or ahead): it starts again at the last proven block start at
- * or before pos (m->chain), or at the member's start, unless it already
- * stands between there and pos, and inflates up to pos into the skip
- * buffer. Those bytes were delivered already: the CRC is not extended.
+ * behind (or ahead): it starts again where z_restart_block says, unless
+ * it already stands between there and pos, and inflates up to pos into
+ * the skip buffer. Those bytes were delivered already: the CRC is not
+ * extended. A block that is not proven may refer to bytes before its
+ * start: starting there with no window would fail where a sequential
+ * inflate does not (found by fuzz_npz_threads).
  */
 static npyio_status z_catch_up(member_state *m)
 {
-    size_t b = 0;
-    uint64_t start = 0;
+    const unsigned char *window = NULL;
+    size_t b, len = 0;
+    uint64_t start;
     npyio_status st = NPYIO_OK;
 
     if (m->z_pos == m->pos)
         return NPYIO_OK;
-    if (m->index.count > 0) {
-        b = npyio__block_of(m, m->pos);
-        if (b > m->chain)
-            b = m->chain;
-        start = m->index.blocks[b].uoff;
-    }
+    b = z_restart_block(m, &window, &len);
+    start = b > 0 ? m->index.blocks[b].uoff : 0;
     if (m->z_pos > m->pos || m->z_pos < start) {
         inflateReset(&m->z);
+        if (len > 0 && inflateSetDictionary(&m->z, window, (uInt)len) != Z_OK)
+            return npyio__fail(NPYIO_E_IO, "inflating a member: zlib "
+                               "refused a window");
         m->z.avail_in = 0;
         m->in_pos = b > 0 ? m->index.blocks[b].coff : 0;
         m->z_pos = start;

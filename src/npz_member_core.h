@@ -108,6 +108,10 @@ npyio_status npyio__ahead_fill(member_state *m, unsigned char *buf,
                                size_t want, size_t *got);
 npyio_status npyio__ahead_take(member_state *m, unsigned char *buf,
                                size_t want, size_t *took);
+/* The 32 KiB before pos (all before it, if fewer), when the blocks read
+ * ahead hold them: a window for the streaming inflate. */
+bool npyio__ahead_window(const member_state *m, const unsigned char **window,
+                         size_t *len);
 /* A batch inflated in the background starts at pos: reads take it
  * before any other way (npyio__ahead_fill). */
 bool npyio__ahead_ready(const member_state *m);
